@@ -1,0 +1,56 @@
+package deskbot
+
+import "context"
+
+// Side of an order.
+const (
+	Buy  = "buy"
+	Sell = "sell"
+)
+
+// Position is a desk's holding in one symbol. Quantity is negative for a
+// short position.
+type Position struct {
+	Symbol      string  `json:"symbol"`
+	Quantity    float64 `json:"quantity"`
+	AvgPrice    float64 `json:"avg_price"`
+	LastPrice   float64 `json:"last_price"`
+	RealisedPnL float64 `json:"realised_pnl"`
+}
+
+// UnrealisedPnL at the last price.
+func (p Position) UnrealisedPnL() float64 { return (p.LastPrice - p.AvgPrice) * p.Quantity }
+
+// Order is a request to trade.
+type Order struct {
+	Symbol   string  `json:"symbol"`
+	Side     string  `json:"side"`
+	Quantity float64 `json:"quantity"`
+	Price    float64 `json:"price"`
+}
+
+// Fill is an executed order.
+type Fill struct {
+	Order
+	RealisedPnL float64 `json:"realised_pnl"` // realised by this fill
+}
+
+// FlattenReport says what a flatten closed.
+type FlattenReport struct {
+	Closed      []Fill  `json:"closed"`
+	RealisedPnL float64 `json:"realised_pnl"` // realised by the flatten
+}
+
+// Book is a desk's positions with its realised P&L to date.
+type Book struct {
+	Positions   []Position `json:"positions"`
+	RealisedPnL float64    `json:"realised_pnl"`
+}
+
+// Broker trades for desks. The paper broker is the default; a real one
+// plugs in behind the same interface.
+type Broker interface {
+	Book(ctx context.Context, desk string) (Book, error)
+	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
+	Flatten(ctx context.Context, desk string) (FlattenReport, error)
+}

@@ -1,0 +1,54 @@
+package deskbot
+
+import (
+	"context"
+	"time"
+)
+
+// EventKind names what happened.
+type EventKind string
+
+const (
+	EventToolCall         EventKind = "tool_call"
+	EventToolResult       EventKind = "tool_result"
+	EventUserRequest      EventKind = "user_request"
+	EventRequestDecided   EventKind = "request_decided" // any decision; for allows, again once the call ran
+	EventRequestLapsed    EventKind = "request_lapsed"
+	EventDeskMessage      EventKind = "desk_message"
+	EventDeskState        EventKind = "desk_state"
+	EventModelUnreachable EventKind = "model_unreachable"
+)
+
+// Event is something the team may want to see. Events are delivered at
+// least once: consumers acknowledge after handling and must tolerate a
+// repeat (use ID).
+type Event struct {
+	ID        string      `json:"id,omitempty"` // the stream id, set by the store
+	Kind      EventKind   `json:"kind"`
+	Desk      string      `json:"desk,omitempty"`
+	Time      time.Time   `json:"time"`
+	TriggerID string      `json:"trigger_id,omitempty"`
+	RequestID string      `json:"request_id,omitempty"`
+	Call      *ToolCall   `json:"call,omitempty"`
+	Result    *ToolResult `json:"result,omitempty"`
+	Text      string      `json:"text,omitempty"`    // desk_message, model_unreachable
+	Picture   string      `json:"picture,omitempty"` // desk_message with a photo
+	// Request is the request as it stood when the event was read (the store
+	// fills it in for events that name one).
+	Request *Request `json:"request,omitempty"`
+}
+
+// Publisher publishes events.
+type Publisher interface {
+	Publish(ctx context.Context, e Event) error
+}
+
+// EventLog is the durable event stream with consumer groups, so that a
+// consumer that was down gets what it missed.
+type EventLog interface {
+	Publisher
+	// ReadEvents returns events for the group: first those delivered to this
+	// consumer and not acknowledged, then new ones, waiting up to block.
+	ReadEvents(ctx context.Context, group, consumer string, count int, block time.Duration) ([]Event, error)
+	AckEvent(ctx context.Context, group, id string) error
+}

@@ -1,0 +1,202 @@
+package deskbot
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Decision is a person's answer to a permission request.
+type Decision string
+
+const (
+	AllowOnce   Decision = "allow_once"
+	AlwaysAllow Decision = "always_allow"
+	Deny        Decision = "deny"
+)
+
+// ParseDecision validates a decision given as text. The message is part of
+// the contract: models and people read it.
+func ParseDecision(s string) (Decision, error) {
+	switch d := Decision(s); d {
+	case AllowOnce, AlwaysAllow, Deny:
+		return d, nil
+	}
+	return "", Errorf(EINVALID, "Permission is allow_once, always_allow or deny, not '%s'", s)
+}
+
+// Allows reports whether the decision lets the call run.
+func (d Decision) Allows() bool { return d == AllowOnce || d == AlwaysAllow }
+
+// RequestState is where a request is in its life:
+//
+//	open ──allow──▶ running ──▶ ran | failed
+//	  │                 └─(crash)─▶ interrupted   (never run again)
+//	  ├──deny──▶ denied
+//	  └──expiry──▶ lapsed
+type RequestState string
+
+const (
+	StateOpen        RequestState = "open"
+	StateRunning     RequestState = "running"
+	StateRan         RequestState = "ran"
+	StateFailed      RequestState = "failed"
+	StateInterrupted RequestState = "interrupted"
+	StateDenied      RequestState = "denied"
+	StateLapsed      RequestState = "lapsed"
+)
+
+// KindPermission is the only request kind so far.
+const KindPermission = "permission"
+
+// PermissionContent is what a permission request asks: exactly this call.
+type PermissionContent struct {
+	ToolName  string          `json:"tool_name"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"call_id"`
+}
+
+// Call returns the held call as a ToolCall.
+func (c PermissionContent) Call() ToolCall {
+	return ToolCall{ID: c.CallID, Name: c.ToolName, Arguments: c.Arguments}
+}
+
+// Request is a user request: today always a permission request for one held
+// tool call. The content never changes after it is created.
+type Request struct {
+	ID        string            `json:"request_id"` // a UUID
+	Desk      string            `json:"desk"`
+	Kind      string            `json:"kind"`
+	Content   PermissionContent `json:"content"`
+	TriggerID string            `json:"trigger_id,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	ExpiresAt time.Time         `json:"expires_at"`
+
+	State       RequestState `json:"state"`
+	Decision    Decision     `json:"decision,omitempty"`
+	DecidedBy   string       `json:"decided_by,omitempty"` // a person's display name
+	DecidedByID int64        `json:"decided_by_id,omitempty"`
+	DecidedAt   time.Time    `json:"decided_at,omitzero"`
+	Reason      string       `json:"reason,omitempty"`
+	Result      *ToolResult  `json:"result,omitempty"`   // what the allowed call produced
+	Response    string       `json:"response,omitempty"` // the message handed to the desk
+	DeliveredAt time.Time    `json:"delivered_at,omitzero"`
+	DenyDueAt   time.Time    `json:"deny_due_at,omitzero"` // when a denial is handed over without a reason
+}
+
+// Person is someone in the chat who acts on a request.
+type Person struct {
+	ID   int64
+	Name string
+}
+
+// ExpiryRule says how a transition relates to the request's expiry.
+type ExpiryRule int
+
+const (
+	AnyTime      ExpiryRule = iota
+	BeforeExpiry            // decisions: refused once the request is due to lapse
+	AfterExpiry             // the sweep: only requests whose expiry has passed
+)
+
+// RequestPatch is the mutable part of a request that a transition sets.
+// Zero fields are left as they are.
+type RequestPatch struct {
+	Decision    Decision
+	DecidedBy   Person
+	DecidedAt   time.Time
+	Reason      string
+	Result      *ToolResult
+	Response    string
+	DeliveredAt time.Time
+	DenyDueAt   time.Time
+}
+
+// Transition is one atomic change of a request's state. The store applies
+// it, with everything it carries (audit entry, event, trigger for the desk,
+// grant), in one step or not at all, so that exactly one of any number of
+// concurrent callers wins and nothing is half-recorded after a crash.
+type Transition struct {
+	From               []RequestState
+	To                 RequestState
+	Now                time.Time
+	Expiry             ExpiryRule
+	RequireUndelivered bool // the desk has not been handed a response yet
+	Set                RequestPatch
+	Audit              *AuditEntry
+	Event              *Event   // published when the transition applies
+	Trigger            *Trigger // handed to the desk's inbox when it applies
+	Grant              *Grant   // recorded when it applies
+}
+
+// Outcome says what a transition did.
+type Outcome int
+
+const (
+	Applied    Outcome = iota
+	WrongState         // another caller got there first; Request is as it now stands
+	Expired            // BeforeExpiry, and the request's expiry had passed
+	NotDue             // AfterExpiry, and the request's expiry has not passed
+)
+
+// RequestStore keeps requests. Keys vanish by themselves some time after the
+// request closes (the store's retention window).
+type RequestStore interface {
+	// CreateRequest saves an open request with its audit entry and event.
+	CreateRequest(ctx context.Context, r *Request, audit AuditEntry, ev Event) error
+	// Request returns ENOTFOUND for an unknown or vanished request.
+	Request(ctx context.Context, id string) (*Request, error)
+	// Transition applies t atomically and returns the request as it stands
+	// afterwards (applied or not).
+	Transition(ctx context.Context, id string, t Transition) (*Request, Outcome, error)
+	// DueRequests returns up to limit ids of open requests whose expiry is at
+	// or before now, in order of expiry. Its cost grows with what is due.
+	DueRequests(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// DenialsDue returns ids of denied requests whose response is due.
+	DenialsDue(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// OpenRequests returns every open request, soonest expiry first.
+	OpenRequests(ctx context.Context) ([]*Request, error)
+	// RunningRequests returns requests that were allowed and not yet finished.
+	RunningRequests(ctx context.Context) ([]*Request, error)
+}
+
+// Grant is a standing permission for one tool on one desk.
+type Grant struct {
+	Desk      string    `json:"desk"`
+	Tool      string    `json:"tool"`
+	GrantedBy string    `json:"granted_by"`
+	GrantedAt time.Time `json:"granted_at"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero: until revoked
+	RequestID string    `json:"request_id,omitempty"`
+}
+
+// Active reports whether the grant still holds at now.
+func (g Grant) Active(now time.Time) bool { return g.ExpiresAt.IsZero() || now.Before(g.ExpiresAt) }
+
+// GrantStore keeps standing grants.
+type GrantStore interface {
+	// Grant returns the grant for (desk, tool), ENOTFOUND if none (lapsed
+	// grants count as none).
+	Grant(ctx context.Context, desk, tool string, now time.Time) (*Grant, error)
+	Grants(ctx context.Context, now time.Time) ([]Grant, error)
+	PutGrant(ctx context.Context, g Grant, audit AuditEntry) error
+	// RevokeGrant returns ENOTFOUND if there was no such grant.
+	RevokeGrant(ctx context.Context, desk, tool string, audit AuditEntry) error
+}
+
+// AuditEntry is one line of the append-only audit trail.
+type AuditEntry struct {
+	Action    string    `json:"action"` // hold, allow_once, always_allow, deny, ran, failed, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
+	Desk      string    `json:"desk,omitempty"`
+	Tool      string    `json:"tool,omitempty"`
+	RequestID string    `json:"request_id,omitempty"`
+	By        string    `json:"by"` // a person's name and id, or "system"
+	At        time.Time `json:"at"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Auditor appends to and reads the audit trail.
+type Auditor interface {
+	Audit(ctx context.Context, e AuditEntry) error
+	AuditTrail(ctx context.Context, limit int) ([]AuditEntry, error) // oldest first, the last limit entries
+}

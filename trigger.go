@@ -1,0 +1,42 @@
+package deskbot
+
+import (
+	"context"
+	"time"
+)
+
+// TriggerKind says what started a desk's turn.
+type TriggerKind string
+
+const (
+	TriggerMessage    TriggerKind = "message"    // /tell or a reply in the chat
+	TriggerSchedule   TriggerKind = "schedule"   // a cron entry fired
+	TriggerPermission TriggerKind = "permission" // the response to a held call
+	TriggerLapse      TriggerKind = "lapse"      // a held call lapsed
+	TriggerFlatten    TriggerKind = "flatten"    // the user flattened the desk
+)
+
+// Trigger is one item in a desk's inbox.
+type Trigger struct {
+	ID        string      `json:"id"` // a UUID, set when queued
+	Desk      string      `json:"desk"`
+	Kind      TriggerKind `json:"kind"`
+	Text      string      `json:"text"` // what the model is told
+	From      string      `json:"from,omitempty"`
+	RequestID string      `json:"request_id,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+	// StreamID is the inbox entry id, set by the store when read.
+	StreamID string `json:"-"`
+}
+
+// Inbox is the per-desk queue of triggers. It survives restarts: a trigger
+// read and not acknowledged is read again by the next NextTrigger.
+type Inbox interface {
+	Enqueue(ctx context.Context, t Trigger) error
+	// NextTrigger returns the desk's next trigger, waiting up to block; nil
+	// when there is none.
+	NextTrigger(ctx context.Context, desk string, block time.Duration) (*Trigger, error)
+	AckTrigger(ctx context.Context, t *Trigger) error
+	// PendingTriggers counts triggers queued or in hand for the desk.
+	PendingTriggers(ctx context.Context, desk string) (int64, error)
+}
