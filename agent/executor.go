@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+)
+
+// Gatekeeper is the part of the gate the executor needs.
+type Gatekeeper interface {
+	NeedsPermission(ctx context.Context, desk, tool string) (bool, error)
+	Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error)
+}
+
+// ToolCallExecutor is the one path from a model's tool call to its result:
+// publish the call, loop guard, gate, run, remember the completed call for
+// the trigger, publish the result.
+type ToolCallExecutor struct {
+	Runner     deskbot.ToolRunner
+	Gate       Gatekeeper
+	Events     deskbot.Publisher
+	Memory     deskbot.CallMemory
+	Now        deskbot.Now
+	MaxRepeats int // loop guard: identical calls allowed per turn (default 3)
+	Log        *slog.Logger
+}
+
+// Turn is the executor's state for one trigger's turn.
+type Turn struct {
+	Desk, TriggerID string
+	guard           *LoopGuard
+	// prior holds calls completed for this trigger before this attempt (by
+	// an earlier backend or before a restart), not yet matched by a repeat.
+	prior []deskbot.CompletedCall
+	done  []deskbot.CompletedCall
+}
+
+// Execution is the outcome of one call.
+type Execution struct {
+	Result   deskbot.ToolResult
+	Held     bool             // the call became a permission request; the turn should end
+	Replayed bool             // the call had already completed for this trigger; it was not run again
+	Request  *deskbot.Request // when Held
+}
+
+// Begin starts a turn for trigger, loading the calls already completed for it.
+func (e *ToolCallExecutor) Begin(ctx context.Context, desk, triggerID string) (*Turn, error) {
+	prior, err := e.Memory.CompletedCalls(ctx, triggerID)
+	if err != nil {
+		return nil, err
+	}
+	max := e.MaxRepeats
+	if max == 0 {
+		max = 3
+	}
+	return &Turn{Desk: desk, TriggerID: triggerID, guard: NewLoopGuard(max), prior: prior}, nil
+}
+
+// Completed lists every call completed for the trigger so far, for handing
+// to a fallback backend.
+func (t *Turn) Completed() []deskbot.CompletedCall {
+	return append(append([]deskbot.CompletedCall(nil), t.prior...), t.done...)
+}
+
+// Failover starts a new attempt by another backend: every call completed so
+// far becomes prior, so a repeat of one is answered from memory.
+func (t *Turn) Failover() {
+	t.prior = t.Completed()
+	t.done = nil
+}
+
+// Execute runs one call for the turn. A system failure (the tool could not
+// run) is returned as an error, with a result fit to tell the model.
+func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
+	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
+	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call})
+
+	if c, ok := t.takePrior(call); ok {
+		// Same name and arguments as a call completed earlier for this
+		// trigger: the model is told what happened then, nothing runs.
+		return Execution{Result: c.Result, Replayed: true}, nil
+	}
+	if res, ok := t.guard.Check(call); !ok {
+		return Execution{Result: res}, nil
+	}
+
+	ex, err := e.gateOrRun(ctx, t, call)
+	if ex.Held || err == nil {
+		c := deskbot.CompletedCall{Call: call, Result: ex.Result}
+		t.done = append(t.done, c)
+		if merr := e.Memory.RememberCall(ctx, t.TriggerID, c); merr != nil {
+			// The call ran; only a repeat after a crash is at risk now.
+			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
+		}
+	}
+	res := ex.Result
+	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
+	return ex, err
+}
+
+func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
+	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call.Name)
+	if err == nil && need {
+		var req *deskbot.Request
+		var res deskbot.ToolResult
+		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
+		if err == nil {
+			return Execution{Result: res, Held: true, Request: req}, nil
+		}
+	}
+	if err != nil {
+		// Unknown whether a grant covers it, or the hold could not be saved:
+		// the call must not run.
+		e.log().ErrorContext(ctx, "gate unavailable; call not run", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err)
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: gate.UnrecordedMessage(call.Name, err)}}, nil
+	}
+	start := time.Now()
+	res, err := e.Runner.RunTool(ctx, t.Desk, call)
+	if err != nil {
+		e.log().ErrorContext(ctx, "tool failed", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err, "took", time.Since(start))
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: call.Name + " could not run: " + deskbot.ErrorMessage(err)}}, err
+	}
+	return Execution{Result: res}, nil
+}
+
+func (t *Turn) takePrior(call deskbot.ToolCall) (deskbot.CompletedCall, bool) {
+	k := callKey(call)
+	for i, c := range t.prior {
+		if callKey(c.Call) == k {
+			t.prior = append(t.prior[:i:i], t.prior[i+1:]...)
+			return c, true
+		}
+	}
+	return deskbot.CompletedCall{}, false
+}
+
+// publish records an event; events are for people watching, so a failure
+// to publish one does not stop the call.
+func (e *ToolCallExecutor) publish(ctx context.Context, log *slog.Logger, ev deskbot.Event) {
+	if err := e.Events.Publish(ctx, ev); err != nil {
+		log.WarnContext(ctx, "could not publish event", "kind", ev.Kind, "err", err)
+	}
+}
+
+func (e *ToolCallExecutor) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *ToolCallExecutor) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.Default()
+	}
+	return e.Log
+}

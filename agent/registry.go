@@ -1,0 +1,104 @@
+// Package agent owns the desks: their tool registries, the loop guard, the
+// ToolCallExecutor every call goes through, and the desk loop that turns
+// triggers into model turns.
+//
+// Concurrency: each desk handles one trigger at a time; desks run side by
+// side. Registries are built at start and only read afterwards.
+// Delivery: a trigger is acknowledged only after its turn ends, so a crash
+// mid-turn repeats the turn; the calls it already completed are remembered
+// per trigger in Redis and replayed, never run twice.
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Registry is one desk's tools.
+type Registry struct {
+	tools map[string]deskbot.Tool
+	names []string
+}
+
+// NewRegistry builds a registry; a later tool of the same name replaces an
+// earlier one.
+func NewRegistry(tools ...deskbot.Tool) *Registry {
+	r := &Registry{tools: map[string]deskbot.Tool{}}
+	for _, t := range tools {
+		r.Add(t)
+	}
+	return r
+}
+
+// Add registers t.
+func (r *Registry) Add(t deskbot.Tool) {
+	if _, ok := r.tools[t.Name()]; !ok {
+		r.names = append(r.names, t.Name())
+		sort.Strings(r.names)
+	}
+	r.tools[t.Name()] = t
+}
+
+// Names lists the tools in name order.
+func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+
+// Specs describes the tools to a model.
+func (r *Registry) Specs() []deskbot.ToolSpec {
+	specs := make([]deskbot.ToolSpec, 0, len(r.names))
+	for _, n := range r.names {
+		t := r.tools[n]
+		specs = append(specs, deskbot.ToolSpec{Name: n, Description: t.Description(), Schema: t.Schema()})
+	}
+	return specs
+}
+
+// Run runs call. An unknown tool or arguments that are not a JSON object are
+// the model's mistakes and come back as tool errors.
+func (r *Registry) Run(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolResult, error) {
+	t, ok := r.tools[call.Name]
+	if !ok {
+		return deskbot.ToolResult{IsError: true, Text: "There is no tool named '" + call.Name + "'. The tools are: " + strings.Join(r.names, ", ") + "."}, nil
+	}
+	args, err := ObjectArguments(call.Arguments)
+	if err != nil {
+		return deskbot.ToolResult{IsError: true, Text: "The arguments of " + call.Name + " must be a JSON object: " + deskbot.ErrorMessage(err)}, nil
+	}
+	return t.Run(ctx, desk, args)
+}
+
+// ObjectArguments validates that args is one JSON object; empty means {}.
+func ObjectArguments(args json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &obj); err != nil || obj == nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%s is not a JSON object.", truncate(string(trimmed), 200))
+	}
+	return args, nil
+}
+
+// Registries maps desk names to their registries and runs calls for the gate.
+type Registries map[string]*Registry
+
+// RunTool runs call on desk's registry.
+func (rs Registries) RunTool(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolResult, error) {
+	r, ok := rs[desk]
+	if !ok {
+		return deskbot.ToolResult{}, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named '%s'.", desk)
+	}
+	return r.Run(ctx, desk, call)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

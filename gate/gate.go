@@ -1,0 +1,139 @@
+// Package gate owns the permission gate: which tool calls need a person's
+// decision, holding them as requests, resolving a request exactly once,
+// running exactly the held call once when it is allowed, and lapsing what
+// nobody answered.
+//
+// Concurrency and delivery: every change of a request's state is one atomic
+// store transition that also carries its audit entry, its event and the
+// message for the desk, so any number of goroutines or processes may call
+// Resolve, AddReason or Sweep at once: the first to change the state wins and
+// the others are told what already happened. A call runs only in the
+// goroutine whose transition moved the request to running; a crash after
+// that leaves it running, and Recover reports it as interrupted instead of
+// running it again.
+package gate
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/google/uuid"
+)
+
+// Config is the gate's part of the service configuration.
+type Config struct {
+	Tools          []string      // APPROVAL_TOOLS
+	Expiry         time.Duration // APPROVAL_EXPIRY
+	GrantTTL       time.Duration // GRANT_TTL; 0 keeps grants until revoked
+	DenyReasonWait time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
+}
+
+// Store is what the gate keeps in Redis.
+type Store interface {
+	deskbot.RequestStore
+	deskbot.GrantStore
+	deskbot.Auditor
+}
+
+// Gate is the permission gate.
+type Gate struct {
+	cfg    Config
+	tools  map[string]bool
+	store  Store
+	runner deskbot.ToolRunner
+	now    deskbot.Now
+	log    *slog.Logger
+}
+
+// New builds a gate. runner runs an allowed call through its desk's tools.
+func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) *Gate {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	tools := make(map[string]bool, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		tools[t] = true
+	}
+	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log}
+}
+
+// Guarded reports whether tool is named in APPROVAL_TOOLS at all.
+func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
+
+// NeedsPermission reports whether a call to tool by desk must be held: the
+// tool is guarded and no standing grant covers it. An error means the
+// answer is unknown, and the caller must not run the call.
+func (g *Gate) NeedsPermission(ctx context.Context, desk, tool string) (bool, error) {
+	if !g.tools[tool] {
+		return false, nil
+	}
+	_, err := g.store.Grant(ctx, desk, tool, g.now())
+	switch deskbot.ErrorCode(err) {
+	case "":
+		return false, nil
+	case deskbot.ENOTFOUND:
+		return true, nil
+	}
+	return true, err
+}
+
+// Hold saves call as an open permission request and returns it with the
+// tool result that tells the model to end its turn. On error nothing was
+// held and the call must not run.
+func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
+	now := g.now()
+	args := call.Arguments
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	r := &deskbot.Request{
+		ID:        uuid.NewString(),
+		Desk:      desk,
+		Kind:      deskbot.KindPermission,
+		Content:   deskbot.PermissionContent{ToolName: call.Name, Arguments: args, CallID: call.ID},
+		TriggerID: triggerID,
+		CreatedAt: now,
+		ExpiresAt: now.Add(g.cfg.Expiry),
+		State:     deskbot.StateOpen,
+	}
+	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
+	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
+	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
+		return nil, deskbot.ToolResult{}, err
+	}
+	g.log.InfoContext(ctx, "held", "desk", desk, "request", r.ID, "tool", call.Name, "trigger", triggerID)
+	return r, deskbot.ToolResult{Text: HoldMessage(r)}, nil
+}
+
+// Grants lists the standing grants.
+func (g *Gate) Grants(ctx context.Context) ([]deskbot.Grant, error) {
+	return g.store.Grants(ctx, g.now())
+}
+
+// Revoke removes a standing grant, so the gate holds the tool again.
+func (g *Gate) Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error {
+	now := g.now()
+	return g.store.RevokeGrant(ctx, desk, tool, deskbot.AuditEntry{Action: "revoke", Desk: desk, Tool: tool, By: who(by), At: now})
+}
+
+// Request returns a request as it stands.
+func (g *Gate) Request(ctx context.Context, id string) (*deskbot.Request, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "'%s' is not a request id.", id)
+	}
+	return g.store.Request(ctx, id)
+}
+
+// who names a person in the audit trail: the name people know and the id
+// that cannot be faked by changing it.
+func who(p deskbot.Person) string {
+	if p.ID == 0 {
+		return p.Name
+	}
+	return p.Name + " (" + itoa(p.ID) + ")"
+}

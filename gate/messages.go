@@ -1,0 +1,125 @@
+package gate
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+)
+
+// The texts below are what a desk's model reads. They are part of the
+// product's contract: change a word only with the issue that defines it.
+
+// HoldMessage tells the model its call was held.
+func HoldMessage(r *deskbot.Request) string {
+	tool := r.Content.ToolName
+	return fmt.Sprintf("%s needs the user's permission, so it was not run. Request %s was sent to them and lapses at %s India time. End this turn now; do not retry %s or reach the same result another way. If they allow it, the harness runs exactly this call and tells you the result in a new message.",
+		tool, r.ID, deskbot.Clock(r.ExpiresAt), tool)
+}
+
+// LapseMessage tells the model nobody answered in time.
+func LapseMessage(r *deskbot.Request) string {
+	return fmt.Sprintf("Request %s for %s lapsed at %s India time without an answer, so it was not run. Ask the user again only if it still matters.",
+		r.ID, r.Content.ToolName, deskbot.Clock(r.ExpiresAt))
+}
+
+// InterruptedMessage tells the model a call it was allowed may or may not
+// have taken effect. The words are ours: the issue only says "interrupted,
+// with its outcome unknown".
+func InterruptedMessage(r *deskbot.Request) string {
+	return fmt.Sprintf("The user allowed %s (request %s), but the service stopped while it was running, so its outcome is unknown. It was not run again. Check its effect (for example with get_positions) before you act on it.",
+		r.Content.ToolName, r.ID)
+}
+
+// UnrecordedMessage tells the model a guarded call was not run because the
+// request could not be saved.
+func UnrecordedMessage(tool string, err error) string {
+	return fmt.Sprintf("%s needs the user's permission, but the request could not be recorded (%s), so it was not run. Tell the user and end this turn.",
+		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
+}
+
+// PermissionResponse is a person's answer to a request, and what follows
+// from it for the desk.
+type PermissionResponse struct {
+	Request  *deskbot.Request // as it stands after the decision (and the run)
+	Decision deskbot.Decision
+	Reason   string
+}
+
+// Check validates the decision.
+func (p PermissionResponse) Check() error {
+	_, err := deskbot.ParseDecision(string(p.Decision))
+	return err
+}
+
+// Allows reports whether the call may run.
+func (p PermissionResponse) Allows() bool { return p.Decision.Allows() }
+
+// Stored is what is recorded with the request once the desk is told.
+func (p PermissionResponse) Stored(result *deskbot.ToolResult) deskbot.RequestPatch {
+	return deskbot.RequestPatch{Result: result, Response: p.Message(result)}
+}
+
+// Message is what the desk is told. result is nil for a denial.
+func (p PermissionResponse) Message(result *deskbot.ToolResult) string {
+	tool, id := p.Request.Content.ToolName, p.Request.ID
+	if !p.Allows() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "The user denied %s (request %s), so it was not run.", tool, id)
+		if p.Reason != "" {
+			fmt.Fprintf(&b, " Their reason: %s", p.Reason)
+		}
+		b.WriteString(" Do not try to reach the same result another way; ask them if it still matters.")
+		return b.String()
+	}
+	outcome, text := "was run", ""
+	if result != nil {
+		text = result.Text
+		if result.IsError {
+			outcome = "failed"
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The user allowed %s (request %s), and the harness ran it with the arguments you gave. It %s:\n%s", tool, id, outcome, text)
+	if p.Decision == deskbot.AlwaysAllow {
+		fmt.Fprintf(&b, "\nThey also allowed you to use %s without asking from now on.", tool)
+	}
+	if p.Reason != "" {
+		fmt.Fprintf(&b, "\nThey added: %s", p.Reason)
+	}
+	return b.String()
+}
+
+// Describe says what already happened to a request, for a person who taps
+// a button too late ("Already allowed by Asha at 14:02 IST").
+func Describe(r *deskbot.Request) string {
+	switch r.State {
+	case deskbot.StateOpen:
+		return "This request is still open; it lapses at " + deskbot.Clock(r.ExpiresAt) + " IST."
+	case deskbot.StateLapsed:
+		return "This request lapsed at " + deskbot.Clock(r.ExpiresAt) + " IST."
+	case deskbot.StateDenied:
+		return "Already denied by " + r.DecidedBy + " at " + deskbot.Clock(r.DecidedAt) + " IST."
+	}
+	verb := "allowed"
+	if r.Decision == deskbot.AlwaysAllow {
+		verb = "always allowed"
+	}
+	s := "Already " + verb + " by " + r.DecidedBy + " at " + deskbot.Clock(r.DecidedAt) + " IST"
+	switch r.State {
+	case deskbot.StateRunning:
+		s += "; it is running."
+	case deskbot.StateRan:
+		s += "; it ran."
+	case deskbot.StateFailed:
+		s += "; it failed."
+	case deskbot.StateInterrupted:
+		s += "; the service stopped while it ran, outcome unknown."
+	default:
+		s += "."
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,198 @@
+package gate
+
+import (
+	"context"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Resolve decides request id and, when the decision allows it, runs the
+// held call and hands the desk the result. It is Decide followed by Run;
+// callers that must answer someone before the call finishes (the bot
+// answering a button tap) call the two themselves.
+func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
+	resp, err := g.Decide(ctx, id, d, reason, by)
+	if err != nil || !resp.Allows() {
+		return resp, err
+	}
+	return g.Run(ctx, resp)
+}
+
+// Decide is the one place where a request's fate is decided. The store
+// transition is atomic, so when several people tap at once (or the sweep
+// lapses the request at that moment) the first to change the state wins;
+// everyone else gets an ECONFLICT error whose message says what already
+// happened. A won allow leaves the request running: the caller must call
+// Run, exactly once, with the response.
+func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
+	if _, err := deskbot.ParseDecision(string(d)); err != nil {
+		return nil, err
+	}
+	r, err := g.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := g.now()
+	resp := &PermissionResponse{Request: r, Decision: d, Reason: reason}
+	t := deskbot.Transition{
+		From:   []deskbot.RequestState{deskbot.StateOpen},
+		To:     deskbot.StateRunning,
+		Now:    now,
+		Expiry: deskbot.BeforeExpiry,
+		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason},
+		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
+		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
+	}
+	switch d {
+	case deskbot.AlwaysAllow:
+		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: who(by), GrantedAt: now, RequestID: id}
+		if g.cfg.GrantTTL > 0 {
+			gr.ExpiresAt = now.Add(g.cfg.GrantTTL)
+		}
+		t.Grant = &gr
+	case deskbot.Deny:
+		t.To = deskbot.StateDenied
+		if reason != "" || g.cfg.DenyReasonWait <= 0 {
+			// Nothing to wait for: the desk is told in the same step.
+			t.Set.Response = resp.Message(nil)
+			t.Set.DeliveredAt = now
+			t.Trigger = g.trigger(r, deskbot.TriggerPermission, t.Set.Response, now)
+		} else {
+			t.Set.DenyDueAt = now.Add(g.cfg.DenyReasonWait)
+		}
+	}
+	after, out, err := g.store.Transition(ctx, id, t)
+	if err != nil {
+		return nil, err
+	}
+	resp.Request = after
+	switch out {
+	case deskbot.Applied:
+		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(d), "by", who(by))
+		return resp, nil
+	case deskbot.Expired:
+		// The sweep has not reached it yet; lapse it now so the desk hears
+		// of it promptly, and tell the person it lapsed.
+		if lapsed, err := g.lapse(ctx, id); err == nil && lapsed != nil {
+			after = lapsed
+		}
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", deskbot.Clock(after.ExpiresAt))
+	}
+	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+}
+
+// Run runs the call of a request that Decide left running, records the
+// result with the request and hands the desk the response, in one store
+// transition. It never runs a request that is not running.
+func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error) {
+	r := resp.Request
+	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
+	}
+	start := g.now()
+	result, err := g.runner.RunTool(ctx, r.Desk, r.Content.Call())
+	if err != nil {
+		g.log.ErrorContext(ctx, "held call failed to run", "desk", r.Desk, "request", r.ID, "err", err)
+		result = deskbot.ToolResult{Text: "The tool could not run: " + deskbot.ErrorMessage(err), IsError: true}
+	}
+	now := g.now()
+	state, action := deskbot.StateRan, "ran"
+	if result.IsError {
+		state, action = deskbot.StateFailed, "failed"
+	}
+	set := resp.Stored(&result)
+	set.DeliveredAt = now
+	t := deskbot.Transition{
+		From:    []deskbot.RequestState{deskbot.StateRunning},
+		To:      state,
+		Now:     now,
+		Set:     set,
+		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now, Detail: now.Sub(start).String()},
+		Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID, Result: &result},
+		Trigger: g.trigger(r, deskbot.TriggerPermission, set.Response, now),
+	}
+	// The call has run: recording that is worth a few tries, because if it
+	// is never recorded the request will later read as interrupted.
+	var after *deskbot.Request
+	for attempt := 0; ; attempt++ {
+		var out deskbot.Outcome
+		after, out, err = g.store.Transition(context.WithoutCancel(ctx), r.ID, t)
+		if err == nil && out != deskbot.Applied {
+			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+		}
+		if err == nil || attempt == 4 {
+			break
+		}
+		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &PermissionResponse{Request: after, Decision: resp.Decision, Reason: resp.Reason}, nil
+}
+
+// AddReason completes a denial that is waiting for its reason: the desk is
+// told now, with the reason if one is given (an empty reason is a skip).
+// ECONFLICT if the desk was already told.
+func (g *Gate) AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error) {
+	r, err := g.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	after, out, err := g.deliverDenial(ctx, r, reason, who(by))
+	if err != nil {
+		return nil, err
+	}
+	if out != deskbot.Applied {
+		return after, deskbot.Errorf(deskbot.ECONFLICT, "The desk was already told of this denial.")
+	}
+	return after, nil
+}
+
+func (g *Gate) deliverDenial(ctx context.Context, r *deskbot.Request, reason, by string) (*deskbot.Request, deskbot.Outcome, error) {
+	now := g.now()
+	msg := PermissionResponse{Request: r, Decision: deskbot.Deny, Reason: reason}.Message(nil)
+	action := "reason"
+	if reason == "" {
+		action = "reason_skipped"
+	}
+	return g.store.Transition(ctx, r.ID, deskbot.Transition{
+		From:               []deskbot.RequestState{deskbot.StateDenied},
+		To:                 deskbot.StateDenied,
+		Now:                now,
+		RequireUndelivered: true,
+		Set:                deskbot.RequestPatch{Reason: reason, Response: msg, DeliveredAt: now},
+		Audit:              &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: by, At: now, Detail: reason},
+		Trigger:            g.trigger(r, deskbot.TriggerPermission, msg, now),
+	})
+}
+
+// lapse closes an open request whose expiry has passed. It returns nil
+// without error when another caller decided or lapsed it first.
+func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
+	r, err := g.store.Request(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := g.now()
+	msg := LapseMessage(r)
+	after, out, err := g.store.Transition(ctx, id, deskbot.Transition{
+		From:    []deskbot.RequestState{deskbot.StateOpen},
+		To:      deskbot.StateLapsed,
+		Now:     now,
+		Expiry:  deskbot.AfterExpiry,
+		Set:     deskbot.RequestPatch{Response: msg, DeliveredAt: now},
+		Audit:   &deskbot.AuditEntry{Action: "lapse", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: "system", At: now},
+		Event:   &deskbot.Event{Kind: deskbot.EventRequestLapsed, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
+		Trigger: g.trigger(r, deskbot.TriggerLapse, msg, now),
+	})
+	if err != nil || out != deskbot.Applied {
+		return nil, err
+	}
+	return after, nil
+}
+
+func (g *Gate) trigger(r *deskbot.Request, kind deskbot.TriggerKind, text string, now time.Time) *deskbot.Trigger {
+	return &deskbot.Trigger{Desk: r.Desk, Kind: kind, Text: text, RequestID: r.ID, CreatedAt: now}
+}

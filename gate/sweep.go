@@ -1,0 +1,141 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/robfig/cron/v3"
+)
+
+// SweepReport counts what one sweep did.
+type SweepReport struct {
+	Lapsed  int // open requests whose expiry had passed
+	Denials int // denials handed to the desk without a reason
+}
+
+// sweepBatch bounds one store read, so a sweep after a long outage works
+// through a backlog in steps instead of one huge reply.
+const sweepBatch = 256
+
+// Sweep lapses every open request whose expiry has passed and hands over
+// every denial whose wait for a reason is over. Its cost grows with what is
+// due, not with what is open. Safe to run beside decisions: each request
+// changes in one atomic transition, so a racing decision either wins or is
+// told the request lapsed.
+func (g *Gate) Sweep(ctx context.Context) (SweepReport, error) {
+	var rep SweepReport
+	now := g.now()
+	for {
+		ids, err := g.store.DueRequests(ctx, now, sweepBatch)
+		if err != nil {
+			return rep, err
+		}
+		for _, id := range ids {
+			r, err := g.lapse(ctx, id)
+			if err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+				return rep, err
+			}
+			if r != nil {
+				rep.Lapsed++
+				g.log.InfoContext(ctx, "lapsed", "desk", r.Desk, "request", id)
+			}
+		}
+		if len(ids) < sweepBatch {
+			break
+		}
+	}
+	for {
+		ids, err := g.store.DenialsDue(ctx, now, sweepBatch)
+		if err != nil {
+			return rep, err
+		}
+		for _, id := range ids {
+			r, err := g.store.Request(ctx, id)
+			if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return rep, err
+			}
+			if _, out, err := g.deliverDenial(ctx, r, "", "system"); err != nil {
+				return rep, err
+			} else if out == deskbot.Applied {
+				rep.Denials++
+			}
+		}
+		if len(ids) < sweepBatch {
+			break
+		}
+	}
+	return rep, nil
+}
+
+// Recover reports every request left running by a crash as interrupted,
+// and tells its desk so. It must run at start, before any decision is
+// taken, while no call of this service can be running. The service is the
+// only one polling its bot token (Telegram refuses a second poller), so no
+// other process is running these calls either.
+func (g *Gate) Recover(ctx context.Context) (int, error) {
+	rs, err := g.store.RunningRequests(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rs {
+		now := g.now()
+		msg := InterruptedMessage(r)
+		_, out, err := g.store.Transition(ctx, r.ID, deskbot.Transition{
+			From:    []deskbot.RequestState{deskbot.StateRunning},
+			To:      deskbot.StateInterrupted,
+			Now:     now,
+			Set:     deskbot.RequestPatch{Response: msg, DeliveredAt: now},
+			Audit:   &deskbot.AuditEntry{Action: "interrupted", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now},
+			Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID},
+			Trigger: g.trigger(r, deskbot.TriggerPermission, msg, now),
+		})
+		if err != nil {
+			return n, err
+		}
+		if out == deskbot.Applied {
+			n++
+			g.log.WarnContext(ctx, "held call interrupted by a restart; not run again", "desk", r.Desk, "request", r.ID, "tool", r.Content.ToolName)
+		}
+	}
+	return n, nil
+}
+
+// Sweeper runs Sweep on a cron schedule evaluated in India time.
+type Sweeper struct {
+	cron *cron.Cron
+	id   cron.EntryID
+}
+
+// NewSweeper schedules g.Sweep (SWEEP_SCHEDULE, e.g. "@every 1m" or a
+// five-field cron expression). The context bounds every sweep it starts.
+func NewSweeper(ctx context.Context, g *Gate, schedule string, log *slog.Logger) (*Sweeper, error) {
+	c := cron.New(cron.WithLocation(deskbot.IST))
+	id, err := c.AddFunc(schedule, func() {
+		if rep, err := g.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.ErrorContext(ctx, "sweep failed", "err", err)
+		} else if rep.Lapsed+rep.Denials > 0 {
+			log.InfoContext(ctx, "swept", "lapsed", rep.Lapsed, "denials", rep.Denials)
+		}
+	})
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "SWEEP_SCHEDULE %q is not a cron schedule: %v", schedule, err)
+	}
+	return &Sweeper{cron: c, id: id}, nil
+}
+
+// Next is when the sweep after t runs, in India time.
+func (s *Sweeper) Next(t time.Time) time.Time {
+	return s.cron.Entry(s.id).Schedule.Next(t.In(deskbot.IST))
+}
+
+// Start runs the schedule in the background.
+func (s *Sweeper) Start() { s.cron.Start() }
+
+// Stop stops the schedule and waits for a running sweep to end.
+func (s *Sweeper) Stop() { <-s.cron.Stop().Done() }
