@@ -1,0 +1,204 @@
+// Package broker owns trading for desks: the paper broker (the embedded
+// default deskbot.Broker, positions kept in Redis per desk) and the tools a
+// desk's model trades through (get_positions, place_order, flatten_desk),
+// which work with any deskbot.Broker.
+//
+// Concurrency: every change to a desk's book (an order or a flatten) is one
+// Lua script, so it is atomic in Redis: any number of goroutines or
+// processes may trade on one desk at once and no update is lost. A Book is
+// one HGETALL, a consistent snapshot.
+//
+// Semantics of the paper broker: an order fills at once, completely, at its
+// price. Buying adds, selling subtracts (a negative quantity is a short).
+// Adding to a position moves its average price to the weighted average;
+// reducing one realises (fill price - average) × closed quantity, sign-
+// correct for shorts; crossing through zero closes the old side and opens
+// the rest at the fill price. The symbol's last price becomes the fill
+// price. A quantity within 1e-9 of zero counts as flat, so fractional
+// quantities that add up to nothing close the position.
+//
+// Money: amounts are float64. Each fill's realised P&L is rounded to paise
+// (2 decimals) when it is booked, so the fills a person sees add up exactly
+// to the book's total; reports round P&L to paise again to drop float noise.
+// Quantities and average prices are kept unrounded.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+	"github.com/redis/go-redis/v9"
+)
+
+// journalCap is how many fills each desk's trade journal keeps.
+const journalCap = 1000
+
+// Paper is the paper broker: fills at the asked price, positions in Redis.
+type Paper struct {
+	rdb *redis.Client
+	key func(parts ...string) string
+	now deskbot.Now
+}
+
+var _ deskbot.Broker = (*Paper)(nil)
+
+// NewPaper returns a paper broker keeping its books under key("broker", ...)
+// in rdb. now stamps the trade journal.
+func NewPaper(rdb *redis.Client, key func(parts ...string) string, now deskbot.Now) *Paper {
+	return &Paper{rdb: rdb, key: key, now: now}
+}
+
+// The desk name is last in both keys so that no desk name can make one
+// desk's book collide with another's journal.
+func (p *Paper) bookKey(desk string) string    { return p.key("broker", "book", desk) }
+func (p *Paper) journalKey(desk string) string { return p.key("broker", "trades", desk) }
+
+// PlaceOrder fills o at once at its price. An invalid order is an EINVALID
+// error and changes nothing.
+func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+	if err := checkDesk(desk); err != nil {
+		return deskbot.Fill{}, err
+	}
+	o, err := NormalizeOrder(o)
+	if err != nil {
+		return deskbot.Fill{}, err
+	}
+	res, err := placeScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
+		o.Symbol, o.Side, fmtExact(o.Quantity), fmtExact(o.Price), p.now().UnixMilli(), journalCap).StringSlice()
+	if err != nil {
+		return deskbot.Fill{}, wrapRedis(err)
+	}
+	if len(res) != 2 || res[0] != "ok" {
+		if len(res) > 0 && res[0] == "overflow" {
+			return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID,
+				"order for %s is too large: the position would overflow", o.Symbol)
+		}
+		return deskbot.Fill{}, fmt.Errorf("paper broker: unexpected script reply %q", res)
+	}
+	gain, err := strconv.ParseFloat(res[1], 64)
+	if err != nil {
+		return deskbot.Fill{}, fmt.Errorf("paper broker: bad realised amount %q: %w", res[1], err)
+	}
+	return deskbot.Fill{Order: o, RealisedPnL: Paise(gain)}, nil
+}
+
+// Flatten closes every open position at its last price.
+func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport, error) {
+	if err := checkDesk(desk); err != nil {
+		return deskbot.FlattenReport{}, err
+	}
+	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
+		p.now().UnixMilli(), journalCap).StringSlice()
+	if err != nil {
+		return deskbot.FlattenReport{}, wrapRedis(err)
+	}
+	var r deskbot.FlattenReport
+	if len(res)%5 != 0 {
+		return r, fmt.Errorf("paper broker: unexpected flatten reply %q", res)
+	}
+	for i := 0; i < len(res); i += 5 {
+		nums, err := parseFloats(res[i+2 : i+5])
+		if err != nil {
+			return r, fmt.Errorf("paper broker: flatten reply: %w", err)
+		}
+		f := deskbot.Fill{
+			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
+			RealisedPnL: Paise(nums[2]),
+		}
+		r.Closed = append(r.Closed, f)
+		r.RealisedPnL += nums[2]
+	}
+	slices.SortFunc(r.Closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
+	r.RealisedPnL = Paise(r.RealisedPnL)
+	return r, nil
+}
+
+// Book returns the desk's open positions, sorted by symbol, and the P&L it
+// has realised to date (closed positions included).
+func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
+	if err := checkDesk(desk); err != nil {
+		return deskbot.Book{}, err
+	}
+	all, err := p.rdb.HGetAll(ctx, p.bookKey(desk)).Result()
+	if err != nil {
+		return deskbot.Book{}, wrapRedis(err)
+	}
+	var b deskbot.Book
+	for sym, v := range all {
+		pos, err := parsePosition(sym, v)
+		if err != nil {
+			return deskbot.Book{}, err
+		}
+		b.RealisedPnL += pos.RealisedPnL
+		if pos.Quantity != 0 {
+			pos.RealisedPnL = Paise(pos.RealisedPnL)
+			b.Positions = append(b.Positions, pos)
+		}
+	}
+	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
+	b.RealisedPnL = Paise(b.RealisedPnL)
+	return b, nil
+}
+
+// parsePosition reads the stored form "quantity avg last realised".
+func parsePosition(sym, v string) (deskbot.Position, error) {
+	nums, err := parseFloats(strings.Fields(v))
+	if err != nil || len(nums) != 4 {
+		return deskbot.Position{}, fmt.Errorf("paper broker: corrupt position %s=%q", sym, v)
+	}
+	return deskbot.Position{Symbol: sym, Quantity: nums[0], AvgPrice: nums[1], LastPrice: nums[2], RealisedPnL: nums[3]}, nil
+}
+
+func parseFloats(ss []string) ([]float64, error) {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// fmtExact renders f so that Lua's tonumber reads back the same float64.
+func fmtExact(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// Paise rounds an amount of money to 2 decimals (half away from zero), never
+// returning negative zero.
+func Paise(x float64) float64 {
+	r := math.Round(x*100) / 100
+	if r == 0 {
+		return 0
+	}
+	return r
+}
+
+func checkDesk(desk string) error {
+	if strings.TrimSpace(desk) == "" {
+		return deskbot.Errorf(deskbot.EINVALID, "desk name is required")
+	}
+	return nil
+}
+
+var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")
+
+// wrapRedis keeps the cause for logs while giving people and models a code
+// and a message without addresses: a connection failure is EUNAVAILABLE, an
+// error reply from Redis (a bug here) stays internal.
+func wrapRedis(err error) error {
+	var re redis.Error
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("paper broker: %w", err)
+	}
+	if errors.As(err, &re) && !errors.Is(err, redis.ErrPoolTimeout) {
+		return fmt.Errorf("paper broker: %w", err)
+	}
+	return fmt.Errorf("%w: %w", errUnavailable, err)
+}

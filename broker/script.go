@@ -1,0 +1,91 @@
+package broker
+
+import "github.com/redis/go-redis/v9"
+
+// Both scripts keep a desk's book as a hash: field = symbol, value =
+// "quantity avg last realised". Numbers are written with %.17g, which reads
+// back as the same double; Lua's own tostring and cjson keep only 14 digits.
+// Replies are strings for the same reason (a Lua number reply is truncated
+// to an integer). Each fill is also appended to the desk's journal list as
+// "millis side quantity price realised symbol", capped to the last ARGV cap.
+const luaCommon = `
+local EPS = 1e-9
+local function fmt(x) return string.format('%.17g', x) end
+local function paise(x)
+  if x >= 0 then return math.floor(x * 100 + 0.5) / 100 end
+  return -math.floor(-x * 100 + 0.5) / 100
+end
+local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
+local function load(v)
+  local a, b, c, d = string.match(v, '^(%S+) (%S+) (%S+) (%S+)$')
+  return tonumber(a), tonumber(b), tonumber(c), tonumber(d)
+end
+local function journal(key, ms, side, qty, price, gain, sym, cap)
+  redis.call('RPUSH', key, ms .. ' ' .. side .. ' ' .. fmt(qty) .. ' ' .. fmt(price) .. ' ' .. fmt(gain) .. ' ' .. sym)
+  redis.call('LTRIM', key, -cap, -1)
+end
+`
+
+// placeScript fills one order. KEYS: book, journal. ARGV: symbol, side,
+// quantity, price, now millis, journal cap. Reply: {"ok", realised} or
+// {"overflow"} (nothing written).
+var placeScript = redis.NewScript(luaCommon + `
+local sym, side = ARGV[1], ARGV[2]
+local qty, price = tonumber(ARGV[3]), tonumber(ARGV[4])
+local q, avg, realised = 0, 0, 0
+local cur = redis.call('HGET', KEYS[1], sym)
+if cur then
+  local _
+  q, avg, _, realised = load(cur)
+end
+local s = 1
+if side == 'sell' then s = -1 end
+local gain = 0
+local nq = q + s * qty
+if math.abs(nq) < EPS then nq = 0 end
+if q == 0 or (q > 0) == (s > 0) then
+  -- adding (or opening): weighted average of old and new
+  if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + qty * price) / math.abs(nq) end
+else
+  -- reducing: realise on the closed part; the rest, if it crosses zero, opens at the fill price
+  local closed = math.min(qty, math.abs(q))
+  local dir = 1
+  if q < 0 then dir = -1 end
+  gain = paise((price - avg) * closed * dir)
+  if nq == 0 then
+    avg = 0
+  elseif (nq > 0) ~= (q > 0) then
+    avg = price
+  end
+end
+realised = realised + gain
+if not (finite(nq) and finite(avg) and finite(realised)) then return {'overflow'} end
+redis.call('HSET', KEYS[1], sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(price) .. ' ' .. fmt(realised))
+journal(KEYS[2], ARGV[5], side, qty, price, gain, sym, tonumber(ARGV[6]))
+return {'ok', fmt(gain)}
+`)
+
+// flattenScript closes every open position at its last price. KEYS: book,
+// journal. ARGV: now millis, journal cap. Reply: symbol, side, quantity,
+// price, realised for each closing fill, flat.
+var flattenScript = redis.NewScript(luaCommon + `
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  local sym = all[i]
+  local q, avg, last, realised = load(all[i + 1])
+  if q ~= 0 then
+    local side = 'sell'
+    if q < 0 then side = 'buy' end
+    local gain = paise((last - avg) * q)
+    redis.call('HSET', KEYS[1], sym, '0 0 ' .. fmt(last) .. ' ' .. fmt(realised + gain))
+    journal(KEYS[2], ARGV[1], side, math.abs(q), last, gain, sym, tonumber(ARGV[2]))
+    table.insert(out, sym)
+    table.insert(out, side)
+    table.insert(out, fmt(math.abs(q)))
+    table.insert(out, fmt(last))
+    table.insert(out, fmt(gain))
+  end
+end
+return out
+`)
