@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/redis/go-redis/v9"
+)
+
+// Grants live in one hash, field "desk\x1ftool" (a separator no desk or tool
+// name contains) to the JSON Grant. Expiry is judged on read against the
+// caller's now: a lapsed grant is as good as none.
+
+func (s *Store) grantsKey() string { return s.Key("grants") }
+
+func grantKey(desk, tool string) string { return desk + "\x1f" + tool }
+
+// pruneScript deletes a lapsed grant only if it is still the one that was
+// read, so a grant given again meanwhile is never removed.
+var pruneScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0`)
+
+// revokeScript deletes a grant and audits it only if it existed.
+var revokeScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'data', ARGV[3])
+return 1`)
+
+// Grant returns the active grant for (desk, tool), ENOTFOUND if none.
+func (s *Store) Grant(ctx context.Context, desk, tool string, now time.Time) (*deskbot.Grant, error) {
+	v, err := s.rdb.HGet(ctx, s.grantsKey(), grantKey(desk, tool)).Result()
+	if err == redis.Nil {
+		return nil, noGrant(desk, tool)
+	} else if err != nil {
+		return nil, s.wrap(err)
+	}
+	var g deskbot.Grant
+	if err := json.Unmarshal([]byte(v), &g); err != nil {
+		return nil, fmt.Errorf("store: decode grant: %w", err)
+	}
+	if !g.Active(now) {
+		return nil, noGrant(desk, tool)
+	}
+	return &g, nil
+}
+
+func noGrant(desk, tool string) error {
+	return deskbot.Errorf(deskbot.ENOTFOUND, "Desk %s has no standing grant for %s", desk, tool)
+}
+
+// Grants returns the active grants ordered by desk and tool, and removes the
+// lapsed ones it finds.
+func (s *Store) Grants(ctx context.Context, now time.Time) ([]deskbot.Grant, error) {
+	all, err := s.rdb.HGetAll(ctx, s.grantsKey()).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	var out []deskbot.Grant
+	for field, v := range all {
+		var g deskbot.Grant
+		if err := json.Unmarshal([]byte(v), &g); err != nil {
+			return nil, fmt.Errorf("store: decode grant: %w", err)
+		}
+		if g.Active(now) {
+			out = append(out, g)
+			continue
+		}
+		if err := pruneScript.Run(ctx, s.rdb, []string{s.grantsKey()}, field, v).Err(); err != nil {
+			return nil, s.wrap(err)
+		}
+	}
+	slices.SortFunc(out, func(a, b deskbot.Grant) int {
+		return strings.Compare(grantKey(a.Desk, a.Tool), grantKey(b.Desk, b.Tool))
+	})
+	return out, nil
+}
+
+// PutGrant records g (replacing any grant for the same desk and tool) with
+// its audit entry in one MULTI.
+func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.AuditEntry) error {
+	if g.Desk == "" || g.Tool == "" {
+		return deskbot.Errorf(deskbot.EINVALID, "A grant needs a desk and a tool")
+	}
+	g.GrantedAt, g.ExpiresAt = g.GrantedAt.UTC(), g.ExpiresAt.UTC()
+	gJSON, aJSON, err := encode2(g, auditFor(audit, g.RequestID, g.Desk))
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.grantsKey(), grantKey(g.Desk, g.Tool), gJSON)
+		p.XAdd(ctx, s.streamAdd(s.auditKey(), aJSON))
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// RevokeGrant removes the grant and audits it, atomically; ENOTFOUND (and
+// nothing audited) if there was none.
+func (s *Store) RevokeGrant(ctx context.Context, desk, tool string, audit deskbot.AuditEntry) error {
+	aJSON, err := encode(auditFor(audit, "", desk))
+	if err != nil {
+		return err
+	}
+	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey()},
+		grantKey(desk, tool), s.opts.EventsMaxLen, aJSON).Int()
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n == 0 {
+		return noGrant(desk, tool)
+	}
+	return nil
+}

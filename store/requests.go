@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/redis/go-redis/v9"
+)
+
+// A request is one hash. Its creation data is immutable JSON in "data",
+// except the model's arguments, kept in "args" exactly as the model sent
+// them (not even re-compacted, and valid JSON or not); the mutable fields
+// sit beside them as plain strings, times in ms since the epoch.
+const (
+	fData        = "data"
+	fArgs        = "args"
+	fState       = "state"
+	fExpiresAt   = "expires_at_ms"
+	fDecision    = "decision"
+	fDecidedBy   = "decided_by"
+	fDecidedByID = "decided_by_id"
+	fDecidedAt   = "decided_at"
+	fReason      = "reason"
+	fResult      = "result"
+	fResponse    = "response"
+	fDeliveredAt = "delivered_at"
+	fDenyDueAt   = "deny_due_at"
+)
+
+type creation struct {
+	ID        string    `json:"request_id"`
+	Desk      string    `json:"desk"`
+	Kind      string    `json:"kind"`
+	ToolName  string    `json:"tool_name"`
+	CallID    string    `json:"call_id"`
+	TriggerID string    `json:"trigger_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func (s *Store) requestKey(id string) string { return s.Key("req", id) }
+func (s *Store) openKey() string             { return s.Key("open") }
+func (s *Store) runningKey() string          { return s.Key("running") }
+func (s *Store) denialsKey() string          { return s.Key("denials") }
+
+// CreateRequest saves r as open, with its audit entry and event, in one
+// MULTI/EXEC round trip. Times are cut to milliseconds (what Redis keeps) and
+// r is updated to match, so Go and the Lua expiry check agree to the ms.
+func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) error {
+	if r.ID == "" || r.Desk == "" || r.ExpiresAt.IsZero() {
+		return deskbot.Errorf(deskbot.EINVALID, "A request needs an id, a desk and an expiry")
+	}
+	if r.Kind == "" {
+		r.Kind = deskbot.KindPermission
+	}
+	r.State = deskbot.StateOpen
+	r.CreatedAt = msTime(r.CreatedAt)
+	r.ExpiresAt = msTime(r.ExpiresAt)
+	data, err := json.Marshal(creation{
+		ID: r.ID, Desk: r.Desk, Kind: r.Kind, ToolName: r.Content.ToolName, CallID: r.Content.CallID,
+		TriggerID: r.TriggerID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+	})
+	if err != nil {
+		return fmt.Errorf("store: encode request: %w", err)
+	}
+	audit = auditFor(audit, r.ID, r.Desk)
+	if ev.RequestID == "" {
+		ev.RequestID = r.ID
+	}
+	auditJSON, evJSON, err := encode2(audit, ev)
+	if err != nil {
+		return err
+	}
+	key := s.requestKey(r.ID)
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, fData, data, fArgs, []byte(r.Content.Arguments),
+			fState, string(deskbot.StateOpen), fExpiresAt, r.ExpiresAt.UnixMilli())
+		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
+		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
+		p.XAdd(ctx, s.streamAdd(s.auditKey(), auditJSON))
+		p.XAdd(ctx, s.streamAdd(s.eventsKey(), evJSON))
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// Request returns the request as it stands; ENOTFOUND once it has vanished.
+func (s *Store) Request(ctx context.Context, id string) (*deskbot.Request, error) {
+	h, err := s.rdb.HGetAll(ctx, s.requestKey(id)).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return decodeRequest(id, h)
+}
+
+// DueRequests is ZRANGEBYSCORE on the open index: it reads only what is due.
+func (s *Store) DueRequests(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return s.dueIn(ctx, s.openKey(), now, limit)
+}
+
+// DenialsDue returns denied requests whose response is due to the desk.
+func (s *Store) DenialsDue(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return s.dueIn(ctx, s.denialsKey(), now, limit)
+}
+
+func (s *Store) dueIn(ctx context.Context, key string, now time.Time, limit int) ([]string, error) {
+	count := int64(limit)
+	if limit <= 0 {
+		count = -1 // all of them
+	}
+	ids, err := s.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: count,
+	}).Result()
+	return ids, s.wrap(err)
+}
+
+// OpenRequests returns every open request, soonest expiry first.
+func (s *Store) OpenRequests(ctx context.Context) ([]*deskbot.Request, error) {
+	ids, err := s.rdb.ZRange(ctx, s.openKey(), 0, -1).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return s.requests(ctx, ids)
+}
+
+// RunningRequests returns requests allowed and not yet finished, oldest first.
+func (s *Store) RunningRequests(ctx context.Context) ([]*deskbot.Request, error) {
+	ids, err := s.rdb.SMembers(ctx, s.runningKey()).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	rs, err := s.requests(ctx, ids)
+	slices.SortFunc(rs, func(a, b *deskbot.Request) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return rs, err
+}
+
+// requests reads ids in one pipelined round trip, in order, leaving out any
+// that vanished.
+func (s *Store) requests(ctx context.Context, ids []string) ([]*deskbot.Request, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.requestKey(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	out := make([]*deskbot.Request, 0, len(ids))
+	for i, c := range cmds {
+		r, err := decodeRequest(ids[i], c.Val())
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
+	if len(h) == 0 || h[fData] == "" {
+		return nil, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
+	}
+	var c creation
+	if err := json.Unmarshal([]byte(h[fData]), &c); err != nil {
+		return nil, fmt.Errorf("store: decode request %s: %w", id, err)
+	}
+	r := &deskbot.Request{
+		ID: c.ID, Desk: c.Desk, Kind: c.Kind, TriggerID: c.TriggerID,
+		CreatedAt: c.CreatedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(),
+		Content: deskbot.PermissionContent{ToolName: c.ToolName, CallID: c.CallID},
+		State:   deskbot.RequestState(h[fState]),
+		// Decision etc. are plain strings; absent fields stay zero.
+		Decision:  deskbot.Decision(h[fDecision]),
+		DecidedBy: h[fDecidedBy],
+		Reason:    h[fReason],
+		Response:  h[fResponse],
+	}
+	if a, ok := h[fArgs]; ok && a != "" {
+		r.Content.Arguments = json.RawMessage(a)
+	}
+	r.DecidedByID, _ = strconv.ParseInt(h[fDecidedByID], 10, 64)
+	r.DecidedAt = msField(h[fDecidedAt])
+	r.DeliveredAt = msField(h[fDeliveredAt])
+	r.DenyDueAt = msField(h[fDenyDueAt])
+	if res := h[fResult]; res != "" {
+		r.Result = new(deskbot.ToolResult)
+		if err := json.Unmarshal([]byte(res), r.Result); err != nil {
+			return nil, fmt.Errorf("store: decode result of request %s: %w", id, err)
+		}
+	}
+	return r, nil
+}
+
+// msTime is t as Redis keeps it: UTC, whole milliseconds.
+func msTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
+
+func msField(v string) time.Time {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || v == "" {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
