@@ -1,0 +1,332 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// clock is an injected time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock {
+	// 14:00 IST on a weekday.
+	return &clock{t: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// runner records every call it runs.
+type runner struct {
+	mu    sync.Mutex
+	calls []deskbot.ToolCall
+	fail  bool
+	block chan struct{} // when set, a run waits for it
+}
+
+func (r *runner) RunTool(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolResult, error) {
+	if r.block != nil {
+		<-r.block
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, call)
+	if r.fail {
+		return deskbot.ToolResult{Text: "broker said no", IsError: true}, nil
+	}
+	return deskbot.ToolResult{Text: "closed 2 positions"}, nil
+}
+
+func (r *runner) runs() []deskbot.ToolCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]deskbot.ToolCall(nil), r.calls...)
+}
+
+type fixture struct {
+	store  *store.Store
+	gate   *gate.Gate
+	runner *runner
+	clock  *clock
+	cfg    gate.Config
+}
+
+func mustFixture(t *testing.T, mod ...func(*gate.Config)) *fixture {
+	t.Helper()
+	f := &fixture{store: storetest.MustOpen(t), runner: &runner{}, clock: newClock()}
+	f.cfg = gate.Config{Tools: []string{"flatten_desk", "place_order"}, Expiry: 5 * time.Minute}
+	for _, m := range mod {
+		m(&f.cfg)
+	}
+	f.gate = gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+	return f
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+var asha = deskbot.Person{ID: 101, Name: "Asha"}
+var ravi = deskbot.Person{ID: 102, Name: "Ravi"}
+
+func (f *fixture) mustHold(t *testing.T, desk, tool, args string) *deskbot.Request {
+	t.Helper()
+	r, res, err := f.gate.Hold(t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	if !strings.Contains(res.Text, r.ID) {
+		t.Fatalf("hold message %q does not name request %s", res.Text, r.ID)
+	}
+	return r
+}
+
+// mustInbox drains the desk's inbox, acknowledging what it reads.
+func (f *fixture) mustInbox(t *testing.T, desk string) []deskbot.Trigger {
+	t.Helper()
+	var got []deskbot.Trigger
+	for {
+		tr, err := f.store.NextTrigger(t.Context(), desk, time.Millisecond)
+		if err != nil {
+			t.Fatalf("next trigger: %v", err)
+		}
+		if tr == nil {
+			return got
+		}
+		got = append(got, *tr)
+		if err := f.store.AckTrigger(t.Context(), tr); err != nil {
+			t.Fatalf("ack trigger: %v", err)
+		}
+	}
+}
+
+func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
+	f := mustFixture(t)
+	args := `{"symbol":"NIFTY24DECFUT", "quantity":50,"price":24512.123456789012}`
+	r := f.mustHold(t, "fno", "place_order", args)
+
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("held call ran before a decision: %v", got)
+	}
+	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	if err != nil {
+		t.Fatalf("resolve: %v", err)
+	}
+	runs := f.runner.runs()
+	if len(runs) != 1 {
+		t.Fatalf("runs = %d, want 1", len(runs))
+	}
+	if got, want := string(runs[0].Arguments), args; got != want {
+		t.Errorf("ran with arguments %s, want exactly %s", got, want)
+	}
+	if got, want := resp.Request.State, deskbot.StateRan; got != want {
+		t.Errorf("state = %s, want %s", got, want)
+	}
+	if resp.Request.Result == nil || resp.Request.Result.Text != "closed 2 positions" {
+		t.Errorf("stored result = %+v", resp.Request.Result)
+	}
+	want := "The user allowed place_order (request " + r.ID + "), and the harness ran it with the arguments you gave. It was run:\nclosed 2 positions"
+	inbox := f.mustInbox(t, "fno")
+	if len(inbox) != 1 || inbox[0].Text != want || inbox[0].Kind != deskbot.TriggerPermission {
+		t.Fatalf("desk inbox = %+v, want one permission trigger %q", inbox, want)
+	}
+
+	// A second decision, of any kind, runs nothing.
+	_, err = f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	if got, want := deskbot.ErrorMessage(err), "Already allowed by Asha at 14:00 IST; it ran."; got != want {
+		t.Errorf("second resolve: %q, want %q", got, want)
+	}
+	if got := len(f.runner.runs()); got != 1 {
+		t.Errorf("runs after second resolve = %d, want 1", got)
+	}
+}
+
+func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
+	f := mustFixture(t)
+	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins, conflicts := 0, 0
+	decisions := []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow, deskbot.Deny}
+	for i := range 100 {
+		g := f.gate
+		if i%2 == 1 {
+			g = other // a second client, as another process would be
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := g.Resolve(context.Background(), r.ID, decisions[i%3], "", deskbot.Person{ID: int64(i + 1), Name: "p"})
+			mu.Lock()
+			defer mu.Unlock()
+			switch deskbot.ErrorCode(err) {
+			case "":
+				wins++
+			case deskbot.ECONFLICT:
+				conflicts++
+			default:
+				t.Errorf("resolve: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 || conflicts != 99 {
+		t.Fatalf("wins = %d, conflicts = %d; want 1 and 99", wins, conflicts)
+	}
+	after, err := f.gate.Request(t.Context(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRuns := 0
+	if after.Decision.Allows() {
+		wantRuns = 1
+	}
+	if got := len(f.runner.runs()); got != wantRuns {
+		t.Errorf("runs = %d, want %d (decision %s)", got, wantRuns, after.Decision)
+	}
+}
+
+func TestDenyNeverRuns(t *testing.T) {
+	f := mustFixture(t)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "market is closing", asha)
+	if err != nil {
+		t.Fatalf("deny: %v", err)
+	}
+	if resp.Allows() {
+		t.Fatal("deny allows")
+	}
+	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
+		if _, err := f.gate.Resolve(t.Context(), r.ID, d, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+			t.Errorf("%s after deny: err = %v, want conflict", d, err)
+		}
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("denied call ran: %v", got)
+	}
+	want := "The user denied flatten_desk (request " + r.ID + "), so it was not run. Their reason: market is closing Do not try to reach the same result another way; ask them if it still matters."
+	if inbox := f.mustInbox(t, "main"); len(inbox) != 1 || inbox[0].Text != want {
+		t.Fatalf("inbox = %+v, want %q", inbox, want)
+	}
+}
+
+func TestDenyWaitsForReason(t *testing.T) {
+	f := mustFixture(t, func(c *gate.Config) { c.DenyReasonWait = 2 * time.Minute })
+	tests := []struct {
+		name   string
+		finish func(t *testing.T, id string)
+		want   string
+	}{
+		{"reason given", func(t *testing.T, id string) {
+			if _, err := f.gate.AddReason(t.Context(), id, "wait for the close", asha); err != nil {
+				t.Fatal(err)
+			}
+		}, " Their reason: wait for the close Do not"},
+		{"skipped", func(t *testing.T, id string) {
+			if _, err := f.gate.AddReason(t.Context(), id, "", asha); err != nil {
+				t.Fatal(err)
+			}
+		}, "so it was not run. Do not"},
+		{"wait over", func(t *testing.T, id string) {
+			f.clock.Advance(2*time.Minute + time.Second)
+			rep, err := f.gate.Sweep(t.Context())
+			if err != nil || rep.Denials != 1 {
+				t.Fatalf("sweep = %+v, %v; want one denial handed over", rep, err)
+			}
+		}, "so it was not run. Do not"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.mustHold(t, "main", "flatten_desk", `{}`)
+			if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "", asha); err != nil {
+				t.Fatal(err)
+			}
+			if inbox := f.mustInbox(t, "main"); len(inbox) != 0 {
+				t.Fatalf("desk told before the reason: %+v", inbox)
+			}
+			tt.finish(t, r.ID)
+			inbox := f.mustInbox(t, "main")
+			if len(inbox) != 1 || !strings.Contains(inbox[0].Text, tt.want) {
+				t.Fatalf("inbox = %+v, want one message containing %q", inbox, tt.want)
+			}
+			if _, err := f.gate.AddReason(t.Context(), r.ID, "late", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+				t.Errorf("second reason: %v, want conflict", err)
+			}
+			if got := f.mustInbox(t, "main"); len(got) != 0 {
+				t.Errorf("desk told twice: %+v", got)
+			}
+		})
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("denied call ran: %v", got)
+	}
+}
+
+func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
+	f := mustFixture(t)
+	ctx := t.Context()
+	mustNeed := func(t *testing.T, want bool) {
+		t.Helper()
+		got, err := f.gate.NeedsPermission(ctx, "main", "flatten_desk")
+		if err != nil || got != want {
+			t.Fatalf("NeedsPermission = %v, %v; want %v", got, err, want)
+		}
+	}
+	mustNeed(t, true)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	resp, err := f.gate.Resolve(ctx, r.ID, deskbot.AlwaysAllow, "fine for today", asha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(resp.Message(resp.Request.Result), "\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: fine for today") {
+		t.Errorf("message = %q", resp.Message(resp.Request.Result))
+	}
+	mustNeed(t, false)
+	if need, _ := f.gate.NeedsPermission(ctx, "fno", "flatten_desk"); !need {
+		t.Error("a grant for desk main let desk fno through")
+	}
+	grants, err := f.gate.Grants(ctx)
+	if err != nil || len(grants) != 1 || grants[0].GrantedBy != "Asha (101)" {
+		t.Fatalf("grants = %+v, %v", grants, err)
+	}
+	if err := f.gate.Revoke(ctx, "main", "flatten_desk", ravi); err != nil {
+		t.Fatal(err)
+	}
+	mustNeed(t, true)
+	if err := f.gate.Revoke(ctx, "main", "flatten_desk", ravi); deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		t.Errorf("second revoke: %v, want not found", err)
+	}
+}
+
+func TestGrantTTL(t *testing.T) {
+	f := mustFixture(t, func(c *gate.Config) { c.GrantTTL = time.Hour })
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
+		t.Fatal(err)
+	}
+	if need, _ := f.gate.NeedsPermission(t.Context(), "main", "flatten_desk"); need {
+		t.Fatal("grant not in force")
+	}
+	f.clock.Advance(time.Hour)
+	if need, _ := f.gate.NeedsPermission(t.Context(), "main", "flatten_desk"); !need {
+		t.Fatal("grant outlived GRANT_TTL")
+	}
+}
