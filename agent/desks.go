@@ -1,0 +1,167 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/model"
+)
+
+// Deps is what the desks run on. The store provides Inbox, State, History,
+// Notes and Events.
+type Deps struct {
+	Inbox      deskbot.Inbox
+	State      deskbot.DeskStore
+	History    deskbot.History
+	Notes      deskbot.Notes
+	Events     deskbot.Publisher
+	Executor   *ToolCallExecutor
+	Registries Registries
+	Models     map[string][]deskbot.Model // each desk's failover chain
+	Now        deskbot.Now
+	Log        *slog.Logger
+
+	// Poll is how long a desk waits for a trigger, and a paused desk sleeps,
+	// before looking again (default 1s).
+	Poll time.Duration
+	// RetryMin and RetryMax bound the backoff before a desk whose models all
+	// failed tries its trigger again (default 10s and 5m).
+	RetryMin, RetryMax time.Duration
+	// HistoryMessages is how many past messages a turn shows the model
+	// (default 40: twenty turns, each kept as two messages).
+	HistoryMessages int
+}
+
+// Desks runs every configured desk: one goroutine per desk, each handling
+// its triggers one at a time, plus the scheduler.
+type Desks struct {
+	deps  Deps
+	names []string
+	desks map[string]*desk
+	sched *Scheduler
+}
+
+// New prepares the desks; Run starts them.
+func New(cfg []DeskConfig, deps Deps) *Desks {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	deps.Poll = orDefault(deps.Poll, time.Second)
+	deps.RetryMin = orDefault(deps.RetryMin, 10*time.Second)
+	deps.RetryMax = max(orDefault(deps.RetryMax, 5*time.Minute), deps.RetryMin)
+	if deps.HistoryMessages <= 0 {
+		deps.HistoryMessages = 40
+	}
+	d := &Desks{deps: deps, desks: map[string]*desk{}}
+	for _, c := range cfg {
+		d.names = append(d.names, c.Name)
+		d.desks[c.Name] = &desk{
+			cfg: c, d: d, models: deps.Models[c.Name], reg: deps.Registries[c.Name],
+			wake: make(chan struct{}, 1), log: deps.Log.With("desk", c.Name), mayBeDown: true,
+		}
+	}
+	sched, err := NewScheduler(cfg)
+	if err != nil {
+		// LoadDesks validated the expressions; this is a caller's bypass.
+		deps.Log.Error("schedules ignored", "err", err)
+		sched = &Scheduler{}
+	}
+	sched.Inbox, sched.Notes, sched.Now, sched.Log = deps.Inbox, deps.Notes, deps.Now, deps.Log
+	d.sched = sched
+	return d
+}
+
+// NewModels builds each desk's chain of model backends.
+func NewModels(cfg []DeskConfig) (map[string][]deskbot.Model, error) {
+	out := make(map[string][]deskbot.Model, len(cfg))
+	for _, c := range cfg {
+		for _, mc := range c.Models {
+			m, err := model.New(mc)
+			if err != nil {
+				return nil, fmt.Errorf("desk %s: %w", c.Name, err)
+			}
+			out[c.Name] = append(out[c.Name], m)
+		}
+	}
+	return out, nil
+}
+
+// Scheduler is the desks' scheduler (for tests and diagnostics).
+func (d *Desks) Scheduler() *Scheduler { return d.sched }
+
+// Run runs every desk until ctx ends. It returns an error at once if a desk
+// has no model or no registry.
+func (d *Desks) Run(ctx context.Context) error {
+	for _, n := range d.names {
+		k := d.desks[n]
+		if len(k.models) == 0 || k.reg == nil {
+			return deskbot.Errorf(deskbot.EINVALID, "desk %q has no model chain or no tools", n)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, n := range d.names {
+		wg.Go(func() { d.desks[n].run(ctx) })
+	}
+	wg.Go(func() { d.sched.Run(ctx) })
+	wg.Wait()
+	return nil
+}
+
+// Names lists the desks in configuration order.
+func (d *Desks) Names() []string { return append([]string(nil), d.names...) }
+
+// Status is a desk's state as people see it: a paused desk reads as paused
+// unless it is finishing a turn.
+func (d *Desks) Status(ctx context.Context, name string) (deskbot.DeskStatus, error) {
+	if _, ok := d.desks[name]; !ok {
+		return deskbot.DeskStatus{}, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named '%s'.", name)
+	}
+	st, err := d.deps.State.DeskStatus(ctx, name)
+	if err != nil {
+		return st, err
+	}
+	st.Desk = name
+	if st.State == "" {
+		st.State = deskbot.DeskIdle
+	}
+	if st.Paused && st.State != deskbot.DeskWorking {
+		st.State = deskbot.DeskPaused
+	}
+	return st, nil
+}
+
+// Wake makes a waiting desk look at its pause switch and inbox now rather
+// than at its next poll (after /resume, or after queuing a trigger).
+func (d *Desks) Wake(name string) {
+	if k, ok := d.desks[name]; ok {
+		select {
+		case k.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// FlattenTrigger is what a desk is told after the user flattened it; the
+// bot queues it. The text is the issue's, word for word.
+func FlattenTrigger(desk string, at time.Time, summary string) deskbot.Trigger {
+	return deskbot.Trigger{
+		Desk:      desk,
+		Kind:      deskbot.TriggerFlatten,
+		Text:      fmt.Sprintf("The user flattened this desk at %s India time: %s", deskbot.Clock(at), summary),
+		CreatedAt: at,
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// History is kept as two messages per turn: the trigger as the user said it,
+// and one assistant message with a compact note of the calls made and the
+// final words. Tool messages never enter it, so no bound on the number of
+// messages can separate a tool result from the call it answers; a provider
+// always receives a valid conversation.
+
+// triggerText is the user message a trigger becomes: what kind of trigger,
+// when (India time), and its text.
+func triggerText(tr *deskbot.Trigger, now time.Time) string {
+	at := tr.CreatedAt
+	if at.IsZero() {
+		at = now
+	}
+	clock := "[" + deskbot.Clock(at) + " India time] "
+	switch tr.Kind {
+	case deskbot.TriggerMessage:
+		from := tr.From
+		if from == "" {
+			from = "the team"
+		}
+		return clock + "Message from " + from + ":\n" + tr.Text
+	case deskbot.TriggerSchedule:
+		return clock + "Scheduled task (" + tr.From + "):\n" + tr.Text
+	case deskbot.TriggerPermission:
+		return clock + "Answer to your permission request:\n" + tr.Text
+	case deskbot.TriggerLapse:
+		return clock + "Your permission request lapsed:\n" + tr.Text
+	}
+	return clock + tr.Text
+}
+
+func (tl *turnLog) note(c deskbot.ToolCall, r deskbot.ToolResult, held bool) {
+	outcome := oneLine(r.Text, 200)
+	switch {
+	case held:
+		tl.held = true
+		outcome = "held for the user's permission"
+	case r.IsError:
+		outcome = "error: " + outcome
+	}
+	tl.calls = append(tl.calls, fmt.Sprintf("%s %s -> %s", c.Name, oneLine(deskbot.CanonicalArguments(c.Arguments), 200), outcome))
+}
+
+// summary is the assistant message the history keeps for the turn.
+func (tl *turnLog) summary() string {
+	var b strings.Builder
+	if len(tl.calls) > 0 {
+		b.WriteString("(Tools I used: " + strings.Join(tl.calls, "; ") + ")\n")
+	}
+	switch {
+	case tl.capped:
+		b.WriteString("(The turn was cut off at the step cap.)")
+	case tl.final != "":
+		b.WriteString(tl.final)
+	default:
+		b.WriteString("(No reply.)")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// cleanHistory makes a stored history safe to send: it starts with a user
+// message, has no tool traffic, and alternates roles (consecutive messages of
+// one role are merged), as the strictest provider requires.
+func cleanHistory(hist []deskbot.Message) []deskbot.Message {
+	var out []deskbot.Message
+	for _, m := range hist {
+		if (m.Role != "user" && m.Role != "assistant") || len(m.ToolCalls) > 0 || strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		if len(out) == 0 && m.Role != "user" {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, deskbot.Message{Role: m.Role, Content: m.Content})
+	}
+	// The trigger comes next as a user message: end on the assistant.
+	if n := len(out); n > 0 && out[n-1].Role == "user" {
+		out = out[:n-1]
+	}
+	return out
+}
+
+// oneLine squeezes s onto one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

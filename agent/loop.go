@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// desk is one running desk. Only its own goroutine touches its fields.
+type desk struct {
+	cfg    DeskConfig
+	d      *Desks
+	models []deskbot.Model
+	reg    *Registry
+	wake   chan struct{}
+	log    *slog.Logger
+
+	state   deskbot.DeskState // as last written; "" until known
+	backoff time.Duration     // current wait after every model failed
+	// mayBeDown says an outage may have been reported (always true after a
+	// start, since a previous process may have reported it), so the next
+	// answer checks the note and announces the recovery.
+	mayBeDown bool
+}
+
+// run handles the desk's triggers one at a time until ctx ends. A trigger is
+// acknowledged only after its turn ends; one whose turn could not finish is
+// left in hand, and the inbox hands it back first.
+func (k *desk) run(ctx context.Context) {
+	k.recoverState(ctx)
+	poll := k.d.deps.Poll
+	for ctx.Err() == nil {
+		if k.paused(ctx) {
+			k.sleep(ctx, poll)
+			continue
+		}
+		tr, err := k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
+		if err != nil {
+			if ctx.Err() == nil {
+				k.log.WarnContext(ctx, "could not read inbox", "err", err)
+				k.sleep(ctx, poll)
+			}
+			continue
+		}
+		// A pause that came while we waited wins: the trigger stays in hand
+		// and is handed back after the resume.
+		if tr == nil || k.paused(ctx) {
+			continue
+		}
+		if !k.turn(ctx, tr) {
+			if ctx.Err() == nil {
+				k.retryLater(ctx)
+			}
+			continue
+		}
+		k.backoff = 0
+		k.ack(ctx, tr)
+	}
+}
+
+// paused reports the pause switch; when it cannot be read the desk waits,
+// since starting work on a paused desk is the worse mistake.
+func (k *desk) paused(ctx context.Context) bool {
+	st, err := k.d.deps.State.DeskStatus(ctx, k.cfg.Name)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.WarnContext(ctx, "could not read desk status", "err", err)
+		}
+		return true
+	}
+	return st.Paused
+}
+
+// ack acknowledges a finished trigger, trying a few times: an unacked
+// trigger would run its turn again.
+func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
+	var err error
+	for i := range 5 {
+		if err = k.d.deps.Inbox.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
+			return
+		}
+		k.sleep(ctx, time.Duration(100<<i)*time.Millisecond)
+	}
+	k.log.ErrorContext(ctx, "could not acknowledge trigger; its turn may run again", "trigger", tr.ID, "err", err)
+}
+
+func (k *desk) retryLater(ctx context.Context) {
+	k.backoff = min(max(2*k.backoff, k.d.deps.RetryMin), k.d.deps.RetryMax)
+	k.log.InfoContext(ctx, "trigger left for later", "retry_in", k.backoff)
+	k.sleep(ctx, k.backoff)
+}
+
+// sleep waits d, or less if ctx ends or the desk is woken.
+func (k *desk) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-k.wake:
+	}
+}
+
+// recoverState clears a "working" left by a crash: nothing runs until this
+// goroutine starts a turn.
+func (k *desk) recoverState(ctx context.Context) {
+	st, err := k.d.deps.State.DeskStatus(ctx, k.cfg.Name)
+	if err != nil {
+		return
+	}
+	k.state = st.State
+	if st.State == deskbot.DeskWorking || st.State == "" {
+		k.setState(ctx, deskbot.DeskIdle)
+	}
+}
+
+// setState records and announces a change of state.
+func (k *desk) setState(ctx context.Context, s deskbot.DeskState) {
+	if s == k.state {
+		return
+	}
+	now := k.d.deps.Now()
+	ctx = context.WithoutCancel(ctx) // a shutdown mid-turn must not leave "working" behind
+	if err := k.d.deps.State.SetDeskState(ctx, k.cfg.Name, s, now); err != nil {
+		k.log.WarnContext(ctx, "could not save desk state", "state", s, "err", err)
+		return
+	}
+	k.state = s
+	k.publish(ctx, deskbot.Event{Kind: deskbot.EventDeskState, Desk: k.cfg.Name, Time: now, Text: string(s)})
+}
+
+// say posts words of the desk to the chat.
+func (k *desk) say(ctx context.Context, triggerID, text string) {
+	if text = strings.TrimSpace(text); text == "" {
+		return
+	}
+	k.publish(ctx, deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: k.d.deps.Now(), TriggerID: triggerID, Text: text})
+}
+
+func (k *desk) publish(ctx context.Context, ev deskbot.Event) {
+	if err := k.d.deps.Events.Publish(ctx, ev); err != nil {
+		k.log.WarnContext(ctx, "could not publish event", "kind", ev.Kind, "err", err)
+	}
+}
+
+func (k *desk) downKey() string { return "agent:unreachable:" + k.cfg.Name }
+
+// unreachable reports, once per outage, that no model of the chain answers.
+func (k *desk) unreachable(ctx context.Context, tr *deskbot.Trigger, failures []string) {
+	k.mayBeDown = true
+	now := k.d.deps.Now()
+	first, err := k.d.deps.Notes.PutNoteOnce(ctx, k.downKey(), now.UTC().Format(time.RFC3339), 0)
+	if err != nil {
+		k.log.WarnContext(ctx, "could not record model outage", "err", err)
+		return
+	}
+	k.log.WarnContext(ctx, "no model answered", "trigger", tr.ID, "failures", strings.Join(failures, "; "), "reported", first)
+	if first {
+		k.publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: k.cfg.Name, Time: now, TriggerID: tr.ID,
+			Text: fmt.Sprintf("Desk %s cannot reach any of its models (%s). Its messages wait in its queue; it keeps trying and will say when it is back.",
+				k.cfg.Name, strings.Join(failures, "; "))})
+	}
+}
+
+// reachable announces the end of a reported outage.
+func (k *desk) reachable(ctx context.Context, m deskbot.Model) {
+	if !k.mayBeDown {
+		return
+	}
+	if _, err := k.d.deps.Notes.Note(ctx, k.downKey()); deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		k.mayBeDown = false
+		return
+	} else if err != nil {
+		return
+	}
+	if err := k.d.deps.Notes.DeleteNote(ctx, k.downKey()); err != nil {
+		return
+	}
+	k.mayBeDown = false
+	k.say(ctx, "", fmt.Sprintf("Desk %s reaches its model again (%s).", k.cfg.Name, m.Name()))
+}

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// SendMessage is the name of the desk's chat tool.
+const SendMessage = "send_message"
+
+// MessageTool is send_message {text, picture}: it publishes a desk_message
+// event, which the bot posts to the chat (a picture as a photo). A picture
+// must be a file inside the desk's own folder; the event carries its
+// absolute path, resolved through symlinks, so the bot never follows a path
+// the model chose into somewhere else.
+type MessageTool struct {
+	Events  deskbot.Publisher
+	DataDir string // a desk's folder is DataDir/desks/<desk>
+	Now     deskbot.Now
+}
+
+// MessageTools returns a tool source for BuildRegistries.
+func MessageTools(events deskbot.Publisher, dataDir string, now deskbot.Now) func(string) []deskbot.Tool {
+	t := &MessageTool{Events: events, DataDir: dataDir, Now: now}
+	return func(string) []deskbot.Tool { return []deskbot.Tool{t} }
+}
+
+func (*MessageTool) Name() string { return SendMessage }
+
+func (*MessageTool) Description() string {
+	return "Post a message to the team's chat now, optionally with a picture (a PNG or JPEG you made in your folder, " +
+		"given as a path relative to your folder, e.g. charts/pnl.png). Your final reply is posted anyway; use this for " +
+		"something to show before the turn ends, or for a picture."
+}
+
+func (*MessageTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"text":{"type":"string","description":"The message, short and plain"},` +
+		`"picture":{"type":"string","description":"Optional: path of an image file relative to your folder"}},` +
+		`"required":["text"],"additionalProperties":false}`)
+}
+
+// maxMessage keeps one message within Telegram's 4,096 characters.
+const maxMessage = 4000
+
+func (m *MessageTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	var a struct {
+		Text    *string `json:"text"`
+		Picture string  `json:"picture"`
+	}
+	d := json.NewDecoder(strings.NewReader(string(args)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&a); err != nil {
+		return toolError("send_message takes {\"text\": string, \"picture\": optional path}: " + err.Error()), nil
+	}
+	text := ""
+	if a.Text != nil {
+		text = strings.TrimSpace(*a.Text)
+	}
+	if text == "" && a.Picture == "" {
+		return toolError("send_message needs a non-empty text."), nil
+	}
+	if n := len([]rune(text)); n > maxMessage {
+		return toolError("The message is too long for the chat: keep it under 4000 characters."), nil
+	}
+	ev := deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: desk, Time: m.now(), Text: text}
+	if a.Picture != "" {
+		p, msg := m.picturePath(desk, a.Picture)
+		if msg != "" {
+			return toolError(msg), nil
+		}
+		ev.Picture = p
+	}
+	if err := m.Events.Publish(ctx, ev); err != nil {
+		return deskbot.ToolResult{}, err
+	}
+	return deskbot.ToolResult{Text: "Sent to the chat.", Picture: ev.Picture}, nil
+}
+
+// picturePath resolves rel inside the desk's folder; a non-empty message
+// says why it is refused.
+func (m *MessageTool) picturePath(desk, rel string) (string, string) {
+	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+		return "", "picture must be a path relative to your folder that stays inside it, such as charts/pnl.png, not " + quoteShort(rel) + "."
+	}
+	root, err := filepath.EvalSymlinks(filepath.Join(m.DataDir, "desks", desk))
+	if err != nil {
+		return "", "Your folder does not exist yet, so there is no picture " + quoteShort(rel) + "."
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "There is no file " + quoteShort(rel) + " in your folder."
+	} else if err != nil {
+		return "", "The picture " + quoteShort(rel) + " cannot be read."
+	}
+	// A symlink inside the folder may point out of it.
+	if r, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(r) {
+		return "", "picture " + quoteShort(rel) + " leads outside your folder."
+	}
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", "picture " + quoteShort(rel) + " is not a regular file."
+	}
+	return p, ""
+}
+
+func (m *MessageTool) now() time.Time {
+	if m.Now == nil {
+		return time.Now()
+	}
+	return m.Now()
+}
+
+func toolError(text string) deskbot.ToolResult { return deskbot.ToolResult{IsError: true, Text: text} }
+
+func quoteShort(s string) string { return "'" + truncate(s, 80) + "'" }

@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// SystemPrompt is what a desk's model is told before every turn: who it is,
+// its tools, the permission gate, India time (with the current date and
+// time, since models have no clock), and the desk's own brief.
+func SystemPrompt(desk DeskConfig, tools []deskbot.ToolSpec, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %q, an autonomous trading desk supervised by a team of people in a Telegram group. ", desk.Name)
+	b.WriteString("You act through tools, one turn at a time: a turn starts with a message from the team, a scheduled task, or the answer to a permission request, and ends when you reply without calling a tool.\n\n")
+
+	fmt.Fprintf(&b, "It is now %s India time (IST, UTC+05:30). Every time you read or write is India time.\n\n",
+		now.In(deskbot.IST).Format("Monday 2 January 2006, 15:04"))
+
+	b.WriteString("Your tools:\n")
+	for _, t := range tools {
+		fmt.Fprintf(&b, "- %s: %s\n", t.Name, firstLine(t.Description))
+	}
+	b.WriteString(`
+Rules:
+- Some tools need a person's permission. When a tool result says a call needs the user's permission, it was NOT run: end your turn at once with a short note of what you asked for. Never retry it and never reach the same result another way. If they allow it, the harness runs exactly that call and tells you the result in a new turn; if they deny it or it lapses, you are told that too.
+- Trading goes through a paper broker: orders fill at once at the price you give. Check positions with get_positions before acting on them.
+- The bash tools run in your own folder, which is kept between turns; keep notes and files there.
+- Your final reply (without tool calls) is posted to the team's chat. Keep it short: a few lines saying what you did and what you need. Use send_message only for something to show mid-turn or for a picture.
+- Never put secrets (keys, tokens, passwords) in messages or files.
+`)
+	if desk.Prompt != "" {
+		b.WriteString("\nYour brief from the team:\n")
+		b.WriteString(desk.Prompt)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+)
+
+// turnLog is what a turn did, for the history.
+type turnLog struct {
+	calls  []string // compact notes of the calls, in order
+	held   bool
+	final  string
+	capped bool
+}
+
+// turn handles one trigger: the model sees the history and the trigger and
+// calls tools until it answers without any, or the step cap. It reports
+// whether the trigger is done with (to be acknowledged); false leaves it in
+// hand for a later attempt (every model failed, Redis failed, shutdown).
+func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
+	deps := k.d.deps
+	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
+	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
+	if err != nil {
+		log.WarnContext(ctx, "could not load the trigger's completed calls", "err", err)
+		return false
+	}
+	hist, err := deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
+	if err != nil {
+		log.WarnContext(ctx, "could not load history", "err", err)
+		return false
+	}
+	k.setState(ctx, deskbot.DeskWorking)
+
+	var tl turnLog
+	ids := map[string]bool{}
+	msgs := append(cleanHistory(hist), deskbot.Message{Role: "user", Content: triggerText(tr, deps.Now())})
+	// After a restart (or an earlier attempt whose models all failed) the
+	// calls already made for this trigger are shown as made, so the model
+	// carries on instead of starting over; repeats are replayed anyway.
+	if prior := t.Completed(); len(prior) > 0 {
+		call := deskbot.Message{Role: "assistant"}
+		var results []deskbot.Message
+		for _, c := range prior {
+			c.Call.ID = uniqueID(ids, c.Call.ID, len(ids))
+			call.ToolCalls = append(call.ToolCalls, c.Call)
+			results = append(results, toolMessage(c.Call.ID, c.Result))
+			tl.note(c.Call, c.Result, heldResult(c.Result))
+		}
+		msgs = append(append(msgs, call), results...)
+	}
+
+	specs := k.reg.Specs()
+	var failures []string
+	m := 0 // the chain's backend now answering
+	for step := 0; ; {
+		if step == k.cfg.maxSteps() {
+			tl.capped = true
+			break
+		}
+		req := deskbot.ModelRequest{System: SystemPrompt(k.cfg, specs, deps.Now()), Messages: msgs, Tools: specs}
+		reply, err := k.models[m].Complete(ctx, req)
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil {
+			if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+				// The provider refused the request: trying again will not
+				// change its mind, so the turn ends and the team is told.
+				log.ErrorContext(ctx, "model refused", "model", k.models[m].Name(), "err", err)
+				tl.final = "I could not finish this turn: my model refused the request (" + deskbot.ErrorMessage(err) + ")."
+				k.say(ctx, tr.ID, tl.final)
+				break
+			}
+			failures = append(failures, deskbot.ErrorMessage(err))
+			if m++; m == len(k.models) {
+				k.unreachable(ctx, tr, failures)
+				k.setState(ctx, deskbot.DeskIdle)
+				return false
+			}
+			log.WarnContext(ctx, "model failed; the next in the chain takes over", "failed", k.models[m-1].Name(), "next", k.models[m].Name(), "err", err)
+			t.Failover()
+			continue
+		}
+		k.reachable(ctx, k.models[m])
+		step++
+		for i := range reply.ToolCalls {
+			reply.ToolCalls[i].ID = uniqueID(ids, reply.ToolCalls[i].ID, step*100+i)
+		}
+		msgs = append(msgs, deskbot.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
+		if len(reply.ToolCalls) == 0 {
+			tl.final = strings.TrimSpace(reply.Text)
+			k.say(ctx, tr.ID, tl.final)
+			break
+		}
+		for _, c := range reply.ToolCalls {
+			ex, err := deps.Executor.Execute(ctx, t, c)
+			if ctx.Err() != nil {
+				return false
+			}
+			if err != nil {
+				log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
+			}
+			msgs = append(msgs, toolMessage(c.ID, ex.Result))
+			tl.note(c, ex.Result, ex.Held || (ex.Replayed && heldResult(ex.Result)))
+		}
+	}
+	if tl.capped {
+		k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
+	}
+	if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
+		deskbot.Message{Role: "user", Content: triggerText(tr, deps.Now())},
+		deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
+		log.WarnContext(ctx, "could not save history", "err", err)
+	}
+	if tl.held {
+		k.setState(ctx, deskbot.DeskWaiting)
+	} else {
+		k.setState(ctx, deskbot.DeskIdle)
+	}
+	return true
+}
+
+func toolMessage(id string, r deskbot.ToolResult) deskbot.Message {
+	return deskbot.Message{Role: "tool", ToolCallID: id, Content: r.Text, IsError: r.IsError}
+}
+
+// uniqueID keeps tool call ids unique within a turn's conversation, as
+// providers require: some local models number their calls afresh each step.
+func uniqueID(seen map[string]bool, id string, n int) string {
+	if id == "" || seen[id] {
+		base := id
+		if base == "" {
+			base = "call"
+		}
+		for id = fmt.Sprintf("%s_%d", base, n); seen[id]; n++ {
+			id = fmt.Sprintf("%s_%d", base, n)
+		}
+	}
+	seen[id] = true
+	return id
+}
+
+// heldResult recognises the gate's hold message in a call replayed from
+// memory, where the executor no longer says it was held.
+func heldResult(r deskbot.ToolResult) bool {
+	return !r.IsError && strings.Contains(r.Text, "needs the user's permission, so it was not run")
+}
