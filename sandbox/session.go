@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Session is a desk's terminal: one bash that keeps its folder and
+// variables from command to command, and the background jobs started in it.
+// Its methods are safe for concurrent use; commands run one at a time.
+type Session struct {
+	m       *Manager
+	desk    string
+	dir     string // the desk's folder, the same path inside and outside bwrap
+	scratch string // background job logs
+	turn    chan struct{}
+
+	mu     sync.Mutex
+	sh     *shell // nil until the next command starts one
+	gen    int    // bumped whenever the shell goes; jobs of older gens are stopped
+	note   string // what the model must hear with its next command
+	jobs   map[string]*job
+	closed bool
+}
+
+func (s *Session) Desk() string { return s.desk }
+
+// Dir is the desk's folder: HOME and the working directory of its shell.
+func (s *Session) Dir() string { return s.dir }
+
+const exitedNote = "[The previous terminal had exited, so this command ran in a new one: the folder and variables were reset.]"
+
+func timeoutText(d time.Duration) string {
+	return fmt.Sprintf("The command did not finish within %s seconds. The terminal was restarted, so the folder and variables are reset; use bash_background for long commands.",
+		strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
+}
+
+// Run runs command in the desk's shell with input from /dev/null and
+// returns its output (stdout and stderr together, cut to MaxOutput
+// characters). A non-zero exit status is not an error result: the text ends
+// with "exit status N", because a failing grep or test is information, not a
+// mistake. A command past the timeout restarts the session and gets the
+// timeout text as an error result. Errors are system failures or ctx's.
+func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, error) {
+	if msg := checkCommand(command); msg != "" {
+		return deskbot.ToolResult{Text: msg, IsError: true}, nil
+	}
+	if err := s.acquire(ctx); err != nil {
+		return deskbot.ToolResult{}, err
+	}
+	defer s.release()
+	o, err := s.exec(ctx, "eval "+quote(command)+" </dev/null 2>&1")
+	if err != nil {
+		return deskbot.ToolResult{}, err
+	}
+	if o.timedOut {
+		return deskbot.ToolResult{Text: timeoutText(s.m.cfg.Timeout), IsError: true}, nil
+	}
+	var b strings.Builder
+	if o.note != "" {
+		b.WriteString(o.note + "\n")
+	}
+	b.WriteString(o.text)
+	if o.status != 0 || o.exited {
+		if o.text != "" && !strings.HasSuffix(o.text, "\n") {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "exit status %d", o.status)
+	}
+	if o.exited {
+		b.WriteString("\n[The terminal exited. The next command starts a new one, with the folder and variables reset; background jobs were stopped.]")
+	}
+	if b.Len() == 0 {
+		b.WriteString("(no output)")
+	}
+	return deskbot.ToolResult{Text: b.String()}, nil
+}
+
+func checkCommand(command string) string {
+	if strings.TrimSpace(command) == "" {
+		return `The command is empty. Give a shell command, e.g. {"command": "ls -la"}.`
+	}
+	if strings.IndexByte(command, 0) >= 0 {
+		return "The command contains a NUL character, which bash cannot run."
+	}
+	return ""
+}
+
+func (s *Session) acquire(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Session) release() { <-s.turn }
+
+// outcome is how one command in the shell ended.
+type outcome struct {
+	text     string
+	status   int
+	exited   bool // bash itself ended; status is its exit status
+	timedOut bool
+	note     string
+}
+
+// exec runs one line of shell followed by the marker. The caller holds the
+// turn.
+func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
+	sh, note, err := s.shell()
+	if err != nil {
+		return outcome{}, err
+	}
+	marker := "__deskbot_" + rand.Text() + "__ "
+	line := script + "; printf '\\n" + marker + "%d\\n' \"$?\"\n"
+	c := newCollector(s.m.cfg.MaxOutput)
+	res := make(chan readResult, 1)
+	go func() { res <- readUntil(sh.out, []byte(marker), c) }()
+
+	if _, err := sh.stdin.WriteString(line); err != nil {
+		// bash died between the check and the write; the reader sees EOF.
+		s.drop(sh, true)
+		<-res
+		return outcome{note: note, text: c.String(), status: sh.exitCode(), exited: true}, nil
+	}
+	timer := time.NewTimer(s.m.cfg.Timeout)
+	defer timer.Stop()
+	var r readResult
+	select {
+	case r = <-res:
+	case <-sh.done:
+		// Children that inherited the pipe would keep it open past bash's
+		// death; killing the group lets the reader see the end.
+		syscall.Kill(-sh.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case r = <-res:
+		case <-time.After(2 * time.Second): // a child in its own session holds it
+			sh.outR.Close()
+			r = <-res
+		}
+	case <-timer.C:
+		s.drop(sh, false)
+		<-res
+		return outcome{timedOut: true}, nil
+	case <-ctx.Done():
+		s.drop(sh, false)
+		<-res
+		return outcome{}, ctx.Err()
+	}
+	if r.marked {
+		c.dropLastByte()
+		return outcome{note: note, text: c.String(), status: r.status}, nil
+	}
+	<-sh.done
+	if s.drop(sh, true) {
+		return outcome{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s was stopped", s.desk)
+	}
+	return outcome{note: note, text: c.String(), status: sh.exitCode(), exited: true}, nil
+}
+
+// shell returns the running shell, starting one if there is none, with the
+// note the model must hear (and forgets the note).
+func (s *Session) shell() (*shell, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s was stopped", s.desk)
+	}
+	if s.sh != nil && s.sh.exited() { // died between commands
+		go s.sh.kill()
+		s.sh, s.note = nil, exitedNote
+		s.gen++
+	}
+	if s.sh == nil {
+		sh, err := startShell(s.m, s.desk, s.dir)
+		if err != nil {
+			return nil, "", err
+		}
+		s.sh = sh
+	}
+	note := s.note
+	s.note = ""
+	return s.sh, note, nil
+}
+
+// drop ends sh if it is still the session's shell, stopping its background
+// jobs. exited says bash ended on its own, so the next command's output
+// must say the terminal is new. It reports whether the session is closed.
+func (s *Session) drop(sh *shell, exited bool) (closed bool) {
+	s.mu.Lock()
+	if s.sh == sh {
+		s.sh = nil
+		s.gen++
+		if exited {
+			s.note = exitedNote
+		}
+	}
+	closed = s.closed
+	s.mu.Unlock()
+	sh.kill()
+	return closed
+}
+
+// Close stops the shell and its background jobs; later commands fail.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	sh := s.sh
+	s.sh, s.closed = nil, true
+	s.gen++
+	s.mu.Unlock()
+	if sh != nil {
+		sh.kill()
+	}
+	return nil
+}
