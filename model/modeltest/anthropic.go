@@ -98,7 +98,9 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 // which a client sees as input that is not an object.
 func toolUseBlock(id, name, args string) []byte {
 	input := []byte(args)
-	if !json.Valid(input) {
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = []byte("{}") // Anthropic always sends an object
+	} else if !json.Valid(input) {
 		input = mustMarshal(args)
 	}
 	var b bytes.Buffer
