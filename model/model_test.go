@@ -416,4 +416,3 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("default name = %q, want %q", got, want)
 	}
 }
-
