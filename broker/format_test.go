@@ -1,0 +1,73 @@
+package broker_test
+
+import (
+	"testing"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
+)
+
+func TestNumbers(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"money positive", broker.Money(40), "+40.00"},
+		{"money negative rounds half away from zero", broker.Money(-12.375), "-12.38"},
+		{"money float noise", broker.Money(0.1 + 0.2), "+0.30"},
+		{"money never negative zero", broker.Money(-0.001), "+0.00"},
+		{"price whole", broker.Price(2500), "2500.00"},
+		{"price one decimal", broker.Price(104.5), "104.50"},
+		{"price fractional average", broker.Price(100.0 / 3), "33.3333"},
+		{"price below a rupee", broker.Price(0.0525), "0.0525"},
+		{"quantity whole", broker.Quantity(10), "10"},
+		{"quantity float noise", broker.Quantity(0.1 + 0.2), "0.3"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestFormatBook(t *testing.T) {
+	tests := []struct {
+		name string
+		book deskbot.Book
+		want string
+	}{
+		{"empty", deskbot.Book{}, "No open positions. Realised P&L to date +0.00."},
+		{"flat with history", deskbot.Book{RealisedPnL: -45.5}, "No open positions. Realised P&L to date -45.50."},
+		{"long and short", deskbot.Book{Positions: []deskbot.Position{
+			pos("INFY", 6, 100, 110, 40), pos("SBIN", -5, 90, 92.25, -100)}, RealisedPnL: -60},
+			"INFY: long 6, avg 100.00, last 110.00, unrealised +60.00\n" +
+				"SBIN: short 5, avg 90.00, last 92.25, unrealised -11.25\n" +
+				"Total: unrealised +48.75, realised -60.00, net -11.25"},
+	}
+	for _, tt := range tests {
+		if got := broker.FormatBook(tt.book); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestFormatFlatten(t *testing.T) {
+	tests := []struct {
+		name string
+		r    deskbot.FlattenReport
+		want string
+	}{
+		{"nothing open", deskbot.FlattenReport{}, "Nothing to flatten: the desk had no open positions."},
+		{"one position", deskbot.FlattenReport{Closed: []deskbot.Fill{{Order: sell("INFY", 6, 110), RealisedPnL: 60}}, RealisedPnL: 60},
+			"Flattened 1 position: sold 6 INFY @ 110.00 (realised +60.00). Realised P&L +60.00."},
+		{"long and short", deskbot.FlattenReport{Closed: []deskbot.Fill{
+			{Order: sell("INFY", 6, 110), RealisedPnL: 60}, {Order: buy("SBIN", 5, 92.25), RealisedPnL: -11.25}}, RealisedPnL: 48.75},
+			"Flattened 2 positions: sold 6 INFY @ 110.00 (realised +60.00), bought 5 SBIN @ 92.25 (realised -11.25). Realised P&L +48.75."},
+	}
+	for _, tt := range tests {
+		if got := broker.FormatFlatten(tt.r); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package broker_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/redis/go-redis/v9"
+)
+
+func mustTools(t *testing.T, b deskbot.Broker) map[string]deskbot.Tool {
+	t.Helper()
+	m := map[string]deskbot.Tool{}
+	for _, tl := range broker.Tools(b) {
+		m[tl.Name()] = tl
+	}
+	return m
+}
+
+func mustRun(t *testing.T, tl deskbot.Tool, desk, args string) deskbot.ToolResult {
+	t.Helper()
+	r, err := tl.Run(t.Context(), desk, json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%s(%s) on %s: system error %v", tl.Name(), args, desk, err)
+	}
+	return r
+}
+
+func TestToolSpecs(t *testing.T) {
+	type schema struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+		Additional *bool                      `json:"additionalProperties"`
+	}
+	var names []string
+	for _, tl := range broker.Tools(nil) {
+		names = append(names, tl.Name())
+		var s schema
+		if err := json.Unmarshal(tl.Schema(), &s); err != nil {
+			t.Fatalf("%s schema is not JSON: %v", tl.Name(), err)
+		}
+		if s.Type != "object" || s.Additional == nil || *s.Additional {
+			t.Errorf("%s schema %s: want an object with additionalProperties false", tl.Name(), tl.Schema())
+		}
+		if len(tl.Description()) < 40 {
+			t.Errorf("%s description %q is too thin for a model", tl.Name(), tl.Description())
+		}
+		if tl.Name() != broker.PlaceOrder {
+			if len(s.Properties) != 0 {
+				t.Errorf("%s takes no arguments, schema has %v", tl.Name(), s.Properties)
+			}
+			continue
+		}
+		if got, want := s.Required, []string{"symbol", "side", "quantity", "price"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("place_order required %v, want %v", got, want)
+		}
+		var side struct{ Enum []string }
+		json.Unmarshal(s.Properties["side"], &side)
+		if got, want := side.Enum, []string{"buy", "sell"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("place_order side enum %v, want %v", got, want)
+		}
+	}
+	if got, want := names, []string{"get_positions", "place_order", "flatten_desk"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tools %v, want %v", got, want)
+	}
+}
+
+func TestPlaceOrderTool(t *testing.T) {
+	tools := mustTools(t, mustPaper(t))
+	tests := []struct {
+		name    string
+		before  []string // place_order calls first
+		args    string
+		wantErr bool
+		want    string // the whole text, or for errors a part of it
+	}{
+		{name: "opens a position", args: `{"symbol":"reliance","side":"buy","quantity":10,"price":2500}`,
+			want: "Filled: bought 10 RELIANCE @ 2500.00 (realised +0.00). Now RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00."},
+		{name: "partial sell", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
+			args: `{"price":110,"quantity":4,"side":"sell","symbol":"INFY"}`,
+			want: "Filled: sold 4 INFY @ 110.00 (realised +40.00). Now INFY: long 6, avg 100.00, last 110.00, unrealised +60.00."},
+		{name: "sell to flat", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
+			args: `{"symbol":"INFY","side":"sell","quantity":10,"price":104.5}`,
+			want: "Filled: sold 10 INFY @ 104.50 (realised +45.00). INFY is now flat. Realised P&L to date +45.00."},
+		{name: "broken JSON", args: `{"symbol":`, wantErr: true, want: "place_order arguments must be a JSON object"},
+		{name: "not an object", args: `[1,2]`, wantErr: true, want: "must be a JSON object"},
+		{name: "no arguments", args: ``, wantErr: true, want: "missing: symbol, side, quantity, price"},
+		{name: "missing fields", args: `{"symbol":"X","side":"buy"}`, wantErr: true, want: "missing: quantity, price"},
+		{name: "unknown field", args: `{"symbol":"X","side":"buy","quantity":1,"price":1,"type":"limit"}`, wantErr: true,
+			want: `place_order has no argument "type"`},
+		{name: "quantity as a string", args: `{"symbol":"X","side":"buy","quantity":"10","price":1}`, wantErr: true,
+			want: `quantity must be a number, e.g. 10, not "10"`},
+		{name: "price null", args: `{"symbol":"X","side":"buy","quantity":1,"price":null}`, wantErr: true,
+			want: "price must be a number"},
+		{name: "side upper-case", args: `{"symbol":"X","side":"BUY","quantity":1,"price":1}`, wantErr: true,
+			want: `side must be "buy" or "sell", not "BUY"`},
+		{name: "zero quantity", args: `{"symbol":"X","side":"sell","quantity":0,"price":1}`, wantErr: true,
+			want: "quantity must be a number greater than 0"},
+		{name: "negative price", args: `{"symbol":"X","side":"sell","quantity":1,"price":-3}`, wantErr: true,
+			want: "price must be a number greater than 0"},
+		{name: "empty symbol", args: `{"symbol":"","side":"sell","quantity":1,"price":3}`, wantErr: true,
+			want: "symbol is required"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			desk := fmt.Sprintf("desk%d", i)
+			for _, a := range tt.before {
+				if r := mustRun(t, tools["place_order"], desk, a); r.IsError {
+					t.Fatalf("setup order %s: %s", a, r.Text)
+				}
+			}
+			r := mustRun(t, tools["place_order"], desk, tt.args)
+			if r.IsError != tt.wantErr {
+				t.Fatalf("IsError = %v, want %v (text %q)", r.IsError, tt.wantErr, r.Text)
+			}
+			if tt.wantErr && !strings.Contains(r.Text, tt.want) || !tt.wantErr && r.Text != tt.want {
+				t.Errorf("text\n got %q\nwant %q", r.Text, tt.want)
+			}
+			if tt.wantErr && len(tt.before) == 0 {
+				if got, want := mustRun(t, tools["get_positions"], desk, `{}`).Text, "No open positions. Realised P&L to date +0.00."; got != want {
+					t.Errorf("after a refused order the book reads %q, want %q", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPositionsAndFlattenTools(t *testing.T) {
+	tools := mustTools(t, mustPaper(t))
+	for _, a := range []string{
+		`{"symbol":"TCS","side":"sell","quantity":5,"price":4000}`,
+		`{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`,
+		`{"symbol":"TCS","side":"buy","quantity":1,"price":3950}`,
+	} {
+		mustRun(t, tools["place_order"], "main", a)
+	}
+	wantBook := "RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00\n" +
+		"TCS: short 4, avg 4000.00, last 3950.00, unrealised +200.00\n" +
+		"Total: unrealised +200.00, realised +50.00, net +250.00"
+	for _, args := range []string{`{}`, ``, `null`, ` { } `} {
+		if got := mustRun(t, tools["get_positions"], "main", args); got.IsError || got.Text != wantBook {
+			t.Errorf("get_positions(%q) = %+v\nwant %q", args, got, wantBook)
+		}
+	}
+	for _, name := range []string{"get_positions", "flatten_desk"} {
+		if got := mustRun(t, tools[name], "main", `{"desk":"other"}`); !got.IsError || !strings.Contains(got.Text, "takes no arguments") {
+			t.Errorf("%s with an argument = %+v, want a model error", name, got)
+		}
+	}
+	want := "Flattened 2 positions: sold 10 RELIANCE @ 2500.00 (realised +0.00), " +
+		"bought 4 TCS @ 3950.00 (realised +200.00). Realised P&L +200.00."
+	if got := mustRun(t, tools["flatten_desk"], "main", `{}`); got.IsError || got.Text != want {
+		t.Errorf("flatten_desk = %+v\nwant %q", got, want)
+	}
+	if got, want := mustRun(t, tools["get_positions"], "main", `{}`).Text, "No open positions. Realised P&L to date +250.00."; got != want {
+		t.Errorf("after flatten get_positions = %q, want %q", got, want)
+	}
+}
+
+// A broker that cannot reach Redis is a system failure, not the model's
+// mistake, and what people see of it carries no address.
+func TestToolsRedisDownIsSystemError(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	p := broker.NewPaper(rdb, func(parts ...string) string { return strings.Join(parts, ":") }, time.Now)
+	tools := mustTools(t, p)
+	calls := map[string]string{
+		"get_positions": `{}`,
+		"place_order":   `{"symbol":"X","side":"buy","quantity":1,"price":1}`,
+		"flatten_desk":  `{}`,
+	}
+	for name, args := range calls {
+		r, err := tools[name].Run(t.Context(), "main", json.RawMessage(args))
+		if err == nil {
+			t.Errorf("%s with Redis down = %+v, want an error", name, r)
+			continue
+		}
+		if got, want := deskbot.ErrorCode(err), deskbot.EUNAVAILABLE; got != want {
+			t.Errorf("%s error code %q, want %q (%v)", name, got, want, err)
+		}
+		if msg := deskbot.ErrorMessage(err); strings.Contains(msg, "127.0.0.1") {
+			t.Errorf("%s error message shown to people carries the address: %q", name, msg)
+		}
+	}
+}
