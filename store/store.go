@@ -81,6 +81,11 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "REDIS_URL is not a valid redis:// URL")
 	}
 	ro.DisableIdentity = true // CLIENT SETINFO is one more round trip per connection, and 7.0 rejects it
+	// A hold or a button press waits on these: with Redis down, say so within
+	// about half a second rather than after go-redis's default ~2s of redials.
+	if ro.DialerRetries == 0 {
+		ro.DialerRetries, ro.DialerRetryTimeout = 1, 50*time.Millisecond
+	}
 	s.rdb = redis.NewClient(ro)
 	if err := s.Ping(ctx); err != nil {
 		s.Close()

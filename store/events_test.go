@@ -1,0 +1,113 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/store"
+)
+
+func mustPublish(t *testing.T, s *store.Store, evs ...deskbot.Event) {
+	t.Helper()
+	for _, e := range evs {
+		if err := s.Publish(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func mustRead(t *testing.T, s *store.Store, group, consumer string, block time.Duration) []deskbot.Event {
+	t.Helper()
+	evs, err := s.ReadEvents(t.Context(), group, consumer, 10, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func texts(evs []deskbot.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Text
+	}
+	return out
+}
+
+func TestEventsDeliveredUntilAcked(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		mustCreate(t, s, "r1", base.Add(time.Minute)) // publishes user_request, text ""
+		mustTransition(t, s, "r1", allow(base))
+		mustPublish(t, s,
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "one", Time: base},
+			deskbot.Event{Kind: deskbot.EventRequestDecided, RequestID: "r1", Text: "two", Time: base},
+			deskbot.Event{Kind: deskbot.EventRequestLapsed, RequestID: "vanished", Text: "three", Time: base},
+		)
+
+		first := mustRead(t, s, "bot", "c1", 0)
+		if want := []string{"", "one", "two", "three"}; !eq(texts(first), want) {
+			t.Fatalf("first read = %q; want %q", texts(first), want)
+		}
+		if r := first[2].Request; r == nil || r.State != deskbot.StateRunning || r.DecidedBy != "Asha" {
+			t.Errorf("request_decided carries %+v; want r1 as it stands (running, decided by Asha)", r)
+		}
+		if first[3].Request != nil || first[1].Request != nil {
+			t.Errorf("events without a live request carry one")
+		}
+		if first[0].ID == "" || first[0].Request == nil || first[0].RequestID != "r1" {
+			t.Errorf("created event = %+v; want an ID and r1", first[0])
+		}
+
+		// Nothing acknowledged: the consumer is handed the same events again.
+		if again := mustRead(t, s, "bot", "c1", 0); !eq(texts(again), texts(first)) {
+			t.Errorf("re-read = %q; want the unacknowledged %q", texts(again), texts(first))
+		}
+		for _, e := range first[:3] {
+			if err := s.AckEvent(ctx, "bot", e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rest := mustRead(t, s, "bot", "c1", 0); !eq(texts(rest), []string{"three"}) {
+			t.Errorf("after acking three = %q; want [three]", texts(rest))
+		}
+		s.AckEvent(ctx, "bot", first[3].ID)
+		if none := mustRead(t, s, "bot", "c1", 10*time.Millisecond); len(none) != 0 {
+			t.Errorf("after acking all = %q; want nothing", texts(none))
+		}
+
+		// A group created later still gets everything published before it.
+		if all := mustRead(t, s, "audit-log", "x", 0); len(all) != 4 {
+			t.Errorf("second group got %q; want all 4", texts(all))
+		}
+	})
+}
+
+// A blocked reader wakes for an event published while it waits.
+func TestReadEventsBlocks(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		mustRead(t, s, "bot", "c1", 0) // creates the group
+		done := make(chan []deskbot.Event)
+		go func() {
+			evs, _ := s.ReadEvents(t.Context(), "bot", "c1", 10, 5*time.Second)
+			done <- evs
+		}()
+		deadline := time.After(5 * time.Second)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			// Publish until the reader sees it: the reader may not be blocked yet.
+			mustPublish(t, s, deskbot.Event{Kind: deskbot.EventDeskMessage, Text: "wake", Time: base})
+			select {
+			case evs := <-done:
+				if len(evs) == 0 || evs[0].Text != "wake" {
+					t.Errorf("blocked read returned %q; want wake", texts(evs))
+				}
+				return
+			case <-deadline:
+				t.Fatal("blocked read never returned")
+			case <-tick.C:
+			}
+		}
+	})
+}
