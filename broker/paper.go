@@ -5,8 +5,10 @@
 //
 // Concurrency: every change to a desk's book (an order or a flatten) is one
 // Lua script, so it is atomic in Redis: any number of goroutines or
-// processes may trade on one desk at once and no update is lost. A Book is
-// one HGETALL, a consistent snapshot.
+// processes may trade on one desk at once and no update is lost. The same
+// step appends each fill to the desk's capped trade journal (Trades), so the
+// journal never disagrees with the book. A Book is one HGETALL, a consistent
+// snapshot.
 //
 // Semantics of the paper broker: an order fills at once, completely, at its
 // price. Buying adds, selling subtracts (a negative quantity is a short).
