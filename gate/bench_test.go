@@ -1,0 +1,171 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// The benchmarks compare the gate with the floor it cannot beat: one
+// pipelined round trip to the same Redis carrying the commands the gate's
+// work needs. Run:
+//
+//	go test -run '^$' -bench . -benchmem ./gate
+
+var benchArgs = json.RawMessage(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)
+
+type benchFixture struct {
+	store *store.Store
+	gate  *gate.Gate
+	clock *clock
+}
+
+func mustBench(b *testing.B) *benchFixture {
+	b.Helper()
+	f := &benchFixture{store: storetest.MustOpen(b), clock: newClock()}
+	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, f.store, &runner{}, f.clock.Now, quietLog())
+	return f
+}
+
+func BenchmarkHold(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
+	for b.Loop() {
+		if _, _, err := f.gate.Hold(ctx, "main", "trig", call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHoldFloor is one pipelined round trip with the writes a hold
+// makes: the request hash, its expiry, the open index, the audit and event
+// stream entries.
+func BenchmarkHoldFloor(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	rdb := f.store.Client()
+	data, _ := json.Marshal(map[string]any{"request_id": uuid.NewString(), "desk": "main", "tool_name": "place_order", "call_id": "call_1"})
+	for b.Loop() {
+		id := uuid.NewString()
+		key := f.store.Key("floor", id)
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "data", data, "args", []byte(benchArgs), "state", "open", "expires_at", 1)
+			p.PExpireAt(ctx, key, time.Now().Add(time.Hour))
+			p.ZAdd(ctx, f.store.Key("floor-open"), redis.Z{Score: 1, Member: id})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: []any{"data", data}})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: []any{"data", data}})
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResolve is a full allow: read the request, decide atomically,
+// run the (instant) call, record the result and hand the desk its message.
+func BenchmarkResolve(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
+	for b.Loop() {
+		b.StopTimer()
+		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := f.gate.Resolve(ctx, r.ID, deskbot.AllowOnce, "", asha); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResolveFloor is one pipelined round trip carrying the commands of
+// a resolve: the read, the two state changes with their index updates, two
+// audit entries, two events and the desk's inbox entry.
+func BenchmarkResolveFloor(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	rdb := f.store.Client()
+	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
+	for b.Loop() {
+		id := uuid.NewString()
+		key := f.store.Key("floor", id)
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HGetAll(ctx, key)
+			p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
+			p.ZRem(ctx, f.store.Key("floor-open"), id)
+			p.SAdd(ctx, f.store.Key("floor-running"), id)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+			p.HSet(ctx, key, "state", "ran", "result", `{"text":"ok"}`, "response", "The user allowed…", "delivered_at", 2)
+			p.SRem(ctx, f.store.Key("floor-running"), id)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-inbox"), Values: entry})
+			p.Del(ctx, key)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSweep lapses 100 due requests among many open ones. Its time
+// must follow the 100, not the open total.
+func BenchmarkSweep(b *testing.B) {
+	for _, open := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("due=100/open=%d", open), func(b *testing.B) {
+			f := mustBench(b)
+			ctx := context.Background()
+			mustCreateOpen(b, f, open-100, time.Hour) // not due
+			for b.Loop() {
+				b.StopTimer()
+				mustCreateOpen(b, f, 100, time.Minute) // due after the jump
+				f.clock.Advance(2 * time.Minute)
+				b.StartTimer()
+				rep, err := f.gate.Sweep(ctx)
+				if err != nil || rep.Lapsed != 100 {
+					b.Fatalf("sweep = %+v, %v", rep, err)
+				}
+				b.StopTimer()
+				f.clock.Advance(-2 * time.Minute) // keep the far requests open
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// mustCreateOpen creates n open requests expiring after d, many at a time.
+func mustCreateOpen(b *testing.B, f *benchFixture, n int, d time.Duration) {
+	b.Helper()
+	ctx := context.Background()
+	now := f.clock.Now()
+	sem := make(chan struct{}, 32)
+	errs := make(chan error, n)
+	for range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			r := &deskbot.Request{ID: uuid.NewString(), Desk: "main", Content: deskbot.PermissionContent{ToolName: "place_order", Arguments: benchArgs, CallID: "c"}, CreatedAt: now, ExpiresAt: now.Add(d)}
+			errs <- f.store.CreateRequest(ctx, r, deskbot.AuditEntry{Action: "hold", By: "bench", At: now}, deskbot.Event{Kind: deskbot.EventUserRequest, Time: now})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
