@@ -1,17 +1,13 @@
 package broker_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"math"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,49 +21,12 @@ func mustPaper(t testing.TB) *broker.Paper {
 	return broker.NewPaper(rdb, key, func() time.Time { return t0 })
 }
 
-// mustRedis connects to REDIS_URL (default redis://127.0.0.1:6379) and gives
-// a key function under a random prefix whose keys are deleted when the test
-// ends. Redis is shared with other tests running at once: never flush it.
-// Without Redis the test is skipped, unless DESKBOT_REQUIRE_REDIS=1.
+// mustRedis is the real Redis under a key prefix of this test's own, whose
+// keys are deleted when the test ends.
 func mustRedis(t testing.TB) (*redis.Client, func(parts ...string) string) {
 	t.Helper()
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379"
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("REDIS_URL is not a redis:// URL")
-	}
-	opts.DisableIdentity = true
-	rdb := redis.NewClient(opts)
-	if err := rdb.Ping(t.Context()).Err(); err != nil {
-		rdb.Close()
-		if os.Getenv("DESKBOT_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis required (DESKBOT_REQUIRE_REDIS=1) but unreachable: %v", err)
-		}
-		t.Skipf("redis unreachable, skipping (set DESKBOT_REQUIRE_REDIS=1 to fail instead): %v", err)
-	}
-	b := make([]byte, 8)
-	rand.Read(b)
-	prefix := "deskbot-test:" + hex.EncodeToString(b) + ":"
-	t.Cleanup(func() {
-		ctx := context.Background() // the test's context is already cancelled
-		var keys []string
-		iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		err := iter.Err()
-		if err == nil && len(keys) > 0 {
-			err = rdb.Unlink(ctx, keys...).Err()
-		}
-		if err != nil {
-			t.Errorf("clean up keys under %s: %v", prefix, err)
-		}
-		rdb.Close()
-	})
-	return rdb, func(parts ...string) string { return prefix + strings.Join(parts, ":") }
+	s := storetest.MustOpen(t)
+	return s.Client(), s.Key
 }
 
 func mustOrder(t testing.TB, p *broker.Paper, desk string, o deskbot.Order) deskbot.Fill {
