@@ -70,6 +70,9 @@ func bwrapArgs(cfg Config, desk, dir string, env []string) []string {
 		"--tmpfs", "/tmp",
 		"--bind", dir, dir,
 		"--chdir", dir,
+		// The skeleton bwrap made for the mount points (/, parents of the
+		// desk's folder outside /tmp) would otherwise be writable scratch.
+		"--remount-ro", "/",
 		"--clearenv",
 	)
 	for _, kv := range env {

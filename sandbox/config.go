@@ -135,6 +135,9 @@ func (c Config) env(desk, home string) []string {
 // Probe says which mode the sandbox will run in: ModeBwrap or ModeNone. It
 // fails only when Mode is ModeBwrap and bwrap cannot start a sandbox here.
 func Probe(ctx context.Context, cfg Config) (mode string, err error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = os.TempDir() // the probe makes its own folder
+	}
 	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return "", err
