@@ -1,0 +1,89 @@
+package bot
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"gopkg.in/telebot.v3"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Callback actions: the Unique of each inline button. Short, because the
+// whole of "\f<action>|<arg>" must fit in Telegram's 64 bytes.
+const (
+	ActAllowOnce      = "a1" // arg: request id
+	ActAlwaysAllow    = "aa" // arg: request id
+	ActDeny           = "dn" // arg: request id
+	ActSkipReason     = "sk" // arg: request id
+	ActFlattenAsk     = "fl" // arg: desk or "all"
+	ActFlattenConfirm = "fc" // arg: desk or "all"
+	ActCancel         = "fx" // arg: desk or "all", or empty
+	ActRevoke         = "rv" // arg: "desk/tool"
+)
+
+// MaxCallbackData is Telegram's limit on callback data, in bytes.
+const MaxCallbackData = 64
+
+var (
+	deskArg = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`) // as agent.ValidDeskName
+	toolArg = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// NewButton builds an inline button for action and arg, checked the same way
+// ParseCallback checks what comes back, so the bot can never send a button
+// it would refuse.
+func NewButton(label, action, arg string) (telebot.InlineButton, error) {
+	if _, _, err := ParseCallback("\f" + action + "|" + arg); err != nil {
+		return telebot.InlineButton{}, err
+	}
+	return telebot.InlineButton{Unique: action, Data: arg, Text: label}, nil
+}
+
+// CallbackData returns the wire form of a button's data, as Telegram sends
+// it back.
+func CallbackData(action, arg string) string { return "\f" + action + "|" + arg }
+
+// ParseCallback reads callback data: "\f<action>|<arg>" as telebot puts it on
+// the wire, or the same without the leading "\f" (as a handler registered for
+// the action sees it split). The data comes from the client and carries no
+// trust: anything malformed, too long, of an unknown action or with an
+// argument of the wrong shape is an EINVALID error. A valid result still
+// has to be checked against the store.
+func ParseCallback(raw string) (action, arg string, err error) {
+	if len(raw) > MaxCallbackData {
+		return "", "", deskbot.Errorf(deskbot.EINVALID, "That button is not valid.")
+	}
+	s := strings.TrimPrefix(raw, "\f")
+	action, arg, ok := strings.Cut(s, "|")
+	if !ok {
+		return "", "", deskbot.Errorf(deskbot.EINVALID, "That button is not valid.")
+	}
+	if !validArg(action, arg) {
+		return "", "", deskbot.Errorf(deskbot.EINVALID, "That button is not valid.")
+	}
+	return action, arg, nil
+}
+
+func validArg(action, arg string) bool {
+	switch action {
+	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason:
+		return isRequestID(arg)
+	case ActFlattenAsk, ActFlattenConfirm:
+		return deskArg.MatchString(arg)
+	case ActCancel:
+		return arg == "" || deskArg.MatchString(arg)
+	case ActRevoke:
+		desk, tool, ok := strings.Cut(arg, "/")
+		return ok && deskArg.MatchString(desk) && toolArg.MatchString(tool)
+	}
+	return false
+}
+
+// isRequestID accepts only the canonical lowercase form of a UUID, the one
+// the store issues, so that one request has exactly one spelling.
+func isRequestID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
+}
