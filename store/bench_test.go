@@ -1,0 +1,194 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+// Each benchmark times the store's operation and, in the same run, the
+// floor it cannot beat (one round trip carrying the same commands), and
+// reports store/floor as x_floor.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./store/
+
+// floor is what an operation is measured against.
+type floor struct {
+	name string
+	run  func(i int)
+}
+
+// compare times op and each floor alternately, b.N times each, so that all
+// see the same load on a shared machine; it reports op's ns/op, each
+// floor's, and op's time as a multiple of each floor's (x_name).
+func compare(b *testing.B, op func(i int), floors ...floor) {
+	b.Helper()
+	var own time.Duration
+	spent := make([]time.Duration, len(floors))
+	for i := range b.N {
+		t0 := time.Now()
+		op(i)
+		own += time.Since(t0)
+		for j, f := range floors {
+			t0 := time.Now()
+			f.run(i)
+			spent[j] += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(own.Nanoseconds())/float64(b.N), "ns/op")
+	for j, f := range floors {
+		b.ReportMetric(float64(spent[j].Nanoseconds())/float64(b.N), f.name+"-ns/op")
+		b.ReportMetric(float64(own)/float64(spent[j]), "x_"+f.name)
+	}
+}
+
+func benchRequest(i int) (*deskbot.Request, deskbot.AuditEntry, deskbot.Event) {
+	r := newRequest("b"+strconv.Itoa(i), base.Add(5*time.Minute))
+	return r, deskbot.AuditEntry{Action: "hold", Desk: r.Desk, Tool: "flatten_desk", By: "system", At: base},
+		deskbot.Event{Kind: deskbot.EventUserRequest, Desk: r.Desk, Time: base}
+}
+
+// createFloor sends what CreateRequest sends, pipelined without MULTI.
+func createFloor(ctx context.Context, s *store.Store, i int) {
+	r, _, _ := benchRequest(i)
+	key := s.Key("floor", r.ID)
+	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
+	entry := `{"action":"hold","desk":"alpha","tool":"flatten_desk","request_id":"` + r.ID + `","by":"system","at":"2026-11-30T09:00:00Z"}`
+	_, err := s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+		p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
+		p.ZAdd(ctx, s.Key("floor-open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-events"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+func BenchmarkCreateRequest(b *testing.B) {
+	s, ctx := storetest.MustOpen(b), context.Background()
+	compare(b, func(i int) {
+		r, a, e := benchRequest(i)
+		if err := s.CreateRequest(ctx, r, a, e); err != nil {
+			b.Fatal(err)
+		}
+	}, floor{"pipeline", func(i int) { createFloor(ctx, s, i) }})
+}
+
+func BenchmarkCreateRequestFloor(b *testing.B) {
+	s, ctx := storetest.MustOpen(b), context.Background()
+	for i := 0; b.Loop(); i++ {
+		createFloor(ctx, s, i)
+	}
+}
+
+var trivialScript = redis.NewScript(`return 1`)
+
+// BenchmarkTransition decides a fresh open request each iteration, as the
+// gate's allow does: state, patch, indexes, audit entry and event.
+func BenchmarkTransition(b *testing.B) {
+	s, ctx := storetest.MustOpen(b), context.Background()
+	// Requests are created in pipelined batches before the clock starts.
+	n := b.N
+	for lo := 0; lo < n; lo += 500 {
+		_, err := s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := lo; i < min(lo+500, n); i++ {
+				createFloorInto(ctx, s, p, i)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	audit := deskbot.AuditEntry{Action: "allow_once", Desk: "alpha", By: "Asha (42)", At: base}
+	event := deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: "alpha", Time: base}
+	b.ResetTimer()
+	compare(b, func(i int) {
+		tr := allow(base)
+		tr.Audit, tr.Event = &audit, &event
+		if _, out, err := s.Transition(ctx, "b"+strconv.Itoa(i), tr); err != nil || out != deskbot.Applied {
+			b.Fatalf("transition %d: %v %v", i, out, err)
+		}
+	},
+		floor{"eval", func(int) { trivialScript.Run(ctx, s.Client(), []string{s.Key("x")}) }},
+		floor{"pipeline", func(i int) { transitionFloor(ctx, s, i) }})
+}
+
+// BenchmarkTransitionEvalFloor is one EVALSHA round trip of a script that
+// does nothing.
+func BenchmarkTransitionEvalFloor(b *testing.B) {
+	s, ctx := storetest.MustOpen(b), context.Background()
+	for b.Loop() {
+		trivialScript.Run(ctx, s.Client(), []string{s.Key("x")})
+	}
+}
+
+// createFloorInto queues a request exactly as CreateRequest stores it, minus
+// the streams, so that Transition finds it.
+func createFloorInto(ctx context.Context, s *store.Store, p redis.Pipeliner, i int) {
+	r, _, _ := benchRequest(i)
+	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
+	key := s.Key("req", r.ID)
+	p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+	p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
+	p.ZAdd(ctx, s.Key("open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
+}
+
+// transitionFloor is the commands the script runs, in one pipelined round
+// trip with no checks.
+func transitionFloor(ctx context.Context, s *store.Store, i int) {
+	id := "b" + strconv.Itoa(i)
+	key := s.Key("req", id)
+	entry := `{"action":"allow_once","desk":"alpha","request_id":"` + id + `","by":"Asha (42)","at":"2026-11-30T09:00:00Z"}`
+	s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.HMGet(ctx, key, "state", "expires_at_ms", "delivered_at")
+		p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_by_id", 42, "decided_at", base.UnixMilli())
+		p.ZRem(ctx, s.Key("open"), id)
+		p.SAdd(ctx, s.Key("running"), id)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-events"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
+		p.HGetAll(ctx, key)
+		return nil
+	})
+}
+
+// BenchmarkDueRequests reads the 100 due ids among 1,000 and 100,000 open:
+// the time must not grow with what is open. Only the index is filled: it
+// is all DueRequests reads.
+func BenchmarkDueRequests(b *testing.B) {
+	for _, open := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("open=%d", open), func(b *testing.B) {
+			s, ctx := storetest.MustOpen(b), context.Background()
+			for lo := 0; lo < open; lo += 5000 {
+				zs := make([]redis.Z, 0, 5000)
+				for i := lo; i < min(lo+5000, open); i++ {
+					exp := base.Add(time.Hour + time.Duration(i)*time.Millisecond) // not due
+					if i < 100 {
+						exp = base.Add(-time.Duration(i+1) * time.Second) // due
+					}
+					zs = append(zs, redis.Z{Score: float64(exp.UnixMilli()), Member: "r" + strconv.Itoa(i)})
+				}
+				if err := s.Client().ZAdd(ctx, s.Key("open"), zs...).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			compare(b, func(int) {
+				ids, err := s.DueRequests(ctx, base, 1000)
+				if err != nil || len(ids) != 100 {
+					b.Fatalf("due = %d, %v; want 100", len(ids), err)
+				}
+			}, floor{"ping", func(int) { s.Client().Ping(ctx) }})
+		})
+	}
+}
