@@ -56,7 +56,7 @@ func TestCollector(t *testing.T) {
 
 func TestQuoteRoundTripsThroughBash(t *testing.T) {
 	for _, s := range []string{
-		"plain", "it's", `back\slash`, "new\nline", "tab\tand\x01ctl", "₹ नमस्ते", `$HOME $(id) `+"`id`", `\x41 \'`, "\x7f\xff",
+		"plain", "it's", `back\slash`, "new\nline", "tab\tand\x01ctl", "₹ नमस्ते", `$HOME $(id) ` + "`id`", `\x41 \'`, "\x7f\xff",
 	} {
 		out, err := exec.Command("bash", "--noprofile", "--norc", "-c", "printf %s "+quote(s)).Output()
 		if err != nil {

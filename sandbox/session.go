@@ -57,7 +57,7 @@ func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, 
 		return deskbot.ToolResult{}, err
 	}
 	defer s.release()
-	o, err := s.exec(ctx, "eval "+quote(command)+" </dev/null 2>&1")
+	o, err := s.exec(ctx, "eval "+quote(command)+" </dev/null")
 	if err != nil {
 		return deskbot.ToolResult{}, err
 	}
@@ -115,14 +115,18 @@ type outcome struct {
 }
 
 // exec runs one line of shell followed by the marker. The caller holds the
-// turn.
+// turn. bash reads a pipe one byte per system call (so that it never reads
+// past a command a child might want), so every byte of the line costs: the
+// marker's fixed part lives in a function defined when the shell starts,
+// stderr already shares stdout's pipe, and the id is short.
 func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	sh, note, err := s.shell()
 	if err != nil {
 		return outcome{}, err
 	}
-	marker := "__deskbot_" + rand.Text() + "__ "
-	line := script + "; printf '\\n" + marker + "%d\\n' \"$?\"\n"
+	id := rand.Text()[:16] // 80 bits; the command never sees it anyway
+	marker := "__deskbot_" + id + "__ "
+	line := script + ";" + markFunc + " " + id + "\n"
 	c := newCollector(s.m.cfg.MaxOutput)
 	res := make(chan readResult, 1)
 	go func() { res <- readUntil(sh.out, []byte(marker), c) }()

@@ -18,9 +18,9 @@ func TestFolderAndVariablesCarryOver(t *testing.T) {
 	eachMode(t, func(t *testing.T, mode string) {
 		s := mustSession(t, mustManager(t, testConfig(t, mode)), "main")
 		mustOutput(t, s, "mkdir -p sub && cd sub")
-		mustOutput(t, s, "export PRICE=42; LOT=7")
-		got := mustOutput(t, s, `pwd; echo "$PRICE $LOT"; bash -c 'echo child:$PRICE'`)
-		want := filepath.Join(s.Dir(), "sub") + "\n42 7\nchild:42\n"
+		mustOutput(t, s, "export PRICE=42; LOT=7; declare -a SIDES=(buy sell); f() { echo fn; }")
+		got := mustOutput(t, s, `pwd; echo "$PRICE $LOT ${SIDES[1]}"; f; bash -c 'echo child:$PRICE'`)
+		want := filepath.Join(s.Dir(), "sub") + "\n42 7 sell\nfn\nchild:42\n"
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}

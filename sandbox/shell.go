@@ -66,6 +66,10 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		cmd.Wait()
 		close(sh.done)
 	}()
+	if _, err := inW.WriteString(markDef); err != nil {
+		sh.kill()
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s did not start: %v", desk, err)
+	}
 	return sh, nil
 }
 
@@ -95,6 +99,15 @@ func (sh *shell) kill() {
 		sh.outR.Close()
 	})
 }
+
+// markFunc prints the marker line: a newline (the output may not end with
+// one), "__deskbot_<id>__ " and the status of the command before it. It is
+// a function, not eval'd code's wrapper, so that "declare" and "local" in a
+// command keep their top-level meaning.
+const (
+	markFunc = "__dbm"
+	markDef  = markFunc + "() { printf '\\n__deskbot_%s__ %d\\n' \"$1\" \"$?\"; }\n"
+)
 
 // readResult is how reading a command's output ended.
 type readResult struct {
