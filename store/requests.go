@@ -98,7 +98,8 @@ func (s *Store) Request(ctx context.Context, id string) (*deskbot.Request, error
 	return decodeRequest(id, h)
 }
 
-// DueRequests is ZRANGEBYSCORE on the open index: it reads only what is due.
+// DueRequests returns the open requests due at now, in order of expiry. It
+// reads only what is due.
 func (s *Store) DueRequests(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	return s.dueIn(ctx, s.openKey(), now, limit)
 }
@@ -108,14 +109,31 @@ func (s *Store) DenialsDue(ctx context.Context, now time.Time, limit int) ([]str
 	return s.dueIn(ctx, s.denialsKey(), now, limit)
 }
 
+// dueScript reads the due part of an index and drops ids whose request has
+// vanished (its retention ran out while it was still indexed, e.g. after a
+// long outage), so that a sweep never spins on ids it cannot act on. It
+// touches only what is due. The request keys it checks are built from the
+// prefix rather than declared, which standalone Redis allows.
+var dueScript = redis.NewScript(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+local live = {}
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[3] .. id) == 1 then
+    live[#live + 1] = id
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return live`)
+
 func (s *Store) dueIn(ctx context.Context, key string, now time.Time, limit int) ([]string, error) {
-	count := int64(limit)
 	if limit <= 0 {
-		count = -1 // all of them
+		limit = -1 // all of them
 	}
-	ids, err := s.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: count,
-	}).Result()
+	ids, err := dueScript.Run(ctx, s.rdb, []string{key}, now.UnixMilli(), limit, s.requestKey("")).StringSlice()
+	if err == redis.Nil {
+		return nil, nil
+	}
 	return ids, s.wrap(err)
 }
 

@@ -124,3 +124,31 @@ func TestAuditTrailOfARequest(t *testing.T) {
 		}
 	})
 }
+
+// A request that vanished while still indexed (its retention ran out during
+// an outage) is dropped from the indexes instead of being handed to the
+// sweep forever.
+func TestVanishedRequestsLeaveTheIndexes(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		exp := base.Add(time.Minute)
+		for _, id := range []string{"gone", "kept", "gone2"} {
+			mustCreate(t, s, id, exp)
+		}
+		mustTransition(t, s, "gone2", deskbot.Transition{
+			From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base,
+			Set: deskbot.RequestPatch{DenyDueAt: exp},
+		})
+		s.Client().Del(ctx, s.Key("req", "gone"), s.Key("req", "gone2"))
+
+		if got, _ := s.DueRequests(ctx, exp, 10); !eq(got, []string{"kept"}) {
+			t.Errorf("DueRequests = %v; want [kept]", got)
+		}
+		if got, _ := s.DenialsDue(ctx, exp, 10); len(got) != 0 {
+			t.Errorf("DenialsDue = %v; want none", got)
+		}
+		if n := s.Client().ZCard(ctx, s.Key("open")).Val(); n != 1 {
+			t.Errorf("open index holds %d ids; want 1", n)
+		}
+	})
+}

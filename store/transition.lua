@@ -16,6 +16,10 @@
 local cur = redis.call('HMGET', KEYS[1], 'state', 'expires_at_ms', 'delivered_at')
 local state, expires, delivered = cur[1], tonumber(cur[2]), cur[3]
 if not state then
+  -- Vanished (or never was): make sure no index keeps pointing at it.
+  redis.call('ZREM', KEYS[2], ARGV[6])
+  redis.call('SREM', KEYS[3], ARGV[6])
+  redis.call('ZREM', KEYS[4], ARGV[6])
   return {-1}
 end
 if not string.find(ARGV[1], '|' .. state .. '|', 1, true) then
