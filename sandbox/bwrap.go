@@ -31,7 +31,7 @@ func lookBwrap() (string, error) {
 // bwrapArgs is the bubblewrap command line for a desk whose folder is dir.
 // The order matters: later mounts cover earlier ones (the desk's folder may
 // lie under /tmp, which is first replaced by an empty tmpfs).
-func bwrapArgs(cfg Config, desk, dir string, env []string) []string {
+func bwrapArgs(cfg Config, dir string, env []string) []string {
 	a := []string{
 		"--die-with-parent", // the sandbox and everything in it ends with the service
 		"--new-session",     // no TIOCSTI into a terminal the service might have
@@ -104,7 +104,7 @@ func tryBwrap(ctx context.Context, cfg Config) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	env := cfg.env("probe", dir)
-	args := append(bwrapArgs(cfg, "probe", dir, env), "--", bash, "--noprofile", "--norc", "-c", "echo ok")
+	args := append(bwrapArgs(cfg, dir, env), "--", bash, "--noprofile", "--norc", "-c", "echo ok")
 	cmd := exec.CommandContext(ctx, bw, args...)
 	cmd.Env = env
 	var out bytes.Buffer

@@ -4,7 +4,8 @@
 // check_background.
 //
 // Delivery and concurrency: a Session runs one command at a time; commands
-// from parallel tool calls queue in arrival order (per context). The end of a
+// from parallel tool calls wait their turn (bounded by their context) and
+// run one after another. The end of a
 // command's output is found by a marker line carrying a fresh random id and
 // the exit status, so nothing a command prints can end it early. A command
 // that outlives the timeout restarts the whole session; a bash that exits is
@@ -20,6 +21,13 @@
 // environment is rebuilt from scratch in every mode (see Config.env), and
 // bwrap itself is started with that clean environment because a sandboxed
 // process can read its init's /proc/1/environ.
+//
+// Output a command leaves running in the background with "&" (rather than
+// through bash_background) is read as part of whichever command runs next.
+//
+// Fallback mode (no usable bwrap) keeps the clean environment and the
+// folder but isolates nothing, and a process that leaves the shell's process
+// group (setsid) survives a restart there.
 //
 // With Network on, the desk shares the host's network namespace, so anything
 // listening on localhost (Redis included) is reachable: protect Redis with a

@@ -31,7 +31,7 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	env := m.cfg.env(desk, dir)
 	var cmd *exec.Cmd
 	if m.mode == ModeBwrap {
-		args := append(bwrapArgs(m.cfg, desk, dir, env), "--", m.bash, "--noprofile", "--norc")
+		args := append(bwrapArgs(m.cfg, dir, env), "--", m.bash, "--noprofile", "--norc")
 		cmd = exec.Command(m.bwrap, args...)
 	} else {
 		cmd = exec.Command(m.bash, "--noprofile", "--norc")
