@@ -1,0 +1,93 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	tele "gopkg.in/telebot.v3"
+)
+
+// person names the sender of an update the way people in the chat know
+// them: "Already allowed by Asha". The id is what access is decided on; a
+// name can be changed by its owner at will.
+func person(u *tele.User) deskbot.Person {
+	if u == nil {
+		return deskbot.Person{Name: "someone"}
+	}
+	name := u.FirstName
+	if name == "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = strconv.FormatInt(u.ID, 10)
+	}
+	return deskbot.Person{ID: u.ID, Name: name}
+}
+
+// approver reports whether u may decide, flatten, pause, resume, revoke
+// or tell. A nil sender (channel posts, anonymous admins) never may.
+func (b *Bot) approver(u *tele.User) bool {
+	return u != nil && b.approvers[u.ID]
+}
+
+// listens reports whether the bot acts on messages in c's chat: the team's
+// group, and private chats with approvers. Everything else is a stranger's
+// chat, where only /whoami is answered.
+func (b *Bot) listens(c tele.Context) bool {
+	ch := c.Chat()
+	if ch == nil {
+		return false
+	}
+	if ch.ID == b.cfg.ChatID {
+		return true
+	}
+	return ch.Type == tele.ChatPrivate && b.approver(c.Sender())
+}
+
+// guard is the middleware every handler runs in: it recovers panics (telebot
+// runs each handler in its own goroutine with no recovery, so one panic
+// would end the service), counts the handler so Run can wait for it, and
+// drops messages from chats the bot does not serve.
+func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
+	return func(next tele.HandlerFunc) tele.HandlerFunc {
+		return func(c tele.Context) (err error) {
+			if !b.track.Add() {
+				return nil // shutting down; Telegram will redeliver it
+			}
+			defer b.track.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					b.log.Error("panic in a Telegram handler", "panic", b.scrub(fmt.Sprint(v)), "stack", b.scrub(string(debug.Stack())))
+					err = nil
+				}
+			}()
+			if !anywhere && c.Callback() == nil && !b.listens(c) {
+				var chat int64
+				if c.Chat() != nil {
+					chat = c.Chat().ID
+				}
+				b.log.Debug("ignored a message from a chat the bot does not serve", "chat", chat)
+				return nil
+			}
+			return next(c)
+		}
+	}
+}
+
+// handlerContext bounds one handler's work by the service's lifetime and a
+// deadline, so a hung Redis or Telegram cannot pile up goroutines.
+func (b *Bot) handlerContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(b.lifetime(), 30*time.Second)
+}
+
+// once reports whether key is seen for the first time. Telegram delivers the
+// last batch of updates again after a crash, so a side effect (a /tell, a
+// flatten) is marked before it is done: at most once is the safer failure
+// for a person's command, who sees no answer and can repeat it.
+func (b *Bot) once(ctx context.Context, key string) (bool, error) {
+	return b.deps.Notes.PutNoteOnce(ctx, key, "1", 48*time.Hour)
+}

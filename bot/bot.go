@@ -1,0 +1,269 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+	tele "gopkg.in/telebot.v3"
+)
+
+// Config is the bot's part of the service configuration.
+type Config struct {
+	Token       string  // TELEGRAM_TOKEN; never logged or shown
+	APIURL      string  // TELEGRAM_API_URL
+	ChatID      int64   // TELEGRAM_CHAT_ID, the team's group
+	Approvers   []int64 // TELEGRAM_APPROVERS
+	PollTimeout time.Duration
+	Desks       []string // the desks, in the order /desks shows them
+	DataDir     string   // pictures are trusted only under DataDir/desks/<desk>
+	Now         deskbot.Now
+	// Sender tunes pacing and retries; zero values keep Telegram's limits.
+	// Tests shorten the gaps.
+	Sender SenderOptions
+	// Consumer names this process in the event stream's consumer group;
+	// default "bot".
+	Consumer string
+}
+
+// Gate is what the bot asks of the permission gate.
+type Gate interface {
+	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
+	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
+	AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error)
+	Request(ctx context.Context, id string) (*deskbot.Request, error)
+	Grants(ctx context.Context) ([]deskbot.Grant, error)
+	Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error
+}
+
+// OpenRequests lists the requests still waiting for a decision.
+type OpenRequests interface {
+	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
+}
+
+// Deps are the parts of the service the bot acts on.
+type Deps struct {
+	Gate     Gate
+	Inbox    deskbot.Inbox
+	Desks    deskbot.DeskStore
+	Broker   deskbot.Broker
+	Requests OpenRequests
+	Notes    deskbot.Notes
+	Events   deskbot.EventLog
+	Audit    deskbot.Auditor
+}
+
+// Bot is the team's Telegram bot.
+type Bot struct {
+	cfg       Config
+	deps      Deps
+	log       *slog.Logger
+	now       deskbot.Now
+	tb        *tele.Bot
+	sender    *Sender
+	outbox    *Outbox
+	approvers map[int64]bool
+	desks     map[string]bool
+	track     tracker
+
+	mu     sync.Mutex
+	ctx    context.Context // the service's lifetime, set by Run
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New builds the bot and checks the token with getMe (telebot needs the
+// bot's username to accept /cmd@botname). It does not poll until Run.
+func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = 30 * time.Second
+	}
+	// getUpdates takes whole seconds, and 0 would turn the long poll into
+	// a busy loop.
+	cfg.PollTimeout = max(cfg.PollTimeout.Round(time.Second), time.Second)
+	if cfg.Consumer == "" {
+		cfg.Consumer = "bot"
+	}
+	if len(cfg.Approvers) == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
+	}
+	b := &Bot{cfg: cfg, deps: deps, log: log, now: cfg.Now, approvers: map[int64]bool{}, desks: map[string]bool{}}
+	for _, id := range cfg.Approvers {
+		b.approvers[id] = true
+	}
+	for _, d := range cfg.Desks {
+		b.desks[d] = true
+	}
+	tb, err := tele.NewBot(tele.Settings{
+		URL:     cfg.APIURL,
+		Token:   cfg.Token,
+		Poller:  &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub},
+		Verbose: false, // verbose mode prints request URLs, token and all
+		// The long poll is held up to PollTimeout; the client must wait a
+		// little longer than that before it gives up on a request.
+		Client: &http.Client{Timeout: cfg.PollTimeout + 15*time.Second},
+		OnError: func(err error, c tele.Context) {
+			log.Error("telegram handler failed", "err", b.scrub(err.Error()))
+		},
+	})
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
+	}
+	b.tb = tb
+	so := cfg.Sender
+	if so.Now == nil {
+		so.Now = cfg.Now
+	}
+	if so.Log == nil {
+		so.Log = log
+	}
+	b.sender = NewSender(tb, so)
+	b.outbox = NewOutbox(OutboxConfig{
+		ChatID:      cfg.ChatID,
+		Group:       "telegram",
+		Consumer:    cfg.Consumer,
+		Now:         cfg.Now,
+		PictureRoot: b.pictureRoot,
+	}, deps.Events, deps.Notes, b.sender, log)
+	b.routes()
+	return b, nil
+}
+
+// Run registers the commands, starts the outbox and long polling, and
+// returns when ctx ends, after the poller stopped and the handlers and held
+// calls it started have finished.
+func (b *Bot) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.mu.Lock()
+	if b.done != nil {
+		b.mu.Unlock()
+		return deskbot.Errorf(deskbot.ECONFLICT, "the bot is already running")
+	}
+	b.ctx, b.cancel, b.done = ctx, cancel, make(chan struct{})
+	b.mu.Unlock()
+	defer close(b.done)
+
+	if err := b.setCommands(ctx); err != nil {
+		// The menu is a convenience; the commands work without it.
+		b.log.WarnContext(ctx, "could not register the command menu", "err", b.scrub(err.Error()))
+	}
+	outErr := make(chan error, 1)
+	go func() { outErr <- b.outbox.Run(ctx) }()
+	polling := make(chan struct{})
+	go func() { b.tb.Start(); close(polling) }()
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-outErr:
+		cancel()
+	}
+	b.tb.Stop()
+	<-polling
+	b.track.Close() // waits for handlers and the held calls they started
+	if err == nil {
+		err = <-outErr
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close stops a running bot and waits for Run to return.
+func (b *Bot) Close() {
+	b.mu.Lock()
+	cancel, done := b.cancel, b.done
+	b.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// lifetime is the service's context: work that must outlive the update that
+// started it (a held call that was allowed) is bound to it.
+func (b *Bot) lifetime() context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx == nil {
+		return context.Background()
+	}
+	return b.ctx
+}
+
+var commands = []tele.Command{
+	{Text: "desks", Description: "Every desk: state, requests, positions, P&L"},
+	{Text: "flatten", Description: "Close a desk's positions: /flatten <desk|all>"},
+	{Text: "tell", Description: "Tell a desk something: /tell <desk> <text>"},
+	{Text: "requests", Description: "Open permission requests"},
+	{Text: "grants", Description: "Standing grants, with Revoke buttons"},
+	{Text: "pause", Description: "Pause a desk: /pause <desk|all>"},
+	{Text: "resume", Description: "Resume a desk: /resume <desk|all>"},
+	{Text: "help", Description: "What the bot does"},
+	{Text: "whoami", Description: "Your user id and this chat's id"},
+}
+
+func (b *Bot) setCommands(ctx context.Context) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = b.tb.SetCommands(commands); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// tracker counts handlers and the work they start, so shutdown can wait for
+// them; after Close it refuses new work.
+type tracker struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (t *tracker) Add() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+func (t *tracker) Done() { t.wg.Done() }
+
+func (t *tracker) Close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// pictureRoot is the only folder a desk's pictures are sent from: a path a
+// model wrote into an event is trusted only inside its own desk's folder.
+func (b *Bot) pictureRoot(desk string) string {
+	if b.cfg.DataDir == "" || !b.desks[desk] {
+		return ""
+	}
+	return filepath.Join(b.cfg.DataDir, "desks", desk)
+}

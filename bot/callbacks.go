@@ -1,0 +1,183 @@
+package bot
+
+import (
+	"context"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+	tele "gopkg.in/telebot.v3"
+)
+
+// The texts a tap can be answered with (callback answers: at most 200
+// characters, shown as a toast or an alert).
+const (
+	onlyApprovers = "Only approvers can decide; nothing was changed."
+	refusedData   = "Sorry, I don't recognise that button, so nothing was done."
+	unknownReq    = "Sorry, I don't know that request (it may be too old), so nothing was done."
+)
+
+// onCallback handles every tap. Callback data carries no trust: it is
+// parsed strictly, the person is checked against the approvers, and every
+// request, desk and grant it names is checked against the store.
+func (b *Bot) onCallback(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	cb := c.Callback()
+	action, arg, err := ParseCallback(cb.Data)
+	if err != nil {
+		b.log.InfoContext(ctx, "refused malformed callback data", "from", senderID(c))
+		b.answer(c, refusedData, true)
+		return nil
+	}
+	if !b.approver(c.Sender()) {
+		b.log.InfoContext(ctx, "refused a tap by a non-approver", "from", senderID(c), "action", action)
+		b.answer(c, onlyApprovers, true)
+		return nil
+	}
+	switch action {
+	case ActAllowOnce:
+		b.decide(ctx, c, arg, deskbot.AllowOnce)
+	case ActAlwaysAllow:
+		b.decide(ctx, c, arg, deskbot.AlwaysAllow)
+	case ActDeny:
+		b.decide(ctx, c, arg, deskbot.Deny)
+	case ActSkipReason:
+		b.skipReason(ctx, c, arg)
+	case ActFlattenAsk, ActFlattenConfirm, ActCancel:
+		b.flattenTap(ctx, c, action, arg)
+	case ActRevoke:
+		b.revoke(ctx, c, arg)
+	default:
+		b.answer(c, refusedData, true)
+	}
+	return nil
+}
+
+// decide takes a person's decision on a request. The gate's transition is
+// atomic, so of any number of taps (two approvers at once, a redelivered
+// update, a tap as the request lapses) exactly one wins; the others are
+// answered with what already happened and run nothing. A won allow runs
+// the held call on the service's lifetime, not the tap's: the tap is
+// answered at once and the outbox edits the message when the call ends.
+func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.Decision) {
+	p := person(c.Sender())
+	resp, err := b.deps.Gate.Decide(ctx, id, d, "", p)
+	if err != nil {
+		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if resp.Allows() {
+		if b.track.Add() {
+			go func() {
+				defer b.track.Done()
+				b.run(resp)
+			}()
+		}
+		msg := "Allowed; running…"
+		if d == deskbot.AlwaysAllow {
+			msg = "Always allowed; running…"
+		}
+		b.answer(c, msg, false)
+		return
+	}
+	b.answer(c, "Denied; it will not run.", false)
+	if resp.Request.DeliveredAt.IsZero() {
+		b.askReason(ctx, c, resp.Request, p)
+	}
+}
+
+// run runs an allowed call. Its outcome reaches the chat through the
+// event stream (the outbox edits the request's message), and the desk
+// through its inbox; here it is only logged.
+func (b *Bot) run(resp *gate.PermissionResponse) {
+	ctx := b.lifetime()
+	r := resp.Request
+	if _, err := b.deps.Gate.Run(ctx, resp); err != nil {
+		if deskbot.ErrorCode(err) == deskbot.EINTERNAL {
+			b.log.ErrorContext(ctx, "held call was allowed but not recorded as run", "desk", r.Desk, "request", r.ID, "err", b.scrub(err.Error()))
+		} else {
+			b.log.WarnContext(ctx, "held call not run", "desk", r.Desk, "request", r.ID, "err", b.scrub(err.Error()))
+		}
+	}
+}
+
+// tapRefusal says why a tap did nothing. An unknown request is most often
+// forged data or a message older than the store's memory.
+func (b *Bot) tapRefusal(ctx context.Context, err error) string {
+	switch deskbot.ErrorCode(err) {
+	case deskbot.ENOTFOUND:
+		return unknownReq
+	case deskbot.EINVALID:
+		return refusedData
+	}
+	return b.explain(ctx, "a tap failed", err)
+}
+
+// flattenTap handles the flatten buttons: a desk chosen (ask to confirm),
+// the confirmation, or cancel.
+func (b *Bot) flattenTap(ctx context.Context, c tele.Context, action, target string) {
+	if target != "all" && !b.desks[target] {
+		b.answer(c, refusedData, true)
+		return
+	}
+	m := c.Callback().Message
+	switch action {
+	case ActFlattenAsk:
+		b.answer(c, "", false)
+		text, kb := b.flattenConfirm(target)
+		b.say(ctx, m.Chat.ID, text, kb)
+	case ActCancel:
+		b.answer(c, "Cancelled; nothing was closed.", false)
+		if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, "Flatten of "+bold(target)+" cancelled by "+bold(person(c.Sender()).Name)+"; nothing was closed.", nil); err != nil {
+			b.log.WarnContext(ctx, "could not edit a cancelled flatten", "err", b.scrub(err.Error()))
+		}
+	case ActFlattenConfirm:
+		b.flatten(ctx, c, target)
+	}
+}
+
+// revoke removes a standing grant; the gate holds that tool again.
+func (b *Bot) revoke(ctx context.Context, c tele.Context, key string) {
+	desk, tool, ok := strings.Cut(key, "/")
+	if !ok || !b.desks[desk] || tool == "" {
+		b.answer(c, refusedData, true)
+		return
+	}
+	err := b.deps.Gate.Revoke(ctx, desk, tool, person(c.Sender()))
+	switch deskbot.ErrorCode(err) {
+	case "":
+		b.answer(c, "Revoked: "+desk+" asks again before "+tool+".", false)
+	case deskbot.ENOTFOUND:
+		b.answer(c, "There is no such grant (already revoked?).", false)
+	default:
+		b.answer(c, b.explain(ctx, "revoke failed", err), true)
+		return
+	}
+	m := c.Callback().Message
+	text, kb, err := b.grantsView(ctx)
+	if err == nil {
+		err = b.sender.Edit(ctx, m.Chat.ID, m.ID, text, kb)
+	}
+	if err != nil {
+		b.log.WarnContext(ctx, "could not refresh the grants message", "err", b.scrub(err.Error()))
+	}
+}
+
+// answer answers a tap. Telegram drops answers after a few seconds, and a
+// failed answer changes nothing that was decided, so it is only logged.
+func (b *Bot) answer(c tele.Context, text string, alert bool) {
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:199]) + "…"
+	}
+	if err := b.tb.Respond(c.Callback(), &tele.CallbackResponse{Text: text, ShowAlert: alert}); err != nil {
+		b.log.Debug("could not answer a tap", "err", b.scrub(err.Error()))
+	}
+}
+
+func senderID(c tele.Context) int64 {
+	if c.Sender() == nil {
+		return 0
+	}
+	return c.Sender().ID
+}

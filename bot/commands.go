@@ -1,0 +1,274 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/deskbot/deskbot"
+	tele "gopkg.in/telebot.v3"
+)
+
+// routes registers every handler. /whoami is answered anywhere, for anyone;
+// everything else only where the bot listens (see listens). Callbacks are
+// checked per tap: only approvers decide, wherever the button is.
+func (b *Bot) routes() {
+	anywhere := b.tb.Group()
+	anywhere.Use(b.guard(true))
+	anywhere.Handle("/whoami", b.onWhoami)
+
+	served := b.tb.Group()
+	served.Use(b.guard(false))
+	served.Handle("/start", b.onHelp)
+	served.Handle("/help", b.onHelp)
+	served.Handle("/desks", b.onDesks)
+	served.Handle("/flatten", b.onFlatten)
+	served.Handle("/tell", b.onTell)
+	served.Handle("/requests", b.onRequests)
+	served.Handle("/grants", b.onGrants)
+	served.Handle("/pause", func(c tele.Context) error { return b.onPause(c, true) })
+	served.Handle("/resume", func(c tele.Context) error { return b.onPause(c, false) })
+	served.Handle(tele.OnText, b.onText)
+	served.Handle(tele.OnCallback, b.onCallback)
+}
+
+const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an approver taps <i>Allow once</i>, <i>Always allow</i> or <i>Deny</i>.
+
+/desks – every desk: state, open requests, positions and P&amp;L, last activity
+/flatten &lt;desk|all&gt; – close a desk's positions (asks to confirm)
+/tell &lt;desk&gt; &lt;text&gt; – tell a desk something (or reply to its message)
+/requests – open requests, with their buttons again
+/grants – standing grants, with Revoke buttons
+/pause &lt;desk|all&gt;, /resume &lt;desk|all&gt; – stop or restart a desk's turns
+/whoami – your user id and this chat's id
+
+Only approvers can decide, flatten, pause, resume, revoke or tell.`
+
+func (b *Bot) onHelp(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	return b.reply(ctx, c, helpText, nil)
+}
+
+func (b *Bot) onWhoami(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	var user, chat int64
+	if c.Sender() != nil {
+		user = c.Sender().ID
+	}
+	if c.Chat() != nil {
+		chat = c.Chat().ID
+	}
+	return b.reply(ctx, c, fmt.Sprintf("Your user id: <code>%d</code>\nThis chat's id: <code>%d</code>", user, chat), nil)
+}
+
+// onTell sends a person's words to a desk as a new trigger.
+func (b *Bot) onTell(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can tell a desk something.", nil)
+	}
+	desk, text := word(args(c))
+	if desk == "" || text == "" {
+		return b.reply(ctx, c, "Usage: /tell &lt;desk&gt; &lt;text&gt;. Desks: "+b.deskList()+".", nil)
+	}
+	if !b.desks[desk] {
+		return b.reply(ctx, c, b.unknownDesk(desk, "/tell &lt;desk&gt; &lt;text&gt;"), nil)
+	}
+	return b.tell(ctx, c, desk, text)
+}
+
+// tell queues text for desk, once per chat message however often Telegram
+// delivers it.
+func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error {
+	m := c.Message()
+	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
+	}
+	if !first {
+		return nil
+	}
+	p := person(c.Sender())
+	t := deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: text, From: p.Name, CreatedAt: b.now()}
+	if err := b.deps.Inbox.Enqueue(ctx, t); err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
+	}
+	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", who(p))
+	return b.reply(ctx, c, "Sent to "+bold(desk)+".", nil)
+}
+
+// onPause pauses or resumes desks; the switch survives restarts.
+func (b *Bot) onPause(c tele.Context, pause bool) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	verb, usage := "pause", "/pause &lt;desk|all&gt;"
+	if !pause {
+		verb, usage = "resume", "/resume &lt;desk|all&gt;"
+	}
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can "+verb+" a desk.", nil)
+	}
+	desks, msg := b.target(args(c), usage)
+	if desks == nil {
+		return b.reply(ctx, c, msg, nil)
+	}
+	p := person(c.Sender())
+	for _, d := range desks {
+		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: who(p), At: b.now()}
+		if err := b.deps.Desks.SetPaused(ctx, d, pause, audit); err != nil {
+			return b.reply(ctx, c, b.explain(ctx, "could not "+verb+" a desk", err), nil)
+		}
+	}
+	done := "Paused "
+	if !pause {
+		done = "Resumed "
+	}
+	return b.reply(ctx, c, done+boldList(desks)+".", nil)
+}
+
+// onRequests shows every open request again with its buttons, so a request
+// whose message scrolled away can still be decided.
+func (b *Bot) onRequests(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	rs, err := b.deps.Requests.OpenRequests(ctx)
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not list open requests", err), nil)
+	}
+	if len(rs) == 0 {
+		return b.reply(ctx, c, "No open requests.", nil)
+	}
+	// Each request is a message of its own; a long list would spend the
+	// group's budget of about 20 messages a minute.
+	const most = 10
+	for i, r := range rs {
+		if i == most {
+			return b.reply(ctx, c, fmt.Sprintf("…and %d more; decide these first.", len(rs)-most), nil)
+		}
+		text, kb := RenderRequest(r)
+		if err := b.reply(ctx, c, text, kb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onGrants lists standing grants with a Revoke button each.
+func (b *Bot) onGrants(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	text, kb, err := b.grantsView(ctx)
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not list grants", err), nil)
+	}
+	return b.reply(ctx, c, text, kb)
+}
+
+func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error) {
+	gs, err := b.deps.Gate.Grants(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(gs) == 0 {
+		return "No standing grants: every guarded tool asks first.", nil, nil
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].Desk+"/"+gs[i].Tool < gs[j].Desk+"/"+gs[j].Tool })
+	var sb strings.Builder
+	sb.WriteString("<b>Standing grants</b>")
+	kb := &tele.ReplyMarkup{}
+	for _, g := range gs {
+		fmt.Fprintf(&sb, "\n%s may use %s without asking; granted by %s at %s IST",
+			bold(g.Desk), code(g.Tool), html.EscapeString(g.GrantedBy), deskbot.Clock(g.GrantedAt))
+		if !g.ExpiresAt.IsZero() {
+			fmt.Fprintf(&sb, ", until %s IST", deskbot.Clock(g.ExpiresAt))
+		}
+		key := g.Desk + "/" + g.Tool
+		if btn := (tele.InlineButton{Unique: ActRevoke, Data: key, Text: "Revoke " + key}); fits(btn) {
+			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
+		}
+	}
+	return sb.String(), kb, nil
+}
+
+// target resolves a command's desk argument: one desk, or "all".
+func (b *Bot) target(arg, usage string) ([]string, string) {
+	arg = strings.TrimSpace(arg)
+	switch {
+	case arg == "":
+		return nil, "Usage: " + usage + ". Desks: " + b.deskList() + "."
+	case arg == "all":
+		return append([]string(nil), b.cfg.Desks...), ""
+	case b.desks[arg]:
+		return []string{arg}, ""
+	}
+	return nil, b.unknownDesk(arg, usage)
+}
+
+func (b *Bot) unknownDesk(desk, usage string) string {
+	return fmt.Sprintf("There is no desk named %s. Usage: %s. Desks: %s.", code(desk), usage, b.deskList())
+}
+
+func (b *Bot) deskList() string {
+	if len(b.cfg.Desks) == 0 {
+		return "none configured"
+	}
+	return html.EscapeString(strings.Join(b.cfg.Desks, ", "))
+}
+
+// reply answers in the chat of c, as a reply to the person's message so it
+// lands in the right forum topic. text is HTML: callers escape what came
+// from people, desks or models.
+func (b *Bot) reply(ctx context.Context, c tele.Context, text string, kb *tele.ReplyMarkup) error {
+	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, ReplyMarkup: kb, DisableWebPagePreview: true, AllowWithoutReply: true}
+	if m := c.Message(); m != nil && c.Callback() == nil {
+		opt.ReplyTo = m
+	}
+	_, err := b.sender.Send(ctx, c.Chat().ID, text, opt)
+	if err != nil {
+		b.log.WarnContext(ctx, "could not answer in the chat", "chat", c.Chat().ID, "err", b.scrub(err.Error()))
+	}
+	return nil
+}
+
+// args is the text after the command, all lines of it (telebot's Payload
+// stops at the first line break).
+func args(c tele.Context) string {
+	_, rest := word(c.Text())
+	return rest
+}
+
+// word splits s into its first word and the rest, both trimmed.
+func word(s string) (first, rest string) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i:])
+}
+
+func bold(s string) string { return "<b>" + html.EscapeString(s) + "</b>" }
+func code(s string) string { return "<code>" + html.EscapeString(s) + "</code>" }
+
+func boldList(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = bold(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// who names a person in the audit trail, as the gate does: the name people
+// know and the id that cannot be faked by changing it.
+func who(p deskbot.Person) string {
+	return fmt.Sprintf("%s (%d)", p.Name, p.ID)
+}
+
+// fits reports whether a button's callback data fits Telegram's 64 bytes.
+func fits(btn tele.InlineButton) bool { return len("\f"+btn.Unique+"|"+btn.Data) <= 64 }

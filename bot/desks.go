@@ -1,0 +1,210 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/broker"
+	tele "gopkg.in/telebot.v3"
+)
+
+// onDesks shows every desk: state, open requests, positions and P&L, last
+// activity, and a Flatten button per desk.
+func (b *Bot) onDesks(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	if len(b.cfg.Desks) == 0 {
+		return b.reply(ctx, c, "No desks are configured.", nil)
+	}
+	open, err := b.deps.Requests.OpenRequests(ctx)
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not list open requests", err), nil)
+	}
+	waiting := map[string]int{}
+	for _, r := range open {
+		waiting[r.Desk]++
+	}
+	var parts []string
+	kb := &tele.ReplyMarkup{}
+	for _, d := range b.cfg.Desks {
+		part, err := b.deskView(ctx, d, waiting[d])
+		if err != nil {
+			return b.reply(ctx, c, b.explain(ctx, "could not read a desk", err), nil)
+		}
+		parts = append(parts, part)
+		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: "Flatten " + d}); fits(btn) {
+			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
+		}
+	}
+	// Many desks with many positions outgrow one message: pack whole desks
+	// into messages; the buttons go with the last.
+	msgs := pack(parts, MaxMessage)
+	for i, m := range msgs {
+		var markup *tele.ReplyMarkup
+		if i == len(msgs)-1 {
+			markup = kb
+		}
+		if err := b.reply(ctx, c, m, markup); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pack joins HTML parts (each under limit) into as few texts of at most
+// limit UTF-16 units as it can, never cutting a part.
+func pack(parts []string, limit int) []string {
+	var out []string
+	cur := ""
+	for _, p := range parts {
+		switch {
+		case cur == "":
+			cur = p
+		case utf16Len(cur)+2+utf16Len(p) <= limit:
+			cur += "\n\n" + p
+		default:
+			out = append(out, cur)
+			cur = p
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, error) {
+	st, err := b.deps.Desks.DeskStatus(ctx, desk)
+	if err != nil {
+		return "", err
+	}
+	state := string(st.State)
+	if state == "" {
+		state = string(deskbot.DeskIdle)
+	}
+	if st.Paused {
+		state = string(deskbot.DeskPaused)
+		if st.State != "" && st.State != deskbot.DeskIdle && st.State != deskbot.DeskPaused {
+			state += ", " + string(st.State) // a turn in flight finishes after a pause
+		}
+	}
+	book, err := b.deps.Broker.Book(ctx, desk)
+	if err != nil {
+		return "", err
+	}
+	last := "no activity yet"
+	if !st.LastActivity.IsZero() {
+		last = "last activity " + deskbot.Clock(st.LastActivity) + " IST"
+	}
+	reqs := "no open requests"
+	switch {
+	case open == 1:
+		reqs = "1 open request"
+	case open > 1:
+		reqs = fmt.Sprintf("%d open requests", open)
+	}
+	return fmt.Sprintf("%s – %s; %s; %s\n%s", bold(desk), html.EscapeString(state), reqs, last,
+		html.EscapeString(trimRunes(broker.FormatBook(book), 3000))), nil
+}
+
+// onFlatten asks for a confirmation tap before it closes anything: a
+// mis-tap on a phone is costly.
+func (b *Bot) onFlatten(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can flatten a desk.", nil)
+	}
+	arg := args(c)
+	if arg == "" {
+		return b.reply(ctx, c, "Flatten which desk?", b.flattenChoices())
+	}
+	desks, msg := b.target(arg, "/flatten &lt;desk|all&gt;")
+	if desks == nil {
+		return b.reply(ctx, c, msg, nil)
+	}
+	text, kb := b.flattenConfirm(arg)
+	return b.reply(ctx, c, text, kb)
+}
+
+func (b *Bot) flattenChoices() *tele.ReplyMarkup {
+	kb := &tele.ReplyMarkup{}
+	for _, d := range append(append([]string(nil), b.cfg.Desks...), "all") {
+		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: d}); fits(btn) {
+			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
+		}
+	}
+	return kb
+}
+
+func (b *Bot) flattenConfirm(target string) (string, *tele.ReplyMarkup) {
+	what := "desk " + bold(target)
+	if target == "all" {
+		what = "<b>every desk</b> (" + b.deskList() + ")"
+	}
+	text := "Flatten " + what + "? Every open position is closed at its last price, and the desk is told."
+	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{
+		{Unique: ActFlattenConfirm, Data: target, Text: "Yes, flatten " + target},
+		{Unique: ActCancel, Data: target, Text: "Cancel"},
+	}}}
+	return text, kb
+}
+
+// flatten closes the positions of desks, reports what was closed and tells
+// each desk. It runs once per confirmation message, however many taps or
+// redeliveries arrive.
+func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
+	desks, _ := b.target(target, "")
+	m := c.Callback().Message
+	p := person(c.Sender())
+	first, err := b.once(ctx, fmt.Sprintf("tg:flatten:%d:%d", m.Chat.ID, m.ID))
+	if err != nil {
+		b.answer(c, b.explain(ctx, "could not record a flatten", err), true)
+		return
+	}
+	if !first {
+		b.answer(c, "This flatten was already done.", false)
+		return
+	}
+	b.answer(c, "Flattening…", false)
+	var lines []string
+	for _, d := range desks {
+		rep, err := b.deps.Broker.Flatten(ctx, d)
+		if err != nil {
+			lines = append(lines, bold(d)+": not flattened: "+html.EscapeString(b.explain(ctx, "flatten failed", err)))
+			continue
+		}
+		summary := broker.FormatFlatten(rep)
+		now := b.now()
+		lines = append(lines, bold(d)+": "+html.EscapeString(summary))
+		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: who(p), At: now, Detail: summary}
+		if err := b.deps.Audit.Audit(ctx, audit); err != nil {
+			b.log.ErrorContext(ctx, "could not audit a flatten", "desk", d, "err", err)
+		}
+		t := agent.FlattenTrigger(d, now, summary)
+		t.From = p.Name
+		if err := b.deps.Inbox.Enqueue(ctx, t); err != nil {
+			lines = append(lines, bold(d)+": "+html.EscapeString(b.explain(ctx, "could not tell a desk of its flatten", err)))
+		}
+	}
+	text := "Flattened by " + html.EscapeString(p.Name) + " at " + deskbot.Clock(b.now()) + " IST.\n" + strings.Join(lines, "\n")
+	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
+		b.log.WarnContext(ctx, "could not show a flatten's outcome", "err", b.scrub(err.Error()))
+		b.say(ctx, m.Chat.ID, text, nil)
+	}
+}
+
+// say sends text to a chat, logging a failure (the person asked for
+// nothing that a lost answer would undo).
+func (b *Bot) say(ctx context.Context, chatID int64, text string, kb *tele.ReplyMarkup) *tele.Message {
+	msg, err := b.sender.Send(ctx, chatID, text, &tele.SendOptions{ParseMode: tele.ModeHTML, ReplyMarkup: kb, DisableWebPagePreview: true})
+	if err != nil {
+		b.log.WarnContext(ctx, "could not send to the chat", "chat", chatID, "err", b.scrub(err.Error()))
+		return nil
+	}
+	return msg
+}

@@ -1,0 +1,292 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// The cast: two approvers and a stranger in the team's group.
+var (
+	asha     = telegramtest.User{ID: 101, FirstName: "Asha", Username: "asha_k"}
+	ravi     = telegramtest.User{ID: 102, FirstName: "Ravi"}
+	stranger = telegramtest.User{ID: 999, FirstName: "Mallory"}
+)
+
+const (
+	groupID   = int64(-100200300)
+	testToken = "123456:TEST-token-never-shown"
+)
+
+// e2eClock is the service's injected clock; it starts at 14:00 IST.
+type e2eClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *e2eClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *e2eClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// countingTool is a guarded tool that counts its runs and says when one
+// starts, so a test sees exactly how often a held call ran.
+type countingTool struct {
+	mu      sync.Mutex
+	runs    int
+	started chan struct{}
+	release chan struct{} // when non-nil, a run waits for it
+}
+
+func (t *countingTool) Name() string            { return "place_order" }
+func (t *countingTool) Description() string     { return "Places an order." }
+func (t *countingTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t *countingTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	t.mu.Lock()
+	t.runs++
+	release := t.release
+	t.mu.Unlock()
+	select {
+	case t.started <- struct{}{}:
+	default:
+	}
+	if release != nil {
+		<-release
+	}
+	return deskbot.ToolResult{Text: "bought 10 RELIANCE @ 100.00"}, nil
+}
+
+func (t *countingTool) Runs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.runs
+}
+
+// e2e is the whole service in-process: real Redis, the real gate with a
+// real registry, the paper broker, the fake Bot API and the real telebot
+// client under the bot.
+type e2e struct {
+	t      *testing.T
+	tg     *telegramtest.Server
+	st     *store.Store
+	gate   *gate.Gate
+	broker *broker.Paper
+	tool   *countingTool
+	clock  *e2eClock
+	bot    *bot.Bot
+	stop   context.CancelFunc
+	done   chan error
+}
+
+func mustE2E(t *testing.T) *e2e {
+	t.Helper()
+	h := &e2e{
+		t:     t,
+		tg:    telegramtest.New(t, testToken),
+		st:    storetest.MustOpen(t),
+		tool:  &countingTool{started: make(chan struct{}, 16)},
+		clock: &e2eClock{t: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)},
+	}
+	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool), "beta": agent.NewRegistry(h.tool)}
+	h.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute},
+		h.st, regs, h.clock.Now, quiet())
+	h.broker = broker.NewPaper(h.st.Client(), h.st.Key, h.clock.Now)
+	h.start()
+	return h
+}
+
+// start runs a bot on the harness's store, as a service (re)start would.
+func (h *e2e) start() {
+	h.t.Helper()
+	b, err := bot.New(bot.Config{
+		Token: testToken, APIURL: h.tg.URL, ChatID: groupID,
+		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
+		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
+		Sender: fastSender(),
+	}, bot.Deps{
+		Gate: h.gate, Inbox: h.st, Desks: h.st, Broker: h.broker, Requests: h.st,
+		Notes: h.st, Events: h.st, Audit: h.st,
+	}, quiet())
+	if err != nil {
+		h.t.Fatalf("bot.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.bot, h.stop, h.done = b, cancel, make(chan error, 1)
+	go func() { h.done <- b.Run(ctx) }()
+	h.t.Cleanup(h.shutdown)
+}
+
+// shutdown stops the bot and checks that Run returned cleanly.
+func (h *e2e) shutdown() {
+	if h.stop == nil {
+		return
+	}
+	h.stop()
+	select {
+	case err := <-h.done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			h.t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		h.t.Errorf("Run did not return within 10s of its context ending")
+	}
+	h.stop = nil
+}
+
+// restart stops the bot and starts a new one on the same Redis.
+func (h *e2e) restart() {
+	h.t.Helper()
+	h.shutdown()
+	h.start()
+}
+
+// mustHold holds a call on desk and waits for its message in the group.
+func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
+	h.t.Helper()
+	r, _, err := h.gate.Hold(h.t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: "place_order",
+		Arguments: json.RawMessage(`{"symbol":"RELIANCE","side":"buy","quantity":10}`)})
+	if err != nil {
+		h.t.Fatalf("hold: %v", err)
+	}
+	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, r.ID) && len(m.Keyboard) > 0 })
+	// The outbox records the message right after Telegram accepts it; wait
+	// for that, so a restart that follows does not fall in between.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := h.st.Note(h.t.Context(), "tg:reqmsg:"+r.ID); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the outbox never recorded the message of request %s", r.ID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return r, m
+}
+
+// waitMessage waits for a bot message in the group that satisfies ok.
+func (h *e2e) waitMessage(ok func(telegramtest.Message) bool) telegramtest.Message {
+	h.t.Helper()
+	return h.waitChatMessage(groupID, ok)
+}
+
+func (h *e2e) waitChatMessage(chat int64, ok func(telegramtest.Message) bool) telegramtest.Message {
+	h.t.Helper()
+	var found telegramtest.Message
+	h.tg.WaitFor(h.t, 10*time.Second, func(s *telegramtest.Server) bool {
+		for _, m := range s.BotMessages(chat) {
+			if ok(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// tap taps the button labelled label on message m, as user.
+func (h *e2e) tap(user telegramtest.User, m telegramtest.Message, label string) string {
+	h.t.Helper()
+	for _, row := range m.Keyboard {
+		for _, btn := range row {
+			if btn.Text == label {
+				return h.tg.InjectCallback(user, m.ChatID, m.ID, btn.Data)
+			}
+		}
+	}
+	h.t.Fatalf("message %d has no button %q; it has %q", m.ID, label, m.Labels())
+	return ""
+}
+
+// answer waits for the answer to a tap.
+func (h *e2e) answer(queryID string) (string, bool) {
+	h.t.Helper()
+	var text string
+	var alert bool
+	h.tg.WaitFor(h.t, 10*time.Second, func(s *telegramtest.Server) bool {
+		var ok bool
+		text, alert, ok = s.CallbackAnswer(queryID)
+		return ok
+	})
+	return text, alert
+}
+
+// triggers drains a desk's inbox.
+func (h *e2e) triggers(desk string) []deskbot.Trigger {
+	h.t.Helper()
+	var got []deskbot.Trigger
+	for {
+		tr, err := h.st.NextTrigger(h.t.Context(), desk, time.Millisecond)
+		if err != nil {
+			h.t.Fatalf("next trigger: %v", err)
+		}
+		if tr == nil {
+			return got
+		}
+		got = append(got, *tr)
+		if err := h.st.AckTrigger(h.t.Context(), tr); err != nil {
+			h.t.Fatalf("ack trigger: %v", err)
+		}
+	}
+}
+
+// waitTriggers waits until desk's inbox holds n triggers and returns them.
+func (h *e2e) waitTriggers(desk string, n int) []deskbot.Trigger {
+	h.t.Helper()
+	var got []deskbot.Trigger
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < n {
+		got = append(got, h.triggers(desk)...)
+		if len(got) >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("desk %s: %d triggers within 10s, want %d: %+v", desk, len(got), n, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return got
+}
+
+// say sends text to the group as user, optionally as a reply.
+func (h *e2e) say(user telegramtest.User, text string, replyTo int) int {
+	return h.tg.InjectText(user, groupID, text, replyTo)
+}
+
+// replyTo waits for the bot's reply to message id in chat.
+func (h *e2e) replyTo(chat int64, id int) telegramtest.Message {
+	h.t.Helper()
+	return h.waitChatMessage(chat, func(m telegramtest.Message) bool { return m.ReplyTo == id })
+}
+
+// fastSender keeps the sender's behaviour with gaps short enough for tests.
+func fastSender() bot.SenderOptions {
+	return bot.SenderOptions{PerChat: time.Millisecond, PerGroupPerMinute: 1 << 20, Overall: time.Microsecond,
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
+}
+
+func quiet() *slog.Logger {
+	if os.Getenv("BOT_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}

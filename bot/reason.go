@@ -1,0 +1,133 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	tele "gopkg.in/telebot.v3"
+)
+
+// ReasonPrompt is the question asked after a Deny.
+const ReasonPrompt = "Why, or what should the desk do instead?"
+
+// reasonTTL keeps the prompt's routing note well past any sensible
+// DENY_REASON_WAIT; a late reply is answered, not lost silently.
+const reasonTTL = 24 * time.Hour
+
+// askReason asks the person who denied for an optional reason. The denial
+// has already taken effect; the desk is told when the reason arrives, on
+// Skip, or when the gate's sweep finds DENY_REASON_WAIT over.
+//
+// Telegram gives a message one reply_markup: the prompt carries the Skip
+// button and asks for a forced reply, selective to the person mentioned, and
+// a client shows whichever it honours. A plain reply to the prompt works
+// either way.
+func (b *Bot) askReason(ctx context.Context, c tele.Context, r *deskbot.Request, p deskbot.Person) {
+	chatID := c.Callback().Message.Chat.ID
+	text := fmt.Sprintf("%s\n<a href=\"tg://user?id=%d\">%s</a>, reply to this message to tell %s why you denied %s, or tap Skip.",
+		ReasonPrompt, p.ID, html.EscapeString(p.Name), bold(r.Desk), code(r.Content.ToolName))
+	kb := &tele.ReplyMarkup{
+		ForceReply:     true,
+		Selective:      true,
+		Placeholder:    "Reason for " + r.Desk,
+		InlineKeyboard: [][]tele.InlineButton{{{Unique: ActSkipReason, Data: r.ID, Text: "Skip"}}},
+	}
+	msg := b.say(ctx, chatID, text, kb)
+	if msg == nil {
+		return // the sweep tells the desk without a reason
+	}
+	key := fmt.Sprintf("tg:reason:%d:%d", chatID, msg.ID)
+	if err := b.deps.Notes.PutNote(ctx, key, r.ID, reasonTTL); err != nil {
+		b.log.WarnContext(ctx, "could not remember a reason prompt; a reply to it will not be routed", "request", r.ID, "err", b.scrub(err.Error()))
+	}
+}
+
+// skipReason tells the desk of a denial now, without a reason.
+func (b *Bot) skipReason(ctx context.Context, c tele.Context, id string) {
+	p := person(c.Sender())
+	r, err := b.deps.Gate.AddReason(ctx, id, "", p)
+	switch deskbot.ErrorCode(err) {
+	case "":
+	case deskbot.ECONFLICT:
+		b.answer(c, deskbot.ErrorMessage(err), false)
+		b.closePrompt(ctx, c.Callback().Message, "")
+		return
+	default:
+		b.answer(c, b.tapRefusal(ctx, err), true)
+		return
+	}
+	b.answer(c, "Skipped; "+r.Desk+" is told now.", false)
+	b.closePrompt(ctx, c.Callback().Message, "Skipped by "+bold(p.Name)+"; "+bold(r.Desk)+" was told of the denial.")
+}
+
+// closePrompt replaces a reason prompt's text and removes its Skip button.
+func (b *Bot) closePrompt(ctx context.Context, m *tele.Message, text string) {
+	if m == nil {
+		return
+	}
+	if text == "" {
+		text = ReasonPrompt + "\nClosed: the desk was already told."
+	}
+	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
+		b.log.Debug("could not close a reason prompt", "err", b.scrub(err.Error()))
+	}
+}
+
+// onText handles replies: to a reason prompt (the reason for a denial) or
+// to a desk's message (a new message for that desk). Other text is chatter
+// among people and is left alone.
+func (b *Bot) onText(c tele.Context) error {
+	m := c.Message()
+	if m == nil || m.ReplyTo == nil {
+		return nil
+	}
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	text := strings.TrimSpace(m.Text)
+	if id, err := b.deps.Notes.Note(ctx, fmt.Sprintf("tg:reason:%d:%d", m.Chat.ID, m.ReplyTo.ID)); err == nil {
+		return b.reason(ctx, c, id, text)
+	} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+	}
+	desk, err := b.deps.Notes.Note(ctx, fmt.Sprintf("tg:deskmsg:%d:%d", m.Chat.ID, m.ReplyTo.ID))
+	switch deskbot.ErrorCode(err) {
+	case "":
+	case deskbot.ENOTFOUND:
+		return nil // a reply to something else
+	default:
+		return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+	}
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can tell a desk something.", nil)
+	}
+	if !b.desks[desk] || text == "" {
+		return nil
+	}
+	return b.tell(ctx, c, desk, text)
+}
+
+// reason hands a denial's reason to the gate, which tells the desk.
+func (b *Bot) reason(ctx context.Context, c tele.Context, id, text string) error {
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can give a reason for a denial.", nil)
+	}
+	m := c.Message()
+	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
+	}
+	if !first {
+		return nil
+	}
+	p := person(c.Sender())
+	r, err := b.deps.Gate.AddReason(ctx, id, text, p)
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not add a reason", err), nil)
+	}
+	b.closePrompt(ctx, m.ReplyTo, "Reason from "+bold(p.Name)+" for the denial of "+code(r.Content.ToolName)+" on "+bold(r.Desk)+":\n"+html.EscapeString(text))
+	return b.reply(ctx, c, "Told "+bold(r.Desk)+", with your reason.", nil)
+}
