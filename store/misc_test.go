@@ -118,3 +118,24 @@ func TestNotes(t *testing.T) {
 		}
 	})
 }
+
+// In embedded mode keys expire with the wall clock as on a real Redis
+// (miniredis alone would keep them forever).
+func TestEmbeddedNotesExpire(t *testing.T) {
+	s := storetest.MustOpenEmbedded(t)
+	ctx := t.Context()
+	if err := s.PutNote(ctx, "lock", "1", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := s.Note(ctx, "lock")
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("note with a 20ms TTL still there after 5s: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

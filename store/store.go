@@ -68,8 +68,11 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded}
 	if s.url == "" {
-		m, err := miniredis.Run()
-		if err != nil {
+		m := miniredis.NewMiniRedis()
+		// By default miniredis TTLs stand still; the service needs notes,
+		// call memory and closed requests to expire as on a real Redis.
+		m.ClockTTL(true)
+		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("store: start embedded redis: %w", err)
 		}
 		s.mini, s.url = m, "redis://"+m.Addr()
