@@ -84,7 +84,7 @@ func (t *countingTool) Runs() int {
 // real registry, the paper broker, the fake Bot API and the real telebot
 // client under the bot.
 type e2e struct {
-	t      *testing.T
+	t      testing.TB
 	tg     *telegramtest.Server
 	st     *store.Store
 	gate   *gate.Gate
@@ -96,7 +96,7 @@ type e2e struct {
 	done   chan error
 }
 
-func mustE2E(t *testing.T) *e2e {
+func mustE2E(t testing.TB) *e2e {
 	t.Helper()
 	h := &e2e{
 		t:     t,
