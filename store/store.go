@@ -20,6 +20,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -72,10 +73,15 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 		// By default miniredis TTLs stand still; the service needs notes,
 		// call memory and closed requests to expire as on a real Redis.
 		m.ClockTTL(true)
+		// It listens on loopback, where a desk's sandbox with the network on
+		// can reach it: a password nobody else knows keeps desks from
+		// writing their own decisions.
+		pw := rand.Text()
+		m.RequireAuth(pw)
 		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("store: start embedded redis: %w", err)
 		}
-		s.mini, s.url = m, "redis://"+m.Addr()
+		s.mini, s.url = m, "redis://:"+pw+"@"+m.Addr()
 	}
 	ro, err := redis.ParseURL(s.url)
 	if err != nil {
@@ -178,4 +184,29 @@ func (s *Store) wrap(err error) error {
 		return fmt.Errorf("store: %w", err)
 	}
 	return fmt.Errorf("%w (%v)", errUnavailable, err)
+}
+
+// RequiresAuth reports whether Redis refuses clients without credentials.
+// A desk whose sandbox has the network on can reach a Redis on the host's
+// loopback; only a password keeps it from writing its own decisions.
+func (s *Store) RequiresAuth(ctx context.Context) (bool, error) {
+	if s.embedded {
+		return true, nil
+	}
+	ro, err := redis.ParseURL(s.url)
+	if err != nil {
+		return false, deskbot.Errorf(deskbot.EINVALID, "REDIS_URL is not a valid redis:// URL")
+	}
+	ro.Username, ro.Password = "", ""
+	ro.DisableIdentity = true
+	anon := redis.NewClient(ro)
+	defer anon.Close()
+	err = anon.Ping(ctx).Err()
+	if err == nil {
+		return false, nil
+	}
+	if msg := err.Error(); strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "WRONGPASS") || strings.Contains(msg, "auth") {
+		return true, nil
+	}
+	return false, s.wrap(err)
 }

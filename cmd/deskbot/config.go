@@ -24,6 +24,7 @@ type Config struct {
 
 	// The gate and the store (issue 2)
 	RedisURL       string        `env:"REDIS_URL"`
+	RedisPrefix    string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
 	GrantTTL       time.Duration `env:"GRANT_TTL" envDefault:"0s"`
 	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk" envSeparator:","`
 	ApprovalExpiry time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`

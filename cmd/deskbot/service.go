@@ -65,7 +65,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ctx, m.cancel = context.WithCancel(ctx)
 	m.errs = make(chan error, 4)
 
-	if m.Store, err = store.Open(ctx, store.Options{URL: cfg.RedisURL}); err != nil {
+	if m.Store, err = store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix}); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
 	if m.Store.Embedded() {
@@ -77,6 +77,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		PassEnv: cfg.SandboxEnv, Timeout: cfg.SandboxTimeout, Logger: log,
 	}); err != nil {
 		return fmt.Errorf("sandbox: %s", deskbot.ErrorMessage(err))
+	}
+	if cfg.SandboxNetwork {
+		if auth, err := m.Store.RequiresAuth(ctx); err == nil && !auth {
+			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and put it in REDIS_URL, or set SANDBOX_NETWORK=false.")
+		}
 	}
 	m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
 
