@@ -63,6 +63,7 @@ func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 				if v := recover(); v != nil {
 					b.log.Error("panic in a Telegram handler", "panic", b.scrub(fmt.Sprint(v)), "stack", b.scrub(string(debug.Stack())))
 					err = nil
+					b.failed(c)
 				}
 			}()
 			if !anywhere && c.Callback() == nil && !b.listens(c) {
@@ -90,4 +91,19 @@ func (b *Bot) handlerContext() (context.Context, context.CancelFunc) {
 // for a person's command, who sees no answer and can repeat it.
 func (b *Bot) once(ctx context.Context, key string) (bool, error) {
 	return b.deps.Notes.PutNoteOnce(ctx, key, "1", 48*time.Hour)
+}
+
+// failed tells the person a handler broke, so a tap or a command is not met
+// with silence.
+func (b *Bot) failed(c tele.Context) {
+	if c.Callback() != nil {
+		b.answer(c, genericFailure, true)
+		return
+	}
+	if c.Chat() == nil || !b.listens(c) {
+		return
+	}
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	b.reply(ctx, c, genericFailure, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
@@ -138,7 +139,9 @@ func TestFlattenAsksThenCloses(t *testing.T) {
 	q2 := h.tap(asha, confirm, "Yes, flatten alpha")
 	h.answer(q1)
 	h.answer(q2)
-	done := h.waitMessage(func(x telegramtest.Message) bool { return x.ID == confirm.ID && strings.Contains(x.Plain, "Flattened 1 position") })
+	done := h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == confirm.ID && strings.Contains(x.Plain, "Flattened 1 position")
+	})
 	if len(done.Keyboard) != 0 {
 		t.Errorf("flatten report still has buttons: %q", done.Labels())
 	}
@@ -201,7 +204,9 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	if need, _ := h.gate.NeedsPermission(ctx, "alpha", "place_order"); !need {
 		t.Errorf("the gate does not hold place_order again after the revoke")
 	}
-	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == grants.ID && strings.HasPrefix(x.Plain, "No standing grants") })
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == grants.ID && strings.HasPrefix(x.Plain, "No standing grants")
+	})
 }
 
 func TestWhoamiAnswersAnyoneOtherChatsAreIgnored(t *testing.T) {
@@ -258,3 +263,49 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func slicesHas(ss []string, s string) bool { return slices.Contains(ss, s) }
 func slicesEqual(a, b []string) bool       { return slices.Equal(a, b) }
+
+// Telegram failing (a refused send, a wrong token) leaves no trace of the
+// token: every test's logs and chat are checked for it at cleanup, and here
+// the failures that quote URLs are provoked on purpose.
+func TestTokenNeverShown(t *testing.T) {
+	h := mustE2E(t)
+	h.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 400, Description: "Bad Request: chat not found", Times: 1})
+	h.say(asha, "/help", 0)
+	h.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
+		for _, c := range s.Calls("sendMessage") {
+			if c.Status == 400 {
+				return true
+			}
+		}
+		return false
+	})
+	h.replyTo(groupID, h.say(asha, "/help", 0))
+
+	_, err := bot.New(bot.Config{Token: "999:wrong-token-kept-secret", APIURL: h.tg.URL, ChatID: groupID, Approvers: []int64{asha.ID}}, bot.Deps{}, quiet())
+	if err == nil || strings.Contains(err.Error(), "wrong-token-kept-secret") {
+		t.Errorf("New with a wrong token: %v; want an error that does not quote the token", err)
+	}
+}
+
+// panicky is a broker whose Book panics, as a bug in a dependency would.
+type panicky struct{ deskbot.Broker }
+
+func (panicky) Book(context.Context, string) (deskbot.Book, error) { panic("book exploded") }
+
+// telebot runs each handler in its own goroutine without recovery: one
+// panic would end the service. The bot recovers it, logs it, and goes on.
+func TestHandlerPanicIsRecovered(t *testing.T) {
+	h := mustE2E(t)
+	h.brokerFor = func(b deskbot.Broker) deskbot.Broker { return panicky{b} }
+	h.restart()
+	if got := h.replyTo(groupID, h.say(asha, "/desks", 0)).Plain; !strings.HasPrefix(got, "Something went wrong on our side") {
+		t.Errorf("/desks that panicked answered %q", got)
+	}
+	if got := h.replyTo(groupID, h.say(asha, "/whoami", 0)).Plain; !strings.HasPrefix(got, "Your user id: 101") {
+		t.Errorf("after a panic /whoami answered %q", got)
+	}
+	h.shutdown()
+	if !strings.Contains(h.logs.String(), "panic in a Telegram handler") || !strings.Contains(h.logs.String(), "book exploded") {
+		t.Errorf("the panic was not logged")
+	}
+}

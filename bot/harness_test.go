@@ -94,6 +94,30 @@ type e2e struct {
 	bot    *bot.Bot
 	stop   context.CancelFunc
 	done   chan error
+	logs   *logBuffer
+	// brokerFor, when set, replaces the broker the next start gives the bot.
+	brokerFor func(deskbot.Broker) deskbot.Broker
+}
+
+// logBuffer collects the bot's logs, to check that the token never reaches them.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if os.Getenv("BOT_TEST_LOG") != "" {
+		os.Stderr.Write(p)
+	}
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func mustE2E(t testing.TB) *e2e {
@@ -104,7 +128,9 @@ func mustE2E(t testing.TB) *e2e {
 		st:    storetest.MustOpen(t),
 		tool:  &countingTool{started: make(chan struct{}, 16)},
 		clock: &e2eClock{t: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)},
+		logs:  &logBuffer{},
 	}
+	t.Cleanup(h.checkToken)
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool), "beta": agent.NewRegistry(h.tool)}
 	h.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute},
 		h.st, regs, h.clock.Now, quiet())
@@ -116,15 +142,19 @@ func mustE2E(t testing.TB) *e2e {
 // start runs a bot on the harness's store, as a service (re)start would.
 func (h *e2e) start() {
 	h.t.Helper()
+	var br deskbot.Broker = h.broker
+	if h.brokerFor != nil {
+		br = h.brokerFor(br)
+	}
 	b, err := bot.New(bot.Config{
 		Token: testToken, APIURL: h.tg.URL, ChatID: groupID,
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
 		Sender: fastSender(),
 	}, bot.Deps{
-		Gate: h.gate, Inbox: h.st, Desks: h.st, Broker: h.broker, Requests: h.st,
+		Gate: h.gate, Inbox: h.st, Desks: h.st, Broker: br, Requests: h.st,
 		Notes: h.st, Events: h.st, Audit: h.st,
-	}, quiet())
+	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)
 	}
@@ -149,6 +179,21 @@ func (h *e2e) shutdown() {
 		h.t.Errorf("Run did not return within 10s of its context ending")
 	}
 	h.stop = nil
+}
+
+// checkToken fails the test if the token reached a log line or the chat.
+func (h *e2e) checkToken() {
+	h.shutdown()
+	if strings.Contains(h.logs.String(), testToken) {
+		h.t.Errorf("the bot token appears in the logs")
+	}
+	for _, chat := range []int64{groupID, asha.ID, ravi.ID, stranger.ID, -100999} {
+		for _, m := range h.tg.BotMessages(chat) {
+			if strings.Contains(m.Text, testToken) {
+				h.t.Errorf("the bot token appears in a chat message: %q", m.Text)
+			}
+		}
+	}
 }
 
 // restart stops the bot and starts a new one on the same Redis.
