@@ -309,3 +309,36 @@ func TestHandlerPanicIsRecovered(t *testing.T) {
 		t.Errorf("the panic was not logged")
 	}
 }
+
+func TestDesksAndRequestsShowTheState(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.SetDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := h.mustHold("alpha")
+	desks := h.replyTo(groupID, h.say(ravi, "/desks", 0))
+	for _, want := range []string{"alpha – waiting for approval; 1 open request; last activity 14:00 IST", "RELIANCE: long 10", "beta – idle; no open requests; no activity yet"} {
+		if !strings.Contains(desks.Plain, want) {
+			t.Errorf("/desks shows %q; want it to contain %q", desks.Plain, want)
+		}
+	}
+	if got := desks.Labels(); !slices.Equal(got, []string{"Flatten alpha", "Flatten beta"}) {
+		t.Errorf("/desks buttons = %q", got)
+	}
+
+	again := h.replyTo(groupID, h.say(ravi, "/requests", 0))
+	if !strings.Contains(again.Plain, r.ID) || !slices.Equal(again.Labels(), []string{"Allow once", "Always allow", "Deny"}) {
+		t.Fatalf("/requests showed %q with %q", again.Plain, again.Labels())
+	}
+	if got, _ := h.answer(h.tap(ravi, again, "Allow once")); got != "Allowed; running…" {
+		t.Errorf("tap on the /requests copy answered %q", got)
+	}
+	h.waitTriggers("alpha", 1)
+	if h.tool.Runs() != 1 {
+		t.Errorf("tool ran %d times, want 1", h.tool.Runs())
+	}
+}
