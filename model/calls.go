@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +9,9 @@ import (
 	"net"
 	"strconv"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/model/internal/toolargs"
 )
 
 // rawCall is a tool call as the provider sent it.
@@ -29,7 +28,7 @@ func checkCalls(req deskbot.ModelRequest, raw []rawCall) ([]deskbot.ToolCall, er
 	calls := make([]deskbot.ToolCall, len(raw))
 	seen := make(map[string]bool, len(raw))
 	for i, r := range raw {
-		args, err := toolArguments(r.args)
+		args, err := toolargs.Parse(r.args)
 		if err != nil {
 			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "arguments of tool call %q %s", r.name, deskbot.ErrorMessage(err))
 		}
@@ -41,40 +40,6 @@ func checkCalls(req deskbot.ModelRequest, raw []rawCall) ([]deskbot.ToolCall, er
 		calls[i] = deskbot.ToolCall{ID: id, Name: r.name, Arguments: args}
 	}
 	return calls, nil
-}
-
-// toolArguments returns the model's arguments unchanged if they are one JSON
-// object ("" or blank means {}). Duplicate top-level keys and invalid UTF-8
-// are refused too: readers of such text disagree on what it says, and a
-// person approving a call must see exactly what will run.
-func toolArguments(s string) (json.RawMessage, error) {
-	b := []byte(s)
-	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) == 0 {
-		return json.RawMessage("{}"), nil
-	}
-	if trimmed[0] != '{' || !utf8.Valid(b) || !json.Valid(b) {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.Token() // the opening brace
-	keys := make(map[string]bool)
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
-		}
-		k, _ := t.(string)
-		if keys[k] {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "repeat the key %q", k)
-		}
-		keys[k] = true
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
-		}
-	}
-	return json.RawMessage(b), nil
 }
 
 // stableID makes up an id for a call that came without one. It depends only

@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -114,6 +115,7 @@ func complete(ctx context.Context, c *Config, req deskbot.ModelRequest, once fun
 			return deskbot.ModelReply{Text: a.text, ToolCalls: calls}, nil
 		}
 		bad = err
+		slog.WarnContext(ctx, "model gave malformed tool arguments", "backend", c.Name, "problem", deskbot.ErrorMessage(err))
 	}
 	return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s, twice", c.Name, deskbot.ErrorMessage(bad))
 }
