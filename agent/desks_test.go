@@ -1,0 +1,277 @@
+package agent_test
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+func TestTriggerLeadsToToolsAndWords(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.Push(modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500."))
+	w.start(t, w.store)
+	w.tell(t, "What is INFY at?")
+
+	msg := w.waitMessage(t, "INFY is at 1500.")
+	w.waitSettled(t, deskbot.DeskIdle)
+	if msg.Desk != "main" || msg.TriggerID == "" {
+		t.Errorf("desk_message = %+v", msg)
+	}
+	if got := w.quotes.runs(); got != 1 {
+		t.Errorf("get_quote ran %d times, want 1", got)
+	}
+	reqs := w.primary.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model got %d requests, want 2", len(reqs))
+	}
+	first := reqs[0]
+	if got := lastUser(first); !strings.Contains(got, "[10:30 India time] Message from Asha:\nWhat is INFY at?") {
+		t.Errorf("trigger as the model saw it = %q", got)
+	}
+	for _, want := range []string{"Friday 4 December 2026, 10:30 India time", "permission", "get_quote", "send_message", "paper broker"} {
+		if !strings.Contains(first.System(), want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, first.System())
+		}
+	}
+	if got, want := strings.Join(first.Tools(), ","), "flatten_desk,get_positions,get_quote,place_order,send_message"; got != want {
+		t.Errorf("tools offered = %s, want %s", got, want)
+	}
+	res := reqs[1].ToolResults()
+	if len(res) != 1 || !strings.Contains(res[0].Text, `quote #1 for {"symbol":"INFY"}`) {
+		t.Errorf("tool results shown to the model = %+v", res)
+	}
+	var states []string
+	for _, e := range w.readEvents(t) {
+		if e.Kind == deskbot.EventDeskState {
+			states = append(states, e.Text)
+		}
+	}
+	if got := strings.Join(states, ","); got != "working,idle" {
+		t.Errorf("desk_state events = %s, want working,idle", got)
+	}
+}
+
+func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.Push(
+		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`}),
+		modeltest.Text("I asked to buy 10 RELIANCE."),
+	)
+	w.start(t, w.store)
+	w.tell(t, "Buy 10 RELIANCE at 2500.")
+
+	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.waitMessage(t, "I asked to buy 10 RELIANCE.")
+	w.waitSettled(t, deskbot.DeskWaiting)
+	if res := w.primary.LastRequest().ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "needs the user's permission, so it was not run") {
+		t.Fatalf("model was told %+v, want the hold message", res)
+	}
+	if b, _ := w.paper.Book(t.Context(), "main"); len(b.Positions) != 0 {
+		t.Fatalf("positions before the allow = %+v", b.Positions)
+	}
+
+	w.primary.Push(modeltest.Text("Bought 10 RELIANCE."))
+	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitMessage(t, "Bought 10 RELIANCE.")
+	w.waitSettled(t, deskbot.DeskIdle)
+
+	next := w.primary.LastRequest()
+	got := lastUser(next)
+	for _, want := range []string{"Answer to your permission request", "The user allowed place_order (request " + held.RequestID, "RELIANCE"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("next turn starts with %q; want it to contain %q", got, want)
+		}
+	}
+	// The earlier turn is in the history, as a valid conversation.
+	if ms := next.Messages(); len(ms) < 4 || ms[1].Role != "user" || ms[2].Role != "assistant" || !strings.Contains(ms[2].Text, "held for the user's permission") {
+		t.Errorf("history shown = %+v", ms)
+	}
+	b, err := w.paper.Book(t.Context(), "main")
+	if err != nil || len(b.Positions) != 1 || b.Positions[0].Quantity != 10 {
+		t.Errorf("book after the allow = %+v, %v; want 10 RELIANCE", b, err)
+	}
+}
+
+func TestFailoverContinuesTheTurnWithoutRepeating(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.Push(modeltest.Calls(quote(`{"symbol":"TCS"}`)), modeltest.Status(500))
+	// The backup is shown the call that already ran; it asks again anyway,
+	// and is answered from memory.
+	w.backup.Push(modeltest.Calls(quote(`{ "symbol": "TCS" }`)), modeltest.Text("TCS is at 1500."))
+	w.start(t, w.store)
+	w.tell(t, "Quote TCS.")
+
+	w.waitMessage(t, "TCS is at 1500.")
+	w.waitSettled(t, deskbot.DeskIdle)
+	if got := w.quotes.runs(); got != 1 {
+		t.Errorf("get_quote ran %d times, want 1", got)
+	}
+	breqs := w.backup.Requests()
+	if len(breqs) != 2 {
+		t.Fatalf("backup got %d requests, want 2", len(breqs))
+	}
+	if res := breqs[0].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "quote #1") {
+		t.Errorf("backup was shown %+v, want the completed call", res)
+	}
+	if res := breqs[1].ToolResults(); len(res) != 2 || res[1].Text != res[0].Text {
+		t.Errorf("repeat answered with %+v, want the remembered result", res)
+	}
+	if n := w.count(t, deskbot.EventModelUnreachable); n != 0 {
+		t.Errorf("%d model_unreachable events; a failover is not an outage", n)
+	}
+}
+
+func TestBrokenArgumentsTwiceFailOver(t *testing.T) {
+	w := newDeskWorld(t)
+	broken := modeltest.Calls(quote(`{"symbol": "INFY"`))
+	w.primary.Push(broken, broken)
+	w.backup.Push(modeltest.Text("Backup here."))
+	w.start(t, w.store)
+	w.tell(t, "Quote INFY.")
+
+	w.waitMessage(t, "Backup here.")
+	if got := len(w.primary.Requests()); got != 2 {
+		t.Errorf("primary asked %d times, want 2 (one retry)", got)
+	}
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("a malformed call ran %d times", got)
+	}
+}
+
+func TestEveryModelDownIsReportedOnceAndRetried(t *testing.T) {
+	w := newDeskWorld(t)
+	var up atomic.Bool
+	answer := func(r modeltest.Request) modeltest.Reply {
+		if !up.Load() {
+			return modeltest.Status(503)
+		}
+		return modeltest.Text("answered: " + lastUser(r)[strings.Index(lastUser(r), ":\n")+2:])
+	}
+	w.primary.SetHandler(answer)
+	w.backup.SetHandler(answer)
+	w.start(t, w.store)
+	w.tell(t, "one")
+	w.tell(t, "two")
+
+	w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
+	waitFor(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
+	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
+		t.Errorf("%d model_unreachable events, want 1", n)
+	}
+	if n, _ := w.store.PendingTriggers(t.Context(), "main"); n != 2 {
+		t.Errorf("pending triggers = %d, want both kept", n)
+	}
+	up.Store(true)
+	w.waitMessage(t, "reaches its model again (primary)")
+	w.waitMessage(t, "answered: one")
+	w.waitMessage(t, "answered: two")
+	w.waitSettled(t, deskbot.DeskIdle)
+	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
+		t.Errorf("%d model_unreachable events, want 1", n)
+	}
+}
+
+func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
+	w := newDeskWorld(t)
+	// The first process makes a call for "one" and dies while the model
+	// thinks about the result.
+	w.primary.Push(modeltest.Calls(quote(`{"symbol":"HDFC"}`)), modeltest.Reply{Hang: true})
+	stop := w.start(t, w.store)
+	w.tell(t, "one")
+	w.tell(t, "two")
+	w.tell(t, "three")
+	waitFor(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
+	stop()
+
+	// The restarted process is handed "one" again, with the call it made.
+	w.primary.SetHandler(func(r modeltest.Request) modeltest.Reply {
+		if strings.HasSuffix(lastUser(r), "one") && len(r.ToolResults()) == 1 {
+			return modeltest.Calls(quote(`{"symbol":"HDFC"}`))
+		}
+		return modeltest.Text("done: " + lastUser(r)[strings.LastIndex(lastUser(r), "\n")+1:])
+	})
+	w.start(t, storetest.MustReopen(t, w.store))
+	for _, s := range []string{"one", "two", "three"} {
+		w.waitMessage(t, "done: "+s)
+	}
+	w.waitSettled(t, deskbot.DeskIdle)
+	if got := w.quotes.runs(); got != 1 {
+		t.Errorf("get_quote ran %d times across the restart, want 1", got)
+	}
+	resumed := w.primary.Requests()[2]
+	if res := resumed.ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "quote #1") {
+		t.Errorf("after the restart the model was shown %+v, want the call already made", res)
+	}
+}
+
+func TestPausedDeskStartsNothing(t *testing.T) {
+	w := newDeskWorld(t)
+	ctx := t.Context()
+	if err := w.store.SetPaused(ctx, "main", true, deskbot.AuditEntry{Action: "pause", By: "Asha", At: w.now}); err != nil {
+		t.Fatal(err)
+	}
+	w.primary.Push(modeltest.Text("Resumed and answering."))
+	w.start(t, w.store)
+	w.tell(t, "Anything?")
+
+	// Long enough for many polls (20ms each) of an unpaused desk.
+	time.Sleep(200 * time.Millisecond)
+	if n := len(w.primary.Requests()); n != 0 {
+		t.Fatalf("a paused desk called its model %d times", n)
+	}
+	if n, _ := w.store.PendingTriggers(ctx, "main"); n != 1 {
+		t.Fatalf("pending = %d, want the trigger kept", n)
+	}
+	if err := w.store.SetPaused(ctx, "main", false, deskbot.AuditEntry{Action: "resume", By: "Asha", At: w.now}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitMessage(t, "Resumed and answering.")
+	w.waitSettled(t, deskbot.DeskIdle)
+}
+
+func TestStepCapEndsTheTurn(t *testing.T) {
+	w := newDeskWorld(t)
+	w.cfg.MaxSteps = 3
+	n := 0
+	w.primary.SetHandler(func(modeltest.Request) modeltest.Reply {
+		n++
+		return modeltest.Calls(quote(`{"symbol":"S` + string(rune('A'+n)) + `"}`))
+	})
+	w.start(t, w.store)
+	w.tell(t, "Quote everything.")
+	w.waitMessage(t, "cut off after 3 model steps")
+	w.waitSettled(t, deskbot.DeskIdle)
+	if got := len(w.primary.Requests()); got != 3 {
+		t.Errorf("model called %d times, want the cap of 3", got)
+	}
+}
+
+func TestRefusedRequestEndsTheTurn(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.Push(modeltest.Reply{Status: 400, ErrorMessage: "context too long"})
+	w.start(t, w.store)
+	w.tell(t, "Hello")
+	w.waitMessage(t, "my model refused the request")
+	w.waitSettled(t, deskbot.DeskIdle)
+	if got := len(w.backup.Requests()); got != 0 {
+		t.Errorf("backup asked %d times; a refusal is not an outage", got)
+	}
+}
+
+func TestFlattenTriggerText(t *testing.T) {
+	tr := agent.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
+	if got, want := tr.Text, "The user flattened this desk at 15:05 India time: closed 10 RELIANCE, realised +120.00"; got != want {
+		t.Errorf("text = %q, want %q", got, want)
+	}
+	if tr.Kind != deskbot.TriggerFlatten || tr.Desk != "main" {
+		t.Errorf("trigger = %+v", tr)
+	}
+}

@@ -1,0 +1,212 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// tally is a side-effect-free tool that counts its runs, so a test can see
+// that a call was not repeated.
+type tally struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (*tally) Name() string        { return "get_quote" }
+func (*tally) Description() string { return "Quote a symbol." }
+func (*tally) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
+}
+func (c *tally) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return deskbot.ToolResult{Text: "quote #" + strconv.Itoa(c.n) + " for " + string(args) + ": 1500.00"}, nil
+}
+func (c *tally) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+
+// deskWorld is a desk service in one process: real Redis, real gate, the
+// paper broker, fake model servers over HTTP.
+type deskWorld struct {
+	store   *store.Store
+	gate    *gate.Gate
+	paper   *broker.Paper
+	quotes  *tally
+	primary *modeltest.Server
+	backup  *modeltest.Server
+	cfg     agent.DeskConfig
+	now     time.Time
+	dataDir string
+	log     *slog.Logger
+	events  []deskbot.Event
+}
+
+// fixedNow is Friday 4 December 2026, 10:30 India time.
+var fixedNow = time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+
+func newDeskWorld(t *testing.T) *deskWorld {
+	t.Helper()
+	w := &deskWorld{
+		store:   storetest.MustOpen(t),
+		quotes:  &tally{},
+		primary: modeltest.New(t),
+		backup:  modeltest.New(t),
+		cfg:     agent.DeskConfig{Name: "main"},
+		now:     fixedNow,
+		dataDir: t.TempDir(),
+		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	w.paper = broker.NewPaper(w.store.Client(), w.store.Key, w.clock)
+	return w
+}
+
+func (w *deskWorld) clock() time.Time { return w.now }
+
+func (w *deskWorld) chain(t *testing.T) []deskbot.Model {
+	t.Helper()
+	var ms []deskbot.Model
+	for i, s := range []*modeltest.Server{w.primary, w.backup} {
+		m, err := model.New(model.Config{Name: []string{"primary", "backup"}[i], BaseURL: s.URL + "/v1", Model: "fake", Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// start runs a Desks on st (the world's store, or a reopened one after a
+// "restart") until the returned stop is called or the test ends.
+func (w *deskWorld) start(t *testing.T, st *store.Store) (stop func()) {
+	t.Helper()
+	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.cfg},
+		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
+		func(string) []deskbot.Tool { return broker.Tools(w.paper) },
+		agent.MessageTools(st, w.dataDir, w.clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
+	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
+	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
+		Inbox: st, State: st, History: st, Notes: st, Events: st, Executor: exec, Registries: regs,
+		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
+		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (w *deskWorld) tell(t *testing.T, text string) {
+	t.Helper()
+	tr := deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: text, From: "Asha", CreatedAt: w.now}
+	if err := w.store.Enqueue(t.Context(), tr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readEvents collects what was published since the last call.
+func (w *deskWorld) readEvents(t *testing.T) []deskbot.Event {
+	t.Helper()
+	for {
+		evs, err := w.store.ReadEvents(t.Context(), "test", "t", 100, 5*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			return w.events
+		}
+		for _, e := range evs {
+			w.events = append(w.events, e)
+			if err := w.store.AckEvent(t.Context(), "test", e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// waitEvent waits for an event matching ok and returns it.
+func (w *deskWorld) waitEvent(t *testing.T, what string, ok func(deskbot.Event) bool) deskbot.Event {
+	t.Helper()
+	var found deskbot.Event
+	waitFor(t, what, func() bool {
+		for _, e := range w.readEvents(t) {
+			if ok(e) {
+				found = e
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func (w *deskWorld) waitMessage(t *testing.T, text string) deskbot.Event {
+	t.Helper()
+	return w.waitEvent(t, "desk_message "+text, func(e deskbot.Event) bool {
+		return e.Kind == deskbot.EventDeskMessage && strings.Contains(e.Text, text)
+	})
+}
+
+func (w *deskWorld) count(t *testing.T, kind deskbot.EventKind) int {
+	n := 0
+	for _, e := range w.readEvents(t) {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// waitSettled waits until every trigger is handled and the desk rests in state.
+func (w *deskWorld) waitSettled(t *testing.T, state deskbot.DeskState) {
+	t.Helper()
+	waitFor(t, "the desk to settle in "+string(state), func() bool {
+		n, err := w.store.PendingTriggers(t.Context(), "main")
+		st, err2 := w.store.DeskStatus(t.Context(), "main")
+		return err == nil && err2 == nil && n == 0 && st.State == state
+	})
+}
+
+func quote(args string) modeltest.ToolCall {
+	return modeltest.ToolCall{Name: "get_quote", Arguments: args}
+}
+
+// lastUser is the text of the last user message of a request.
+func lastUser(r modeltest.Request) string {
+	ms := r.Messages()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			return ms[i].Text
+		}
+	}
+	return ""
+}
