@@ -89,16 +89,20 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (s *service) mustBotMessage(t *testing.T, what string, match func(telegramtest.Message) bool) telegramtest.Message {
 	t.Helper()
 	var found telegramtest.Message
-	s.tg.WaitFor(t, 15*time.Second, func(srv *telegramtest.Server) bool {
-		for _, m := range srv.BotMessages(groupID) {
+	deadline := time.Now().Add(15 * time.Second)
+	for found.ID == 0 && time.Now().Before(deadline) {
+		for _, m := range s.tg.BotMessages(groupID) {
 			if match(m) {
 				found = m
-				return true
+				break
 			}
 		}
-		return false
-	})
+		time.Sleep(10 * time.Millisecond)
+	}
 	if found.ID == 0 {
+		for _, m := range s.tg.ChatMessages(groupID) {
+			t.Logf("chat: #%d %q %v", m.ID, m.Plain, m.Labels())
+		}
 		t.Fatalf("no bot message: %s", what)
 	}
 	return found
@@ -166,7 +170,7 @@ func TestHeldCallEndToEnd(t *testing.T) {
 	q1 := s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
 	q2 := s.tg.InjectCallback(ravi, groupID, held.ID, button(t, held, "Allow once"))
 	s.mustBotMessage(t, "the held call's outcome", func(m telegramtest.Message) bool {
-		return m.ID == held.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "ran")
+		return m.ID == held.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Ran:")
 	})
 	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool {
 		_, _, ok1 := srv.CallbackAnswer(q1)
