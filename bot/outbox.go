@@ -34,8 +34,11 @@ type OutboxConfig struct {
 	// PictureRoot returns the folder a desk's pictures must be in
 	// (DataDir/desks/<desk>); "" refuses every picture of the desk.
 	PictureRoot func(desk string) string
-	Batch       int           // events read at once; default 20
-	Block       time.Duration // how long a read waits for events; default 5s
+	Batch       int // events read at once; default 20
+	// Block is how long a read waits for new events; default 1s. A read in
+	// progress is not interrupted when ctx ends, so this bounds how long
+	// Run takes to return.
+	Block time.Duration
 	// Sleep waits between attempts after a failure; tests inject one.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -74,7 +77,7 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 		cfg.Batch = 20
 	}
 	if cfg.Block <= 0 {
-		cfg.Block = 5 * time.Second
+		cfg.Block = time.Second
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep

@@ -128,3 +128,8 @@ func decodeEntity(name string) (string, bool) {
 	}
 	return string(rune(n)), true
 }
+
+// CheckHTML checks text as Telegram's HTML parse mode would (strictly, as
+// the fake does) and returns what people would read. Renderers use it in
+// their tests.
+func CheckHTML(text string) (plain string, err error) { return parseHTML(text) }

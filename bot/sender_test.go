@@ -1,0 +1,231 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tele "gopkg.in/telebot.v3"
+
+	"github.com/deskbot/deskbot/bot/telegramtest"
+)
+
+const (
+	dlToken       = "424242:SECRET-delivery-token-abc"
+	dlGroup int64 = -1009876543210
+)
+
+// deliveryClock is a fake clock whose Sleep advances it, so pacing and
+// backoff run in no time. Each Sleep also yields for a moment in real time,
+// so a retry loop cannot spin the CPU.
+type deliveryClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	slept time.Duration
+}
+
+func newDeliveryClock() *deliveryClock {
+	return &deliveryClock{t: time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC)}
+}
+
+func (c *deliveryClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *deliveryClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	time.Sleep(100 * time.Microsecond)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d > 0 {
+		c.t = c.t.Add(d)
+		c.slept += d
+	}
+	return nil
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// deliveryRig is a fake Telegram on the fake clock and a Sender to it.
+type deliveryRig struct {
+	tg      *telegramtest.Server
+	clock   *deliveryClock
+	s       *Sender
+	retries map[int]int // code -> count
+	mu      sync.Mutex
+}
+
+func mustDeliveryRig(t *testing.T) *deliveryRig {
+	t.Helper()
+	r := &deliveryRig{tg: telegramtest.New(t, dlToken), clock: newDeliveryClock(), retries: map[int]int{}}
+	r.tg.SetNow(r.clock.Now)
+	b, err := tele.NewBot(tele.Settings{URL: r.tg.URL, Token: dlToken, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = NewSender(b, SenderOptions{
+		Now: r.clock.Now, Sleep: r.clock.Sleep, Log: quietLog(),
+		OnRetry: func(_ string, code int) { r.mu.Lock(); r.retries[code]++; r.mu.Unlock() },
+	})
+	return r
+}
+
+func (r *deliveryRig) retried(code int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.retries[code]
+}
+
+// checkPacing fails if accepted sends to chat break Telegram's limits.
+func checkPacing(t *testing.T, calls []telegramtest.Call) {
+	t.Helper()
+	for i := 1; i < len(calls); i++ {
+		if gap := calls[i].At.Sub(calls[i-1].At); gap < time.Second {
+			t.Errorf("sends %d and %d only %v apart", i-1, i, gap)
+		}
+		if i >= 20 {
+			if span := calls[i].At.Sub(calls[i-20].At); span < time.Minute {
+				t.Errorf("21 sends within %v", span)
+			}
+		}
+	}
+}
+
+func TestSenderPacesWithinTelegramLimits(t *testing.T) {
+	r := mustDeliveryRig(t)
+	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
+	const private int64 = 501
+	for i := range 45 {
+		chat := dlGroup
+		if i%3 == 0 {
+			chat = private
+		}
+		if _, err := r.s.Send(t.Context(), chat, "n", nil); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if n := len(r.tg.Calls("sendMessage")) - len(r.tg.Sent("sendMessage")); n != 0 {
+		t.Errorf("%d sends refused by the flood limits, want 0", n)
+	}
+	var group []telegramtest.Call
+	for _, c := range r.tg.Sent("sendMessage") {
+		if c.ChatID == dlGroup {
+			group = append(group, c)
+		}
+	}
+	if len(group) != 30 {
+		t.Fatalf("%d group messages, want 30", len(group))
+	}
+	checkPacing(t, group)
+	// 30 group messages at 20 a minute cannot take less than a minute, and
+	// pacing should not take much more.
+	if span := group[29].At.Sub(group[0].At); span > 75*time.Second {
+		t.Errorf("30 group messages took %v, want about a minute", span)
+	}
+}
+
+// Concurrent callers get distinct slots that keep the limits between them.
+func TestSenderSlotsUnderConcurrency(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now})
+	slots := make(chan time.Time, 50)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() { slots <- clock.Now().Add(s.reserve(dlGroup, true)) })
+	}
+	wg.Wait()
+	close(slots)
+	var calls []telegramtest.Call
+	for at := range slots {
+		calls = append(calls, telegramtest.Call{At: at})
+	}
+	slices.SortFunc(calls, func(a, b telegramtest.Call) int { return a.At.Compare(b.At) })
+	checkPacing(t, calls)
+}
+
+func TestSenderRetries(t *testing.T) {
+	tests := []struct {
+		name      string
+		failure   telegramtest.Failure
+		down      bool
+		wantErr   string
+		wantCalls int
+		minSlept  time.Duration
+		retryCode int
+	}{
+		{name: "429 waits retry_after", failure: telegramtest.Failure{Method: "sendMessage", Code: 429, RetryAfter: 7, Times: 2}, wantCalls: 3, minSlept: 14 * time.Second, retryCode: 429},
+		{name: "5xx backs off", failure: telegramtest.Failure{Method: "sendMessage", Code: 502, Times: 4}, wantCalls: 5, minSlept: 7500 * time.Millisecond, retryCode: 502},
+		{name: "500 backs off", failure: telegramtest.Failure{Method: "sendMessage", Code: 500, Times: 1}, wantCalls: 2, retryCode: 500},
+		{name: "400 is final", failure: telegramtest.Failure{Method: "sendMessage", Code: 400, Description: "Bad Request: chat not found"}, wantErr: "chat not found", wantCalls: 1},
+		{name: "403 is final", failure: telegramtest.Failure{Method: "sendMessage", Code: 403}, wantErr: "kicked", wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustDeliveryRig(t)
+			r.tg.Fail(tt.failure)
+			before := r.clock.slept
+			_, err := r.s.Send(t.Context(), dlGroup, "hello", nil)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if got := r.tg.Count("sendMessage"); got != tt.wantCalls {
+				t.Errorf("%d calls, want %d", got, tt.wantCalls)
+			}
+			if slept := r.clock.slept - before; slept < tt.minSlept {
+				t.Errorf("waited %v in all, want at least %v", slept, tt.minSlept)
+			}
+			if tt.retryCode != 0 && r.retried(tt.retryCode) != tt.wantCalls-1 {
+				t.Errorf("OnRetry(%d) told %d times, want %d", tt.retryCode, r.retried(tt.retryCode), tt.wantCalls-1)
+			}
+		})
+	}
+}
+
+func TestSenderOutageNeverLeaksToken(t *testing.T) {
+	r := mustDeliveryRig(t)
+	r.tg.Down(true)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { _, err := r.s.Send(ctx, dlGroup, "hello", nil); done <- err }()
+	r.tg.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool { return s.Count("sendMessage") >= 3 })
+	cancel()
+	err := <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("error shows the token: %v", err)
+	}
+	if r.retried(0) < 2 {
+		t.Errorf("network errors retried %d times, want several", r.retried(0))
+	}
+}
+
+func TestSenderEditNotModifiedIsDone(t *testing.T) {
+	r := mustDeliveryRig(t)
+	m, err := r.s.Send(t.Context(), dlGroup, "<b>held</b>", htmlOpts(&tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{{Unique: ActDeny, Data: reqID, Text: "Deny"}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second edit is "message is not modified"
+		if err := r.s.Edit(t.Context(), dlGroup, m.ID, "<b>denied</b>", nil); err != nil {
+			t.Fatalf("edit: %v", err)
+		}
+	}
+	got, _ := r.tg.Message(dlGroup, m.ID)
+	if got.Plain != "denied" || got.Keyboard != nil {
+		t.Errorf("message shows %q with keyboard %v", got.Plain, got.Keyboard)
+	}
+	if err := r.s.Edit(t.Context(), dlGroup, 999, "x", nil); TelegramCode(err) != 400 {
+		t.Errorf("edit of a missing message: %v, want a 400", err)
+	}
+}
