@@ -60,7 +60,7 @@ type deskWorld struct {
 // fixedNow is Friday 4 December 2026, 10:30 India time.
 var fixedNow = time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
 
-func newDeskWorld(t *testing.T) *deskWorld {
+func newDeskWorld(t testing.TB) *deskWorld {
 	t.Helper()
 	w := &deskWorld{
 		store:   storetest.MustOpen(t),
@@ -78,7 +78,7 @@ func newDeskWorld(t *testing.T) *deskWorld {
 
 func (w *deskWorld) clock() time.Time { return w.now }
 
-func (w *deskWorld) chain(t *testing.T) []deskbot.Model {
+func (w *deskWorld) chain(t testing.TB) []deskbot.Model {
 	t.Helper()
 	var ms []deskbot.Model
 	for i, s := range []*modeltest.Server{w.primary, w.backup} {
@@ -93,7 +93,7 @@ func (w *deskWorld) chain(t *testing.T) []deskbot.Model {
 
 // start runs a Desks on st (the world's store, or a reopened one after a
 // "restart") until the returned stop is called or the test ends.
-func (w *deskWorld) start(t *testing.T, st *store.Store) (stop func()) {
+func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	t.Helper()
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.cfg},
 		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },

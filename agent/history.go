@@ -40,7 +40,7 @@ func triggerText(tr *deskbot.Trigger, now time.Time) string {
 }
 
 func (tl *turnLog) note(c deskbot.ToolCall, r deskbot.ToolResult, held bool) {
-	outcome := oneLine(r.Text, 200)
+	outcome := oneLine(r.Text, 160)
 	switch {
 	case held:
 		tl.held = true
@@ -48,20 +48,31 @@ func (tl *turnLog) note(c deskbot.ToolCall, r deskbot.ToolResult, held bool) {
 	case r.IsError:
 		outcome = "error: " + outcome
 	}
-	tl.calls = append(tl.calls, fmt.Sprintf("%s %s -> %s", c.Name, oneLine(deskbot.CanonicalArguments(c.Arguments), 200), outcome))
+	tl.calls = append(tl.calls, fmt.Sprintf("%s %s -> %s", c.Name, oneLine(deskbot.CanonicalArguments(c.Arguments), 160), outcome))
 }
+
+// Bounds of what the history keeps per turn, so that twenty turns fit the
+// context of a small local model. The turn itself sees everything in full.
+const (
+	historyCalls = 8    // call notes kept per turn
+	historyText  = 2000 // characters kept of a trigger or of the final words
+)
 
 // summary is the assistant message the history keeps for the turn.
 func (tl *turnLog) summary() string {
 	var b strings.Builder
-	if len(tl.calls) > 0 {
-		b.WriteString("(Tools I used: " + strings.Join(tl.calls, "; ") + ")\n")
+	if n := len(tl.calls); n > 0 {
+		calls := tl.calls
+		if n > historyCalls {
+			calls = append(calls[:historyCalls:historyCalls], fmt.Sprintf("and %d more", n-historyCalls))
+		}
+		b.WriteString("(Tools I used: " + strings.Join(calls, "; ") + ")\n")
 	}
 	switch {
 	case tl.capped:
 		b.WriteString("(The turn was cut off at the step cap.)")
 	case tl.final != "":
-		b.WriteString(tl.final)
+		b.WriteString(clip(tl.final, historyText))
 	default:
 		b.WriteString("(No reply.)")
 	}
@@ -91,6 +102,14 @@ func cleanHistory(hist []deskbot.Message) []deskbot.Message {
 		out = out[:n-1]
 	}
 	return out
+}
+
+// clip keeps the first n characters of s.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "… (cut)"
+	}
+	return s
 }
 
 // oneLine squeezes s onto one line of at most n characters.

@@ -126,7 +126,7 @@ func mustNextTrigger(t *testing.T, in deskbot.Inbox, desk string) *deskbot.Trigg
 }
 
 // waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

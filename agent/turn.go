@@ -112,7 +112,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 		k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
 	}
 	if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
-		deskbot.Message{Role: "user", Content: triggerText(tr, deps.Now())},
+		deskbot.Message{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
 		deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
 		log.WarnContext(ctx, "could not save history", "err", err)
 	}
