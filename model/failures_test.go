@@ -173,4 +173,3 @@ func TestEnvironmentKeysNotSent(t *testing.T) {
 		}
 	})
 }
-
