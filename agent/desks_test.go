@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -273,5 +275,66 @@ func TestFlattenTriggerText(t *testing.T) {
 	}
 	if tr.Kind != deskbot.TriggerFlatten || tr.Desk != "main" {
 		t.Errorf("trigger = %+v", tr)
+	}
+}
+
+func TestFailoverToAnthropicKeepsAValidConversation(t *testing.T) {
+	w := newDeskWorld(t)
+	w.backupAPI = model.Anthropic
+	w.primary.Push(modeltest.Text("Noted."), modeltest.Calls(quote(`{"symbol":"TCS"}`), quote(`{"symbol":"INFY"}`)), modeltest.Status(502))
+	w.backup.Push(modeltest.Text("TCS and INFY are at 1500."))
+	w.start(t, w.store)
+	w.tell(t, "Remember: quotes in rupees.")
+	w.waitMessage(t, "Noted.")
+	w.tell(t, "Quote TCS and INFY.")
+	w.waitMessage(t, "TCS and INFY are at 1500.")
+
+	r := w.backup.LastRequest()
+	if r.API != modeltest.APIAnthropic {
+		t.Fatalf("backup spoke %s", r.API)
+	}
+	var roles []string
+	for _, m := range r.Messages() {
+		roles = append(roles, m.Role)
+	}
+	// History turn, the trigger, the two calls made, their results.
+	if got, want := strings.Join(roles, ","), "user,assistant,user,assistant,tool,tool"; got != want {
+		t.Errorf("roles = %s, want %s", got, want)
+	}
+	if res := r.ToolResults(); len(res) != 2 || !strings.Contains(res[0].Text, "TCS") || !strings.Contains(res[1].Text, "INFY") {
+		t.Errorf("tool results = %+v", res)
+	}
+	if got := w.quotes.runs(); got != 2 {
+		t.Errorf("get_quote ran %d times, want 2", got)
+	}
+}
+
+func TestHistoryStaysBounded(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.SetHandler(func(r modeltest.Request) modeltest.Reply { return modeltest.Text("ok") })
+	w.start(t, w.store)
+	for i := range 25 {
+		w.tell(t, "message "+strconv.Itoa(i))
+	}
+	w.waitSettled(t, deskbot.DeskIdle)
+	waitFor(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
+	ms := w.primary.LastRequest().Messages()
+	var roles []string
+	for _, m := range ms {
+		if m.Role != "system" {
+			roles = append(roles, m.Role)
+		}
+	}
+	// 40 messages of history (20 turns) and the trigger, alternating.
+	if len(roles) != 41 {
+		t.Fatalf("the model saw %d messages, want 41", len(roles))
+	}
+	for i, r := range roles {
+		if want := []string{"user", "assistant"}[i%2]; r != want {
+			t.Fatalf("message %d is %s, want %s: %v", i, r, want, roles)
+		}
+	}
+	if !strings.HasSuffix(ms[len(ms)-1].Text, "message 24") || !strings.HasSuffix(ms[1].Text, "message 4") {
+		t.Errorf("history runs from %q to %q", ms[1].Text, ms[len(ms)-1].Text)
 	}
 }

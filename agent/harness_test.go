@@ -54,7 +54,9 @@ type deskWorld struct {
 	now     time.Time
 	dataDir string
 	log     *slog.Logger
-	events  []deskbot.Event
+	// backupAPI is the backup's provider (default OpenAI-compatible).
+	backupAPI string
+	events    []deskbot.Event
 }
 
 // fixedNow is Friday 4 December 2026, 10:30 India time.
@@ -82,7 +84,11 @@ func (w *deskWorld) chain(t testing.TB) []deskbot.Model {
 	t.Helper()
 	var ms []deskbot.Model
 	for i, s := range []*modeltest.Server{w.primary, w.backup} {
-		m, err := model.New(model.Config{Name: []string{"primary", "backup"}[i], BaseURL: s.URL + "/v1", Model: "fake", Timeout: 5 * time.Second})
+		c := model.Config{Name: []string{"primary", "backup"}[i], BaseURL: s.URL + "/v1", Model: "fake", Timeout: 5 * time.Second}
+		if i == 1 && w.backupAPI == model.Anthropic {
+			c.Provider, c.BaseURL, c.APIKey = model.Anthropic, s.URL, "sk-ant-test"
+		}
+		m, err := model.New(c)
 		if err != nil {
 			t.Fatal(err)
 		}
