@@ -129,6 +129,9 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 			if c.Model == "" {
 				return nil, fmt.Errorf("%s: model is required", where)
 			}
+			if c.Provider != model.OpenAI && c.Provider != model.Anthropic {
+				return nil, fmt.Errorf("%s: provider is %q or %q, not %q", where, model.OpenAI, model.Anthropic, c.Provider)
+			}
 			if m.Timeout != "" {
 				if c.Timeout, err = time.ParseDuration(m.Timeout); err != nil || c.Timeout <= 0 {
 					return nil, fmt.Errorf("%s: timeout %q is not a positive duration such as 90s", where, m.Timeout)

@@ -97,6 +97,7 @@ func TestLoadDesksFileErrors(t *testing.T) {
 		{"no text", "[[desk]]\nname = \"a\"\n[[desk.schedule]]\ncron = \"0 9 * * *\"\n", "needs a text"},
 		{"no model name", "[[desk]]\nname = \"a\"\n[[desk.model]]\nprovider = \"openai\"\n", "model is required"},
 		{"key var unset", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESKBOT_TEST_UNSET_KEY\"\n", "DESKBOT_TEST_UNSET_KEY (its api_key_env) is not set"},
+		{"provider", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\nprovider = \"gemini\"\n", "provider is \"openai\" or \"anthropic\", not \"gemini\""},
 		{"bad timeout", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\ntimeout = \"soon\"\n", "not a positive duration"},
 		{"steps", "[[desk]]\nname = \"a\"\nmax_steps = 1000\n", "max_steps"},
 		{"empty", "# nothing\n", "no [[desk]]"},

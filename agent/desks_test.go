@@ -338,3 +338,22 @@ func TestHistoryStaysBounded(t *testing.T) {
 		t.Errorf("history runs from %q to %q", ms[1].Text, ms[len(ms)-1].Text)
 	}
 }
+
+func TestRepeatedHeldCallMakesOneRequest(t *testing.T) {
+	w := newDeskWorld(t)
+	order := modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"SBIN","side":"buy","quantity":5,"price":600}`}
+	// A model that ignores the hold message and asks again.
+	w.primary.Push(modeltest.Calls(order), modeltest.Calls(order), modeltest.Text("Waiting for permission."))
+	w.start(t, w.store)
+	w.tell(t, "Buy 5 SBIN.")
+	w.waitMessage(t, "Waiting for permission.")
+	w.waitSettled(t, deskbot.DeskWaiting)
+
+	if n := w.count(t, deskbot.EventUserRequest); n != 1 {
+		t.Errorf("%d permission requests, want 1", n)
+	}
+	res := w.primary.LastRequest().ToolResults()
+	if len(res) != 2 || res[0].Text != res[1].Text {
+		t.Errorf("the repeat was answered %+v, want the same hold message", res)
+	}
+}

@@ -36,6 +36,10 @@ type Turn struct {
 	// an earlier backend or before a restart), not yet matched by a repeat.
 	prior []deskbot.CompletedCall
 	done  []deskbot.CompletedCall
+	// held answers a repeat of a call held in this attempt: holding it again
+	// would put a second, identical request before the team, and allowing
+	// both would run the call twice.
+	held map[string]deskbot.ToolResult
 }
 
 // Execution is the outcome of one call.
@@ -83,6 +87,9 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 		// trigger: the model is told what happened then, nothing runs.
 		return Execution{Result: c.Result, Replayed: true}, nil
 	}
+	if res, ok := t.held[callKey(call)]; ok {
+		return Execution{Result: res, Replayed: true}, nil
+	}
 	if res, ok := t.guard.Check(call); !ok {
 		return Execution{Result: res}, nil
 	}
@@ -91,6 +98,12 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	if ex.Held || err == nil {
 		c := deskbot.CompletedCall{Call: call, Result: ex.Result}
 		t.done = append(t.done, c)
+		if ex.Held {
+			if t.held == nil {
+				t.held = map[string]deskbot.ToolResult{}
+			}
+			t.held[callKey(call)] = ex.Result
+		}
 		if merr := e.Memory.RememberCall(ctx, t.TriggerID, c); merr != nil {
 			// The call ran; only a repeat after a crash is at risk now.
 			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
