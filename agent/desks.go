@@ -85,7 +85,7 @@ func NewModels(cfg []DeskConfig) (map[string][]deskbot.Model, error) {
 		for _, mc := range c.Models {
 			m, err := model.New(mc)
 			if err != nil {
-				return nil, fmt.Errorf("desk %s: %w", c.Name, err)
+				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
 			}
 			out[c.Name] = append(out[c.Name], m)
 		}
