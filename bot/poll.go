@@ -22,10 +22,13 @@ type poller struct {
 	log     *slog.Logger
 	scrub   func(string) string
 	last    int
+	alive   pollClock // for health checks (health.go)
 }
 
 // Poll implements tele.Poller.
 func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
+	p.alive.start()
+	defer p.alive.stop()
 	backoff := time.Duration(0)
 	for {
 		select {
@@ -50,6 +53,7 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 			continue
 		}
 		backoff = 0
+		p.alive.ok()
 		for _, u := range updates {
 			if u.ID <= p.last {
 				continue
