@@ -152,7 +152,7 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 	case deskbot.EventModelUnreachable:
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, RenderWarning(ev.Desk, ev.Text), nil)
-		}, func(*tele.Message) error { return nil })
+		}, noAfter)
 	default:
 		return o.events.AckEvent(ctx, o.cfg.Group, ev.ID) // not for the chat
 	}
@@ -166,6 +166,8 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	return o.done(ctx, ev.ID)
 }
 
@@ -193,11 +195,21 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		return nil
 	}
 	text, kb := RenderRequest(ev.Request)
-	m, err := o.s.Send(ctx, o.cfg.ChatID, text, htmlOpts(kb))
-	if err != nil {
-		return err
+	if ev.Request.State != deskbot.StateOpen {
+		// Decided or lapsed before it reached the chat (an outage, a
+		// backlog): show the outcome, never buttons that can do nothing.
+		text, kb = RenderOutcome(ev.Request), nil
 	}
-	return o.notes.PutNote(ctx, NoteRequestMessage+ev.Request.ID, fmt.Sprintf("%d:%d", m.Chat.ID, m.ID), noteTTL)
+	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+		return o.s.Send(ctx, o.cfg.ChatID, text, htmlOpts(kb))
+	}, o.noteRequest(ev.Request.ID))
+}
+
+// noteRequest records which message shows the request, for later edits.
+func (o *Outbox) noteRequest(id string) func(context.Context, *tele.Message) error {
+	return func(ctx context.Context, m *tele.Message) error {
+		return o.notes.PutNote(ctx, NoteRequestMessage+id, fmt.Sprintf("%d:%d", m.Chat.ID, m.ID), noteTTL)
+	}
 }
 
 // outcome edits the request's message to show what became of it, or sends
@@ -219,11 +231,9 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 		}
 		o.log.WarnContext(ctx, "outbox: request message not editable; sending the outcome anew", "request", ev.Request.ID, "err", err.Error())
 	}
-	m, err := o.s.Send(ctx, o.cfg.ChatID, text, nil)
-	if err != nil {
-		return err
-	}
-	return o.notes.PutNote(ctx, NoteRequestMessage+ev.Request.ID, fmt.Sprintf("%d:%d", m.Chat.ID, m.ID), noteTTL)
+	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
+	}, o.noteRequest(ev.Request.ID))
 }
 
 func parseMessageRef(s string) (chatID int64, msgID int, ok bool) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	tele "gopkg.in/telebot.v3"
 
@@ -35,7 +36,7 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 			}
 			if err := o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {
 				return o.s.SendPhoto(ctx, o.cfg.ChatID, path, caption)
-			}, o.noteDesk(ctx, ev.Desk)); err != nil {
+			}, o.noteDesk(ev.Desk)); err != nil {
 				return err
 			}
 		}
@@ -43,7 +44,7 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 	for i, p := range parts {
 		if err := o.once(ctx, ev.ID, i+1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, p, nil)
-		}, o.noteDesk(ctx, ev.Desk)); err != nil {
+		}, o.noteDesk(ev.Desk)); err != nil {
 			return err
 		}
 	}
@@ -51,8 +52,10 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 }
 
 // once runs send for part of event id unless it was done before, then runs
-// after with the message and notes the part as done.
-func (o *Outbox) once(ctx context.Context, id string, part int, send func() (*tele.Message, error), after func(*tele.Message) error) error {
+// after with the message and notes the part as done. Once Telegram has
+// accepted a message its bookkeeping is written even if ctx ends meanwhile
+// (a shutdown), or a restart would send it again.
+func (o *Outbox) once(ctx context.Context, id string, part int, send func() (*tele.Message, error), after func(context.Context, *tele.Message) error) error {
 	key := fmt.Sprintf("%s:%d", id, part)
 	if done, err := o.sent(ctx, key); err != nil || done {
 		return err
@@ -61,14 +64,24 @@ func (o *Outbox) once(ctx context.Context, id string, part int, send func() (*te
 	if err != nil {
 		return err
 	}
-	if err := after(m); err != nil {
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	if err := after(ctx, m); err != nil {
 		return err
 	}
 	return o.notes.PutNote(ctx, noteSent+key, "1", noteTTL)
 }
 
-func (o *Outbox) noteDesk(ctx context.Context, desk string) func(*tele.Message) error {
-	return func(m *tele.Message) error {
+// bookkeeping is the context for recording what Telegram already accepted:
+// it outlives ctx's cancellation, briefly.
+func bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+func noAfter(context.Context, *tele.Message) error { return nil }
+
+func (o *Outbox) noteDesk(desk string) func(context.Context, *tele.Message) error {
+	return func(ctx context.Context, m *tele.Message) error {
 		return o.notes.PutNote(ctx, fmt.Sprintf("%s%d:%d", NoteDeskMessage, m.Chat.ID, m.ID), desk, noteTTL)
 	}
 }
@@ -107,12 +120,14 @@ func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error)
 	text := RenderDeskMessages(evs[0].Desk, strings.Join(texts, "\n\n"))[0]
 	err := o.once(ctx, evs[0].ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
-	}, o.noteDesk(ctx, evs[0].Desk))
+	}, o.noteDesk(evs[0].Desk))
 	if err != nil {
 		return 0, err
 	}
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	for _, e := range evs[:n] {
-		if err := o.done(ctx, e.ID); err != nil {
+		if err := o.done(bctx, e.ID); err != nil {
 			return 0, err
 		}
 	}

@@ -1,0 +1,273 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// outboxRig is a delivery rig with a real Redis store and outboxes on it.
+type outboxRig struct {
+	*deliveryRig
+	st       *store.Store
+	pictures string
+}
+
+func mustOutboxRig(t *testing.T) *outboxRig {
+	t.Helper()
+	r := &outboxRig{deliveryRig: mustDeliveryRig(t), st: storetest.MustOpen(t), pictures: t.TempDir()}
+	return r
+}
+
+// run starts an outbox as a (re)started process would, and returns a stop
+// function that waits for it to return.
+func (r *outboxRig) run(t *testing.T) (stop func()) {
+	t.Helper()
+	o := NewOutbox(OutboxConfig{
+		ChatID: dlGroup, Consumer: "bot", Now: r.clock.Now, Sleep: r.clock.Sleep, Block: 20 * time.Millisecond,
+		PictureRoot: func(desk string) string { return filepath.Join(r.pictures, desk) },
+	}, r.st, r.st, r.s, quietLog())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("Run returned %v, want context.Canceled", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func (r *outboxRig) publish(t *testing.T, evs ...deskbot.Event) {
+	t.Helper()
+	for _, e := range evs {
+		if e.Time.IsZero() {
+			e.Time = r.clock.Now()
+		}
+		if err := r.st.Publish(t.Context(), e); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+	}
+}
+
+// checkAllAcked fails unless the group has nothing pending or new.
+func (r *outboxRig) checkAllAcked(t *testing.T) {
+	t.Helper()
+	left, err := r.st.ReadEvents(t.Context(), "telegram", "bot", 100, time.Millisecond)
+	if err != nil || len(left) != 0 {
+		t.Errorf("events left unacknowledged: %d (%v)", len(left), err)
+	}
+}
+
+func said(desk, text string) deskbot.Event {
+	return deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: desk, Text: text}
+}
+
+// bodies returns the plain text of the bot's messages, labels stripped.
+func bodies(tg *telegramtest.Server) []string {
+	var out []string
+	for _, m := range tg.BotMessages(dlGroup) {
+		_, body, _ := strings.Cut(m.Plain, "\n")
+		out = append(out, body)
+	}
+	return out
+}
+
+// mustHold creates an open request in the store, which publishes its
+// user_request event. Times are real: the store expires old requests.
+func (r *outboxRig) mustHold(t *testing.T, id string) *deskbot.Request {
+	t.Helper()
+	req := heldRequest()
+	req.ID = id
+	req.CreatedAt = time.Now().Truncate(time.Minute)
+	req.ExpiresAt = req.CreatedAt.Add(5 * time.Minute)
+	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: req.Desk, Time: req.CreatedAt}
+	if err := r.st.CreateRequest(t.Context(), req, deskbot.AuditEntry{Action: "hold", By: "system", At: req.CreatedAt}, ev); err != nil {
+		t.Fatalf("CreateRequest: %v", err)
+	}
+	return req
+}
+
+func (r *outboxRig) mustTransition(t *testing.T, req *deskbot.Request, tr deskbot.Transition, kind deskbot.EventKind) {
+	t.Helper()
+	tr.From = []deskbot.RequestState{deskbot.StateOpen}
+	tr.Event = &deskbot.Event{Kind: kind, Desk: req.Desk, RequestID: req.ID, Time: tr.Now}
+	if _, out, err := r.st.Transition(t.Context(), req.ID, tr); err != nil || out != deskbot.Applied {
+		t.Fatalf("Transition to %s: %v, %v", tr.To, out, err)
+	}
+}
+
+func TestOutboxDeliversEachKind(t *testing.T) {
+	r := mustOutboxRig(t)
+	held := r.mustHold(t, reqID)
+	lapsed := r.mustHold(t, "5f0c2d1e-0a4b-4c3d-8e9f-112233445566")
+	if err := os.MkdirAll(filepath.Join(r.pictures, "alpha"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.pictures, "alpha", "chart.png"), []byte("png"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.publish(t,
+		deskbot.Event{Kind: deskbot.EventToolCall, Desk: "alpha", Call: &deskbot.ToolCall{Name: "bash", Arguments: json.RawMessage(`{}`)}},
+		said("alpha", "<b>bought</b> 10 INFY & <script>"),
+		deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "see chart", Picture: "chart.png"},
+		deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "beta", Text: "stolen", Picture: "/etc/passwd"},
+		deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: "beta", Text: "all backends down"},
+	)
+	r.mustTransition(t, lapsed, deskbot.Transition{To: deskbot.StateLapsed, Now: lapsed.ExpiresAt.Add(time.Second), Expiry: deskbot.AfterExpiry}, deskbot.EventRequestLapsed)
+	stop := r.run(t)
+	// Two request messages, then the lapse edits the second in place.
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
+		m := s.BotMessages(dlGroup)
+		return len(m) == 6 && strings.Contains(m[1].Plain, "Lapsed at "+ist(lapsed.ExpiresAt)+", not run")
+	})
+	msgs := r.tg.BotMessages(dlGroup)
+	if got := msgs[0].Labels(); !slices.Equal(got, []string{"Allow once", "Always allow", "Deny"}) {
+		t.Errorf("request message buttons %q", got)
+	}
+	if msgs[1].Keyboard != nil {
+		t.Errorf("the lapsed request still has buttons %q", msgs[1].Labels())
+	}
+	if want := "<b>bought</b> 10 INFY & <script>"; !strings.HasSuffix(msgs[2].Plain, want) {
+		t.Errorf("desk message reads %q, want the model's markup as text %q", msgs[2].Plain, want)
+	}
+	if !msgs[3].Photo || !strings.Contains(msgs[3].Plain, "see chart") {
+		t.Errorf("picture message: %+v", msgs[3])
+	}
+	if msgs[4].Photo || !strings.Contains(msgs[4].Plain, "picture was left out") {
+		t.Errorf("a picture outside the desk's folder was sent: %+v", msgs[4])
+	}
+	if !strings.Contains(msgs[5].Plain, "all backends down") {
+		t.Errorf("warning reads %q", msgs[5].Plain)
+	}
+	for _, m := range msgs[2:5] {
+		desk, err := r.st.Note(t.Context(), fmt.Sprintf("%s%d:%d", NoteDeskMessage, dlGroup, m.ID))
+		if err != nil || desk != strings.Fields(m.Plain)[1] {
+			t.Errorf("message %d routes replies to %q (%v)", m.ID, desk, err)
+		}
+	}
+
+	// The decision edits the request's message: outcome shown, keyboard gone.
+	decided := time.Now()
+	r.mustTransition(t, held, deskbot.Transition{To: deskbot.StateRunning, Now: decided, Expiry: deskbot.BeforeExpiry,
+		Set: deskbot.RequestPatch{Decision: deskbot.AllowOnce, DecidedBy: deskbot.Person{ID: 501, Name: "Asha"}, DecidedAt: decided}},
+		deskbot.EventRequestDecided)
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
+		m, _ := s.Message(dlGroup, msgs[0].ID)
+		return strings.Contains(m.Plain, "running…")
+	})
+	if m, _ := r.tg.Message(dlGroup, msgs[0].ID); m.Keyboard != nil || !strings.Contains(m.Plain, "Allowed once by Asha at "+ist(decided)) {
+		t.Errorf("after the decision the request shows %q with keyboard %v", m.Plain, m.Keyboard)
+	}
+	if n := len(r.tg.BotMessages(dlGroup)); n != 6 {
+		t.Errorf("%d messages after the decision, want the same 6", n)
+	}
+	stop()
+	r.checkAllAcked(t)
+}
+
+func TestOutboxOutageOfAMinuteLosesNothing(t *testing.T) {
+	r := mustOutboxRig(t)
+	r.tg.Down(true)
+	began := r.clock.Now()
+	var want []string
+	for i := range 6 {
+		desk := []string{"alpha", "beta"}[i%2] // alternating: nothing coalesces
+		want = append(want, fmt.Sprintf("message %d", i))
+		r.publish(t, said(desk, want[i]))
+	}
+	stop := r.run(t)
+	r.tg.WaitFor(t, 10*time.Second, func(*telegramtest.Server) bool { return r.clock.Now().Sub(began) > time.Minute })
+	r.tg.Down(false)
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 6 })
+	stop()
+	r.checkAllAcked(t)
+	if got := bodies(r.tg); !slices.Equal(got, want) {
+		t.Errorf("after the outage the chat shows %q, want %q", got, want)
+	}
+	if n := r.tg.Count("sendMessage") - len(r.tg.Sent("sendMessage")); n < 5 {
+		t.Errorf("only %d failed attempts: the outage was not exercised", n)
+	}
+}
+
+func TestOutbox429StormIsPacedAndDropsNothing(t *testing.T) {
+	r := mustOutboxRig(t)
+	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
+	r.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 429, RetryAfter: 5, Times: 3})
+	var want []string
+	for i := range 25 {
+		want = append(want, fmt.Sprintf("update %02d", i))
+		r.publish(t, said([]string{"alpha", "beta"}[i%2], want[i]))
+	}
+	stop := r.run(t)
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 25 })
+	stop()
+	r.checkAllAcked(t)
+	if got := bodies(r.tg); !slices.Equal(got, want) {
+		t.Errorf("chat shows %q, want %q", got, want)
+	}
+	if refused := r.tg.Count("sendMessage") - len(r.tg.Sent("sendMessage")); refused != 3 {
+		t.Errorf("%d sends refused, want only the 3 injected 429s", refused)
+	}
+	checkPacing(t, r.tg.Sent("sendMessage"))
+}
+
+func TestOutboxCoalescesAndSplits(t *testing.T) {
+	r := mustOutboxRig(t)
+	long := strings.Repeat("Position review line that goes on. ", 286)[:10000]
+	r.publish(t, said("alpha", "one"), said("alpha", "two"), said("alpha", "three"), said("beta", "other desk"), said("beta", long))
+	stop := r.run(t)
+	parts := len(RenderDeskMessages("beta", long))
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 2+parts })
+	stop()
+	r.checkAllAcked(t)
+	msgs := r.tg.BotMessages(dlGroup)
+	if got, want := msgs[0].Plain, "💬 alpha\none\n\ntwo\n\nthree"; got != want {
+		t.Errorf("burst arrived as %q, want %q", got, want)
+	}
+	var whole strings.Builder
+	for _, m := range msgs[2:] {
+		_, body, _ := strings.Cut(m.Plain, "\n")
+		whole.WriteString(body)
+	}
+	if parts < 3 || whole.String() != long {
+		t.Errorf("10,000 characters arrived as %d messages, %d characters", len(msgs)-2, len(whole.String()))
+	}
+}
+
+func TestOutboxRestartSendsEachOnce(t *testing.T) {
+	r := mustOutboxRig(t)
+	var want []string
+	for i := range 8 {
+		want = append(want, fmt.Sprintf("fill %d", i))
+		r.publish(t, said([]string{"alpha", "beta"}[i%2], want[i]))
+	}
+	stop := r.run(t)
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 3 })
+	stop() // shut down mid-batch: events read and not all acknowledged
+	stop = r.run(t)
+	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 8 })
+	stop()
+	r.checkAllAcked(t)
+	if got := bodies(r.tg); !slices.Equal(got, want) {
+		t.Errorf("after a restart the chat shows %q, want each once: %q", got, want)
+	}
+}
