@@ -22,8 +22,13 @@ type Deps struct {
 	Executor   *ToolCallExecutor
 	Registries Registries
 	Models     map[string][]deskbot.Model // each desk's failover chain
-	Now        deskbot.Now
-	Log        *slog.Logger
+	// Requests, when set, lets a desk rest as "waiting for approval" while
+	// any of its requests is open, not only those of its last turn.
+	Requests interface {
+		OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
+	}
+	Now deskbot.Now
+	Log *slog.Logger
 
 	// Poll is how long a desk waits for a trigger, and a paused desk sleeps,
 	// before looking again (default 1s).

@@ -357,3 +357,29 @@ func TestRepeatedHeldCallMakesOneRequest(t *testing.T) {
 		t.Errorf("the repeat was answered %+v, want the same hold message", res)
 	}
 }
+
+// A desk with a request still open rests as "waiting for approval" after a
+// later turn that held nothing: /desks must not call it idle.
+func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
+	w := newDeskWorld(t)
+	w.primary.Push(
+		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`}),
+		modeltest.Text("Asked to buy TCS."),
+		modeltest.Text("Nothing new."),
+	)
+	w.start(t, w.store)
+	w.tell(t, "Buy 1 TCS.")
+	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.waitSettled(t, deskbot.DeskWaiting)
+
+	w.tell(t, "Anything new?")
+	w.waitMessage(t, "Nothing new.")
+	w.waitSettled(t, deskbot.DeskWaiting)
+
+	w.primary.Push(modeltest.Text("Denied, fine."))
+	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitMessage(t, "Denied, fine.")
+	w.waitSettled(t, deskbot.DeskIdle)
+}

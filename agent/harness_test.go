@@ -111,7 +111,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: st, State: st, History: st, Notes: st, Events: st, Executor: exec, Registries: regs,
+		Inbox: st, State: st, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: st,
 		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})

@@ -78,7 +78,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			failures = append(failures, deskbot.ErrorMessage(err))
 			if m++; m == len(k.models) {
 				k.unreachable(ctx, tr, failures)
-				k.setState(ctx, deskbot.DeskIdle)
+				k.settle(ctx, tl.held)
 				return false
 			}
 			log.WarnContext(ctx, "model failed; the next in the chain takes over", "failed", k.models[m-1].Name(), "next", k.models[m].Name(), "err", err)
@@ -116,12 +116,29 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 		deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
 		log.WarnContext(ctx, "could not save history", "err", err)
 	}
-	if tl.held {
+	k.settle(ctx, tl.held)
+	return true
+}
+
+// settle sets the state a desk rests in after a turn: waiting for approval
+// while any request of the desk is open (this turn's or an earlier one's),
+// else idle.
+func (k *desk) settle(ctx context.Context, heldNow bool) {
+	waiting := heldNow
+	if rs := k.d.deps.Requests; rs != nil && !waiting {
+		open, err := rs.OpenRequests(context.WithoutCancel(ctx))
+		for _, r := range open {
+			waiting = waiting || r.Desk == k.cfg.Name
+		}
+		if err != nil {
+			k.log.WarnContext(ctx, "could not read open requests", "err", err)
+		}
+	}
+	if waiting {
 		k.setState(ctx, deskbot.DeskWaiting)
 	} else {
 		k.setState(ctx, deskbot.DeskIdle)
 	}
-	return true
 }
 
 func toolMessage(id string, r deskbot.ToolResult) deskbot.Message {

@@ -118,7 +118,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log}
 	m.Desks = agent.New(desks, agent.Deps{
 		Inbox: m.Store, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
-		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log,
+		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log, Requests: m.Store,
 	})
 
 	names := make([]string, len(desks))
