@@ -171,7 +171,8 @@ func TestUpdatesReachHandlers(t *testing.T) {
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	if got, want := strings.Join(texts, "|"), "hello|buy less"; got != want {
+	slices.Sort(texts) // telebot runs handlers in their own goroutines
+	if got, want := strings.Join(texts, "|"), "buy less|hello"; got != want {
 		t.Errorf("texts = %q, want %q", got, want)
 	}
 	if got, want := strings.Join(replies, "|"), "desk says hi"; got != want {
@@ -330,5 +331,49 @@ func TestPhotoAndCommands(t *testing.T) {
 	}
 	if got := srv.Commands(); len(got) != 1 || got[0].Command != "desks" {
 		t.Errorf("commands = %+v", got)
+	}
+}
+
+func TestHangUntilReleaseAndPollConflict(t *testing.T) {
+	srv := telegramtest.New(t, token)
+	b := mustBot(t, srv)
+	srv.Hang("sendMessage", 0)
+	done := make(chan error, 1)
+	go func() { _, err := b.Send(telebot.ChatID(group), "held"); done <- err }()
+	srv.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool { return s.Count("sendMessage") == 1 })
+	select {
+	case err := <-done:
+		t.Fatalf("hung send returned early: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	srv.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("released send: %v", err)
+	}
+
+	// A second poller ends the first with 409, like Telegram.
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/bot"+token+"/getUpdates", "application/json", strings.NewReader(`{"timeout":"5"}`))
+		if err != nil {
+			first <- -1
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	deadline := time.After(4 * time.Second)
+	for {
+		poll(t, srv, 0, 0) // until the first poll, once it is held, is ended by one
+		select {
+		case got := <-first:
+			if got != http.StatusConflict {
+				t.Errorf("first poller got %d, want 409", got)
+			}
+			return
+		case <-deadline:
+			t.Fatal("first poller was not ended by the second")
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
