@@ -129,7 +129,7 @@ func TestLoadDesksReadsKeyFromNamedVariable(t *testing.T) {
 }
 
 func TestLoadDesksBadNames(t *testing.T) {
-	for _, names := range [][]string{{"Main"}, {"a", "a"}, {"a/b"}} {
+	for _, names := range [][]string{{"Main"}, {"a", "a"}, {"a/b"}, {"main", "all"}} {
 		if _, err := agent.LoadDesks(names, "", defaultChain); err == nil || !strings.HasPrefix(err.Error(), "deskbot invalid: DESKS:") {
 			t.Errorf("LoadDesks(%q) error = %v, want a DESKS error", names, err)
 		}
