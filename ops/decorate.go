@@ -1,0 +1,70 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/deskbot/deskbot"
+)
+
+// WrapModel counts m's completions and failures under its name.
+func (m *Metrics) WrapModel(model deskbot.Model) deskbot.Model {
+	return &countedModel{Model: model, m: m}
+}
+
+// WrapModels wraps every backend of every desk's chain.
+func (m *Metrics) WrapModels(chains map[string][]deskbot.Model) map[string][]deskbot.Model {
+	out := make(map[string][]deskbot.Model, len(chains))
+	for desk, chain := range chains {
+		for _, b := range chain {
+			out[desk] = append(out[desk], m.WrapModel(b))
+		}
+	}
+	return out
+}
+
+type countedModel struct {
+	deskbot.Model
+	m *Metrics
+}
+
+func (c *countedModel) Complete(ctx context.Context, req deskbot.ModelRequest) (deskbot.ModelReply, error) {
+	name := c.Name()
+	c.m.modelCalls.WithLabelValues(name).Inc()
+	reply, err := c.Model.Complete(ctx, req)
+	if err != nil && ctx.Err() == nil { // a stop cutting a call short is no failure of the backend
+		c.m.modelFail.WithLabelValues(name).Inc()
+	}
+	return reply, err
+}
+
+// WrapTool counts t's runs and errors under its name: a result marked as
+// an error (the model's mistake) and a failure to run both count.
+func (m *Metrics) WrapTool(t deskbot.Tool) deskbot.Tool { return &countedTool{Tool: t, m: m} }
+
+// WrapTools wraps a source of tools (agent.ToolSource's shape).
+func (m *Metrics) WrapTools(src func(desk string) []deskbot.Tool) func(desk string) []deskbot.Tool {
+	return func(desk string) []deskbot.Tool {
+		ts := src(desk)
+		out := make([]deskbot.Tool, len(ts))
+		for i, t := range ts {
+			out[i] = m.WrapTool(t)
+		}
+		return out
+	}
+}
+
+type countedTool struct {
+	deskbot.Tool
+	m *Metrics
+}
+
+func (c *countedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	name := c.Name()
+	c.m.toolCalls.WithLabelValues(name).Inc()
+	res, err := c.Tool.Run(ctx, desk, args)
+	if err != nil || res.IsError {
+		c.m.toolErrors.WithLabelValues(name).Inc()
+	}
+	return res, err
+}

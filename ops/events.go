@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// MetricsGroup is the event stream's consumer group that feeds the request
+// metrics.
+const MetricsGroup = "metrics"
+
+// Observe counts what e says about a request. Event kinds that say nothing
+// about requests are ignored.
+//
+// request_decided is published for a decision and again once an allowed
+// call ran (with its Result), and also when a restart interrupts a running
+// call; only the decision itself is stamped with the request's DecidedAt,
+// so that is what tells them apart.
+func (m *Metrics) Observe(e deskbot.Event) {
+	switch e.Kind {
+	case deskbot.EventUserRequest:
+		m.held.WithLabelValues(e.Desk).Inc()
+	case deskbot.EventRequestLapsed:
+		m.lapsed.WithLabelValues(e.Desk).Inc()
+	case deskbot.EventRequestDecided:
+		r := e.Request
+		if e.Result != nil || r == nil || r.Decision == "" || !sameMilli(e.Time, r.DecidedAt) {
+			return
+		}
+		d := string(r.Decision)
+		m.decided.WithLabelValues(e.Desk, d).Inc()
+		if wait := r.DecidedAt.Sub(r.CreatedAt); wait >= 0 {
+			m.decisionTime.WithLabelValues(d).Observe(wait.Seconds())
+		}
+	}
+}
+
+// The store keeps times to the millisecond.
+func sameMilli(a, b time.Time) bool { return a.UnixMilli() == b.UnixMilli() }
+
+// EventSource is the event stream as the counter needs it.
+type EventSource interface {
+	deskbot.EventLog
+	// CreateEventGroupAtEnd makes the group start after the newest event,
+	// so a first start does not count history as new.
+	CreateEventGroupAtEnd(ctx context.Context, group string) error
+}
+
+// CountEvents feeds m from the event stream until ctx ends. Failures to read
+// are logged and retried with backoff; the events wait in the stream.
+func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer string, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	backoff := time.Second
+	created := false
+	for ctx.Err() == nil {
+		var err error
+		if !created {
+			if err = src.CreateEventGroupAtEnd(ctx, MetricsGroup); err == nil {
+				created = true
+			}
+		}
+		var evs []deskbot.Event
+		if err == nil {
+			evs, err = src.ReadEvents(ctx, MetricsGroup, consumer, 100, time.Second)
+		}
+		for _, e := range evs {
+			if err != nil {
+				break
+			}
+			m.Observe(e)
+			err = src.AckEvent(ctx, MetricsGroup, e.ID)
+		}
+		if err == nil {
+			backoff = time.Second
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", backoff)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+	return ctx.Err()
+}

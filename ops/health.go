@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Check is one thing /healthz verifies. It returns nil when healthy; its
+// error's deskbot message (never the raw error, which may name addresses)
+// is shown.
+type Check struct {
+	Name string
+	Func func(ctx context.Context) error
+}
+
+// HealthHandler runs every check at once, each within timeout, and answers
+// 200 with {"status":"ok",...} when all pass, 503 otherwise, with one line
+// per check.
+func HealthHandler(timeout time.Duration, checks ...Check) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		results := make(map[string]string, len(checks))
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		healthy := true
+		for _, c := range checks {
+			wg.Go(func() {
+				status := "ok"
+				if err := c.Func(ctx); err != nil {
+					status = deskbot.ErrorMessage(err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				results[c.Name] = status
+				healthy = healthy && status == "ok"
+			})
+		}
+		wg.Wait()
+		body := struct {
+			Status string            `json:"status"`
+			Checks map[string]string `json:"checks"`
+		}{"ok", results}
+		code := http.StatusOK
+		if !healthy {
+			body.Status, code = "unhealthy", http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(body)
+	})
+}

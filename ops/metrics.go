@@ -1,0 +1,107 @@
+// Package ops is what whoever runs deskbot looks at: Prometheus metrics,
+// the /healthz check, the HTTP server that serves both, and the logger.
+//
+// Metrics come from decorators and readers, never from hooks inside the
+// parts they measure: models and tools are wrapped (WrapModel, WrapTools),
+// request outcomes are read from the event stream through their own
+// consumer group (EventCounter, at least once: a crash between counting and
+// acknowledging counts an event twice), the outbox depth is asked of Redis
+// at scrape time, and Telegram retries arrive through the sender's OnRetry.
+//
+// Concurrency: every type here is safe for concurrent use. Nothing on the
+// request path ever waits on a metric; a scrape does its own Redis reads
+// with a short timeout.
+package ops
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Backlog reports how far the outbox is behind: events given to it and not
+// yet acknowledged, and events it has not read yet.
+type Backlog func(ctx context.Context) (pending, undelivered int64, err error)
+
+// Metrics holds deskbot's collectors in a registry of its own (so tests can
+// build many and nothing leaks into the global default registry).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	held, decided, lapsed *prometheus.CounterVec
+	decisionTime          *prometheus.HistogramVec
+	toolCalls, toolErrors *prometheus.CounterVec
+	modelCalls, modelFail *prometheus.CounterVec
+	tgRetries             *prometheus.CounterVec
+}
+
+// NewMetrics registers every collector. backlog may be nil (no outbox
+// gauge).
+func NewMetrics(backlog Backlog) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "deskbot", Name: name, Help: help}, labels)
+		m.reg.MustRegister(c)
+		return c
+	}
+	m.held = counter("requests_held_total", "Tool calls held for a person's decision.", "desk")
+	m.decided = counter("requests_decided_total", "Held calls decided by a person, by decision.", "desk", "decision")
+	m.lapsed = counter("requests_lapsed_total", "Held calls that lapsed without a decision.", "desk")
+	m.decisionTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "deskbot", Name: "request_decision_seconds",
+		Help:    "Time from holding a call to a person's decision.",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1800, 3600},
+	}, []string{"decision"})
+	m.reg.MustRegister(m.decisionTime)
+	m.toolCalls = counter("tool_calls_total", "Tool calls run, by tool.", "tool")
+	m.toolErrors = counter("tool_errors_total", "Tool calls that returned an error result or failed, by tool.", "tool")
+	m.modelCalls = counter("model_calls_total", "Model completions asked for, by backend.", "backend")
+	m.modelFail = counter("model_failures_total", "Model completions that failed, by backend.", "backend")
+	m.tgRetries = counter("telegram_retries_total", "Telegram calls retried, by method and the code that caused it (0: network).", "method", "code")
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if backlog != nil {
+		m.reg.MustRegister(&backlogCollector{f: backlog, desc: prometheus.NewDesc("deskbot_outbox_depth",
+			"Events waiting to reach the chat: pending (read, not yet accepted by Telegram) and undelivered (not read yet).",
+			[]string{"state"}, nil)})
+	}
+	return m
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the registry, for tests that gather directly.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// OnTelegramRetry fits bot.SenderOptions.OnRetry.
+func (m *Metrics) OnTelegramRetry(method string, code int) {
+	m.tgRetries.WithLabelValues(method, strconv.Itoa(code)).Inc()
+}
+
+// backlogCollector asks Redis at scrape time; a failed read leaves the
+// gauge out of that scrape rather than reporting a false zero.
+type backlogCollector struct {
+	f    Backlog
+	desc *prometheus.Desc
+}
+
+func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	p, u, err := c.f(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(p), "pending")
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(u), "undelivered")
+}

@@ -1,0 +1,333 @@
+package ops_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// mustServe serves m and a health check over real HTTP on a free port.
+func mustServe(t *testing.T, m *ops.Metrics, checks ...ops.Check) *ops.Server {
+	t.Helper()
+	s, err := ops.Listen("127.0.0.1:0", ops.HealthHandler(time.Second, checks...), m.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// mustScrape returns the value of every sample on /metrics, keyed by its
+// name and labels exactly as Prometheus' text format writes them.
+func mustScrape(t *testing.T, s *ops.Server) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + s.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: HTTP %d", resp.StatusCode)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type flattenTool struct{}
+
+func (flattenTool) Name() string            { return "flatten_desk" }
+func (flattenTool) Description() string     { return "Closes every position." }
+func (flattenTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (flattenTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
+	return deskbot.ToolResult{Text: "flat"}, nil
+}
+
+func mustHold(t *testing.T, g *gate.Gate) *deskbot.Request {
+	t.Helper()
+	r, _, err := g.Hold(t.Context(), "alpha", "trig-1", deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The request metrics an operator watches, fed by the real gate through the
+// real event stream: held, decided by decision, lapsed and the time people
+// took. An allowed call's second event (once it ran) is not a second
+// decision, and history before the first start is not counted.
+func TestRequestMetricsFromEvents(t *testing.T) {
+	st := storetest.MustOpen(t)
+	if err := st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventUserRequest, Desk: "alpha", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Now()} // keys expire on the real Redis clock
+	g := gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute},
+		st, agent.Registries{"alpha": agent.NewRegistry(flattenTool{})}, clk.Now, slog.New(slog.DiscardHandler))
+	m := ops.NewMetrics(nil)
+	srv := mustServe(t, m)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.CountEvents(ctx, st, "test", nil) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the metrics group", func() bool {
+		_, _, err := st.EventBacklog(t.Context(), ops.MetricsGroup)
+		return err == nil && groupExists(t, st)
+	})
+
+	allowed, denied := mustHold(t, g), mustHold(t, g)
+	mustHold(t, g) // lapses
+	clk.Advance(30 * time.Second)
+	if _, err := g.Resolve(t.Context(), allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(30 * time.Second)
+	if _, err := g.Decide(t.Context(), denied.ID, deskbot.Deny, "too risky", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * time.Minute)
+	if _, err := g.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string]float64{
+		`deskbot_requests_held_total{desk="alpha"}`:                              3,
+		`deskbot_requests_decided_total{decision="allow_once",desk="alpha"}`:     1,
+		`deskbot_requests_decided_total{decision="deny",desk="alpha"}`:           1,
+		`deskbot_requests_lapsed_total{desk="alpha"}`:                            1,
+		`deskbot_request_decision_seconds_count{decision="allow_once"}`:          1,
+		`deskbot_request_decision_seconds_sum{decision="allow_once"}`:            30,
+		`deskbot_request_decision_seconds_bucket{decision="deny",le="60"}`:       1,
+		`deskbot_request_decision_seconds_bucket{decision="allow_once",le="15"}`: 0,
+	}
+	var got map[string]float64
+	waitFor(t, "request metrics", func() bool {
+		got = mustScrape(t, srv)
+		return got[`deskbot_requests_lapsed_total{desk="alpha"}`] == 1
+	})
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if t.Failed() {
+		for k, v := range got {
+			if strings.HasPrefix(k, "deskbot_request") {
+				t.Logf("scraped %s %v", k, v)
+			}
+		}
+	}
+}
+
+func groupExists(t *testing.T, st *store.Store) bool {
+	groups, err := st.Client().XInfoGroups(t.Context(), st.Key("events")).Result()
+	if err != nil {
+		return false
+	}
+	for _, g := range groups {
+		if g.Name == ops.MetricsGroup {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type mistakeTool struct{ flattenTool }
+
+func (mistakeTool) Name() string { return "place_order" }
+func (mistakeTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
+	return deskbot.ToolResult{Text: "quantity must be positive", IsError: true}, nil
+}
+
+// Model calls and failures by backend, against a real fake endpoint and an
+// address nobody listens on; tool calls and errors by tool; Telegram retries
+// and the outbox depth.
+func TestCallMetrics(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("ok") })
+	up, err := model.New(model.Config{Name: "local", BaseURL: fake.URL + "/v1", Model: "fake", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := model.New(model.Config{Name: "gone", BaseURL: "http://127.0.0.1:1/v1", Model: "fake", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ops.NewMetrics(func(context.Context) (int64, int64, error) { return 2, 5, nil })
+	chains := m.WrapModels(map[string][]deskbot.Model{"alpha": {up, down}})
+	req := deskbot.ModelRequest{Messages: []deskbot.Message{{Role: "user", Content: "hi"}}}
+	for range 2 {
+		if _, err := chains["alpha"][0].Complete(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := chains["alpha"][1].Complete(t.Context(), req); err == nil {
+		t.Fatal("a backend nobody listens on answered")
+	}
+	if got := chains["alpha"][0].Name(); got != "local" {
+		t.Errorf("wrapped model's name = %q, want local", got)
+	}
+
+	tools := m.WrapTools(func(string) []deskbot.Tool { return []deskbot.Tool{flattenTool{}, mistakeTool{}} })("alpha")
+	reg := agent.NewRegistry(tools...)
+	for _, name := range []string{"flatten_desk", "place_order", "place_order"} {
+		if _, err := reg.Run(t.Context(), "alpha", deskbot.ToolCall{ID: "c", Name: name, Arguments: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.OnTelegramRetry("sendMessage", 429)
+
+	got := mustScrape(t, mustServe(t, m))
+	for k, v := range map[string]float64{
+		`deskbot_model_calls_total{backend="local"}`:                      2,
+		`deskbot_model_failures_total{backend="local"}`:                   0,
+		`deskbot_model_calls_total{backend="gone"}`:                       1,
+		`deskbot_model_failures_total{backend="gone"}`:                    1,
+		`deskbot_tool_calls_total{tool="flatten_desk"}`:                   1,
+		`deskbot_tool_calls_total{tool="place_order"}`:                    2,
+		`deskbot_tool_errors_total{tool="place_order"}`:                   2,
+		`deskbot_tool_errors_total{tool="flatten_desk"}`:                  0,
+		`deskbot_telegram_retries_total{code="429",method="sendMessage"}`: 1,
+		`deskbot_outbox_depth{state="pending"}`:                           2,
+		`deskbot_outbox_depth{state="undelivered"}`:                       5,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}
+
+// A scrape while Redis is down leaves the outbox gauge out and says why,
+// rather than claiming an empty outbox.
+func TestOutboxDepthUnknownWhenRedisDown(t *testing.T) {
+	m := ops.NewMetrics(func(context.Context) (int64, int64, error) { return 0, 0, errors.New("redis down") })
+	resp, err := http.Get("http://" + mustServe(t, m).Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), `deskbot_outbox_depth{state="pending"} 0`) {
+		t.Errorf("outbox depth reported as 0 while unknown")
+	}
+	if resp.StatusCode != 500 {
+		t.Errorf("scrape with a failing collector: HTTP %d, want 500", resp.StatusCode)
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	ok := ops.Check{Name: "redis", Func: func(context.Context) error { return nil }}
+	bad := ops.Check{Name: "telegram", Func: func(context.Context) error {
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram polling is not running")
+	}}
+	leaky := ops.Check{Name: "redis", Func: func(context.Context) error {
+		return errors.New("dial tcp redis://:s3cret@10.0.0.1:6379: refused")
+	}}
+	slow := ops.Check{Name: "redis", Func: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }}
+	tests := []struct {
+		name     string
+		checks   []ops.Check
+		wantCode int
+		want     map[string]string
+	}{
+		{"all ok", []ops.Check{ok}, 200, map[string]string{"redis": "ok"}},
+		{"telegram down", []ops.Check{ok, bad}, 503, map[string]string{"redis": "ok", "telegram": "Telegram polling is not running"}},
+		{"raw error hidden", []ops.Check{leaky}, 503, map[string]string{"redis": "Internal error."}},
+		{"hung check bounded", []ops.Check{slow}, 503, map[string]string{"redis": "Internal error."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mustServe(t, ops.NewMetrics(nil), tt.checks...)
+			resp, err := http.Get("http://" + srv.Addr() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Status string
+				Checks map[string]string
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.wantCode {
+				t.Errorf("HTTP %d, want %d", resp.StatusCode, tt.wantCode)
+			}
+			if got, want := fmt.Sprint(body.Checks), fmt.Sprint(tt.want); got != want {
+				t.Errorf("checks = %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestLoggerScrubsSecrets(t *testing.T) {
+	const token = "123456:AAE-secret-token"
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var b strings.Builder
+			log := ops.NewLogger(&b, format, "info", token, "")
+			log.Info("calling https://api.telegram.org/bot"+token+"/getMe", "err", errors.New("Post /bot"+token+"/x: EOF"), "url", "/bot"+token)
+			log.Debug("hidden at info")
+			out := b.String()
+			if strings.Contains(out, token) {
+				t.Errorf("token in log: %s", out)
+			}
+			if strings.Count(out, "[redacted]") != 3 {
+				t.Errorf("want 3 redactions: %s", out)
+			}
+			if strings.Contains(out, "hidden at info") {
+				t.Errorf("debug line at level info: %s", out)
+			}
+		})
+	}
+}
