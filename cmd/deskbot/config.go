@@ -177,3 +177,14 @@ func typeWord(t reflect.Type) string {
 	}
 	return t.String()
 }
+
+// secrets are the values no log line may carry.
+func (c Config) secrets() []string {
+	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey}
+	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			s = append(s, pw)
+		}
+	}
+	return s
+}

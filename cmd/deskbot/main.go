@@ -30,22 +30,35 @@ func main() {
 		fmt.Fprintln(os.Stderr, "deskbot: configuration:\n"+err.Error())
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The service runs on its own context: a signal begins a graceful stop
+	// (Close) instead of cancelling everything at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 
 	m := NewMain(cfg)
-	if err := m.Run(ctx); err != nil {
+	if err := m.Run(context.Background()); err != nil {
 		m.Close()
 		fmt.Fprintln(os.Stderr, "deskbot: "+err.Error())
 		os.Exit(1)
 	}
-	<-ctx.Done()
-	stop() // a second signal now ends the process at once
-	m.Log.Info("stopping")
+	code := 0
+	select {
+	case sig := <-sigs:
+		m.Log.Info("stopping: finishing running work; a second signal stops at once", "signal", sig.String())
+	case err := <-m.Errs():
+		m.Log.Error("stopping after a failure", "err", err)
+		code = 1
+	}
+	go func() {
+		sig := <-sigs
+		m.Log.Warn("second signal: stopping at once", "signal", sig.String())
+		os.Exit(130)
+	}()
 	if err := m.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "deskbot: "+err.Error())
-		os.Exit(1)
+		code = 1
 	}
+	os.Exit(code)
 }
 
 func environMap(kv []string) map[string]string {

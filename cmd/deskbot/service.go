@@ -17,6 +17,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 )
@@ -29,6 +30,9 @@ type Main struct {
 	// StopTimeout bounds how long Close waits for running turns and held
 	// calls to finish.
 	StopTimeout time.Duration
+	// FlushTimeout bounds how long Close then spends delivering what is
+	// left in the outbox to the chat.
+	FlushTimeout time.Duration
 
 	Store   *store.Store
 	Gate    *gate.Gate
@@ -36,33 +40,33 @@ type Main struct {
 	Broker  *broker.Paper
 	Desks   *agent.Desks
 	Bot     *bot.Bot
+	Metrics *ops.Metrics
+	HTTP    *ops.Server // /healthz and /metrics
 
 	sweeper *gate.Sweeper
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	drain   *drain
+	desksWG sync.WaitGroup // the desks, on the hard context
+	wg      sync.WaitGroup // everything else, on the soft one
 	errs    chan error
 }
 
 // NewMain builds a Main that logs to stderr.
 func NewMain(cfg Config) *Main {
-	return &Main{Config: cfg, Log: newLogger(cfg, os.Stderr), Now: time.Now, StopTimeout: 30 * time.Second}
+	return &Main{Config: cfg, Log: newLogger(cfg, os.Stderr), Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
 }
 
+// newLogger writes LOG_FORMAT at LOG_LEVEL, scrubbing every secret of the
+// configuration from what it writes.
 func newLogger(cfg Config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return ops.NewLogger(w, cfg.LogFormat, cfg.LogLevel, cfg.secrets()...)
 }
 
 // Run opens every part and starts the service's loops. It returns once the
 // service is running; an error means nothing is left running (call Close).
 func (m *Main) Run(ctx context.Context) (err error) {
 	cfg, log := m.Config, m.Log
-	ctx, m.cancel = context.WithCancel(ctx)
+	m.drain = newDrain(ctx)
+	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
 
 	if m.Store, err = store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix}); err != nil {
@@ -89,9 +93,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	regs, err := agent.BuildRegistries(desks, m.Sandbox.Tools,
-		func(string) []deskbot.Tool { return broker.Tools(m.Broker) },
-		agent.MessageTools(m.Store, cfg.DataDir, m.Now))
+	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
+		return m.Store.EventBacklog(ctx, outboxGroup)
+	})
+	// Every tool counts its calls and survives the first phase of a stop.
+	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
+	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
+		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker) }),
+		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
@@ -99,6 +108,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("models: %s", deskbot.ErrorMessage(err))
 	}
+	models = m.Metrics.WrapModels(models)
 
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
@@ -117,7 +127,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log}
 	m.Desks = agent.New(desks, agent.Deps{
-		Inbox: m.Store, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
+		Inbox: &inbox{Inbox: m.Store, d: m.drain}, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
 		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log, Requests: m.Store,
 	})
 
@@ -128,6 +138,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
+		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry},
 	}, bot.Deps{
 		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
 		Notes: m.Store, Events: m.Store, Audit: m.Store,
@@ -135,19 +146,31 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
 
+	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.HealthHandler(3*time.Second,
+		ops.Check{Name: "redis", Func: m.Store.Ping},
+		ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }},
+	), m.Metrics.Handler()); err != nil {
+		return fmt.Errorf("HTTP_ADDR %s: %v", cfg.HTTPAddr, err)
+	}
+
 	m.sweeper.Start()
-	m.goRun("desks", func() error { return m.Desks.Run(ctx) })
-	m.goRun("bot", func() error { return m.Bot.Run(ctx) })
+	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
+	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
+	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", log) })
 	log.Info("deskbot started", "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
-		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded())
+		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
+		"http", m.HTTP.Addr())
 	return nil
 }
+
+// outboxGroup is the bot's consumer group on the event stream.
+const outboxGroup = "telegram"
 
 // Errs reports a loop that stopped with an error while the service ran.
 func (m *Main) Errs() <-chan error { return m.errs }
 
-func (m *Main) goRun(name string, f func() error) {
-	m.wg.Go(func() {
+func (m *Main) goRun(wg *sync.WaitGroup, name string, f func() error) {
+	wg.Go(func() {
 		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
 			m.Log.Error("stopped with an error", "part", name, "err", err)
 			select {
@@ -169,28 +192,81 @@ func (m *Main) defaultModel() model.Config {
 	}
 }
 
-// Close stops taking updates and triggers, lets running work finish up to
-// StopTimeout, then closes the sandbox and Redis.
+// Close stops the service gracefully: it stops taking updates, triggers
+// and sweeps; lets running turns and tool calls finish, up to StopTimeout;
+// delivers what is left in the outbox, up to FlushTimeout; then closes the
+// HTTP server, the sandbox and Redis.
 func (m *Main) Close() error {
-	if m.cancel != nil {
-		m.cancel()
+	if m.drain != nil {
+		m.drain.stop()
 	}
 	if m.sweeper != nil {
 		m.sweeper.Stop()
 	}
-	done := make(chan struct{})
-	go func() { m.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(m.StopTimeout):
-		m.Log.Warn("stop timed out; some work was cut short", "after", m.StopTimeout)
+	bound := time.After(m.StopTimeout)
+	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
+	if clean && m.drain != nil {
+		select {
+		case <-m.drain.idle:
+		case <-bound:
+			clean = false
+		}
+	}
+	if !clean {
+		m.Log.Warn("stop timed out; running work was cut short", "after", m.StopTimeout)
+	}
+	if m.drain != nil {
+		m.drain.killed()
+	}
+	m.desksWG.Wait() // quick once cancelled: a turn returns at its next step
+	if clean && m.Bot != nil {
+		m.flush()
 	}
 	var errs []error
+	if m.HTTP != nil {
+		errs = append(errs, m.HTTP.Close())
+	}
 	if m.Sandbox != nil {
 		errs = append(errs, m.Sandbox.Close())
 	}
 	if m.Store != nil {
 		errs = append(errs, m.Store.Close())
 	}
+	m.Log.Info("stopped")
 	return errors.Join(errs...)
+}
+
+// waitOr waits for wg, or until bound fires (false).
+func waitOr(wg *sync.WaitGroup, bound <-chan time.Time) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-bound:
+		return false
+	}
+}
+
+// flush delivers the events still waiting for the chat (outcomes of the
+// calls that just finished, the desks' last words), so the team sees them
+// before the service goes away rather than at the next start.
+func (m *Main) flush() {
+	ctx, cancel := context.WithTimeout(context.Background(), m.FlushTimeout)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Bot.RunOutbox(ctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		p, u, err := m.Store.EventBacklog(ctx, outboxGroup)
+		if err == nil && p == 0 && u == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			m.Log.Warn("outbox not empty at stop; the rest is delivered at the next start", "pending", p, "undelivered", u)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

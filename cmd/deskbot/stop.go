@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// drain is the service's graceful stop. A stop has two phases:
+//
+//  1. Soft: no new work starts. The bot stops polling, the sweeper stops,
+//     and a desk asking its inbox for the next trigger is told there is
+//     none; but a turn under way carries on, and a tool call that is running
+//     (a desk's or a held call a person allowed) keeps its context, because
+//     an order cut off half-way is worse than a slower stop.
+//  2. Hard: once every turn ended, or the bound passed, everything left is
+//     cancelled.
+//
+// Triggers that arrive meanwhile (a schedule firing) wait in Redis for the
+// next start.
+type drain struct {
+	soft, hard       context.Context
+	stopSoft, killed context.CancelFunc
+
+	mu   sync.Mutex
+	busy map[string]bool // desks between taking a trigger and finishing with it
+	idle chan struct{}   // closed when stopping and no desk is busy
+}
+
+func newDrain(parent context.Context) *drain {
+	d := &drain{busy: map[string]bool{}, idle: make(chan struct{})}
+	d.hard, d.killed = context.WithCancel(parent)
+	d.soft, d.stopSoft = context.WithCancel(d.hard)
+	return d
+}
+
+// stop begins the soft phase; Idle reports when the desks are done.
+func (d *drain) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopSoft()
+	d.checkIdle()
+}
+
+func (d *drain) stopping() bool { return d.soft.Err() != nil }
+
+// checkIdle closes idle once stopping with no desk busy; mu is held.
+func (d *drain) checkIdle() {
+	if d.stopping() && len(d.busy) == 0 {
+		select {
+		case <-d.idle:
+		default:
+			close(d.idle)
+		}
+	}
+}
+
+func (d *drain) setBusy(desk string, busy bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if busy {
+		d.busy[desk] = true
+	} else {
+		delete(d.busy, desk)
+	}
+	d.checkIdle()
+}
+
+// runContext is ctx for a tool call: when ctx ends because of a stop, the
+// call keeps running until the hard stop; any other end (a deadline, a
+// caller giving up) cancels it at once, as before.
+func (d *drain) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	run, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if d.stopping() {
+			select {
+			case <-d.hard.Done():
+			case <-run.Done():
+			}
+		}
+		cancel(context.Cause(ctx))
+	})
+	return run, func() { unhook(); cancel(context.Canceled) }
+}
+
+// tool wraps t so that a stop does not cut its runs short (runContext).
+func (d *drain) tool(t deskbot.Tool) deskbot.Tool { return &drainedTool{Tool: t, d: d} }
+
+func (d *drain) tools(src func(string) []deskbot.Tool) func(string) []deskbot.Tool {
+	return func(desk string) []deskbot.Tool {
+		ts := src(desk)
+		for i, t := range ts {
+			ts[i] = d.tool(t)
+		}
+		return ts
+	}
+}
+
+type drainedTool struct {
+	deskbot.Tool
+	d *drain
+}
+
+func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	ctx, cancel := t.d.runContext(ctx)
+	defer cancel()
+	return t.Tool.Run(ctx, desk, args)
+}
+
+// inbox is the desks' inbox during a stop: a desk that has finished with
+// its trigger (acknowledged it, or asks for the next) is no longer busy,
+// and once stopping it is handed nothing more.
+type inbox struct {
+	deskbot.Inbox
+	d *drain
+}
+
+func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
+	in.d.setBusy(desk, false)
+	if in.d.stopping() {
+		<-ctx.Done() // the desks run on the hard context: wait for it
+		return nil, ctx.Err()
+	}
+	tr, err := in.Inbox.NextTrigger(ctx, desk, block)
+	if tr != nil {
+		in.d.setBusy(desk, true)
+		if in.d.stopping() {
+			// The stop came while we waited. Leaving the trigger unacknowledged
+			// hands it back at the next start.
+			in.d.setBusy(desk, false)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+	}
+	return tr, err
+}
+
+func (in *inbox) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
+	err := in.Inbox.AckTrigger(ctx, t)
+	in.d.setBusy(t.Desk, false)
+	return err
+}
