@@ -4,15 +4,188 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/sandbox"
+	"github.com/deskbot/deskbot/store"
 )
 
-// runCheck validates the configuration without starting anything. Issue 6
-// extends it to probe Redis, Telegram, the models and bubblewrap.
+// `deskbot check` reads the configuration and probes what the service
+// needs without starting it: nothing is polled, no message is sent, no
+// desk runs. Each line is ok, warn (it would start, but look at this) or
+// FAIL. Exit status 0 means every line is ok or warn.
+
+const (
+	statusOK   = "ok"
+	statusWarn = "warn"
+	statusFail = "FAIL"
+)
+
+type checkLine struct{ what, status, detail string }
+
+type checker struct {
+	lines []checkLine
+}
+
+func (c *checker) add(what, status, format string, args ...any) {
+	c.lines = append(c.lines, checkLine{what, status, fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) failed() bool {
+	for _, l := range c.lines {
+		if l.status == statusFail {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+	for _, l := range c.lines {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.what, l.status, l.detail)
+	}
+	tw.Flush()
+	if c.failed() {
+		fmt.Fprintln(w, "deskbot would not start (or would not work): fix the FAIL lines.")
+	} else {
+		fmt.Fprintln(w, "deskbot would start.")
+	}
+}
+
+// runCheck prints the table to w and returns the exit status.
 func runCheck(ctx context.Context, environ map[string]string, w io.Writer) int {
-	if _, err := LoadConfig(environ); err != nil {
-		fmt.Fprintln(w, err.Error())
+	c := &checker{}
+	cfg, err := LoadConfig(environ)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			name, why, _ := strings.Cut(line, ": ")
+			c.add(name, statusFail, "%s", why)
+		}
+		c.print(w)
 		return 1
 	}
-	fmt.Fprintln(w, "configuration: ok")
+	c.add("configuration", statusOK, "every variable valid")
+	c.dataDir(cfg)
+	c.httpAddr(cfg)
+	c.redis(ctx, cfg)
+	c.telegram(ctx, cfg)
+	c.models(ctx, cfg)
+	c.sandbox(ctx, cfg)
+	c.print(w)
+	if c.failed() {
+		return 1
+	}
 	return 0
+}
+
+func (c *checker) dataDir(cfg Config) {
+	// The service creates DATA_DIR; the check only looks, so it tries the
+	// nearest folder that exists.
+	dir := cfg.DataDir
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		c.add("DATA_DIR", statusFail, "cannot create %s: %s is not a folder", cfg.DataDir, dir)
+		return
+	}
+	f, err := os.CreateTemp(dir, ".deskbot-check-*")
+	if err != nil {
+		c.add("DATA_DIR", statusFail, "cannot create %s: %s is not writable", cfg.DataDir, dir)
+		return
+	}
+	f.Close()
+	os.Remove(f.Name())
+	abs, _ := filepath.Abs(cfg.DataDir)
+	c.add("DATA_DIR", statusOK, "%s writable", abs)
+}
+
+func (c *checker) httpAddr(cfg Config) {
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		c.add("HTTP_ADDR", statusFail, "cannot listen on %s (in use, or not an address of this machine)", cfg.HTTPAddr)
+		return
+	}
+	ln.Close()
+	c.add("HTTP_ADDR", statusOK, "%s free for /healthz and /metrics", cfg.HTTPAddr)
+}
+
+func (c *checker) redis(ctx context.Context, cfg Config) {
+	if cfg.RedisURL == "" {
+		c.add("redis", statusWarn, "REDIS_URL not set: in-memory Redis; requests, grants and the audit trail are lost at every restart")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix})
+	if err != nil {
+		// The message never carries the URL (it may hold the password).
+		c.add("redis", statusFail, "unreachable: %s", deskbot.ErrorMessage(err))
+		return
+	}
+	defer s.Close()
+	aof, rdb, err := s.Persistence(ctx)
+	switch {
+	case err != nil:
+		c.add("redis", statusWarn, "reachable; persistence unknown (CONFIG GET refused)")
+	case aof:
+		c.add("redis", statusOK, "reachable, append-only file on")
+	case rdb:
+		c.add("redis", statusWarn, "reachable, RDB snapshots only: a crash loses the last minutes of decisions (set appendonly yes)")
+	default:
+		c.add("redis", statusWarn, "reachable but persists nothing: a Redis restart loses every request (set appendonly yes)")
+	}
+	if cfg.SandboxNetwork {
+		if auth, err := s.RequiresAuth(ctx); err == nil && !auth {
+			c.add("redis auth", statusWarn, "Redis needs no password and SANDBOX_NETWORK is on: a desk's commands could write to Redis (set requirepass and put it in REDIS_URL)")
+		}
+	}
+}
+
+func (c *checker) sandbox(ctx context.Context, cfg Config) {
+	mode, err := sandbox.Probe(ctx, sandbox.Config{DataDir: cfg.DataDir, Mode: cfg.Sandbox, Network: cfg.SandboxNetwork})
+	switch {
+	case err != nil:
+		c.add("sandbox", statusFail, "%s", deskbot.ErrorMessage(err))
+	case mode == sandbox.ModeBwrap:
+		c.add("sandbox", statusOK, "bubblewrap usable")
+	case cfg.Sandbox == sandbox.ModeNone:
+		c.add("sandbox", statusWarn, "SANDBOX=none: desks' commands run as plain bash with the service's rights")
+	default:
+		c.add("sandbox", statusWarn, "bubblewrap not usable here: desks' commands run as plain bash (install bubblewrap, or allow user namespaces)")
+	}
+}
+
+func (c *checker) models(ctx context.Context, cfg Config) {
+	m := &Main{Config: cfg}
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	if err != nil {
+		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
+		return
+	}
+	seen := map[string]bool{}
+	for _, d := range desks {
+		for _, mc := range d.Models {
+			key := mc.Provider + " " + mc.BaseURL + " " + mc.Model
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			status, detail := probeModel(ctx, mc)
+			c.add("model "+modelLabel(mc), status, "%s", detail)
+		}
+	}
 }

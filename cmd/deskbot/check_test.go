@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// fakeBotAPI answers getMe and getChatMember the way Telegram does.
+type fakeBotAPI struct {
+	token        string
+	memberStatus string // "" answers "chat not found"
+}
+
+func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	method, ok := strings.CutPrefix(r.URL.Path, "/bot"+f.token+"/")
+	if !ok {
+		fmt.Fprint(w, `{"ok":false,"error_code":401,"description":"Unauthorized"}`)
+		return
+	}
+	switch method {
+	case "getMe":
+		fmt.Fprint(w, `{"ok":true,"result":{"id":4242,"is_bot":true,"first_name":"Desk","username":"desk_bot"}}`)
+	case "getChatMember":
+		if f.memberStatus == "" {
+			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"}}}`, f.memberStatus)
+	default:
+		fmt.Fprint(w, `{"ok":false,"error_code":404,"description":"Not Found"}`)
+	}
+}
+
+// fakeModels serves GET /v1/models with the given ids, or status.
+func fakeModels(t *testing.T, status int, ids ...string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		if status != 200 {
+			w.WriteHeader(status)
+			return
+		}
+		var data []string
+		for _, id := range ids {
+			data = append(data, fmt.Sprintf(`{"id":%q,"object":"model"}`, id))
+		}
+		fmt.Fprintf(w, `{"object":"list","data":[%s]}`, strings.Join(data, ","))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// goodEnv is a configuration every check passes (warnings aside).
+func goodEnv(t *testing.T) map[string]string {
+	t.Helper()
+	tg := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: "administrator"})
+	t.Cleanup(tg.Close)
+	return map[string]string{
+		"TELEGRAM_TOKEN": testToken, "TELEGRAM_API_URL": tg.URL, "TELEGRAM_CHAT_ID": fmt.Sprint(groupID),
+		"TELEGRAM_APPROVERS": "101", "DATA_DIR": t.TempDir(), "HTTP_ADDR": "127.0.0.1:0",
+		"MODEL_BASE_URL": fakeModels(t, 200, "qwen3:latest", "llama3"), "SANDBOX": "none",
+		"PATH": os.Getenv("PATH"),
+	}
+}
+
+var lineRE = regexp.MustCompile(`(?m)^(\S[^\n]*?)\s{2,}(ok|warn|FAIL)\s{2,}(.*)$`)
+
+// checkOut runs the check and returns its exit status, output and the
+// status of each line by check name.
+func checkOut(t *testing.T, env map[string]string) (int, string, map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	code := runCheck(t.Context(), env, &b)
+	out := b.String()
+	if strings.Contains(out, testToken) {
+		t.Errorf("check printed the token:\n%s", out)
+	}
+	lines := map[string]string{}
+	for _, m := range lineRE.FindAllStringSubmatch(out, -1) {
+		lines[m[1]] = m[2] + " " + m[3]
+	}
+	return code, out, lines
+}
+
+func TestCheck(t *testing.T) {
+	notWritable := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notWritable, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tgWith := func(status string) string {
+		s := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: status})
+		t.Cleanup(s.Close)
+		return s.URL
+	}
+	wrongToken := httptest.NewServer(&fakeBotAPI{token: "999:other"})
+	t.Cleanup(wrongToken.Close)
+
+	tests := []struct {
+		name     string
+		env      map[string]string // changes to goodEnv; "" deletes
+		wantCode int
+		want     map[string]string // check name -> prefix of "status detail"
+	}{
+		{"all good", nil, 0, map[string]string{
+			"configuration": "ok", "telegram": "ok token valid: the bot is @desk_bot", "telegram chat": "ok",
+			"model openai:qwen3": "ok", "DATA_DIR": "ok", "HTTP_ADDR": "ok", "redis": "warn REDIS_URL not set",
+		}},
+		{"missing variables", map[string]string{"TELEGRAM_TOKEN": "", "TELEGRAM_APPROVERS": ""}, 1, map[string]string{
+			"TELEGRAM_TOKEN": "FAIL required", "TELEGRAM_APPROVERS": "FAIL required",
+		}},
+		{"bad values", map[string]string{"APPROVAL_EXPIRY": "soon", "SANDBOX": "docker"}, 1, map[string]string{
+			"APPROVAL_EXPIRY": "FAIL not a valid duration", "SANDBOX": "FAIL must be auto, bwrap or none",
+		}},
+		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + closedAddr(t)}, 1, map[string]string{
+			"telegram": "FAIL cannot reach",
+		}},
+		{"token refused", map[string]string{"TELEGRAM_API_URL": wrongToken.URL}, 1, map[string]string{
+			"telegram": "FAIL TELEGRAM_TOKEN refused (401",
+		}},
+		{"bot not in the group", map[string]string{"TELEGRAM_API_URL": tgWith("left")}, 1, map[string]string{
+			"telegram": "ok", "telegram chat": "FAIL the bot is not a member",
+		}},
+		{"wrong chat id", map[string]string{"TELEGRAM_API_URL": tgWith("")}, 1, map[string]string{
+			"telegram chat": "FAIL chat -1001234567890: Bad Request: chat not found",
+		}},
+		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + closedAddr(t) + "/v1"}, 1, map[string]string{
+			"model openai:qwen3": "FAIL no answer",
+		}},
+		{"model key refused", map[string]string{"MODEL_BASE_URL": fakeModels(t, 401)}, 1, map[string]string{
+			"model openai:qwen3": "FAIL 127.0.0.1",
+		}},
+		{"model not served", map[string]string{"MODEL_NAME": "mistral"}, 0, map[string]string{
+			"model openai:mistral": "warn",
+		}},
+		{"model server error", map[string]string{"MODEL_BASE_URL": fakeModels(t, 503)}, 1, map[string]string{
+			"model openai:qwen3": "FAIL 127.0.0.1",
+		}},
+		{"desks file missing", map[string]string{"DESKS_FILE": filepath.Join(t.TempDir(), "nope.toml")}, 1, map[string]string{
+			"desks": "FAIL",
+		}},
+		{"data dir not writable", map[string]string{"DATA_DIR": filepath.Join(notWritable, "sub")}, 1, map[string]string{
+			"DATA_DIR": "FAIL cannot create",
+		}},
+		{"port in use", map[string]string{"HTTP_ADDR": busy.Addr().String()}, 1, map[string]string{
+			"HTTP_ADDR": "FAIL cannot listen",
+		}},
+		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + closedAddr(t)}, 1, map[string]string{
+			"redis": "FAIL unreachable",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := goodEnv(t)
+			for k, v := range tt.env {
+				if v == "" {
+					delete(env, k)
+				} else {
+					env[k] = v
+				}
+			}
+			code, out, lines := checkOut(t, env)
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d", code, tt.wantCode)
+			}
+			for name, want := range tt.want {
+				if !strings.HasPrefix(lines[name], want) {
+					t.Errorf("%s: %q, want it to start with %q", name, lines[name], want)
+				}
+			}
+			if strings.Contains(out, "pw-never-shown") {
+				t.Errorf("check printed the Redis password")
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
+
+// With a real Redis: reachable, its persistence reported, and the warning
+// when it takes clients without a password while desks have the network.
+func TestCheckRealRedis(t *testing.T) {
+	storetest.MustOpen(t)
+	env := goodEnv(t)
+	env["REDIS_URL"] = storetest.URL()
+	code, out, lines := checkOut(t, env)
+	if code != 0 {
+		t.Errorf("exit status %d, want 0:\n%s", code, out)
+	}
+	if !strings.Contains(lines["redis"], "reachable") {
+		t.Errorf("redis: %q", lines["redis"])
+	}
+	if !strings.Contains(storetest.URL(), "@") && !strings.HasPrefix(lines["redis auth"], "warn") {
+		t.Errorf("no warning for a Redis without a password and SANDBOX_NETWORK on:\n%s", out)
+	}
+	env["SANDBOX_NETWORK"] = "false"
+	if _, out, lines := checkOut(t, env); lines["redis auth"] != "" {
+		t.Errorf("warned about Redis auth with the sandbox network off:\n%s", out)
+	}
+}
+
+// SANDBOX=bwrap where bubblewrap cannot run fails the check; the service
+// would refuse to start.
+func TestCheckSandboxBwrapUnusable(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin) // bash but no bwrap
+	env := goodEnv(t)
+	env["SANDBOX"] = "bwrap"
+	code, out, lines := checkOut(t, env)
+	if code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") {
+		t.Errorf("exit %d, sandbox %q; want 1 and FAIL:\n%s", code, lines["sandbox"], out)
+	}
+	env["SANDBOX"] = "auto"
+	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["sandbox"], "warn") {
+		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 0 and warn:\n%s", code, lines["sandbox"], out)
+	}
+}
