@@ -1,0 +1,162 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// Docker cannot run here, so the container files are linted: they must
+// parse, build this binary statically, run it as a non-root user with
+// bash, bubblewrap and time zone data, and expose the port /healthz is on.
+
+type instruction struct{ cmd, args string }
+
+// mustParseDockerfile joins continuation lines and splits instructions.
+func mustParseDockerfile(t *testing.T, path string) []instruction {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []instruction
+	var cur string
+	for _, line := range strings.Split(string(data), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if cur == "" && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if body, ok := strings.CutSuffix(trimmed, `\`); ok {
+			cur += body + " "
+			continue
+		}
+		cur += trimmed
+		cmd, args, _ := strings.Cut(cur, " ")
+		if cmd != strings.ToUpper(cmd) {
+			t.Fatalf("%s: %q is not an instruction", path, cmd)
+		}
+		out = append(out, instruction{cmd, strings.TrimSpace(args)})
+		cur = ""
+	}
+	if cur != "" {
+		t.Fatalf("%s ends inside a continued line", path)
+	}
+	return out
+}
+
+func TestDockerfile(t *testing.T) {
+	ins := mustParseDockerfile(t, "../../Dockerfile")
+	var stages []int
+	for i, in := range ins {
+		if in.cmd == "FROM" {
+			stages = append(stages, i)
+		}
+	}
+	if len(stages) < 2 {
+		t.Fatalf("want a multi-stage build, got %d stages", len(stages))
+	}
+	build, runtime := ins[:stages[len(stages)-1]], ins[stages[len(stages)-1]:]
+	find := func(in []instruction, cmd string) []string {
+		var out []string
+		for _, i := range in {
+			if i.cmd == cmd {
+				out = append(out, i.args)
+			}
+		}
+		return out
+	}
+	runs := strings.Join(find(build, "RUN"), "\n")
+	if !regexp.MustCompile(`CGO_ENABLED=0 go build .*-o (\S+)/deskbot \./cmd/deskbot`).MatchString(runs) {
+		t.Errorf("build stage does not build a static ./cmd/deskbot named deskbot:\n%s", runs)
+	}
+	copies := strings.Join(find(runtime, "COPY"), "\n")
+	if !strings.Contains(copies, "--from=build") || !strings.Contains(copies, "/usr/local/bin/deskbot") {
+		t.Errorf("runtime stage does not copy the binary to /usr/local/bin/deskbot: %s", copies)
+	}
+	if ep := find(runtime, "ENTRYPOINT"); len(ep) != 1 || !strings.Contains(ep[0], "/usr/local/bin/deskbot") {
+		t.Errorf("ENTRYPOINT = %v, want the deskbot binary", ep)
+	}
+	rrun := strings.Join(find(runtime, "RUN"), "\n")
+	for _, pkg := range []string{"bash", "bubblewrap", "tzdata"} {
+		if !regexp.MustCompile(`apt-get install[^\n]*\b` + pkg + `\b`).MatchString(rrun) {
+			t.Errorf("runtime image does not install %s", pkg)
+		}
+	}
+	users := find(runtime, "USER")
+	if len(users) == 0 || slices.Contains([]string{"root", "0", "0:0"}, users[len(users)-1]) {
+		t.Errorf("runtime runs as %v, want a non-root user", users)
+	}
+	if u := users[len(users)-1]; !strings.Contains(rrun, "useradd") || !strings.Contains(rrun, u) {
+		t.Errorf("USER %s is never created", u)
+	}
+	env := strings.Join(find(runtime, "ENV"), " ")
+	port := regexp.MustCompile(`HTTP_ADDR=0\.0\.0\.0:(\d+)`).FindStringSubmatch(env)
+	if port == nil {
+		t.Fatalf("runtime ENV does not set HTTP_ADDR to listen beyond loopback: %s", env)
+	}
+	if !slices.Contains(find(runtime, "EXPOSE"), port[1]) {
+		t.Errorf("EXPOSE %v, want %s (HTTP_ADDR)", find(runtime, "EXPOSE"), port[1])
+	}
+	if hc := strings.Join(find(runtime, "HEALTHCHECK"), ""); !strings.Contains(hc, "127.0.0.1:"+port[1]+"/healthz") {
+		t.Errorf("HEALTHCHECK does not ask /healthz on port %s: %s", port[1], hc)
+	}
+	if !strings.Contains(rrun, "curl") {
+		t.Error("HEALTHCHECK uses curl, which the runtime image does not install")
+	}
+}
+
+func TestCompose(t *testing.T) {
+	data, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Services map[string]struct {
+			Image       string            `yaml:"image"`
+			Build       any               `yaml:"build"`
+			Command     []string          `yaml:"command"`
+			EnvFile     any               `yaml:"env_file"`
+			Environment map[string]string `yaml:"environment"`
+			Volumes     []string          `yaml:"volumes"`
+			Ports       []string          `yaml:"ports"`
+			DependsOn   any               `yaml:"depends_on"`
+		} `yaml:"services"`
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatalf("docker-compose.yml does not parse: %v", err)
+	}
+	redis, ok := c.Services["redis"]
+	if !ok {
+		t.Fatal("no redis service")
+	}
+	cmd := strings.Join(redis.Command, " ")
+	if !strings.Contains(cmd, "--appendonly yes") || !strings.Contains(cmd, "--requirepass") {
+		t.Errorf("redis command %q: want the append-only file on and a password", cmd)
+	}
+	if len(redis.Volumes) == 0 || !strings.HasSuffix(redis.Volumes[0], ":/data") {
+		t.Errorf("redis volumes %v: want a volume on /data", redis.Volumes)
+	}
+	if _, ok := c.Volumes[strings.Split(redis.Volumes[0], ":")[0]]; !ok {
+		t.Errorf("redis volume %q is not declared", redis.Volumes[0])
+	}
+	d, ok := c.Services["deskbot"]
+	if !ok {
+		t.Fatal("no deskbot service")
+	}
+	if d.Build == nil || d.EnvFile != ".env" || d.DependsOn == nil {
+		t.Errorf("deskbot service: want build, env_file .env and depends_on redis")
+	}
+	if u := d.Environment["REDIS_URL"]; !regexp.MustCompile(`^redis://:\$\{REDIS_PASSWORD\}@redis:6379`).MatchString(u) {
+		t.Errorf("REDIS_URL %q: want the redis service with its password", u)
+	}
+	addr := d.Environment["HTTP_ADDR"]
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	if len(d.Ports) == 0 || !strings.HasSuffix(d.Ports[0], ":"+port) {
+		t.Errorf("ports %v do not publish HTTP_ADDR's port %s", d.Ports, port)
+	}
+}
