@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,9 @@ type Main struct {
 	desksWG sync.WaitGroup // the desks, on the hard context
 	wg      sync.WaitGroup // everything else, on the soft one
 	errs    chan error
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewMain builds a Main that logs to stderr.
@@ -197,13 +201,18 @@ func (m *Main) defaultModel() model.Config {
 // delivers what is left in the outbox, up to FlushTimeout; then closes the
 // HTTP server, the sandbox and Redis.
 func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Main) close() error {
 	if m.drain != nil {
 		m.drain.stop()
 	}
 	if m.sweeper != nil {
 		m.sweeper.Stop()
 	}
-	bound := time.After(m.StopTimeout)
+	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
 	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
 	if clean && m.drain != nil {
 		select {
@@ -252,7 +261,7 @@ func waitOr(wg *sync.WaitGroup, bound <-chan time.Time) bool {
 // calls that just finished, the desks' last words), so the team sees them
 // before the service goes away rather than at the next start.
 func (m *Main) flush() {
-	ctx, cancel := context.WithTimeout(context.Background(), m.FlushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(m.FlushTimeout, 10*time.Second))
 	defer cancel()
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Bot.RunOutbox(ctx) }()
