@@ -104,7 +104,7 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 			}
 			t.held[callKey(call)] = ex.Result
 		}
-		if merr := e.Memory.RememberCall(ctx, t.TriggerID, c); merr != nil {
+		if merr := e.Memory.RememberCall(context.WithoutCancel(ctx), t.TriggerID, c); merr != nil {
 			// The call ran; only a repeat after a crash is at risk now.
 			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
 		}
