@@ -431,3 +431,15 @@ func mustTrades(t *testing.T, w *world, desk string) []broker.Trade {
 	}
 	return tr
 }
+
+// lastUser is the text of the last user message of a model request: the
+// trigger the turn is about.
+func lastUser(r modeltest.Request) string {
+	ms := r.Messages()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			return ms[i].Text
+		}
+	}
+	return ""
+}
