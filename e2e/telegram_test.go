@@ -61,7 +61,7 @@ func TestTelegramOutage(t *testing.T) {
 		return finished == len(desks)
 	})
 	time.Sleep(2 * time.Second) // the outbox retries against the 502s a while
-	w.tg.Down(true) // unreachable
+	w.tg.Down(true)             // unreachable
 	time.Sleep(2 * time.Second)
 	w.tg.Down(false)
 	w.tg.ClearFailures()
