@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,5 +229,3 @@ func pendingZero(w *world, desk string) bool {
 	n, err := w.st.PendingTriggers(context.Background(), desk)
 	return err == nil && n == 0
 }
-
-var _ = fmt.Sprint

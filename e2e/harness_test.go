@@ -25,7 +25,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,14 +98,12 @@ type redisProc struct {
 
 func mustRedis(t *testing.T) *redisProc {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("DESKBOT_REQUIRE_REDIS") == "1" {
 			t.Fatal("redis-server is required (DESKBOT_REQUIRE_REDIS=1) but not installed")
 		}
 		t.Skip("redis-server not installed")
 	}
-	_ = bin
 	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir()}
 	r.Start()
 	t.Cleanup(func() {
@@ -125,8 +122,8 @@ func (r *redisProc) Start() {
 	r.t.Helper()
 	r.cmd = exec.Command("redis-server", "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1",
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--dir", r.dir, "--protected-mode", "no")
-	r.cmd.Stdout, r.cmd.Stderr = logFile(r.t, filepath.Join(r.dir, "redis.log")), nil
-	r.cmd.Stderr = r.cmd.Stdout
+	out := logFile(r.t, filepath.Join(r.dir, "redis.log"))
+	r.cmd.Stdout, r.cmd.Stderr = out, out
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)
 	}
@@ -171,8 +168,7 @@ type world struct {
 // is not started: call start.
 func newWorld(t *testing.T, extra map[string]string) *world {
 	t.Helper()
-	bin := mustBinary(t)
-	_ = bin
+	mustBinary(t)
 	w := &world{t: t, redis: mustRedis(t), tg: telegramtest.New(t, token), model: modeltest.New(t), data: t.TempDir()}
 	w.logs = filepath.Join(t.TempDir(), "deskbot.log")
 	ids := make([]string, len(approvers))
@@ -419,8 +415,6 @@ func fileSize(p string) int64 {
 	}
 	return fi.Size()
 }
-
-var _ = runtime.NumCPU
 
 // mustTrades returns the desk's fills from the paper broker's journal.
 func mustTrades(t *testing.T, w *world, desk string) []broker.Trade {
