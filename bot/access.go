@@ -93,6 +93,18 @@ func (b *Bot) once(ctx context.Context, key string) (bool, error) {
 	return b.deps.Notes.PutNoteOnce(ctx, key, "1", 48*time.Hour)
 }
 
+// firstDelivery reports whether this is the first time the message of c
+// is handled, so a message Telegram delivers again after a crash does not
+// act twice. When it cannot tell, it answers the person and returns false.
+func (b *Bot) firstDelivery(ctx context.Context, c tele.Context) (bool, error) {
+	m := c.Message()
+	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
+	if err != nil {
+		return false, b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
+	}
+	return first, nil
+}
+
 // failed tells the person a handler broke, so a tap or a command is not met
 // with silence.
 func (b *Bot) failed(c tele.Context) {

@@ -86,13 +86,8 @@ func (b *Bot) onTell(c tele.Context) error {
 // tell queues text for desk, once per chat message however often Telegram
 // delivers it.
 func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error {
-	m := c.Message()
-	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
-	if err != nil {
-		return b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
-	}
-	if !first {
-		return nil
+	if first, err := b.firstDelivery(ctx, c); !first {
+		return err
 	}
 	p := person(c.Sender())
 	t := deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: text, From: p.Name, CreatedAt: b.now()}

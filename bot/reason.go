@@ -115,19 +115,14 @@ func (b *Bot) reason(ctx context.Context, c tele.Context, id, text string) error
 	if !b.approver(c.Sender()) {
 		return b.reply(ctx, c, "Only approvers can give a reason for a denial.", nil)
 	}
-	m := c.Message()
-	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
-	if err != nil {
-		return b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
-	}
-	if !first {
-		return nil
+	if first, err := b.firstDelivery(ctx, c); !first {
+		return err
 	}
 	p := person(c.Sender())
 	r, err := b.deps.Gate.AddReason(ctx, id, text, p)
 	if err != nil {
 		return b.reply(ctx, c, b.explain(ctx, "could not add a reason", err), nil)
 	}
-	b.closePrompt(ctx, m.ReplyTo, "Reason from "+bold(p.Name)+" for the denial of "+code(r.Content.ToolName)+" on "+bold(r.Desk)+":\n"+html.EscapeString(text))
+	b.closePrompt(ctx, c.Message().ReplyTo, "Reason from "+bold(p.Name)+" for the denial of "+code(r.Content.ToolName)+" on "+bold(r.Desk)+":\n"+html.EscapeString(text))
 	return b.reply(ctx, c, "Told "+bold(r.Desk)+", with your reason.", nil)
 }
