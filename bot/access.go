@@ -48,33 +48,37 @@ func (b *Bot) listens(c tele.Context) bool {
 	return ch.Type == tele.ChatPrivate && b.approver(c.Sender())
 }
 
-// guard is the middleware every handler runs in: it recovers panics (telebot
-// runs each handler in its own goroutine with no recovery, so one panic
-// would end the service), counts the handler so Run can wait for it, and
-// drops messages from chats the bot does not serve.
+// guard is the middleware every handler runs in: it hands the work to the
+// dispatcher (order.go), recovers panics (telebot has no recovery, and one
+// panic would end the service), counts the handler so Run can wait for it,
+// and drops messages from chats the bot does not serve.
 func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 	return func(next tele.HandlerFunc) tele.HandlerFunc {
-		return func(c tele.Context) (err error) {
+		return func(c tele.Context) error {
 			if !b.track.Add() {
 				return nil // shutting down; Telegram will redeliver it
 			}
-			defer b.track.Done()
-			defer func() {
-				if v := recover(); v != nil {
-					b.log.Error("panic in a Telegram handler", "panic", b.scrub(fmt.Sprint(v)), "stack", b.scrub(string(debug.Stack())))
-					err = nil
-					b.failed(c)
+			b.dispatch.dispatch(c, func() {
+				defer b.track.Done()
+				defer func() {
+					if v := recover(); v != nil {
+						b.log.Error("panic in a Telegram handler", "panic", b.scrub(fmt.Sprint(v)), "stack", b.scrub(string(debug.Stack())))
+						b.failed(c)
+					}
+				}()
+				if !anywhere && c.Callback() == nil && !b.listens(c) {
+					var chat int64
+					if c.Chat() != nil {
+						chat = c.Chat().ID
+					}
+					b.log.Debug("ignored a message from a chat the bot does not serve", "chat", chat)
+					return
 				}
-			}()
-			if !anywhere && c.Callback() == nil && !b.listens(c) {
-				var chat int64
-				if c.Chat() != nil {
-					chat = c.Chat().ID
+				if err := next(c); err != nil {
+					b.log.Error("telegram handler failed", "err", b.scrub(err.Error()))
 				}
-				b.log.Debug("ignored a message from a chat the bot does not serve", "chat", chat)
-				return nil
-			}
-			return next(c)
+			})
+			return nil
 		}
 	}
 }

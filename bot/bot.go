@@ -71,6 +71,7 @@ type Bot struct {
 	approvers map[int64]bool
 	desks     map[string]bool
 	track     tracker
+	dispatch  dispatcher
 
 	mu     sync.Mutex
 	ctx    context.Context // the service's lifetime, set by Run
@@ -111,6 +112,9 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		Token:   cfg.Token,
 		Poller:  &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub},
 		Verbose: false, // verbose mode prints request URLs, token and all
+		// Updates reach the handlers in Telegram's order; guard decides
+		// what runs side by side (order.go).
+		Synchronous: true,
 		// The long poll is held up to PollTimeout; the client must wait a
 		// little longer than that before it gives up on a request.
 		Client: &http.Client{Timeout: cfg.PollTimeout + 15*time.Second},
