@@ -65,7 +65,8 @@ type Bot struct {
 	deps      Deps
 	log       *slog.Logger
 	now       deskbot.Now
-	tb        *tele.Bot
+	tb        *tele.Bot // long polling and routing; stopped first on shutdown
+	out       *tele.Bot // sends, edits and answers; never stopped
 	sender    *Sender
 	outbox    *Outbox
 	approvers map[int64]bool
@@ -126,6 +127,17 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
 	b.tb = tb
+	// Sends go through a second client that is never stopped: telebot's
+	// Stop cancels every request of the client it stops, and a send cut off
+	// that way is lost, or sent twice when Telegram had already taken it.
+	out, err := tele.NewBot(tele.Settings{
+		URL: cfg.APIURL, Token: cfg.Token, Offline: true, Verbose: false,
+		Client: &http.Client{Timeout: 30 * time.Second},
+	})
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Telegram client: %s", b.scrub(err.Error()))
+	}
+	b.out = out
 	so := cfg.Sender
 	if so.Now == nil {
 		so.Now = cfg.Now
@@ -133,7 +145,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if so.Log == nil {
 		so.Log = log
 	}
-	b.sender = NewSender(tb, so)
+	b.sender = NewSender(out, so)
 	b.outbox = NewOutbox(OutboxConfig{
 		ChatID:      cfg.ChatID,
 		Group:       "telegram",
@@ -224,7 +236,7 @@ var commands = []tele.Command{
 func (b *Bot) setCommands(ctx context.Context) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		if err = b.tb.SetCommands(commands); err == nil {
+		if err = b.out.SetCommands(commands); err == nil {
 			return nil
 		}
 		select {

@@ -170,7 +170,7 @@ func (b *Bot) answer(c tele.Context, text string, alert bool) {
 	if r := []rune(text); len(r) > 200 {
 		text = string(r[:199]) + "…"
 	}
-	if err := b.tb.Respond(c.Callback(), &tele.CallbackResponse{Text: text, ShowAlert: alert}); err != nil {
+	if err := b.out.Respond(c.Callback(), &tele.CallbackResponse{Text: text, ShowAlert: alert}); err != nil {
 		b.log.Debug("could not answer a tap", "err", b.scrub(err.Error()))
 	}
 }

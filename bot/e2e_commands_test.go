@@ -115,7 +115,7 @@ func TestRedeliveredTellIsDoneOnce(t *testing.T) {
 		t.Errorf("desk got %d triggers from one redelivered /tell, want 1", len(trs))
 	}
 	if n := len(h.tg.BotMessages(groupID)); n != 1 {
-		t.Errorf("bot answered %d times, want once", n)
+		t.Errorf("bot answered %d times, want once: %+v", n, h.tg.BotMessages(groupID))
 	}
 }
 

@@ -1,0 +1,38 @@
+package bot_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Stopping the bot stops polling, not sending: a reply Telegram is still
+// answering when the service stops arrives once. (telebot's Stop cancels
+// every request of the client it stops; a send cancelled that way is either
+// lost or, if Telegram had already taken it, sent again by the retry.)
+func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
+	h := mustE2E(t)
+	h.tg.Hang("sendMessage", 400*time.Millisecond)
+	h.say(asha, "/tell alpha hold the hedge", 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for h.tg.Count("sendMessage") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.shutdown() // while the reply is held by "Telegram"
+	var replies []string
+	for _, m := range h.tg.BotMessages(groupID) {
+		if strings.Contains(m.Plain, "Sent to alpha.") {
+			replies = append(replies, m.Plain)
+		}
+	}
+	if len(replies) != 1 {
+		var calls []int
+		for _, c := range h.tg.Calls("sendMessage") {
+			calls = append(calls, c.Status)
+		}
+		t.Fatalf("replies after a stop mid-send = %d, want 1 (sendMessage statuses %v)", len(replies), calls)
+	}
+	if trs := h.triggers("alpha"); len(trs) != 1 {
+		t.Errorf("desk got %d triggers, want 1", len(trs))
+	}
+}
