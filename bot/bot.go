@@ -72,7 +72,8 @@ type Bot struct {
 	approvers map[int64]bool
 	desks     map[string]bool
 	track     tracker
-	dispatch  dispatcher
+	dispatch  dispatcher // handlers: taps at once, messages in order per chat
+	replies   dispatcher // replies to messages, in order per chat
 
 	mu     sync.Mutex
 	ctx    context.Context // the service's lifetime, set by Run

@@ -6,6 +6,7 @@ import (
 	"html"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/deskbot/deskbot"
@@ -224,10 +225,20 @@ func (b *Bot) reply(ctx context.Context, c tele.Context, text string, kb *tele.R
 	if m := c.Message(); m != nil && c.Callback() == nil {
 		opt.ReplyTo = m
 	}
-	_, err := b.sender.Send(ctx, c.Chat().ID, text, opt)
-	if err != nil {
-		b.log.WarnContext(ctx, "could not answer in the chat", "chat", c.Chat().ID, "err", b.scrub(err.Error()))
+	chat := c.Chat().ID
+	if !b.track.Add() {
+		return nil
 	}
+	// Sent from the chat's reply queue, not here: the command has done its
+	// work, and the next one in this chat need not wait on Telegram.
+	b.replies.inOrder(chat, func() {
+		defer b.track.Done()
+		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
+		defer cancel()
+		if _, err := b.sender.Send(ctx, chat, text, opt); err != nil {
+			b.log.WarnContext(ctx, "could not answer in the chat", "chat", chat, "err", b.scrub(err.Error()))
+		}
+	})
 	return nil
 }
 

@@ -11,7 +11,9 @@ import (
 // side by side: taps on buttons at once, each in its own goroutine, since
 // the gate's atomic transition settles any race between them; messages
 // one after another per chat, so a desk reads what a person typed in the
-// order it was typed.
+// order it was typed. Replies to messages have a queue of their own per
+// chat (Bot.reply), so a reply that Telegram refuses for a while does not
+// hold up the commands typed after it.
 type dispatcher struct {
 	mu    sync.Mutex
 	chats map[int64]*chatQueue
@@ -29,7 +31,11 @@ func (d *dispatcher) dispatch(c tele.Context, work func()) {
 		go work()
 		return
 	}
-	id := c.Chat().ID
+	d.inOrder(c.Chat().ID, work)
+}
+
+// inOrder runs work after the work queued before it for the same chat.
+func (d *dispatcher) inOrder(id int64, work func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.chats == nil {
