@@ -82,6 +82,10 @@ type Request struct {
 	Response    string       `json:"response,omitempty"` // the message handed to the desk
 	DeliveredAt time.Time    `json:"delivered_at,omitzero"`
 	DenyDueAt   time.Time    `json:"deny_due_at,omitzero"` // when a denial is handed over without a reason
+	// DecisionToken is unique to the call that decided: a caller whose
+	// reply from Redis was lost, and whose retry finds the request already
+	// decided, can tell its own decision from someone else's.
+	DecisionToken string `json:"decision_token,omitempty"`
 }
 
 // Person is someone in the chat who acts on a request.
@@ -110,6 +114,7 @@ type RequestPatch struct {
 	Response    string
 	DeliveredAt time.Time
 	DenyDueAt   time.Time
+	Token       string // DecisionToken
 }
 
 // Transition is one atomic change of a request's state. The store applies

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/google/uuid"
 )
 
 // Resolve decides request id and, when the decision allows it, runs the
@@ -40,7 +41,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		To:     deskbot.StateRunning,
 		Now:    now,
 		Expiry: deskbot.BeforeExpiry,
-		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason},
+		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason, Token: uuid.NewString()},
 		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
 		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 	}
@@ -67,6 +68,11 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		return nil, err
 	}
 	resp.Request = after
+	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
+		// Redis applied our transition but its reply was lost, and the
+		// client's retry found our own decision in place: it is ours.
+		out = deskbot.Applied
+	}
 	switch out {
 	case deskbot.Applied:
 		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(d), "by", who(by))
@@ -118,6 +124,11 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 	for attempt := 0; ; attempt++ {
 		var out deskbot.Outcome
 		after, out, err = g.store.Transition(context.WithoutCancel(ctx), r.ID, t)
+		if err == nil && out == deskbot.WrongState && (after.State == deskbot.StateRan || after.State == deskbot.StateFailed) {
+			// Only the decider runs a request, so a finished one is ours:
+			// Redis applied it and the reply was lost before a retry.
+			out = deskbot.Applied
+		}
 		if err == nil && out != deskbot.Applied {
 			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
 		}

@@ -30,6 +30,7 @@ const (
 	fResponse    = "response"
 	fDeliveredAt = "delivered_at"
 	fDenyDueAt   = "deny_due_at"
+	fToken       = "decision_token"
 )
 
 type creation struct {
@@ -204,6 +205,8 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 		DecidedBy: h[fDecidedBy],
 		Reason:    h[fReason],
 		Response:  h[fResponse],
+
+		DecisionToken: h[fToken],
 	}
 	if a, ok := h[fArgs]; ok && a != "" {
 		r.Content.Arguments = json.RawMessage(a)

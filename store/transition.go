@@ -136,6 +136,9 @@ func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 	if !p.DeliveredAt.IsZero() {
 		args = append(args, fDeliveredAt, p.DeliveredAt.UnixMilli())
 	}
+	if p.Token != "" {
+		args = append(args, fToken, p.Token)
+	}
 	if !p.DenyDueAt.IsZero() {
 		args = append(args, fDenyDueAt, p.DenyDueAt.UnixMilli())
 	}
