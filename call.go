@@ -20,6 +20,10 @@ type ToolResult struct {
 	Text    string `json:"text"`
 	IsError bool   `json:"is_error,omitempty"`
 	Picture string `json:"picture,omitempty"` // a path in the desk's folder
+	// Held marks the answer to a call the gate held for a person: the call
+	// did not run. It is kept with a completed call, so a replayed turn knows
+	// the desk is waiting without reading the words of the answer.
+	Held bool `json:"held,omitempty"`
 }
 
 // CompletedCall is a call that ran (or was held) within a trigger, with what

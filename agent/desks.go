@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -150,17 +149,6 @@ func (d *Desks) Wake(name string) {
 		case k.wake <- struct{}{}:
 		default:
 		}
-	}
-}
-
-// FlattenTrigger is what a desk is told after the user flattened it; the
-// bot queues it. The text is the issue's, word for word.
-func FlattenTrigger(desk string, at time.Time, summary string) deskbot.Trigger {
-	return deskbot.Trigger{
-		Desk:      desk,
-		Kind:      deskbot.TriggerFlatten,
-		Text:      fmt.Sprintf("The user flattened this desk at %s India time: %s", deskbot.Clock(at), summary),
-		CreatedAt: at,
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -269,7 +268,7 @@ func TestRefusedRequestEndsTheTurn(t *testing.T) {
 }
 
 func TestFlattenTriggerText(t *testing.T) {
-	tr := agent.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
+	tr := deskbot.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
 	if got, want := tr.Text, "The user flattened this desk at 15:05 India time: closed 10 RELIANCE, realised +120.00"; got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}

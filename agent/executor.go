@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
 )
 
 // Gatekeeper is the part of the gate the executor needs.
@@ -128,7 +127,7 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		// Unknown whether a grant covers it, or the hold could not be saved:
 		// the call must not run.
 		e.log().ErrorContext(ctx, "gate unavailable; call not run", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err)
-		return Execution{Result: deskbot.ToolResult{IsError: true, Text: gate.UnrecordedMessage(call.Name, err)}}, nil
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.UnrecordedMessage(call.Name, err)}}, nil
 	}
 	start := time.Now()
 	res, err := e.Runner.RunTool(ctx, t.Desk, call)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/broker"
 	tele "gopkg.in/telebot.v3"
 )
@@ -185,7 +184,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 		if err := b.deps.Audit.Audit(ctx, audit); err != nil {
 			b.log.ErrorContext(ctx, "could not audit a flatten", "desk", d, "err", err)
 		}
-		t := agent.FlattenTrigger(d, now, summary)
+		t := deskbot.FlattenTrigger(d, now, summary)
 		t.From = p.Name
 		if err := b.deps.Inbox.Enqueue(ctx, t); err != nil {
 			lines = append(lines, bold(d)+": "+html.EscapeString(b.explain(ctx, "could not tell a desk of its flatten", err)))

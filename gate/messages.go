@@ -32,13 +32,6 @@ func InterruptedMessage(r *deskbot.Request) string {
 		r.Content.ToolName, r.ID)
 }
 
-// UnrecordedMessage tells the model a guarded call was not run because the
-// request could not be saved.
-func UnrecordedMessage(tool string, err error) string {
-	return fmt.Sprintf("%s needs the user's permission, but the request could not be recorded (%s), so it was not run. Tell the user and end this turn.",
-		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
-}
-
 // PermissionResponse is a person's answer to a request, and what follows
 // from it for the desk.
 type PermissionResponse struct {

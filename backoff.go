@@ -1,0 +1,53 @@
+package deskbot
+
+import (
+	"context"
+	"time"
+)
+
+// Backoff is the one capped exponential wait between retries of anything
+// that failed (a Redis read, a Telegram send, a model that is down): each
+// Next doubles the wait from Min up to Max; Reset starts again after a
+// success. The zero value waits 1s up to a minute. Not safe for concurrent
+// use: each retry loop owns its own.
+type Backoff struct {
+	Min, Max time.Duration
+	cur      time.Duration
+}
+
+// Next returns the wait before the next try and doubles the one after it.
+func (b *Backoff) Next() time.Duration {
+	lo, hi := b.Min, b.Max
+	if lo <= 0 {
+		lo = time.Second
+	}
+	if hi < lo {
+		hi = max(lo, time.Minute)
+	}
+	if b.cur < lo {
+		b.cur = lo
+	}
+	d := b.cur
+	b.cur = min(2*b.cur, hi)
+	return d
+}
+
+// Reset makes the next wait Min again.
+func (b *Backoff) Reset() { b.cur = 0 }
+
+// Sleep waits d, or less when ctx ends first, and then returns ctx's error.
+// Every wait in the service goes through a context so that a stop is never
+// held up by a retry.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
