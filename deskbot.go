@@ -3,8 +3,12 @@
 // small interfaces that the adapters implement (store on Redis, sandbox on
 // bash, bot on Telegram, agent on model backends).
 //
-// Nothing here does I/O. Packages depend on this one and never on each
-// other's insides; cmd/deskbot wires them together.
+// Nothing here talks to a network. The one exception to "no I/O" is
+// deskfile.go: the bot, the agent and the sandbox all open files that a
+// (hostile) desk controls, and must do it in one safe way. Packages depend on
+// this one and never on each other's insides; cmd/deskbot wires them
+// together. Shared habits live here too: the desk-name rule (name.go) and
+// the retry backoff (backoff.go).
 package deskbot
 
 import (

@@ -1,0 +1,68 @@
+package deskbot
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// OpenDeskFile opens rel, a path inside the desk folder dir, for reading on
+// the desk's behalf. It is the one way the service opens a file that a desk
+// controls (job logs and statuses, pictures): a desk is hostile and may plant
+// a symlink to a host file, a FIFO that blocks its reader, or a device.
+//
+//   - The path is resolved by os.Root, so neither ".." nor a symlink
+//     anywhere on the way may leave dir.
+//   - The open never blocks (O_NONBLOCK) and the opened handle must be a
+//     regular file; the caller reads from this handle and never reopens the
+//     path by name, so a swap after the check changes nothing.
+//
+// Errors are *Error: ENOTFOUND when nothing is there, EINVALID for a path or
+// file that is refused; their messages are safe to show to the desk's model.
+func OpenDeskFile(dir, rel string) (*os.File, fs.FileInfo, error) {
+	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+		return nil, nil, Errorf(EINVALID, "%q must be a path relative to your folder that stays inside it", rel)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, Errorf(ENOTFOUND, "the desk's folder does not exist yet")
+	}
+	defer root.Close()
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, Errorf(ENOTFOUND, "there is no file %q in your folder", rel)
+	case err != nil:
+		// os.Root's escape error, a loop, a permission: all refusals.
+		return nil, nil, Errorf(EINVALID, "%q cannot be read: it leads outside your folder or is not readable", rel)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, Errorf(EINVALID, "%q is not a regular file", rel)
+	}
+	return f, fi, nil
+}
+
+// ReadDeskFileTail returns at most the last max bytes of rel in dir, read as
+// OpenDeskFile allows. A file that grows while it is read does not make the
+// read longer.
+func ReadDeskFileTail(dir, rel string, max int64) ([]byte, error) {
+	f, fi, err := OpenDeskFile(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	off := max0(fi.Size() - max)
+	return io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+}
+
+func max0(n int64) int64 {
+	if n < 0 {
+		return 0
+	}
+	return n
+}
