@@ -1,0 +1,105 @@
+package deskbot
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// MaxShownArguments is how many characters of a guarded call's arguments,
+// as ShowText renders them, a request message can show whole. A request
+// message is at most 4,096 characters; the rest is the header, the tool's
+// own summary and the escaping of HTML. A call whose arguments do not fit is
+// refused back to the model before any request exists, so Allow is never
+// offered on a call that was shown cut.
+const MaxShownArguments = 3000
+
+// ShowText is the one way a desk's text is made visible to a person who must
+// judge it (a held call's arguments): characters that display as nothing or
+// as something else are shown as escapes. Format characters (bidi overrides
+// such as U+202E, zero-width spaces and joiners), control characters, and
+// spaces other than the ASCII space (U+00A0 and kin) become \uXXXX, so what
+// the approver reads has the same characters, in the same order, as what
+// runs. Invalid UTF-8 is shown as \xNN per byte.
+func ShowText(s string) string {
+	if isPlainText(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := decodeRune(s[i:])
+		switch {
+		case r == unicode.ReplacementChar && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case hidden(r):
+			if r > 0xFFFF {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// hidden reports whether r could make shown text read differently from what
+// it is.
+func hidden(r rune) bool {
+	switch {
+	case r == ' ':
+		return false
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r), unicode.Is(unicode.Co, r),
+		unicode.Is(unicode.Cs, r), unicode.Is(unicode.Zs, r), unicode.Is(unicode.Zl, r),
+		unicode.Is(unicode.Zp, r), unicode.Is(unicode.Mn, r) && r >= 0xFE00 && r <= 0xFE0F, // variation selectors
+		r >= 0xE0000 && r <= 0xE007F, // tag characters
+		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0, // Hangul fillers that render blank
+		!unicode.IsGraphic(r) && !unicode.IsSpace(r):
+		return true
+	}
+	return false
+}
+
+func isPlainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeRune(s string) (rune, int) {
+	for _, r := range s { // range decodes one rune, reporting RuneError for bad bytes
+		if r == unicode.ReplacementChar && !strings.HasPrefix(s, "\uFFFD") {
+			return r, 1
+		}
+		return r, len(string(r))
+	}
+	return unicode.ReplacementChar, 1
+}
+
+// ShownArguments is a call's arguments as an approver sees them: canonical
+// JSON (sorted keys, exact numbers) through ShowText.
+func ShownArguments(args json.RawMessage) string { return ShowText(CanonicalArguments(args)) }
+
+// TooLongToShowMessage tells a desk's model that a guarded call was refused
+// because its arguments cannot be shown whole to an approver.
+func TooLongToShowMessage(tool string, n int) string {
+	return fmt.Sprintf("%s needs the user's permission, but its arguments are %d characters long and the user can be shown at most %d, so it was not run and no request was sent. Make the call shorter (for example, write a long script to a file in your folder and run the file), then call %s again.",
+		tool, n, MaxShownArguments, tool)
+}
+
+// ArgumentChecker is a Tool that can refuse a call's arguments before the
+// gate holds it, so an approver is never asked about a call that would fail
+// or that runs as something other than it reads (a broker symbol padded with
+// U+00A0 or spelled with a look-alike letter). The error's message is what
+// the model is told.
+type ArgumentChecker interface {
+	CheckArguments(args json.RawMessage) error
+}
