@@ -57,7 +57,7 @@ func hidden(r rune) bool {
 	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r), unicode.Is(unicode.Co, r),
 		unicode.Is(unicode.Cs, r), unicode.Is(unicode.Zs, r), unicode.Is(unicode.Zl, r),
 		unicode.Is(unicode.Zp, r), unicode.Is(unicode.Mn, r) && r >= 0xFE00 && r <= 0xFE0F, // variation selectors
-		r >= 0xE0000 && r <= 0xE007F, // tag characters
+		r >= 0xE0000 && r <= 0xE007F,                             // tag characters
 		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0, // Hangul fillers that render blank
 		!unicode.IsGraphic(r) && !unicode.IsSpace(r):
 		return true
