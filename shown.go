@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxShownArguments is how many characters of a guarded call's arguments,
@@ -28,7 +29,7 @@ func ShowText(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		r, size := decodeRune(s[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == unicode.ReplacementChar && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
@@ -72,16 +73,6 @@ func isPlainText(s string) bool {
 		}
 	}
 	return true
-}
-
-func decodeRune(s string) (rune, int) {
-	for _, r := range s { // range decodes one rune, reporting RuneError for bad bytes
-		if r == unicode.ReplacementChar && !strings.HasPrefix(s, "\uFFFD") {
-			return r, 1
-		}
-		return r, len(string(r))
-	}
-	return unicode.ReplacementChar, 1
 }
 
 // ShownArguments is a call's arguments as an approver sees them: canonical
