@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -53,5 +54,31 @@ func TestSpacedApprovalToolIsHeld(t *testing.T) {
 		if !slices.Contains(knownTools(), name) {
 			t.Errorf("desks are offered %q, which APPROVAL_TOOLS cannot name (knownTools %v)", name, knownTools())
 		}
+	}
+}
+
+// Run applies the same rules to a Config not made by LoadConfig, before it
+// opens anything: the gate never gets an unchecked APPROVAL_TOOLS.
+func TestRunRefusesUnguardingConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"typo", Config{ApprovalTools: []string{"flatten-desk"}}, `APPROVAL_TOOLS: "flatten-desk" is not a tool`},
+		{"secret", Config{ApprovalTools: []string{"flatten_desk"}, SandboxEnv: []string{"REDIS_URL"}}, "SANDBOX_ENV: REDIS_URL holds a secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &Main{Config: tt.cfg, Log: slog.New(slog.DiscardHandler)}
+			err := m.Run(t.Context())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Run: %v, want an error containing %q", err, tt.want)
+			}
+			if m.Store != nil {
+				t.Errorf("Run opened Redis before refusing the configuration")
+			}
+			m.Close()
+		})
 	}
 }
