@@ -50,12 +50,13 @@ type EventSource interface {
 }
 
 // CountEvents feeds m from the event stream until ctx ends. Failures to read
-// are logged and retried with backoff; the events wait in the stream.
+// are logged and retried with deskbot.Backoff; the events wait in the
+// stream. A nil log discards.
 func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer string, log *slog.Logger) error {
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
-	backoff := time.Second
+	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
 	created := false
 	for ctx.Err() == nil {
 		var err error
@@ -76,18 +77,17 @@ func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer str
 			err = src.AckEvent(ctx, MetricsGroup, e.ID)
 		}
 		if err == nil {
-			backoff = time.Second
+			backoff.Reset()
 			continue
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", backoff)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
+		wait := backoff.Next()
+		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
+		if deskbot.Sleep(ctx, wait) != nil {
+			break
 		}
-		backoff = min(2*backoff, time.Minute)
 	}
 	return ctx.Err()
 }

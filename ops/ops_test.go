@@ -17,6 +17,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
@@ -109,7 +110,7 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- m.CountEvents(ctx, st, "test", nil) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, "the metrics group", func() bool {
+	deskbottest.Eventually(t, "the metrics group", func() bool {
 		_, _, err := st.EventBacklog(t.Context(), ops.MetricsGroup)
 		return err == nil && groupExists(t, st)
 	})
@@ -140,7 +141,7 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 		`deskbot_request_decision_seconds_bucket{decision="allow_once",le="15"}`: 0,
 	}
 	var got map[string]float64
-	waitFor(t, "request metrics", func() bool {
+	deskbottest.Eventually(t, "request metrics", func() bool {
 		got = mustScrape(t, srv)
 		return got[`deskbot_requests_lapsed_total{desk="alpha"}`] == 1
 	})
@@ -169,17 +170,6 @@ func groupExists(t *testing.T, st *store.Store) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 type mistakeTool struct{ flattenTool }

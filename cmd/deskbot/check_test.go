@@ -177,6 +177,15 @@ func TestCheck(t *testing.T) {
 		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + closedAddr(t)}, 1, map[string]string{
 			"redis": "FAIL unreachable",
 		}},
+		{"approval tool misspelt", map[string]string{"APPROVAL_TOOLS": "place_order, flatten-desk"}, 1, map[string]string{
+			"APPROVAL_TOOLS": `FAIL "flatten-desk" is not a tool (tools are bash,`,
+		}},
+		{"approval tools spaced", map[string]string{"APPROVAL_TOOLS": "flatten_desk, place_order,"}, 0, map[string]string{
+			"configuration": "ok",
+		}},
+		{"secret in the sandbox", map[string]string{"SANDBOX_ENV": "MARKET_DATA_URL,TELEGRAM_TOKEN"}, 1, map[string]string{
+			"SANDBOX_ENV": "FAIL TELEGRAM_TOKEN holds a secret",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,24 +5,28 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/caarlos0/env/v11"
 )
 
 // Config is the whole service configuration, read from the environment.
 // Every variable is listed with its default and meaning in .env.example.
 type Config struct {
-	// Telegram (issue 4)
+	// Telegram: the bot, its group, and who may decide held calls.
 	TelegramToken     string        `env:"TELEGRAM_TOKEN,required,notEmpty"`
 	TelegramAPIURL    string        `env:"TELEGRAM_API_URL" envDefault:"https://api.telegram.org"`
 	TelegramChatID    int64         `env:"TELEGRAM_CHAT_ID,required,notEmpty"`
 	TelegramApprovers []int64       `env:"TELEGRAM_APPROVERS,required,notEmpty" envSeparator:","`
 	DenyReasonWait    time.Duration `env:"DENY_REASON_WAIT" envDefault:"2m"`
 
-	// The gate and the store (issue 2)
+	// The gate and the store: which tools wait for a person, and where
+	// requests, grants and events are kept.
 	RedisURL       string        `env:"REDIS_URL"`
 	RedisPrefix    string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
 	GrantTTL       time.Duration `env:"GRANT_TTL" envDefault:"0s"`
@@ -33,13 +37,15 @@ type Config struct {
 	LogLevel       string        `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat      string        `env:"LOG_FORMAT" envDefault:"text"`
 
-	// The sandbox (issue 3)
+	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
+	// no secret of the service (see guard).
 	Sandbox        string        `env:"SANDBOX" envDefault:"auto"`
 	SandboxNetwork bool          `env:"SANDBOX_NETWORK" envDefault:"true"`
 	SandboxEnv     []string      `env:"SANDBOX_ENV" envSeparator:","`
 	SandboxTimeout time.Duration `env:"SANDBOX_TIMEOUT" envDefault:"120s"`
 
-	// Desks and models (issue 5)
+	// Desks and models. Per-desk keys stay in the environment, named by
+	// api_key_env in DESKS_FILE.
 	Desks           []string      `env:"DESKS" envDefault:"main" envSeparator:","`
 	DesksFile       string        `env:"DESKS_FILE"`
 	ModelProvider   string        `env:"MODEL_PROVIDER" envDefault:"openai"`
@@ -49,8 +55,12 @@ type Config struct {
 	ModelTimeout    time.Duration `env:"MODEL_TIMEOUT" envDefault:"120s"`
 	AnthropicAPIKey string        `env:"ANTHROPIC_API_KEY"`
 
-	// Operations (issue 6)
+	// Operations: /healthz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+
+	// deskKeys are the values of the variables DESKS_FILE names as
+	// api_key_env: secrets the log scrubber must know.
+	deskKeys []string
 }
 
 // LoadConfig reads the configuration from environ (os.Environ() form or a
@@ -63,6 +73,12 @@ func LoadConfig(environ map[string]string) (Config, error) {
 		problems = append(problems, envProblems(err)...)
 	}
 	problems = append(problems, cfg.validate()...)
+	problems = append(problems, cfg.guard(environ)...)
+	for _, name := range deskKeyEnvs(cfg.DesksFile) {
+		if v := environ[name]; v != "" {
+			cfg.deskKeys = append(cfg.deskKeys, v)
+		}
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return cfg, errors.New(strings.Join(problems, "\n"))
@@ -181,10 +197,121 @@ func typeWord(t reflect.Type) string {
 // secrets are the values no log line may carry.
 func (c Config) secrets() []string {
 	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey}
+	s = append(s, c.deskKeys...)
 	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok {
 			s = append(s, pw)
 		}
 	}
 	return s
+}
+
+// guard checks the two settings where a mistake would quietly weaken the
+// service, and puts APPROVAL_TOOLS in the form the gate needs:
+//
+//   - APPROVAL_TOOLS: each entry is trimmed and empty entries are dropped,
+//     and every entry must name a tool the service has. The gate compares
+//     names exactly, so " place_order" or "flatten-desk" would guard
+//     nothing.
+//   - SANDBOX_ENV: a desk must never be handed a secret, so no entry may name
+//     a variable of the service's secrets (secretEnv), nor one whose value
+//     carries a secret's value (an alias).
+//
+// environ is the environment the service runs with.
+func (c *Config) guard(environ map[string]string) []string {
+	var p []string
+	tools, err := approvalTools(c.ApprovalTools)
+	if err != nil {
+		p = append(p, "APPROVAL_TOOLS: "+err.Error())
+	}
+	c.ApprovalTools = tools
+
+	secretNames := append(secretEnv(), deskKeyEnvs(c.DesksFile)...)
+	var secretValues []string
+	for _, name := range secretNames {
+		if v := environ[name]; len(v) >= 8 { // as the log scrubber: short values are ordinary words
+			secretValues = append(secretValues, v)
+		}
+	}
+	if u, err := url.Parse(environ["REDIS_URL"]); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && len(pw) >= 8 {
+			secretValues = append(secretValues, pw)
+		}
+	}
+	var pass []string
+	for _, name := range c.SandboxEnv {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		pass = append(pass, name)
+		switch {
+		case slices.Contains(secretNames, name) || strings.HasPrefix(name, "REDIS_"):
+			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s holds a secret of the service (the bot token, Redis or a model key); a desk must never see it", name))
+		case slices.ContainsFunc(secretValues, func(s string) bool { return strings.Contains(environ[name], s) }):
+			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (the bot token, Redis password or a model key); a desk must never see it", name))
+		}
+	}
+	c.SandboxEnv = pass
+	return p
+}
+
+// approvalTools trims each entry and drops empty ones; an entry that names
+// no tool of knownTools is an error naming it and the known tools. A list
+// left with no tool at all is an error too: it can only be a mistake, since
+// the variable unset means the default.
+func approvalTools(entries []string) ([]string, error) {
+	known := knownTools()
+	var tools, unknown []string
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "" || slices.Contains(tools, e):
+		case slices.Contains(known, e):
+			tools = append(tools, e)
+		default:
+			unknown = append(unknown, strconv.Quote(e))
+		}
+	}
+	switch {
+	case len(unknown) == 1:
+		return tools, fmt.Errorf("%s is not a tool (tools are %s)", unknown[0], strings.Join(known, ", "))
+	case len(unknown) > 1:
+		return tools, fmt.Errorf("%s are not tools (tools are %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	case len(tools) == 0 && len(entries) > 0:
+		return tools, fmt.Errorf("names no tool (tools are %s)", strings.Join(known, ", "))
+	}
+	return tools, nil
+}
+
+// secretEnv are the variables holding the service's own secrets. Names
+// starting with REDIS_ are refused too, whatever they hold.
+func secretEnv() []string {
+	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+}
+
+// deskKeyEnvs returns the variables DESKS_FILE names as api_key_env. A file
+// that cannot be read names none here: loading the desks reports it.
+func deskKeyEnvs(file string) []string {
+	if file == "" {
+		return nil
+	}
+	var f struct {
+		Desk []struct {
+			Model []struct {
+				APIKeyEnv string `toml:"api_key_env"`
+			}
+		}
+	}
+	if _, err := toml.DecodeFile(file, &f); err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range f.Desk {
+		for _, m := range d.Model {
+			if m.APIKeyEnv != "" && !slices.Contains(names, m.APIKeyEnv) {
+				names = append(names, m.APIKeyEnv)
+			}
+		}
+	}
+	return names
 }

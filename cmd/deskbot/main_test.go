@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -88,23 +89,23 @@ func (w testWriter) Write(p []byte) (int, error) {
 // mustBotMessage waits for a message from the bot in the group that matches.
 func (s *service) mustBotMessage(t *testing.T, what string, match func(telegramtest.Message) bool) telegramtest.Message {
 	t.Helper()
+	defer func() { // runs on the helper's t.Fatal too
+		if t.Failed() {
+			for _, m := range s.tg.ChatMessages(groupID) {
+				t.Logf("chat: #%d %q %v", m.ID, m.Plain, m.Labels())
+			}
+		}
+	}()
 	var found telegramtest.Message
-	deadline := time.Now().Add(15 * time.Second)
-	for found.ID == 0 && time.Now().Before(deadline) {
+	deskbottest.EventuallyWithin(t, 15*time.Second, "bot message: "+what, func() bool {
 		for _, m := range s.tg.BotMessages(groupID) {
 			if match(m) {
 				found = m
-				break
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if found.ID == 0 {
-		for _, m := range s.tg.ChatMessages(groupID) {
-			t.Logf("chat: #%d %q %v", m.ID, m.Plain, m.Labels())
-		}
-		t.Fatalf("no bot message: %s", what)
-	}
+		return false
+	})
 	return found
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // syncBuffer collects a process's output while it runs.
@@ -95,19 +96,14 @@ func TestQuickStart(t *testing.T) {
 		}
 	})
 
-	healthy := false
-	for deadline := time.Now().Add(20 * time.Second); !healthy && time.Now().Before(deadline); {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			healthy = resp.StatusCode == 200
-			resp.Body.Close()
+	deskbottest.EventuallyWithin(t, 20*time.Second, "/healthz to answer 200", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
 		}
-		if !healthy {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if !healthy {
-		t.Fatal("/healthz never answered 200")
-	}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
 
 	tg.InjectText(asha, groupID, "/whoami", 0)
 	tg.WaitFor(t, 15*time.Second, func(s *telegramtest.Server) bool {

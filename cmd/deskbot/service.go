@@ -69,6 +69,11 @@ func newLogger(cfg Config, w io.Writer) *slog.Logger {
 // service is running; an error means nothing is left running (call Close).
 func (m *Main) Run(ctx context.Context) (err error) {
 	cfg, log := m.Config, m.Log
+	// Again here, for a Config not made by LoadConfig: the gate must get
+	// the trimmed, checked APPROVAL_TOOLS, and no desk a secret.
+	if p := cfg.guard(environMap(os.Environ())); len(p) > 0 {
+		return errors.New(strings.Join(p, "\n"))
+	}
 	m.drain = newDrain(ctx)
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
@@ -165,6 +170,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
 		"http", m.HTTP.Addr())
 	return nil
+}
+
+// knownTools names every tool the sources Run passes to BuildRegistries
+// can give a desk: what APPROVAL_TOOLS may name. It is known without
+// starting anything, so `deskbot check` applies the same rule.
+func knownTools() []string {
+	return []string{
+		sandbox.ToolBash, sandbox.ToolBashBackground, sandbox.ToolCheckBackground,
+		broker.GetPositions, broker.PlaceOrder, broker.FlattenDesk,
+		agent.SendMessage,
+	}
 }
 
 // outboxGroup is the bot's consumer group on the event stream.

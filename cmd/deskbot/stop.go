@@ -37,7 +37,7 @@ func newDrain(parent context.Context) *drain {
 	return d
 }
 
-// stop begins the soft phase; Idle reports when the desks are done.
+// stop begins the soft phase; idle closes once no desk is busy.
 func (d *drain) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

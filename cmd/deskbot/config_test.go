@@ -1,0 +1,145 @@
+package main
+
+import (
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// minimalEnv is the least LoadConfig accepts.
+func minimalEnv() map[string]string {
+	return map[string]string{
+		"TELEGRAM_TOKEN": testToken, "TELEGRAM_CHAT_ID": "-1001", "TELEGRAM_APPROVERS": "101",
+	}
+}
+
+func mustDesksFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "desks.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A configuration mistake in APPROVAL_TOOLS never leaves a tool unguarded:
+// entries are trimmed (the gate compares names exactly), empty ones are
+// dropped, and an unknown name stops the start naming it and the tools.
+func TestLoadConfigApprovalTools(t *testing.T) {
+	const known = "(tools are bash, bash_background, check_background, get_positions, place_order, flatten_desk, send_message)"
+	tests := []struct {
+		name    string
+		value   string // "-" leaves it unset
+		want    []string
+		wantErr string
+	}{
+		{"unset", "-", []string{"flatten_desk"}, ""},
+		{"one", "place_order", []string{"place_order"}, ""},
+		{"space after comma", "flatten_desk, place_order", []string{"flatten_desk", "place_order"}, ""},
+		{"padded", "  bash\t,place_order  ", []string{"bash", "place_order"}, ""},
+		{"trailing comma", "flatten_desk,place_order,", []string{"flatten_desk", "place_order"}, ""},
+		{"repeated", "bash, bash", []string{"bash"}, ""},
+		{"typo", "flatten-desk", nil, `APPROVAL_TOOLS: "flatten-desk" is not a tool ` + known},
+		{"typo among good ones", "place_order, flatten-desk", nil, `APPROVAL_TOOLS: "flatten-desk" is not a tool`},
+		{"two unknown", "Bash,placeorder", nil, `APPROVAL_TOOLS: "Bash", "placeorder" are not tools`},
+		{"only separators", " , ", nil, "APPROVAL_TOOLS: names no tool " + known},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := minimalEnv()
+			if tt.value != "-" {
+				env["APPROVAL_TOOLS"] = tt.value
+			}
+			cfg, err := LoadConfig(env)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.ApprovalTools; !slices.Equal(got, tt.want) {
+				t.Errorf("ApprovalTools = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// SANDBOX_ENV may hand a desk no secret of the service: not by the
+// secret's own name, not by a per-desk api_key_env, not by another variable
+// holding the same value.
+func TestLoadConfigSandboxEnvRefusesSecrets(t *testing.T) {
+	desks := mustDesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_A_KEY\"\n")
+	tests := []struct {
+		name    string
+		value   string
+		wantErr string // "" means accepted
+	}{
+		{"ordinary", "MARKET_DATA_URL, HTTPS_PROXY", ""},
+		{"token", "TELEGRAM_TOKEN", "SANDBOX_ENV: TELEGRAM_TOKEN holds a secret"},
+		{"token padded", "MARKET_DATA_URL, TELEGRAM_TOKEN ", "SANDBOX_ENV: TELEGRAM_TOKEN holds a secret"},
+		{"redis url", "REDIS_URL", "SANDBOX_ENV: REDIS_URL holds a secret"},
+		{"redis password", "REDIS_PASSWORD", "SANDBOX_ENV: REDIS_PASSWORD holds a secret"},
+		{"model key", "MODEL_API_KEY", "SANDBOX_ENV: MODEL_API_KEY holds a secret"},
+		{"openai key", "OPENAI_API_KEY", "SANDBOX_ENV: OPENAI_API_KEY holds a secret"},
+		{"anthropic key", "ANTHROPIC_API_KEY", "SANDBOX_ENV: ANTHROPIC_API_KEY holds a secret"},
+		{"desk key", "DESK_A_KEY", "SANDBOX_ENV: DESK_A_KEY holds a secret"},
+		{"alias of the token", "COPY", "SANDBOX_ENV: COPY carries the value of a secret"},
+		{"alias of the redis password", "DB", "SANDBOX_ENV: DB carries the value of a secret"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := minimalEnv()
+			maps.Copy(env, map[string]string{
+				"DESKS_FILE": desks, "DESK_A_KEY": "sk-desk-a-0123456789", "SANDBOX_ENV": tt.value,
+				"REDIS_URL": "redis://:redis-pw-0123@127.0.0.1:6379", "MARKET_DATA_URL": "https://example.com",
+				"COPY": testToken, "DB": "postgres://u:redis-pw-0123@db",
+			})
+			cfg, err := LoadConfig(env)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := cfg.SandboxEnv, []string{"MARKET_DATA_URL", "HTTPS_PROXY"}; !slices.Equal(got, want) {
+					t.Errorf("SandboxEnv = %q, want %q", got, want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), "0123") {
+				t.Errorf("the error shows a secret's value: %v", err)
+			}
+		})
+	}
+}
+
+// Every per-desk key (the value of each api_key_env in DESKS_FILE) is
+// scrubbed from the logs, like the service's own secrets.
+func TestLoggerScrubsDeskKeys(t *testing.T) {
+	const key = "sk-desk-b-9876543210"
+	env := minimalEnv()
+	env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\n\n"+
+		"[[desk]]\nname = \"b\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_B_KEY\"\n")
+	env["DESK_B_KEY"] = key
+	cfg, err := LoadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	log := newLogger(cfg, &b)
+	log.Error("model failed", "err", errors.New("401 for key "+key), "detail", "Bearer "+key)
+	if strings.Contains(b.String(), key) {
+		t.Errorf("a desk's key reached the log:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "[redacted]") {
+		t.Errorf("no redaction in %q", b.String())
+	}
+}
