@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -163,7 +164,7 @@ func TestEveryModelDownIsReportedOnceAndRetried(t *testing.T) {
 	w.tell(t, "two")
 
 	w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
-	waitFor(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
+	deskbottest.Eventually(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
 	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
 		t.Errorf("%d model_unreachable events, want 1", n)
 	}
@@ -189,7 +190,7 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 	w.tell(t, "one")
 	w.tell(t, "two")
 	w.tell(t, "three")
-	waitFor(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
+	deskbottest.Eventually(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
 	stop()
 
 	// The restarted process is handed "one" again, with the call it made.
@@ -223,8 +224,10 @@ func TestPausedDeskStartsNothing(t *testing.T) {
 	w.start(t, w.store)
 	w.tell(t, "Anything?")
 
-	// Long enough for many polls (20ms each) of an unpaused desk.
-	time.Sleep(200 * time.Millisecond)
+	// An unpaused desk would have called its model before looking at its
+	// switch twice more after the trigger came.
+	after := w.statusReads.Load()
+	deskbottest.Eventually(t, "the desk to look at its pause switch twice more", func() bool { return w.statusReads.Load() >= after+2 })
 	if n := len(w.primary.Requests()); n != 0 {
 		t.Fatalf("a paused desk called its model %d times", n)
 	}
@@ -316,7 +319,7 @@ func TestHistoryStaysBounded(t *testing.T) {
 		w.tell(t, "message "+strconv.Itoa(i))
 	}
 	w.waitSettled(t, deskbot.DeskIdle)
-	waitFor(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
+	deskbottest.Eventually(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
 	ms := w.primary.LastRequest().Messages()
 	var roles []string
 	for _, m := range ms {
@@ -381,4 +384,33 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	}
 	w.waitMessage(t, "Denied, fine.")
 	w.waitSettled(t, deskbot.DeskIdle)
+}
+
+// A turn restarted after a crash learns that a call of it was held from the
+// remembered result's Held field, not from the gate's words: the desk rests
+// as waiting for approval and its history says the call was held.
+func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
+	w := newDeskWorld(t)
+	ctx := t.Context()
+	prior := deskbot.CompletedCall{
+		Call:   deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`)},
+		Result: deskbot.ToolResult{Text: "Any wording the gate may choose one day.", Held: true},
+	}
+	if err := w.store.RememberCall(ctx, "trig-held", prior); err != nil {
+		t.Fatal(err)
+	}
+	w.primary.Push(modeltest.Text("Waiting for the team."))
+	if err := w.store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Buy 1 TCS.", From: "Asha", CreatedAt: w.now}); err != nil {
+		t.Fatal(err)
+	}
+	w.start(t, w.store)
+	w.waitMessage(t, "Waiting for the team.")
+	w.waitSettled(t, deskbot.DeskWaiting)
+	hist, err := w.store.History(ctx, "main", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 2 || !strings.Contains(hist[1].Content, "place_order") || !strings.Contains(hist[1].Content, "held for the user's permission") {
+		t.Errorf("history = %+v, want the call noted as held", hist)
+	}
 }

@@ -2,11 +2,13 @@ package agent_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -100,15 +102,18 @@ func TestSchedulerRunCatchesUpAfterStart(t *testing.T) {
 	s := mustScheduler(t, "15 9 * * 1-5")
 	// The service starts a minute after the firing: it still fires, once.
 	s.Inbox, s.Notes, s.Tick = st, st, 10*time.Millisecond
-	s.Now = func() time.Time { return ist(2026, 12, 4, 9, 16) }
+	var looks atomic.Int64 // each tick reads the clock once
+	s.Now = func() time.Time { looks.Add(1); return ist(2026, 12, 4, 9, 16) }
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
-	waitFor(t, "the schedule trigger", func() bool {
+	deskbottest.Eventually(t, "the schedule trigger", func() bool {
 		n, _ := st.PendingTriggers(t.Context(), "main")
 		return n >= 1
 	})
-	time.Sleep(50 * time.Millisecond) // a few more ticks must not fire it again
+	// A few more ticks look again and must not fire it again.
+	after := looks.Load()
+	deskbottest.Eventually(t, "three more ticks", func() bool { return looks.Load() >= after+3 })
 	cancel()
 	<-done
 	if n, _ := st.PendingTriggers(t.Context(), "main"); n != 1 {
@@ -123,16 +128,4 @@ func mustNextTrigger(t *testing.T, in deskbot.Inbox, desk string) *deskbot.Trigg
 		t.Fatalf("NextTrigger = %v, %v", tr, err)
 	}
 	return tr
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
