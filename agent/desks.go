@@ -83,11 +83,16 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 	return d
 }
 
-// NewModels builds each desk's chain of model backends.
-func NewModels(cfg []DeskConfig) (map[string][]deskbot.Model, error) {
+// NewModels builds each desk's chain of model backends, logging to log
+// (nil discards).
+func NewModels(cfg []DeskConfig, log *slog.Logger) (map[string][]deskbot.Model, error) {
+	if log == nil {
+		log = discard
+	}
 	out := make(map[string][]deskbot.Model, len(cfg))
 	for _, c := range cfg {
 		for _, mc := range c.Models {
+			mc.Log = log.With("desk", c.Name)
 			m, err := model.New(mc)
 			if err != nil {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
