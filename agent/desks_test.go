@@ -414,3 +414,39 @@ func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
 		t.Errorf("history = %+v, want the call noted as held", hist)
 	}
 }
+
+// A model that answers with thousands of tool calls, or never stops
+// talking, is a broken backend: none of its calls runs, the next backend
+// takes over, and when every backend is broken the chat is told once.
+func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
+	w := newDeskWorld(t)
+	calls := make([]modeltest.ToolCall, 10000)
+	for i := range calls {
+		calls[i] = quote(`{"symbol":"S` + strconv.Itoa(i) + `"}`)
+	}
+	w.primary.Push(modeltest.Calls(calls...))
+	w.backup.Push(modeltest.Text("Backup here."))
+	w.start(t, w.store)
+	w.tell(t, "Quote everything.")
+	w.waitMessage(t, "Backup here.")
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("calls of an oversized reply ran %d times", got)
+	}
+
+	w.primary.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Calls(calls...) })
+	w.backup.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Reply{Flood: 50 << 20} })
+	w.tell(t, "Again.")
+	down := w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
+	if !strings.Contains(down.Text, "more tool calls than the 32 allowed") || !strings.Contains(down.Text, "larger than") {
+		t.Errorf("outage told as %q, want both reasons", down.Text)
+	}
+	// Two more rounds of both backends failing are not told again.
+	n := len(w.backup.Requests())
+	deskbottest.Eventually(t, "two more rounds", func() bool { return len(w.backup.Requests()) >= n+2 })
+	if got := w.count(t, deskbot.EventModelUnreachable); got != 1 {
+		t.Errorf("%d model_unreachable events, want 1", got)
+	}
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("calls of an oversized reply ran %d times", got)
+	}
+}
