@@ -14,6 +14,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -79,7 +80,7 @@ func TestLoad(t *testing.T) {
 		w.tell(d, "burst")
 	}
 	var open []*deskbot.Request
-	waitUntil(t, "1,000 requests held", 60*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 60*time.Second, "1,000 requests held", func() bool {
 		var err error
 		open, err = w.st.OpenRequests(ctx)
 		return err == nil && len(open) == loadDesks*callsPerDesk
@@ -140,7 +141,7 @@ func TestLoad(t *testing.T) {
 	}
 
 	// Everything settles: every tap answered, every request closed.
-	waitUntil(t, "every tap answered", 90*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 90*time.Second, "every tap answered", func() bool {
 		for _, f := range fates {
 			for _, tp := range f.taps {
 				if _, _, ok := w.tg.CallbackAnswer(tp.query); !ok {
@@ -152,7 +153,7 @@ func TestLoad(t *testing.T) {
 	})
 	answered := time.Since(tapsStart)
 	final := map[deskbot.RequestState]int{}
-	waitUntil(t, "every request closed", 90*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 90*time.Second, "every request closed", func() bool {
 		clear(final)
 		for _, f := range fates {
 			r, err := w.st.Request(ctx, f.id)
