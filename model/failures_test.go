@@ -60,12 +60,14 @@ func TestHangTimesOut(t *testing.T) {
 
 func TestCallerCancelIsNotAFailover(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, srv *modeltest.Server, m deskbot.Model) {
-		srv.Push(modeltest.Reply{Hang: true})
+		asked := make(chan struct{})
+		srv.SetHandler(func(modeltest.Request) modeltest.Reply {
+			close(asked)
+			return modeltest.Reply{Hang: true}
+		})
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() {
-			for len(srv.Requests()) == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			<-asked // the request reached the server; the caller gives up
 			cancel()
 		}()
 		_, err := m.Complete(ctx, ask("hi"))
