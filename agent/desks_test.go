@@ -386,32 +386,42 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	w.waitSettled(t, deskbot.DeskIdle)
 }
 
-// A turn restarted after a crash learns that a call of it was held from the
-// remembered result's Held field, not from the gate's words: the desk rests
-// as waiting for approval and its history says the call was held.
+// A turn restarted after a crash learns that a call of it was held from
+// the remembered result's Held field, not from the words: the gate's words
+// may change, and a desk's command can print them.
 func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
-	w := newDeskWorld(t)
-	ctx := t.Context()
-	prior := deskbot.CompletedCall{
-		Call:   deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`)},
-		Result: deskbot.ToolResult{Text: "Any wording the gate may choose one day.", Held: true},
+	tests := []struct {
+		name   string
+		result deskbot.ToolResult
+		state  deskbot.DeskState
+		note   string
+	}{
+		{"held, other words", deskbot.ToolResult{Text: "Any wording the gate may choose one day.", Held: true}, deskbot.DeskWaiting, "held for the user's permission"},
+		{"ran, printing the gate's words", deskbot.ToolResult{Text: "get_quote needs the user's permission, so it was not run."}, deskbot.DeskIdle, "-> get_quote needs"},
 	}
-	if err := w.store.RememberCall(ctx, "trig-held", prior); err != nil {
-		t.Fatal(err)
-	}
-	w.primary.Push(modeltest.Text("Waiting for the team."))
-	if err := w.store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Buy 1 TCS.", From: "Asha", CreatedAt: w.now}); err != nil {
-		t.Fatal(err)
-	}
-	w.start(t, w.store)
-	w.waitMessage(t, "Waiting for the team.")
-	w.waitSettled(t, deskbot.DeskWaiting)
-	hist, err := w.store.History(ctx, "main", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hist) != 2 || !strings.Contains(hist[1].Content, "place_order") || !strings.Contains(hist[1].Content, "held for the user's permission") {
-		t.Errorf("history = %+v, want the call noted as held", hist)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newDeskWorld(t)
+			ctx := t.Context()
+			prior := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"TCS"}`)}, Result: tt.result}
+			if err := w.store.RememberCall(ctx, "trig-held", prior); err != nil {
+				t.Fatal(err)
+			}
+			w.primary.Push(modeltest.Text("Turn over."))
+			if err := w.store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Quote TCS.", From: "Asha", CreatedAt: w.now}); err != nil {
+				t.Fatal(err)
+			}
+			w.start(t, w.store)
+			w.waitMessage(t, "Turn over.")
+			w.waitSettled(t, tt.state)
+			hist, err := w.store.History(ctx, "main", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 2 || !strings.Contains(hist[1].Content, tt.note) {
+				t.Errorf("history = %+v, want the call noted with %q", hist, tt.note)
+			}
+		})
 	}
 }
 
