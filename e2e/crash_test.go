@@ -132,9 +132,9 @@ func TestCrash(t *testing.T) {
 	// jobs in any order.) A duplicate would show before a later message of
 	// the same desk: the outbox delivers in order and a desk handles its
 	// triggers one after another.
-	w.tell("alpha", "say-9")
-	w.tell("gamma", "job-9")
-	deskbottest.EventuallyWithin(t, 30*time.Second, "the later messages delivered", func() bool {
+	w.queue("alpha", "say-9")
+	w.queue("gamma", "job-9")
+	deskbottest.EventuallyWithin(t, 60*time.Second, "the later messages delivered", func() bool {
 		return w.countBot("alpha said 9") == 1 && w.countBot("gamma did job-9") == 1
 	})
 	for _, s := range []string{"gamma did job-1", "gamma did job-2", "gamma did job-3", "alpha said 1", "alpha said 2", "beta-interrupted-noted", "alpha-filled"} {

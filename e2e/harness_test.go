@@ -295,6 +295,16 @@ func (s *service) peakRSS() int64 {
 // tell injects "/tell desk text" from asha.
 func (w *world) tell(desk, text string) { w.tg.InjectText(asha, groupID, "/tell "+desk+" "+text, 0) }
 
+// queue hands desk a message straight through its inbox, with no command in
+// the chat and so no reply of the bot's own to pace.
+func (w *world) queue(desk, text string) {
+	w.t.Helper()
+	tr := deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: text, From: "the drill"}
+	if err := w.st.Enqueue(context.Background(), tr); err != nil {
+		w.t.Fatalf("queue for %s: %v", desk, err)
+	}
+}
+
 // botMessage waits for a bot message in the group that matches.
 func (w *world) botMessage(what string, timeout time.Duration, match func(telegramtest.Message) bool) telegramtest.Message {
 	w.t.Helper()

@@ -88,9 +88,9 @@ func TestTelegramOutage(t *testing.T) {
 	// A duplicate would show before a later message: the outbox delivers
 	// in order.
 	for _, d := range desks {
-		w.tell(d, "later")
+		w.queue(d, "later")
 	}
-	deskbottest.EventuallyWithin(t, 30*time.Second, "the later messages delivered", func() bool {
+	deskbottest.EventuallyWithin(t, 90*time.Second, "the later messages delivered", func() bool {
 		return w.countBot("alpha said later") == 1 && w.countBot("beta said later") == 1
 	})
 
