@@ -18,6 +18,10 @@
 // Tool arguments reach the rest of the system byte for byte as the model
 // gave them, once checked to be one JSON object; empty arguments become {}.
 // Calls without ids (some local models omit them) get stable made-up ones.
+// A reply is input from outside: its body is read up to MaxReplyBytes and
+// it may carry at most MaxToolCalls calls (see limit.go). Warnings go to the
+// Config's logger, never the process-wide one.
+//
 // Backends hold no per-call state and are safe for concurrent use.
 package model
 

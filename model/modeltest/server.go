@@ -8,7 +8,7 @@
 // answers (it sees the request, so a reply can depend on the last message).
 // A request with neither fails the test: an unexpected model call is a bug.
 // Failures come on demand: an HTTP status, a hang until the client gives up,
-// broken tool arguments, a body that is not JSON.
+// broken tool arguments, a body that is not JSON, a body that does not end.
 //
 // Every request is recorded, decoded, so a test can assert what the model
 // was shown. The server is safe for concurrent requests; it closes itself
