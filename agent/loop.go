@@ -80,11 +80,11 @@ func (k *desk) paused(ctx context.Context) bool {
 func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
 	b := deskbot.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	var err error
-	for range 5 {
+	for try := 1; ; try++ {
 		if err = k.d.deps.Inbox.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
 			return
 		}
-		if deskbot.Sleep(ctx, b.Next()) != nil {
+		if try == 5 || deskbot.Sleep(ctx, b.Next()) != nil {
 			break
 		}
 	}

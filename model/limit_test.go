@@ -38,6 +38,8 @@ func TestEndlessReplyIsNotReadWhole(t *testing.T) {
 		if msg := deskbot.ErrorMessage(err); !strings.Contains(msg, fmt.Sprintf("larger than %d bytes", limit)) {
 			t.Errorf("error %q should say the answer was too large", msg)
 		}
+		t.Logf("flood of %d MiB: server wrote %.1f MiB, client allocated %.1f MiB", flood>>20,
+			float64(srv.BytesSent()-sentBefore)/(1<<20), float64(after.TotalAlloc-before.TotalAlloc)/(1<<20))
 		if sent := srv.BytesSent() - sentBefore; sent > flood/2 {
 			t.Errorf("the server wrote %d of %d bytes: the client kept reading", sent, flood)
 		}
