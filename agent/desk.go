@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -38,12 +37,6 @@ type DeskConfig struct {
 	Schedules []Schedule
 	MaxSteps  int // model calls per turn; 0 means DefaultMaxSteps
 }
-
-var deskName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-
-// ValidDeskName reports whether name can name a desk: it becomes a folder,
-// a Redis key part and a word in chat commands, where "all" means every desk.
-func ValidDeskName(name string) bool { return deskName.MatchString(name) && name != "all" }
 
 // deskFile is the TOML layout of DESKS_FILE (see docs/desks.example.toml).
 type deskFile struct {
@@ -168,8 +161,8 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 func validateDesks(desks []DeskConfig) error {
 	seen := map[string]bool{}
 	for _, d := range desks {
-		if !ValidDeskName(d.Name) {
-			return fmt.Errorf("desk name %q must be 1 to 32 of a-z, 0-9, _ and -, and not \"all\"", d.Name)
+		if err := deskbot.ValidDeskName(d.Name); err != nil {
+			return fmt.Errorf("%s", deskbot.ErrorMessage(err))
 		}
 		if seen[d.Name] {
 			return fmt.Errorf("desk %q is defined twice", d.Name)

@@ -88,7 +88,7 @@ func TestLoadDesksFileErrors(t *testing.T) {
 	}{
 		{"unknown key", "[[desk]]\nname = \"a\"\nmodle = \"x\"\n", "unknown key desk.modle"},
 		{"unknown model key", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key = \"sk-secret\"\n", "unknown key desk.model.api_key"},
-		{"bad name", "[[desk]]\nname = \"Main Desk\"\n", "desk name \"Main Desk\""},
+		{"bad name", "[[desk]]\nname = \"Main Desk\"\n", "\"Main Desk\" is not a valid desk name"},
 		{"long name", "[[desk]]\nname = \"" + strings.Repeat("a", 33) + "\"\n", "1 to 32"},
 		{"path name", "[[desk]]\nname = \"../x\"\n", "1 to 32"},
 		{"twice", "[[desk]]\nname = \"a\"\n[[desk]]\nname = \"a\"\n", "defined twice"},

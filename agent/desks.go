@@ -55,7 +55,7 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 		deps.Now = time.Now
 	}
 	if deps.Log == nil {
-		deps.Log = slog.Default()
+		deps.Log = discard
 	}
 	deps.Poll = orDefault(deps.Poll, time.Second)
 	deps.RetryMin = orDefault(deps.RetryMin, 10*time.Second)
@@ -68,7 +68,8 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 		d.names = append(d.names, c.Name)
 		d.desks[c.Name] = &desk{
 			cfg: c, d: d, models: deps.Models[c.Name], reg: deps.Registries[c.Name],
-			wake: make(chan struct{}, 1), log: deps.Log.With("desk", c.Name), mayBeDown: true,
+			log: deps.Log.With("desk", c.Name), mayBeDown: true,
+			backoff: deskbot.Backoff{Min: deps.RetryMin, Max: deps.RetryMax},
 		}
 	}
 	sched, err := NewScheduler(cfg)
@@ -82,11 +83,16 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 	return d
 }
 
-// NewModels builds each desk's chain of model backends.
-func NewModels(cfg []DeskConfig) (map[string][]deskbot.Model, error) {
+// NewModels builds each desk's chain of model backends, logging to log
+// (nil discards).
+func NewModels(cfg []DeskConfig, log *slog.Logger) (map[string][]deskbot.Model, error) {
+	if log == nil {
+		log = discard
+	}
 	out := make(map[string][]deskbot.Model, len(cfg))
 	for _, c := range cfg {
 		for _, mc := range c.Models {
+			mc.Log = log.With("desk", c.Name)
 			m, err := model.New(mc)
 			if err != nil {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
@@ -96,9 +102,6 @@ func NewModels(cfg []DeskConfig) (map[string][]deskbot.Model, error) {
 	}
 	return out, nil
 }
-
-// Scheduler is the desks' scheduler (for tests and diagnostics).
-func (d *Desks) Scheduler() *Scheduler { return d.sched }
 
 // Run runs every desk until ctx ends. It returns an error at once if a desk
 // has no model or no registry.
@@ -118,43 +121,12 @@ func (d *Desks) Run(ctx context.Context) error {
 	return nil
 }
 
-// Names lists the desks in configuration order.
-func (d *Desks) Names() []string { return append([]string(nil), d.names...) }
-
-// Status is a desk's state as people see it: a paused desk reads as paused
-// unless it is finishing a turn.
-func (d *Desks) Status(ctx context.Context, name string) (deskbot.DeskStatus, error) {
-	if _, ok := d.desks[name]; !ok {
-		return deskbot.DeskStatus{}, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named '%s'.", name)
-	}
-	st, err := d.deps.State.DeskStatus(ctx, name)
-	if err != nil {
-		return st, err
-	}
-	st.Desk = name
-	if st.State == "" {
-		st.State = deskbot.DeskIdle
-	}
-	if st.Paused && st.State != deskbot.DeskWorking {
-		st.State = deskbot.DeskPaused
-	}
-	return st, nil
-}
-
-// Wake makes a waiting desk look at its pause switch and inbox now rather
-// than at its next poll (after /resume, or after queuing a trigger).
-func (d *Desks) Wake(name string) {
-	if k, ok := d.desks[name]; ok {
-		select {
-		case k.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
 	return d
 }
+
+// discard is the logger of a part given none.
+var discard = slog.New(slog.DiscardHandler)

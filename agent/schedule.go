@@ -72,9 +72,6 @@ func parseSchedule(spec string) (cron.Schedule, error) {
 	return parsed, nil
 }
 
-// Len is the number of schedule entries.
-func (s *Scheduler) Len() int { return len(s.entries) }
-
 // Due lists the firings after from and at or before to, oldest first.
 func (s *Scheduler) Due(from, to time.Time) []Firing {
 	var out []Firing
@@ -169,7 +166,7 @@ func (s *Scheduler) now() time.Time {
 
 func (s *Scheduler) log() *slog.Logger {
 	if s.Log == nil {
-		return slog.Default()
+		return discard
 	}
 	return s.Log
 }

@@ -2,7 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -95,25 +98,92 @@ func TestScheduleFiresOnceAcrossRestart(t *testing.T) {
 	}
 }
 
-func TestSchedulerRunCatchesUpAfterStart(t *testing.T) {
-	st := storetest.MustOpen(t)
-	s := mustScheduler(t, "15 9 * * 1-5")
-	// The service starts a minute after the firing: it still fires, once.
-	s.Inbox, s.Notes, s.Tick = st, st, 10*time.Millisecond
-	s.Now = func() time.Time { return ist(2026, 12, 4, 9, 16) }
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { s.Run(ctx); close(done) }()
-	waitFor(t, "the schedule trigger", func() bool {
-		n, _ := st.PendingTriggers(t.Context(), "main")
-		return n >= 1
-	})
-	time.Sleep(50 * time.Millisecond) // a few more ticks must not fire it again
-	cancel()
-	<-done
-	if n, _ := st.PendingTriggers(t.Context(), "main"); n != 1 {
-		t.Errorf("pending triggers = %d, want 1", n)
+// memNotes and memInbox are the scheduler's store in memory, for tests on
+// a fake clock; failNext makes the next Enqueue fail, as Redis might.
+type memNotes struct {
+	mu    sync.Mutex
+	notes map[string]string
+}
+
+func (m *memNotes) PutNote(_ context.Context, k, v string, _ time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notes[k] = v
+	return nil
+}
+
+func (m *memNotes) PutNoteOnce(_ context.Context, k, v string, _ time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.notes[k]; ok {
+		return false, nil
 	}
+	m.notes[k] = v
+	return true, nil
+}
+
+func (m *memNotes) Note(_ context.Context, k string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.notes[k]
+	if !ok {
+		return "", deskbot.Errorf(deskbot.ENOTFOUND, "no note %s", k)
+	}
+	return v, nil
+}
+
+func (m *memNotes) DeleteNote(_ context.Context, k string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.notes, k)
+	return nil
+}
+
+type memInbox struct {
+	deskbot.Inbox // only Enqueue is used
+	mu            sync.Mutex
+	queued        []deskbot.Trigger
+	failAt        time.Time // Enqueue of the trigger created at this time fails once
+}
+
+func (m *memInbox) Enqueue(_ context.Context, tr deskbot.Trigger) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tr.CreatedAt.Equal(m.failAt) {
+		m.failAt = time.Time{}
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "redis down")
+	}
+	m.queued = append(m.queued, tr)
+	return nil
+}
+
+// On a fake clock: the scheduler starts, catches up on what it missed
+// just before, then fires every minute once, a firing that could not be
+// queued included (on a later tick).
+func TestSchedulerRunFiresEachMinuteOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now() // the bubble's clock: 2000-01-01 00:00 UTC
+		s := mustScheduler(t, "* * * * *")
+		in := &memInbox{failAt: start.Add(5 * time.Minute)}
+		s.Inbox, s.Notes = in, &memNotes{notes: map[string]string{}}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { s.Run(ctx); close(done) }()
+		time.Sleep(10*time.Minute + time.Second)
+		synctest.Wait()
+		cancel()
+		<-done
+
+		var got []string
+		for _, tr := range in.queued {
+			got = append(got, tr.CreatedAt.Sub(start).String())
+		}
+		// CatchUp (2m) looks back to -2m: the firings at -1m and 0 are due.
+		want := "-1m0s 0s 1m0s 2m0s 3m0s 4m0s 5m0s 6m0s 7m0s 8m0s 9m0s 10m0s"
+		if strings.Join(got, " ") != want {
+			t.Errorf("queued at %v, want %s", got, want)
+		}
+	})
 }
 
 func mustNextTrigger(t *testing.T, in deskbot.Inbox, desk string) *deskbot.Trigger {
@@ -123,16 +193,4 @@ func mustNextTrigger(t *testing.T, in deskbot.Inbox, desk string) *deskbot.Trigg
 		t.Fatalf("NextTrigger = %v, %v", tr, err)
 	}
 	return tr
-}
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

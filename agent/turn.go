@@ -48,7 +48,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			c.Call.ID = uniqueID(ids, c.Call.ID, len(ids))
 			call.ToolCalls = append(call.ToolCalls, c.Call)
 			results = append(results, toolMessage(c.Call.ID, c.Result))
-			tl.note(c.Call, c.Result, heldResult(c.Result))
+			tl.note(c.Call, c.Result, c.Result.Held)
 		}
 		msgs = append(append(msgs, call), results...)
 	}
@@ -105,7 +105,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 				log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
 			}
 			msgs = append(msgs, toolMessage(c.ID, ex.Result))
-			tl.note(c, ex.Result, ex.Held || (ex.Replayed && heldResult(ex.Result)))
+			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
 	if tl.capped {
@@ -159,10 +159,4 @@ func uniqueID(seen map[string]bool, id string, n int) string {
 	}
 	seen[id] = true
 	return id
-}
-
-// heldResult recognises the gate's hold message in a call replayed from
-// memory, where the executor no longer says it was held.
-func heldResult(r deskbot.ToolResult) bool {
-	return !r.IsError && strings.Contains(r.Text, "needs the user's permission, so it was not run")
 }

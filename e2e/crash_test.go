@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -72,7 +73,7 @@ func TestCrash(t *testing.T) {
 	// Beta's call starts running and is mid-sleep at the kill.
 	w.tg.InjectCallback(asha, groupID, betaMsg.ID, button(t, betaMsg, "Allow once"))
 	started := filepath.Join(w.data, "desks", "beta", "started.txt")
-	waitUntil(t, "beta's command to start", 15*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
+	deskbottest.EventuallyWithin(t, 15*time.Second, "beta's command to start", func() bool { _, err := os.Stat(started); return err == nil })
 
 	// From here Telegram refuses every message, so what the desks say waits
 	// in the outbox.
@@ -82,13 +83,13 @@ func TestCrash(t *testing.T) {
 	}
 	w.tell("alpha", "say-1")
 	w.tell("alpha", "say-2")
-	waitUntil(t, "gamma's turn in hand with two triggers queued", 15*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 15*time.Second, "gamma's turn in hand with two triggers queued", func() bool {
 		n, err := w.st.PendingTriggers(context.Background(), "gamma")
 		mu.Lock()
 		defer mu.Unlock()
 		return err == nil && n == 3 && len(gammaAsked) == 1
 	})
-	waitUntil(t, "alpha's two messages published", 15*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 15*time.Second, "alpha's two messages published", func() bool {
 		return countModelReplies(w.model, "alpha", "say-") == 2 && pendingZero(w, "alpha")
 	})
 	unsent := w.countBot("alpha said")
@@ -102,7 +103,7 @@ func TestCrash(t *testing.T) {
 
 	// The running call is reported, not rerun; its process died with the
 	// service.
-	waitUntil(t, "beta's request interrupted", 10*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 10*time.Second, "beta's request interrupted", func() bool {
 		return w.request(betaReq).State == deskbot.StateInterrupted
 	})
 	w.botMessage("beta told of the interruption", 60*time.Second, func(m telegramtest.Message) bool {
@@ -118,7 +119,7 @@ func TestCrash(t *testing.T) {
 	})
 	answers := callbackAnswers(t, w, q1, q2)
 
-	waitUntil(t, "every message delivered", 90*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 90*time.Second, "every message delivered", func() bool {
 		for _, s := range []string{"gamma did job-1", "gamma did job-2", "gamma did job-3", "alpha said 1", "alpha said 2"} {
 			if w.countBot(s) == 0 {
 				return false
@@ -128,8 +129,14 @@ func TestCrash(t *testing.T) {
 	})
 	drain := time.Since(killedAt)
 	// (The /tell commands are handled concurrently, so gamma may take its
-	// jobs in any order.) Let any duplicate show itself before counting.
-	time.Sleep(2 * time.Second)
+	// jobs in any order.) A duplicate would show before a later message of
+	// the same desk: the outbox delivers in order and a desk handles its
+	// triggers one after another.
+	w.queue("alpha", "say-9")
+	w.queue("gamma", "job-9")
+	deskbottest.EventuallyWithin(t, 60*time.Second, "the later messages delivered", func() bool {
+		return w.countBot("alpha said 9") == 1 && w.countBot("gamma did job-9") == 1
+	})
 	for _, s := range []string{"gamma did job-1", "gamma did job-2", "gamma did job-3", "alpha said 1", "alpha said 2", "beta-interrupted-noted", "alpha-filled"} {
 		if got := w.countBot(s); got != 1 {
 			w.dumpChat()
@@ -137,7 +144,7 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	for _, desk := range []string{"alpha", "beta", "gamma"} {
-		waitUntil(t, desk+"'s inbox empty", 20*time.Second, func() bool { return pendingZero(w, desk) })
+		deskbottest.EventuallyWithin(t, 20*time.Second, desk+"'s inbox empty", func() bool { return pendingZero(w, desk) })
 	}
 
 	if strings.Count(answers, "Allowed; running") != 1 || strings.Count(answers, "Already") != 1 {
@@ -206,7 +213,7 @@ func callbackAnswers(t *testing.T, w *world, ids ...string) string {
 	t.Helper()
 	var out []string
 	for _, id := range ids {
-		waitUntil(t, "callback answer "+id, 20*time.Second, func() bool { _, _, ok := w.tg.CallbackAnswer(id); return ok })
+		deskbottest.EventuallyWithin(t, 20*time.Second, "callback answer "+id, func() bool { _, _, ok := w.tg.CallbackAnswer(id); return ok })
 		a, _, _ := w.tg.CallbackAnswer(id)
 		out = append(out, a)
 	}

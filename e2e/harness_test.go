@@ -1,4 +1,4 @@
-// Package e2e holds the fault drills of issue 7: the built deskbot binary
+// Package e2e holds the fault drills: the built deskbot binary
 // runs as a separate process against a redis-server the suite starts itself
 // (append-only file on, no snapshots), the fake Bot API and the fake model,
 // and each drill breaks one thing on purpose (kill -9, a Redis restart, a
@@ -35,6 +35,7 @@ import (
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
 )
@@ -127,7 +128,7 @@ func (r *redisProc) Start() {
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("redis-server: %v", err)
 	}
-	waitUntil(r.t, "redis-server answers", 10*time.Second, func() bool {
+	deskbottest.EventuallyWithin(r.t, 10*time.Second, "redis-server answers", func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", r.port), time.Second)
 		if err != nil {
 			return false
@@ -243,7 +244,7 @@ func (w *world) start() *service {
 	s := &service{cmd: cmd, done: make(chan struct{})}
 	go func() { s.err = cmd.Wait(); close(s.done) }()
 	w.svc = s
-	waitUntil(w.t, "deskbot started", 30*time.Second, func() bool {
+	deskbottest.EventuallyWithin(w.t, 30*time.Second, "deskbot started", func() bool {
 		select {
 		case <-s.done:
 			w.t.Fatalf("deskbot exited at start: %v", s.err)
@@ -294,11 +295,21 @@ func (s *service) peakRSS() int64 {
 // tell injects "/tell desk text" from asha.
 func (w *world) tell(desk, text string) { w.tg.InjectText(asha, groupID, "/tell "+desk+" "+text, 0) }
 
+// queue hands desk a message straight through its inbox, with no command in
+// the chat and so no reply of the bot's own to pace.
+func (w *world) queue(desk, text string) {
+	w.t.Helper()
+	tr := deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: text, From: "the drill"}
+	if err := w.st.Enqueue(context.Background(), tr); err != nil {
+		w.t.Fatalf("queue for %s: %v", desk, err)
+	}
+}
+
 // botMessage waits for a bot message in the group that matches.
 func (w *world) botMessage(what string, timeout time.Duration, match func(telegramtest.Message) bool) telegramtest.Message {
 	w.t.Helper()
 	var found telegramtest.Message
-	waitUntil(w.t, what, timeout, func() bool {
+	deskbottest.EventuallyWithin(w.t, timeout, what, func() bool {
 		for _, m := range w.tg.BotMessages(groupID) {
 			if match(m) {
 				found = m
@@ -374,18 +385,6 @@ func summary(t *testing.T, drill, format string, args ...any) {
 		}
 	}
 	t.Log(line)
-}
-
-// waitUntil polls cond until it holds, failing the test after timeout.
-func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func freePort(t *testing.T) int {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -71,7 +72,7 @@ func TestRedisRestart(t *testing.T) {
 	auditBefore := w.audit()
 
 	w.tell("alpha", "during")
-	waitUntil(t, "the model asked mid-turn", 20*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 20*time.Second, "the model asked mid-turn", func() bool {
 		select {
 		case <-asked:
 			return true
@@ -82,7 +83,7 @@ func TestRedisRestart(t *testing.T) {
 	stoppedAt := time.Now()
 	w.redis.Stop()
 	downOnce.Do(func() { close(down) })
-	waitUntil(t, "the model told why its call was not run", 30*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 30*time.Second, "the model told why its call was not run", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return toldWhy != ""
@@ -100,7 +101,7 @@ func TestRedisRestart(t *testing.T) {
 	// bot then says it could not record the message, and a person repeats
 	// it. The drill does the same.
 	tries := 0
-	waitUntil(t, "a desk answers after the restart", 60*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 60*time.Second, "a desk answers after the restart", func() bool {
 		tries++
 		w.tell("alpha", "after")
 		deadline := time.Now().Add(5 * time.Second)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -31,6 +32,9 @@ func TestTelegramOutage(t *testing.T) {
 	// send_message, the last as its final words.
 	w.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		desk := deskOf(r)
+		if strings.Contains(lastUser(r), "later") {
+			return modeltest.Text(desk + " said later")
+		}
 		if !strings.Contains(lastUser(r), "talk") {
 			return modeltest.Text("ok")
 		}
@@ -50,12 +54,12 @@ func TestTelegramOutage(t *testing.T) {
 	for _, d := range desks {
 		w.tell(d, "talk")
 	}
-	waitUntil(t, "both tells acknowledged", 20*time.Second, func() bool { return w.countBot("Sent to") == 2 })
+	deskbottest.EventuallyWithin(t, 20*time.Second, "both tells acknowledged", func() bool { return w.countBot("Sent to") == 2 })
 
 	start := time.Now()
 	w.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 502}) // refuses
 	begin()
-	waitUntil(t, "both desks said everything", 30*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 30*time.Second, "both desks said everything", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return finished == len(desks)
@@ -73,7 +77,7 @@ func TestTelegramOutage(t *testing.T) {
 
 	want := len(desks) * perDesk
 	token := regexp.MustCompile(`\b(alpha|beta)-msg-(\d+)\b`)
-	waitUntil(t, "every desk message delivered", 90*time.Second, func() bool {
+	deskbottest.EventuallyWithin(t, 90*time.Second, "every desk message delivered", func() bool {
 		n := 0
 		for _, m := range w.tg.BotMessages(groupID) {
 			n += len(token.FindAllString(m.Plain, -1))
@@ -81,7 +85,14 @@ func TestTelegramOutage(t *testing.T) {
 		return n >= want
 	})
 	delivered := time.Since(start)
-	time.Sleep(2 * time.Second) // a duplicate would show now
+	// A duplicate would show before a later message: the outbox delivers
+	// in order.
+	for _, d := range desks {
+		w.queue(d, "later")
+	}
+	deskbottest.EventuallyWithin(t, 90*time.Second, "the later messages delivered", func() bool {
+		return w.countBot("alpha said later") == 1 && w.countBot("beta said later") == 1
+	})
 
 	seen := map[string][]int{}
 	for _, m := range w.tg.BotMessages(groupID) {

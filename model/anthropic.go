@@ -155,11 +155,17 @@ func (m *anthropicModel) stream(ctx context.Context, p anthropic.MessageNewParam
 	}
 	var blocks []*block
 	at := map[int64]*block{}
-	stopped := false
+	stopped, calls := false, 0
 	for s.Next() {
 		ev := s.Current()
 		switch ev.Type {
 		case "content_block_start":
+			if ev.ContentBlock.Type == "tool_use" && m.cfg.MaxToolCalls == calls {
+				return attempt{}, m.cfg.tooManyCalls()
+			}
+			if ev.ContentBlock.Type == "tool_use" {
+				calls++
+			}
 			b := &block{kind: ev.ContentBlock.Type, id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
 			b.text.WriteString(ev.ContentBlock.Text)
 			at[ev.Index] = b

@@ -1,8 +1,10 @@
 package model_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -58,12 +60,14 @@ func TestHangTimesOut(t *testing.T) {
 
 func TestCallerCancelIsNotAFailover(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, srv *modeltest.Server, m deskbot.Model) {
-		srv.Push(modeltest.Reply{Hang: true})
+		asked := make(chan struct{})
+		srv.SetHandler(func(modeltest.Request) modeltest.Reply {
+			close(asked)
+			return modeltest.Reply{Hang: true}
+		})
 		ctx, cancel := context.WithCancel(t.Context())
 		go func() {
-			for len(srv.Requests()) == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			<-asked // the request reached the server; the caller gives up
 			cancel()
 		}()
 		_, err := m.Complete(ctx, ask("hi"))
@@ -172,4 +176,30 @@ func TestEnvironmentKeysNotSent(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A backend logs through the logger it is given, never the process-wide
+// one (which would skip the service's format, level and secret scrubber).
+func TestWarningsGoToTheGivenLogger(t *testing.T) {
+	var global bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	srv := modeltest.New(t)
+	var given bytes.Buffer
+	c := backends[0].config(srv)
+	c.Log = slog.New(slog.NewTextHandler(&given, nil))
+	m := mustNew(t, c)
+	srv.Push(modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":`}),
+		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY"}`}))
+	if _, err := m.Complete(t.Context(), ask("buy")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(given.String(), "malformed tool arguments") {
+		t.Errorf("given logger got %q, want the warning", given.String())
+	}
+	if global.Len() != 0 {
+		t.Errorf("process-wide logger got %q, want nothing", global.String())
+	}
 }

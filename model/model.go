@@ -8,7 +8,8 @@
 // otherwise: the SDKs' retries are off, because the desk's chain of backends
 // is what handles a failing provider. Failures where the next backend should
 // take over come back with code EUNAVAILABLE (connection errors, 5xx, 429,
-// timeouts, broken responses, arguments still malformed after the retry);
+// timeouts, broken responses, replies past MaxReplyBytes or MaxToolCalls,
+// arguments still malformed after the retry);
 // requests the provider refused (other 4xx) come back EINVALID. Error texts
 // name the backend and the status and never carry the API key. When the
 // caller's own context ends, its error is returned as it is (wrapped), since
@@ -17,6 +18,10 @@
 // Tool arguments reach the rest of the system byte for byte as the model
 // gave them, once checked to be one JSON object; empty arguments become {}.
 // Calls without ids (some local models omit them) get stable made-up ones.
+// A reply is input from outside: its body is read up to MaxReplyBytes and
+// it may carry at most MaxToolCalls calls (see limit.go). Warnings go to the
+// Config's logger, never the process-wide one.
+//
 // Backends hold no per-call state and are safe for concurrent use.
 package model
 
@@ -60,6 +65,13 @@ type Config struct {
 	// HTTPClient, if set, makes the requests (tests, proxies). Its own
 	// timeout, if any, adds to Timeout.
 	HTTPClient *http.Client
+	// MaxReplyBytes bounds the bytes read of one response body (default
+	// DefaultMaxReplyBytes); MaxToolCalls the tool calls of one reply
+	// (default DefaultMaxToolCalls). Past either the reply is broken.
+	MaxReplyBytes int64
+	MaxToolCalls  int
+	// Log receives the backend's warnings; nil discards them.
+	Log *slog.Logger
 }
 
 // New returns the backend c describes. It reads no environment: every
@@ -71,11 +83,17 @@ func New(c Config) (deskbot.Model, error) {
 	}
 	c.Name = cmp.Or(c.Name, c.Provider+":"+c.Model)
 	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
-	if c.Timeout < 0 || c.MaxTokens < 0 {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "Model backend %s: timeout and max tokens cannot be negative", c.Name)
+	c.MaxReplyBytes = cmp.Or(c.MaxReplyBytes, DefaultMaxReplyBytes)
+	c.MaxToolCalls = cmp.Or(c.MaxToolCalls, DefaultMaxToolCalls)
+	if c.Timeout < 0 || c.MaxTokens < 0 || c.MaxReplyBytes < 0 || c.MaxToolCalls < 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Model backend %s: timeout, max tokens, max reply bytes and max tool calls cannot be negative", c.Name)
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
+	}
+	c.HTTPClient = cappedClient(c.HTTPClient, c.MaxReplyBytes)
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
 	switch c.Provider {
 	case OpenAI:
@@ -102,8 +120,11 @@ func complete(ctx context.Context, c *Config, req deskbot.ModelRequest, once fun
 	var bad error
 	for range 2 {
 		actx, cancel := context.WithTimeout(ctx, c.Timeout)
+		actx, hit := withCapTrace(actx)
 		a, err := once(actx)
-		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		if over := c.overCap(err, hit, a); over != nil {
+			err = over
+		} else if err != nil && actx.Err() != nil && ctx.Err() == nil {
 			err = context.DeadlineExceeded // our Timeout, whatever the SDK made of it
 		}
 		cancel()
@@ -115,7 +136,7 @@ func complete(ctx context.Context, c *Config, req deskbot.ModelRequest, once fun
 			return deskbot.ModelReply{Text: a.text, ToolCalls: calls}, nil
 		}
 		bad = err
-		slog.WarnContext(ctx, "model gave malformed tool arguments", "backend", c.Name, "problem", deskbot.ErrorMessage(err))
+		c.Log.WarnContext(ctx, "model gave malformed tool arguments", "backend", c.Name, "problem", deskbot.ErrorMessage(err))
 	}
 	return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s, twice", c.Name, deskbot.ErrorMessage(bad))
 }

@@ -150,6 +150,9 @@ func (m *openaiModel) stream(ctx context.Context, p openai.ChatCompletionNewPara
 			for _, tc := range d.ToolCalls {
 				c := at[tc.Index]
 				if c == nil || (tc.ID != "" && c.id != "" && tc.ID != c.id) {
+					if len(calls) == m.cfg.MaxToolCalls {
+						return attempt{}, m.cfg.tooManyCalls()
+					}
 					c = &partial{}
 					at[tc.Index] = c
 					calls = append(calls, c)

@@ -19,6 +19,9 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	case rep.Hang:
 		s.hang(r)
 		return
+	case rep.Flood > 0:
+		s.flood(w, APIAnthropic, model, req.Stream, rep.Flood)
+		return
 	case rep.Status != 0 && rep.Status != http.StatusOK:
 		msg := rep.ErrorMessage
 		if msg == "" {

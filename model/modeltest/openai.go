@@ -50,6 +50,9 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	case rep.Hang:
 		s.hang(r)
 		return
+	case rep.Flood > 0:
+		s.flood(w, APIOpenAI, model, req.Stream, rep.Flood)
+		return
 	case rep.Status != 0 && rep.Status != http.StatusOK:
 		msg := rep.ErrorMessage
 		if msg == "" {

@@ -8,7 +8,7 @@
 // answers (it sees the request, so a reply can depend on the last message).
 // A request with neither fails the test: an unexpected model call is a bug.
 // Failures come on demand: an HTTP status, a hang until the client gives up,
-// broken tool arguments, a body that is not JSON.
+// broken tool arguments, a body that is not JSON, a body that does not end.
 //
 // Every request is recorded, decoded, so a test can assert what the model
 // was shown. The server is safe for concurrent requests; it closes itself
@@ -22,7 +22,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -50,6 +52,11 @@ type Reply struct {
 	// Malformed answers 200 with a body that is not JSON (or, when
 	// streaming, a chunk that is not JSON).
 	Malformed bool
+	// Flood, when > 0, answers 200 with a text of about this many bytes in
+	// the API's format, streamed or not, written in pieces until the client
+	// stops reading: a provider that never stops talking. BytesSent tells
+	// how much of it went out.
+	Flood int64
 }
 
 // Text is a reply of words only.
@@ -75,7 +82,11 @@ type Server struct {
 	reqs    []Request
 	ended   bool
 	nextID  int
+	sent    atomic.Int64
 }
+
+// BytesSent is how many bytes of Flood replies the server managed to write.
+func (s *Server) BytesSent() int64 { return s.sent.Load() }
 
 // New starts a fake server that shuts down when the test ends.
 func New(t testing.TB) *Server {
@@ -250,4 +261,61 @@ func mustMarshal(v any) []byte {
 		panic("modeltest: " + err.Error())
 	}
 	return b
+}
+
+// flood writes about n bytes of one endless text, in api's format, until
+// the client stops reading.
+func (s *Server) flood(w http.ResponseWriter, api, model string, stream bool, n int64) {
+	piece := strings.Repeat("a", 32<<10)
+	var head, each, tail string
+	switch {
+	case api == APIOpenAI && !stream:
+		head = fmt.Sprintf(`{"id":"chatcmpl-fake","object":"chat.completion","model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"`, mustMarshal(model))
+		each = piece
+		tail = `"},"finish_reason":"stop"}]}`
+	case api == APIOpenAI:
+		head = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
+		each = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + piece + `"},"finish_reason":null}]}` + "\n\n"
+		tail = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	case !stream:
+		head = fmt.Sprintf(`{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[{"type":"text","text":"`, mustMarshal(model))
+		each = piece
+		tail = `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`
+	default:
+		head = "event: message_start\ndata: " + fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`, mustMarshal(model)) + "\n\n" +
+			"event: content_block_start\ndata: " + `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n"
+		each = "event: content_block_delta\ndata: " + `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + piece + `"}}` + "\n\n"
+		tail = "event: content_block_stop\ndata: " + `{"type":"content_block_stop","index":0}` + "\n\n" +
+			"event: message_delta\ndata: " + `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1}}` + "\n\n" +
+			"event: message_stop\ndata: " + `{"type":"message_stop"}` + "\n\n"
+	}
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	write := func(p string) bool {
+		k, err := io.WriteString(w, p)
+		s.sent.Add(int64(k))
+		if err == nil && f != nil {
+			f.Flush()
+		}
+		return err == nil
+	}
+	if !write(head) {
+		return
+	}
+	for left := n - int64(len(head)+len(tail)); left > 0; left -= int64(len(each)) {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		if !write(each) {
+			return
+		}
+	}
+	write(tail)
 }
