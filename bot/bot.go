@@ -149,7 +149,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	b.sender = NewSender(out, so)
 	b.outbox = NewOutbox(OutboxConfig{
 		ChatID:      cfg.ChatID,
-		Group:       "telegram",
+		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,

@@ -3,7 +3,6 @@ package bot_test
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +84,7 @@ func TestTellAndReplyToADeskMessageQueueTriggers(t *testing.T) {
 		t.Fatal(err)
 	}
 	dm := h.waitMessage(func(x telegramtest.Message) bool { return strings.Contains(x.Plain, "Bought 10 RELIANCE.") })
-	h.waitNote("tg:deskmsg:" + itoa(groupID) + ":" + itoa(int64(dm.ID)))
+	h.waitNote(bot.DeskMessageKey(groupID, dm.ID))
 	h.replyTo(groupID, h.say(ravi, "Why RELIANCE?", dm.ID))
 	trs = h.waitTriggers("beta", 1)
 	if trs[0].Text != "Why RELIANCE?" || trs[0].From != "Ravi" {
@@ -258,8 +257,6 @@ func (h *e2e) waitNote(key string) {
 		return err == nil
 	})
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func slicesHas(ss []string, s string) bool { return slices.Contains(ss, s) }
 func slicesEqual(a, b []string) bool       { return slices.Equal(a, b) }

@@ -216,7 +216,7 @@ func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
 	// for that, so a restart that follows does not fall in between.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := h.st.Note(h.t.Context(), "tg:reqmsg:"+r.ID); err == nil {
+		if _, err := h.st.Note(h.t.Context(), bot.RequestMessageKey(r.ID)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

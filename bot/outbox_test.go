@@ -71,7 +71,7 @@ func (r *outboxRig) publish(t *testing.T, evs ...deskbot.Event) {
 // checkAllAcked fails unless the group has nothing pending or new.
 func (r *outboxRig) checkAllAcked(t *testing.T) {
 	t.Helper()
-	left, err := r.st.ReadEvents(t.Context(), "telegram", "bot", 100, time.Millisecond)
+	left, err := r.st.ReadEvents(t.Context(), OutboxGroup, "bot", 100, time.Millisecond)
 	if err != nil || len(left) != 0 {
 		t.Errorf("events left unacknowledged: %d (%v)", len(left), err)
 	}
@@ -159,7 +159,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 		t.Errorf("warning reads %q", msgs[5].Plain)
 	}
 	for _, m := range msgs[2:5] {
-		desk, err := r.st.Note(t.Context(), fmt.Sprintf("%s%d:%d", NoteDeskMessage, dlGroup, m.ID))
+		desk, err := r.st.Note(t.Context(), deskMessageKey(dlGroup, m.ID))
 		if err != nil || desk != strings.Fields(m.Plain)[1] {
 			t.Errorf("message %d routes replies to %q (%v)", m.ID, desk, err)
 		}

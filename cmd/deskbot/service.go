@@ -168,7 +168,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 }
 
 // outboxGroup is the bot's consumer group on the event stream.
-const outboxGroup = "telegram"
+const outboxGroup = bot.OutboxGroup
 
 // Errs reports a loop that stopped with an error while the service ran.
 func (m *Main) Errs() <-chan error { return m.errs }
