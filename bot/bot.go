@@ -75,17 +75,16 @@ type Bot struct {
 	dispatch  dispatcher // handlers: taps at once, messages in order per chat
 	replies   dispatcher // replies to messages, in order per chat
 
-	mu     sync.Mutex
-	ctx    context.Context // the service's lifetime, set by Run
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu  sync.Mutex
+	ctx context.Context // the service's lifetime, set by Run
 }
 
 // New builds the bot and checks the token with getMe (telebot needs the
-// bot's username to accept /cmd@botname). It does not poll until Run.
+// bot's username to accept /cmd@botname). It does not poll until Run. A nil
+// log logs nothing.
 func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -160,18 +159,17 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 
 // Run registers the commands, starts the outbox and long polling, and
 // returns when ctx ends, after the poller stopped and the handlers and held
-// calls it started have finished.
+// calls it started have finished. A bot runs once: a second Run is refused.
 func (b *Bot) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.mu.Lock()
-	if b.done != nil {
+	if b.ctx != nil {
 		b.mu.Unlock()
 		return deskbot.Errorf(deskbot.ECONFLICT, "the bot is already running")
 	}
-	b.ctx, b.cancel, b.done = ctx, cancel, make(chan struct{})
+	b.ctx = ctx
 	b.mu.Unlock()
-	defer close(b.done)
 
 	if err := b.setCommands(ctx); err != nil {
 		// The menu is a convenience; the commands work without it.
@@ -198,17 +196,6 @@ func (b *Bot) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
-}
-
-// Close stops a running bot and waits for Run to return.
-func (b *Bot) Close() {
-	b.mu.Lock()
-	cancel, done := b.cancel, b.done
-	b.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
 }
 
 // lifetime is the service's context: work that must outlive the update that

@@ -45,7 +45,7 @@ type Outbox struct {
 	log    *slog.Logger
 }
 
-// NewOutbox builds an Outbox; Run starts it.
+// NewOutbox builds an Outbox; Run starts it. A nil log logs nothing.
 func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s *Sender, log *slog.Logger) *Outbox {
 	if cfg.Group == "" {
 		cfg.Group = OutboxGroup
@@ -69,7 +69,7 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 		cfg.Sleep = sleep
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Outbox{cfg: cfg, events: events, notes: notes, s: s, log: log}
 }

@@ -33,7 +33,8 @@ type SenderOptions struct {
 	// OnRetry is told of every retry: the method and the code that caused
 	// it (429, 5xx, or 0 for a network error). For metrics.
 	OnRetry func(method string, code int)
-	Log     *slog.Logger
+	// Log is told of every retry; nil logs nothing.
+	Log *slog.Logger
 }
 
 // Sender is the one way out to Telegram. It paces calls within Telegram's
@@ -84,7 +85,7 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 		opts.MaxBackoff = 30 * time.Second
 	}
 	if opts.Log == nil {
-		opts.Log = slog.Default()
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Sender{b: b, opts: opts, chats: map[int64]*pace{}}
 }

@@ -1,9 +1,13 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // Stopping the bot stops polling, not sending: a reply Telegram is still
@@ -34,5 +38,20 @@ func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
 	}
 	if trs := h.triggers("alpha"); len(trs) != 1 {
 		t.Errorf("desk got %d triggers, want 1", len(trs))
+	}
+}
+
+// A bot runs once: a second Run, while the first runs, is refused and
+// leaves the first alone.
+func TestSecondRunRefused(t *testing.T) {
+	h := mustE2E(t)
+	deskbottest.Eventually(t, "the bot to poll", func() bool { return !h.bot.LastPoll().IsZero() })
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // were it to run after all
+	defer cancel()
+	if err := h.bot.Run(ctx); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+		t.Fatalf("second Run = %v, want %s", err, deskbot.ECONFLICT)
+	}
+	if got := h.replyTo(groupID, h.say(asha, "/tell alpha still here?", 0)).Plain; got != "Sent to alpha." {
+		t.Errorf("after a refused second Run, /tell answered %q", got)
 	}
 }
