@@ -221,19 +221,19 @@ var commands = []tele.Command{
 	{Text: "whoami", Description: "Your user id and this chat's id"},
 }
 
+// setCommands registers the command menu, trying three times 0.5s and 1s
+// apart: the menu is a convenience, not worth holding up the start for.
 func (b *Bot) setCommands(ctx context.Context) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = b.out.SetCommands(commands); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
+	backoff := deskbot.Backoff{Min: 500 * time.Millisecond, Max: time.Second}
+	for try := 1; ; try++ {
+		err := b.out.SetCommands(commands)
+		if err == nil || try == 3 {
 			return err
-		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		}
+		if deskbot.Sleep(ctx, backoff.Next()) != nil {
+			return err
 		}
 	}
-	return err
 }
 
 // tracker counts handlers and the work they start, so shutdown can wait for

@@ -66,7 +66,7 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 		cfg.Block = time.Second
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = deskbot.Sleep
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -78,7 +78,7 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 // (Redis down, Telegram refusing the bot) are logged and retried with
 // backoff up to a minute; the events wait in the stream meanwhile.
 func (o *Outbox) Run(ctx context.Context) error {
-	backoff := time.Second
+	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
 	for {
 		evs, err := o.events.ReadEvents(ctx, o.cfg.Group, o.cfg.Consumer, o.cfg.Batch, o.cfg.Block)
 		if err == nil {
@@ -88,14 +88,14 @@ func (o *Outbox) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err == nil {
-			backoff = time.Second
+			backoff.Reset()
 			continue
 		}
-		o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "err", err.Error(), "wait", backoff)
-		if err := o.cfg.Sleep(ctx, backoff); err != nil {
+		wait := backoff.Next()
+		o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "err", err.Error(), "wait", wait)
+		if err := o.cfg.Sleep(ctx, wait); err != nil {
 			return err
 		}
-		backoff = min(backoff*2, time.Minute)
 	}
 }
 
