@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -252,7 +252,7 @@ func TestUnknownDeskAndMissingArgumentsGetUsage(t *testing.T) {
 // waitNote waits until the outbox wrote key.
 func (h *e2e) waitNote(key string) {
 	h.t.Helper()
-	h.tg.WaitFor(h.t, 10e9, func(*telegramtest.Server) bool {
+	deskbottest.Eventually(h.t, "the note "+key, func() bool {
 		_, err := h.st.Note(context.Background(), key)
 		return err == nil
 	})
@@ -268,8 +268,8 @@ func TestTokenNeverShown(t *testing.T) {
 	h := mustE2E(t)
 	h.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 400, Description: "Bad Request: chat not found", Times: 1})
 	h.say(asha, "/help", 0)
-	h.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
-		for _, c := range s.Calls("sendMessage") {
+	deskbottest.Eventually(t, "Telegram to refuse a send", func() bool {
+		for _, c := range h.tg.Calls("sendMessage") {
 			if c.Status == 400 {
 				return true
 			}

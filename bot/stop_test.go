@@ -18,10 +18,7 @@ func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
 	h := mustE2E(t)
 	h.tg.Hang("sendMessage", 400*time.Millisecond)
 	h.say(asha, "/tell alpha hold the hedge", 0)
-	deadline := time.Now().Add(10 * time.Second)
-	for h.tg.Count("sendMessage") == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	deskbottest.Eventually(t, "the reply to reach Telegram", func() bool { return h.tg.Count("sendMessage") > 0 })
 	h.shutdown() // while the reply is held by "Telegram"
 	var replies []string
 	for _, m := range h.tg.BotMessages(groupID) {
