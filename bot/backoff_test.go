@@ -107,6 +107,12 @@ func TestSenderBacksOff(t *testing.T) {
 			want:     []time.Duration{10 * ms, 20 * ms, 35 * ms, 35 * ms},
 		},
 		{
+			name:     "a maximum below the minimum",
+			opts:     SenderOptions{MinBackoff: 20 * ms, MaxBackoff: 10 * ms},
+			failures: []telegramtest.Failure{{Method: "sendMessage", Code: 502, Times: 3}},
+			want:     []time.Duration{20 * ms, 20 * ms, 20 * ms},
+		},
+		{
 			name: "429 between 5xx",
 			failures: []telegramtest.Failure{
 				{Method: "sendMessage", Code: 502, Times: 2},

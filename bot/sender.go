@@ -84,6 +84,7 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
+	// A maximum below the minimum is read as the minimum: waits never shrink.
 	opts.MaxBackoff = max(opts.MaxBackoff, opts.MinBackoff)
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
