@@ -94,7 +94,7 @@ func (b *Bot) handlerContext() (context.Context, context.CancelFunc) {
 // flatten) is marked before it is done: at most once is the safer failure
 // for a person's command, who sees no answer and can repeat it.
 func (b *Bot) once(ctx context.Context, key string) (bool, error) {
-	return b.deps.Notes.PutNoteOnce(ctx, key, "1", 48*time.Hour)
+	return b.deps.Notes.PutNoteOnce(ctx, key, "1", onceTTL)
 }
 
 // firstDelivery reports whether this is the first time the message of c
@@ -102,7 +102,7 @@ func (b *Bot) once(ctx context.Context, key string) (bool, error) {
 // act twice. When it cannot tell, it answers the person and returns false.
 func (b *Bot) firstDelivery(ctx context.Context, c tele.Context) (bool, error) {
 	m := c.Message()
-	first, err := b.once(ctx, fmt.Sprintf("tg:msg:%d:%d", m.Chat.ID, m.ID))
+	first, err := b.once(ctx, messageOnceKey(m.Chat.ID, m.ID))
 	if err != nil {
 		return false, b.reply(ctx, c, b.explain(ctx, "could not record a message", err), nil)
 	}

@@ -75,17 +75,16 @@ type Bot struct {
 	dispatch  dispatcher // handlers: taps at once, messages in order per chat
 	replies   dispatcher // replies to messages, in order per chat
 
-	mu     sync.Mutex
-	ctx    context.Context // the service's lifetime, set by Run
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu  sync.Mutex
+	ctx context.Context // the service's lifetime, set by Run
 }
 
 // New builds the bot and checks the token with getMe (telebot needs the
-// bot's username to accept /cmd@botname). It does not poll until Run.
+// bot's username to accept /cmd@botname). It does not poll until Run. A nil
+// log logs nothing.
 func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -149,7 +148,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	b.sender = NewSender(out, so)
 	b.outbox = NewOutbox(OutboxConfig{
 		ChatID:      cfg.ChatID,
-		Group:       "telegram",
+		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
@@ -160,18 +159,17 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 
 // Run registers the commands, starts the outbox and long polling, and
 // returns when ctx ends, after the poller stopped and the handlers and held
-// calls it started have finished.
+// calls it started have finished. A bot runs once: a second Run is refused.
 func (b *Bot) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b.mu.Lock()
-	if b.done != nil {
+	if b.ctx != nil {
 		b.mu.Unlock()
 		return deskbot.Errorf(deskbot.ECONFLICT, "the bot is already running")
 	}
-	b.ctx, b.cancel, b.done = ctx, cancel, make(chan struct{})
+	b.ctx = ctx
 	b.mu.Unlock()
-	defer close(b.done)
 
 	if err := b.setCommands(ctx); err != nil {
 		// The menu is a convenience; the commands work without it.
@@ -200,17 +198,6 @@ func (b *Bot) Run(ctx context.Context) error {
 	return err
 }
 
-// Close stops a running bot and waits for Run to return.
-func (b *Bot) Close() {
-	b.mu.Lock()
-	cancel, done := b.cancel, b.done
-	b.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
-
 // lifetime is the service's context: work that must outlive the update that
 // started it (a held call that was allowed) is bound to it.
 func (b *Bot) lifetime() context.Context {
@@ -234,19 +221,19 @@ var commands = []tele.Command{
 	{Text: "whoami", Description: "Your user id and this chat's id"},
 }
 
+// setCommands registers the command menu, trying three times 0.5s and 1s
+// apart: the menu is a convenience, not worth holding up the start for.
 func (b *Bot) setCommands(ctx context.Context) error {
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = b.out.SetCommands(commands); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
+	backoff := deskbot.Backoff{Min: 500 * time.Millisecond, Max: time.Second}
+	for try := 1; ; try++ {
+		err := b.out.SetCommands(commands)
+		if err == nil || try == 3 {
 			return err
-		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		}
+		if deskbot.Sleep(ctx, backoff.Next()) != nil {
+			return err
 		}
 	}
-	return err
 }
 
 // tracker counts handlers and the work they start, so shutdown can wait for

@@ -160,7 +160,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 	desks, _ := b.target(target, "")
 	m := c.Callback().Message
 	p := person(c.Sender())
-	first, err := b.once(ctx, fmt.Sprintf("tg:flatten:%d:%d", m.Chat.ID, m.ID))
+	first, err := b.once(ctx, flattenOnceKey(m.Chat.ID, m.ID))
 	if err != nil {
 		b.answer(c, b.explain(ctx, "could not record a flatten", err), true)
 		return

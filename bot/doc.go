@@ -3,15 +3,26 @@
 //
 // It owns the telebot client and long polling (poll.go), who may do what
 // (access.go: approvers decide, strangers get an alert and change nothing),
-// the button taps (callbacks.go) and commands (commands.go, desks.go), the
-// deny-reason prompt (reason.go), and the one place an error becomes chat
-// text (errors.go). Outgoing messages go through the Sender (sender.go:
-// paced within Telegram's limits, retrying 429s, 5xx and network errors)
-// and, for events, the Outbox (outbox.go).
+// the order updates are handled in (order.go), the button taps
+// (callbacks.go) and commands (commands.go, desks.go), the deny-reason
+// prompt (reason.go), the one place an error becomes chat text (errors.go),
+// and the one place that names what the bot keeps in the store (keys.go).
+// Outgoing messages go through the Sender (sender.go: paced within
+// Telegram's limits, retrying 429s, 5xx and network errors) and, for events,
+// the Outbox (outbox.go).
 //
-// Concurrency: telebot runs each update's handler in its own goroutine, so
-// handlers share nothing but the store; a request's fate is decided by the
-// gate's atomic transition, never by the order taps arrive in.
+// Concurrency: telebot hands updates over one at a time, in the order
+// Telegram numbered them (Settings.Synchronous), and the dispatcher decides
+// what runs side by side: a tap on a button (or an update without a chat)
+// runs at once in a goroutine of its own, since the gate's atomic transition
+// settles any race between taps; the messages of one chat run one after
+// another, in the order they were typed, while other chats go on; the bot's
+// replies are sent from a queue of their own per chat, so a reply Telegram
+// refuses for a while does not hold up the commands after it. An allowed
+// held call runs in a goroutine bound to the service's lifetime, not the
+// tap's. Handlers share nothing but the store and the Sender (safe for
+// concurrent use); Run waits for every handler and held call it started
+// before it returns.
 //
 // Delivery: events are read from the store's stream in a consumer group and
 // acknowledged only after Telegram accepted the message, so a restart or an

@@ -3,14 +3,13 @@ package bot_test
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -85,7 +84,7 @@ func TestTellAndReplyToADeskMessageQueueTriggers(t *testing.T) {
 		t.Fatal(err)
 	}
 	dm := h.waitMessage(func(x telegramtest.Message) bool { return strings.Contains(x.Plain, "Bought 10 RELIANCE.") })
-	h.waitNote("tg:deskmsg:" + itoa(groupID) + ":" + itoa(int64(dm.ID)))
+	h.waitNote(bot.DeskMessageKey(groupID, dm.ID))
 	h.replyTo(groupID, h.say(ravi, "Why RELIANCE?", dm.ID))
 	trs = h.waitTriggers("beta", 1)
 	if trs[0].Text != "Why RELIANCE?" || trs[0].From != "Ravi" {
@@ -253,13 +252,11 @@ func TestUnknownDeskAndMissingArgumentsGetUsage(t *testing.T) {
 // waitNote waits until the outbox wrote key.
 func (h *e2e) waitNote(key string) {
 	h.t.Helper()
-	h.tg.WaitFor(h.t, 10e9, func(*telegramtest.Server) bool {
+	deskbottest.Eventually(h.t, "the note "+key, func() bool {
 		_, err := h.st.Note(context.Background(), key)
 		return err == nil
 	})
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func slicesHas(ss []string, s string) bool { return slices.Contains(ss, s) }
 func slicesEqual(a, b []string) bool       { return slices.Equal(a, b) }
@@ -271,8 +268,8 @@ func TestTokenNeverShown(t *testing.T) {
 	h := mustE2E(t)
 	h.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 400, Description: "Bad Request: chat not found", Times: 1})
 	h.say(asha, "/help", 0)
-	h.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
-		for _, c := range s.Calls("sendMessage") {
+	deskbottest.Eventually(t, "Telegram to refuse a send", func() bool {
+		for _, c := range h.tg.Calls("sendMessage") {
 			if c.Status == 400 {
 				return true
 			}

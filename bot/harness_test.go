@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -214,16 +216,10 @@ func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
 	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, r.ID) && len(m.Keyboard) > 0 })
 	// The outbox records the message right after Telegram accepts it; wait
 	// for that, so a restart that follows does not fall in between.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := h.st.Note(h.t.Context(), "tg:reqmsg:"+r.ID); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the outbox never recorded the message of request %s", r.ID)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	deskbottest.Eventually(h.t, "the outbox to record the message of request "+r.ID, func() bool {
+		_, err := h.st.Note(h.t.Context(), bot.RequestMessageKey(r.ID))
+		return err == nil
+	})
 	return r, m
 }
 
@@ -236,8 +232,8 @@ func (h *e2e) waitMessage(ok func(telegramtest.Message) bool) telegramtest.Messa
 func (h *e2e) waitChatMessage(chat int64, ok func(telegramtest.Message) bool) telegramtest.Message {
 	h.t.Helper()
 	var found telegramtest.Message
-	h.tg.WaitFor(h.t, 10*time.Second, func(s *telegramtest.Server) bool {
-		for _, m := range s.BotMessages(chat) {
+	deskbottest.Eventually(h.t, fmt.Sprintf("a bot message in chat %d", chat), func() bool {
+		for _, m := range h.tg.BotMessages(chat) {
 			if ok(m) {
 				found = m
 				return true
@@ -267,9 +263,9 @@ func (h *e2e) answer(queryID string) (string, bool) {
 	h.t.Helper()
 	var text string
 	var alert bool
-	h.tg.WaitFor(h.t, 10*time.Second, func(s *telegramtest.Server) bool {
+	deskbottest.Eventually(h.t, "the answer to tap "+queryID, func() bool {
 		var ok bool
-		text, alert, ok = s.CallbackAnswer(queryID)
+		text, alert, ok = h.tg.CallbackAnswer(queryID)
 		return ok
 	})
 	return text, alert
@@ -298,17 +294,10 @@ func (h *e2e) triggers(desk string) []deskbot.Trigger {
 func (h *e2e) waitTriggers(desk string, n int) []deskbot.Trigger {
 	h.t.Helper()
 	var got []deskbot.Trigger
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < n {
+	deskbottest.Eventually(h.t, fmt.Sprintf("%d triggers for desk %s", n, desk), func() bool {
 		got = append(got, h.triggers(desk)...)
-		if len(got) >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("desk %s: %d triggers within 10s, want %d: %+v", desk, len(got), n, got)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(got) >= n
+	})
 	return got
 }
 

@@ -7,17 +7,14 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // /healthz reads PollingAlive: healthy while Telegram answers the long
 // poll, unhealthy when answers stop coming and once the bot stopped.
 func TestPollingAlive(t *testing.T) {
 	h := mustE2E(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for h.bot.LastPoll().IsZero() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	deskbottest.Eventually(t, "the bot to poll", func() bool { return !h.bot.LastPoll().IsZero() })
 	if err := h.bot.PollingAlive(time.Now()); err != nil {
 		t.Fatalf("polling a live fake: %v", err)
 	}
@@ -41,8 +38,8 @@ func TestRunOutboxFlushesAfterStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- h.bot.RunOutbox(ctx) }()
-	h.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
-		for _, m := range s.BotMessages(groupID) {
+	deskbottest.Eventually(t, "the last words in the chat", func() bool {
+		for _, m := range h.tg.BotMessages(groupID) {
 			if strings.Contains(m.Plain, "last words before the stop") {
 				return true
 			}

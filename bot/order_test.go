@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // A person who types several /tell messages quickly expects the desk to
@@ -50,10 +50,7 @@ func TestRefusedRepliesDoNotHoldUpCommands(t *testing.T) {
 		}
 	}
 	h.tg.ClearFailures()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.countReplies("Sent to alpha.") < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	deskbottest.Eventually(t, "three replies once Telegram recovered", func() bool { return h.countReplies("Sent to alpha.") >= 3 })
 	if n := h.countReplies("Sent to alpha."); n != 3 {
 		t.Errorf("replies once Telegram recovered = %d, want 3", n)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	tele "gopkg.in/telebot.v3"
@@ -13,22 +11,10 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// Note keys the outbox keeps (TTL noteTTL).
-const (
-	noteTTL = 7 * 24 * time.Hour
-	// NoteRequestMessage + request id = "<chatID>:<messageID>" of the
-	// message that shows the request, so decisions can edit it.
-	NoteRequestMessage = "tg:reqmsg:"
-	// NoteDeskMessage + "<chatID>:<messageID>" = the desk that said it, so a
-	// reply to it goes to that desk.
-	NoteDeskMessage = "tg:deskmsg:"
-	noteSent        = "tg:sent:"
-)
-
 // OutboxConfig configures an Outbox.
 type OutboxConfig struct {
 	ChatID   int64  // the team's group
-	Group    string // consumer group on the event stream; default "telegram"
+	Group    string // consumer group on the event stream; default OutboxGroup
 	Consumer string // this process's name in the group; default "bot"
 	Now      deskbot.Now
 	// PictureRoot returns the folder a desk's pictures must be in
@@ -59,10 +45,10 @@ type Outbox struct {
 	log    *slog.Logger
 }
 
-// NewOutbox builds an Outbox; Run starts it.
+// NewOutbox builds an Outbox; Run starts it. A nil log logs nothing.
 func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s *Sender, log *slog.Logger) *Outbox {
 	if cfg.Group == "" {
-		cfg.Group = "telegram"
+		cfg.Group = OutboxGroup
 	}
 	if cfg.Consumer == "" {
 		cfg.Consumer = "bot"
@@ -80,10 +66,10 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 		cfg.Block = time.Second
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = deskbot.Sleep
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Outbox{cfg: cfg, events: events, notes: notes, s: s, log: log}
 }
@@ -92,7 +78,7 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 // (Redis down, Telegram refusing the bot) are logged and retried with
 // backoff up to a minute; the events wait in the stream meanwhile.
 func (o *Outbox) Run(ctx context.Context) error {
-	backoff := time.Second
+	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
 	for {
 		evs, err := o.events.ReadEvents(ctx, o.cfg.Group, o.cfg.Consumer, o.cfg.Batch, o.cfg.Block)
 		if err == nil {
@@ -102,14 +88,14 @@ func (o *Outbox) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err == nil {
-			backoff = time.Second
+			backoff.Reset()
 			continue
 		}
-		o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "err", err.Error(), "wait", backoff)
-		if err := o.cfg.Sleep(ctx, backoff); err != nil {
+		wait := backoff.Next()
+		o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "err", err.Error(), "wait", wait)
+		if err := o.cfg.Sleep(ctx, wait); err != nil {
 			return err
 		}
-		backoff = min(backoff*2, time.Minute)
 	}
 }
 
@@ -135,7 +121,7 @@ func (o *Outbox) deliver(ctx context.Context, evs []deskbot.Event) error {
 
 // one delivers one event and acknowledges it.
 func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
-	if sent, err := o.sent(ctx, ev.ID); err != nil || sent {
+	if sent, err := o.sent(ctx, sentKey(ev.ID)); err != nil || sent {
 		if err != nil {
 			return err
 		}
@@ -172,14 +158,15 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 }
 
 func (o *Outbox) done(ctx context.Context, id string) error {
-	if err := o.notes.PutNote(ctx, noteSent+id, "1", noteTTL); err != nil {
+	if err := o.notes.PutNote(ctx, sentKey(id), "1", noteTTL); err != nil {
 		return err
 	}
 	return o.events.AckEvent(ctx, o.cfg.Group, id)
 }
 
+// sent reports whether the note key (sentKey or sentPartKey) is there.
 func (o *Outbox) sent(ctx context.Context, key string) (bool, error) {
-	_, err := o.notes.Note(ctx, noteSent+key)
+	_, err := o.notes.Note(ctx, key)
 	switch deskbot.ErrorCode(err) {
 	case "":
 		return true, nil
@@ -208,7 +195,7 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 // noteRequest records which message shows the request, for later edits.
 func (o *Outbox) noteRequest(id string) func(context.Context, *tele.Message) error {
 	return func(ctx context.Context, m *tele.Message) error {
-		return o.notes.PutNote(ctx, NoteRequestMessage+id, fmt.Sprintf("%d:%d", m.Chat.ID, m.ID), noteTTL)
+		return o.notes.PutNote(ctx, requestMessageKey(id), messageRef(m.Chat.ID, m.ID), noteTTL)
 	}
 }
 
@@ -220,7 +207,7 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 		return nil
 	}
 	text := RenderOutcome(ev.Request)
-	loc, err := o.notes.Note(ctx, NoteRequestMessage+ev.Request.ID)
+	loc, err := o.notes.Note(ctx, requestMessageKey(ev.Request.ID))
 	if deskbot.ErrorCode(err) != deskbot.ENOTFOUND && err != nil {
 		return err
 	}
@@ -234,14 +221,4 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
 	}, o.noteRequest(ev.Request.ID))
-}
-
-func parseMessageRef(s string) (chatID int64, msgID int, ok bool) {
-	c, m, found := strings.Cut(s, ":")
-	if !found {
-		return 0, 0, false
-	}
-	chatID, err1 := strconv.ParseInt(c, 10, 64)
-	id, err2 := strconv.Atoi(m)
-	return chatID, id, err1 == nil && err2 == nil && id > 0
 }

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +55,7 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 // accepted a message its bookkeeping is written even if ctx ends meanwhile
 // (a shutdown), or a restart would send it again.
 func (o *Outbox) once(ctx context.Context, id string, part int, send func() (*tele.Message, error), after func(context.Context, *tele.Message) error) error {
-	key := fmt.Sprintf("%s:%d", id, part)
+	key := sentPartKey(id, part)
 	if done, err := o.sent(ctx, key); err != nil || done {
 		return err
 	}
@@ -69,7 +68,7 @@ func (o *Outbox) once(ctx context.Context, id string, part int, send func() (*te
 	if err := after(ctx, m); err != nil {
 		return err
 	}
-	return o.notes.PutNote(ctx, noteSent+key, "1", noteTTL)
+	return o.notes.PutNote(ctx, key, "1", noteTTL)
 }
 
 // bookkeeping is the context for recording what Telegram already accepted:
@@ -82,7 +81,7 @@ func noAfter(context.Context, *tele.Message) error { return nil }
 
 func (o *Outbox) noteDesk(desk string) func(context.Context, *tele.Message) error {
 	return func(ctx context.Context, m *tele.Message) error {
-		return o.notes.PutNote(ctx, fmt.Sprintf("%s%d:%d", NoteDeskMessage, m.Chat.ID, m.ID), desk, noteTTL)
+		return o.notes.PutNote(ctx, deskMessageKey(m.Chat.ID, m.ID), desk, noteTTL)
 	}
 }
 
@@ -136,10 +135,10 @@ func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error)
 
 // anySent reports whether the event, or its first part, was sent already.
 func (o *Outbox) anySent(ctx context.Context, id string) (bool, error) {
-	if done, err := o.sent(ctx, id); err != nil || done {
+	if done, err := o.sent(ctx, sentKey(id)); err != nil || done {
 		return done, err
 	}
-	return o.sent(ctx, id+":1")
+	return o.sent(ctx, sentPartKey(id, 1))
 }
 
 // picture resolves a desk's picture path, trusting it only if it is a

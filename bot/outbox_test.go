@@ -13,6 +13,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -71,7 +72,7 @@ func (r *outboxRig) publish(t *testing.T, evs ...deskbot.Event) {
 // checkAllAcked fails unless the group has nothing pending or new.
 func (r *outboxRig) checkAllAcked(t *testing.T) {
 	t.Helper()
-	left, err := r.st.ReadEvents(t.Context(), "telegram", "bot", 100, time.Millisecond)
+	left, err := r.st.ReadEvents(t.Context(), OutboxGroup, "bot", 100, time.Millisecond)
 	if err != nil || len(left) != 0 {
 		t.Errorf("events left unacknowledged: %d (%v)", len(left), err)
 	}
@@ -135,8 +136,8 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 	r.mustTransition(t, lapsed, deskbot.Transition{To: deskbot.StateLapsed, Now: lapsed.ExpiresAt.Add(time.Second), Expiry: deskbot.AfterExpiry}, deskbot.EventRequestLapsed)
 	stop := r.run(t)
 	// Two request messages, then the lapse edits the second in place.
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
-		m := s.BotMessages(dlGroup)
+	deskbottest.Eventually(t, "six messages, the second lapsed", func() bool {
+		m := r.tg.BotMessages(dlGroup)
 		return len(m) == 6 && strings.Contains(m[1].Plain, "Lapsed at "+ist(lapsed.ExpiresAt)+", not run")
 	})
 	msgs := r.tg.BotMessages(dlGroup)
@@ -159,7 +160,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 		t.Errorf("warning reads %q", msgs[5].Plain)
 	}
 	for _, m := range msgs[2:5] {
-		desk, err := r.st.Note(t.Context(), fmt.Sprintf("%s%d:%d", NoteDeskMessage, dlGroup, m.ID))
+		desk, err := r.st.Note(t.Context(), deskMessageKey(dlGroup, m.ID))
 		if err != nil || desk != strings.Fields(m.Plain)[1] {
 			t.Errorf("message %d routes replies to %q (%v)", m.ID, desk, err)
 		}
@@ -170,8 +171,8 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 	r.mustTransition(t, held, deskbot.Transition{To: deskbot.StateRunning, Now: decided, Expiry: deskbot.BeforeExpiry,
 		Set: deskbot.RequestPatch{Decision: deskbot.AllowOnce, DecidedBy: deskbot.Person{ID: 501, Name: "Asha"}, DecidedAt: decided}},
 		deskbot.EventRequestDecided)
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool {
-		m, _ := s.Message(dlGroup, msgs[0].ID)
+	deskbottest.Eventually(t, "the request message to show the decision", func() bool {
+		m, _ := r.tg.Message(dlGroup, msgs[0].ID)
 		return strings.Contains(m.Plain, "running…")
 	})
 	if m, _ := r.tg.Message(dlGroup, msgs[0].ID); m.Keyboard != nil || !strings.Contains(m.Plain, "Allowed once by Asha at "+ist(decided)) {
@@ -195,9 +196,9 @@ func TestOutboxOutageOfAMinuteLosesNothing(t *testing.T) {
 		r.publish(t, said(desk, want[i]))
 	}
 	stop := r.run(t)
-	r.tg.WaitFor(t, 10*time.Second, func(*telegramtest.Server) bool { return r.clock.Now().Sub(began) > time.Minute })
+	deskbottest.Eventually(t, "a minute of outage on the fake clock", func() bool { return r.clock.Now().Sub(began) > time.Minute })
 	r.tg.Down(false)
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 6 })
+	deskbottest.Eventually(t, "six messages after the outage", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 6 })
 	stop()
 	r.checkAllAcked(t)
 	if got := bodies(r.tg); !slices.Equal(got, want) {
@@ -218,7 +219,7 @@ func TestOutbox429StormIsPacedAndDropsNothing(t *testing.T) {
 		r.publish(t, said([]string{"alpha", "beta"}[i%2], want[i]))
 	}
 	stop := r.run(t)
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 25 })
+	deskbottest.Eventually(t, "25 messages through the storm", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 25 })
 	stop()
 	r.checkAllAcked(t)
 	if got := bodies(r.tg); !slices.Equal(got, want) {
@@ -236,7 +237,7 @@ func TestOutboxCoalescesAndSplits(t *testing.T) {
 	r.publish(t, said("alpha", "one"), said("alpha", "two"), said("alpha", "three"), said("beta", "other desk"), said("beta", long))
 	stop := r.run(t)
 	parts := len(RenderDeskMessages("beta", long))
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 2+parts })
+	deskbottest.Eventually(t, "the burst and the long message's parts", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 2+parts })
 	stop()
 	r.checkAllAcked(t)
 	msgs := r.tg.BotMessages(dlGroup)
@@ -261,10 +262,10 @@ func TestOutboxRestartSendsEachOnce(t *testing.T) {
 		r.publish(t, said([]string{"alpha", "beta"}[i%2], want[i]))
 	}
 	stop := r.run(t)
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 3 })
+	deskbottest.Eventually(t, "three messages before the restart", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 3 })
 	stop() // shut down mid-batch: events read and not all acknowledged
 	stop = r.run(t)
-	r.tg.WaitFor(t, 10*time.Second, func(s *telegramtest.Server) bool { return len(s.BotMessages(dlGroup)) >= 8 })
+	deskbottest.Eventually(t, "all eight messages after the restart", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 8 })
 	stop()
 	r.checkAllAcked(t)
 	if got := bodies(r.tg); !slices.Equal(got, want) {

@@ -1,11 +1,13 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strconv"
 	"time"
 
+	"github.com/deskbot/deskbot"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -21,38 +23,48 @@ type poller struct {
 	timeout time.Duration
 	log     *slog.Logger
 	scrub   func(string) string
-	last    int
-	alive   pollClock // for health checks (health.go)
+	// sleep waits between failed polls; tests inject one. nil is
+	// deskbot.Sleep.
+	sleep func(ctx context.Context, d time.Duration) error
+	last  int
+	alive pollClock // for health checks (health.go)
 }
 
-// Poll implements tele.Poller.
+// Poll implements tele.Poller. After a failed getUpdates it waits 250ms,
+// doubling up to 30s, and starts again from 250ms once Telegram answers.
 func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 	p.alive.start()
 	defer p.alive.stop()
-	backoff := time.Duration(0)
-	for {
+	// telebot asks for a stop by closing stop; the waits honour a context
+	// that ends with it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
 		case <-stop:
-			return
-		default:
+			cancel()
+		case <-ctx.Done():
 		}
+	}()
+	sleep := p.sleep
+	if sleep == nil {
+		sleep = deskbot.Sleep
+	}
+	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second}
+	for ctx.Err() == nil {
 		updates, err := p.get(b)
 		if err != nil {
-			select {
-			case <-stop: // the stop cancelled the long poll; not a failure
+			if stopped(stop) { // the stop cancelled the long poll; not a failure
 				return
-			default:
 			}
-			backoff = min(max(2*backoff, 250*time.Millisecond), 30*time.Second)
-			p.log.Warn("telegram getUpdates failed; retrying", "err", p.scrub(err.Error()), "in", backoff)
-			select {
-			case <-stop:
+			wait := backoff.Next()
+			p.log.Warn("telegram getUpdates failed; retrying", "err", p.scrub(err.Error()), "in", wait)
+			if sleep(ctx, wait) != nil {
 				return
-			case <-time.After(backoff):
 			}
 			continue
 		}
-		backoff = 0
+		backoff.Reset()
 		p.alive.ok()
 		for _, u := range updates {
 			if u.ID <= p.last {
@@ -61,10 +73,19 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 			p.last = u.ID
 			select {
 			case dest <- u:
-			case <-stop:
+			case <-ctx.Done():
 				return
 			}
 		}
+	}
+}
+
+func stopped(stop chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	tele "gopkg.in/telebot.v3"
@@ -13,10 +12,6 @@ import (
 
 // ReasonPrompt is the question asked after a Deny.
 const ReasonPrompt = "Why, or what should the desk do instead?"
-
-// reasonTTL keeps the prompt's routing note well past any sensible
-// DENY_REASON_WAIT; a late reply is answered, not lost silently.
-const reasonTTL = 24 * time.Hour
 
 // askReason asks the person who denied for an optional reason. The denial
 // has already taken effect; the desk is told when the reason arrives, on
@@ -40,8 +35,7 @@ func (b *Bot) askReason(ctx context.Context, c tele.Context, r *deskbot.Request,
 	if msg == nil {
 		return // the sweep tells the desk without a reason
 	}
-	key := fmt.Sprintf("tg:reason:%d:%d", chatID, msg.ID)
-	if err := b.deps.Notes.PutNote(ctx, key, r.ID, reasonTTL); err != nil {
+	if err := b.deps.Notes.PutNote(ctx, reasonPromptKey(chatID, msg.ID), r.ID, reasonTTL); err != nil {
 		b.log.WarnContext(ctx, "could not remember a reason prompt; a reply to it will not be routed", "request", r.ID, "err", b.scrub(err.Error()))
 	}
 }
@@ -88,12 +82,12 @@ func (b *Bot) onText(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
 	defer cancel()
 	text := strings.TrimSpace(m.Text)
-	if id, err := b.deps.Notes.Note(ctx, fmt.Sprintf("tg:reason:%d:%d", m.Chat.ID, m.ReplyTo.ID)); err == nil {
+	if id, err := b.deps.Notes.Note(ctx, reasonPromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
 		return b.reason(ctx, c, id, text)
 	} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
 		return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
 	}
-	desk, err := b.deps.Notes.Note(ctx, fmt.Sprintf("tg:deskmsg:%d:%d", m.Chat.ID, m.ReplyTo.ID))
+	desk, err := b.deps.Notes.Note(ctx, deskMessageKey(m.Chat.ID, m.ReplyTo.ID))
 	switch deskbot.ErrorCode(err) {
 	case "":
 	case deskbot.ENOTFOUND:

@@ -33,7 +33,8 @@ type SenderOptions struct {
 	// OnRetry is told of every retry: the method and the code that caused
 	// it (429, 5xx, or 0 for a network error). For metrics.
 	OnRetry func(method string, code int)
-	Log     *slog.Logger
+	// Log is told of every retry; nil logs nothing.
+	Log *slog.Logger
 }
 
 // Sender is the one way out to Telegram. It paces calls within Telegram's
@@ -66,7 +67,7 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = deskbot.Sleep
 	}
 	if opts.PerChat <= 0 {
 		opts.PerChat = time.Second
@@ -83,24 +84,12 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
+	// A maximum below the minimum is read as the minimum: waits never shrink.
+	opts.MaxBackoff = max(opts.MaxBackoff, opts.MinBackoff)
 	if opts.Log == nil {
-		opts.Log = slog.Default()
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Sender{b: b, opts: opts, chats: map[int64]*pace{}}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Send sends text to chatID. With opt nil the text is HTML; a given opt is
@@ -149,7 +138,7 @@ func (s *Sender) SendPhoto(ctx context.Context, chatID int64, path, caption stri
 // ctx ends. counts says whether the call spends the group's message budget
 // (sends do; edits only keep the per-chat gap).
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
-	backoff := s.opts.MinBackoff
+	backoff := deskbot.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
 		if err := s.opts.Sleep(ctx, s.reserve(chatID, counts)); err != nil {
 			return err
@@ -167,7 +156,7 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 			wait = time.Duration(max(flood.RetryAfter, 1)) * time.Second
 			s.block(chatID, s.opts.Now().Add(wait))
 		} else {
-			wait, backoff = backoff, min(backoff*2, s.opts.MaxBackoff)
+			wait = backoff.Next()
 		}
 		if s.opts.OnRetry != nil {
 			s.opts.OnRetry(method, code)

@@ -13,6 +13,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 const (
@@ -196,7 +197,7 @@ func TestSenderOutageNeverLeaksToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { _, err := r.s.Send(ctx, dlGroup, "hello", nil); done <- err }()
-	r.tg.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool { return s.Count("sendMessage") >= 3 })
+	deskbottest.Eventually(t, "three tries during the outage", func() bool { return r.tg.Count("sendMessage") >= 3 })
 	cancel()
 	err := <-done
 	if !errors.Is(err, context.Canceled) {

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"html"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -15,9 +14,7 @@ const MaxMessage = 4096
 // MaxCaption is Telegram's limit on a photo caption.
 const MaxCaption = 1024
 
-// htmlLen is the conservative length of plain text once escaped.
-func htmlLen(plain string) int { return utf16Len(html.EscapeString(plain)) }
-
+// utf16Len is the length of s in UTF-16 code units, as Telegram counts it.
 func utf16Len(s string) int {
 	n := 0
 	for _, r := range s {

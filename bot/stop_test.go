@@ -1,9 +1,13 @@
 package bot_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // Stopping the bot stops polling, not sending: a reply Telegram is still
@@ -14,10 +18,7 @@ func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
 	h := mustE2E(t)
 	h.tg.Hang("sendMessage", 400*time.Millisecond)
 	h.say(asha, "/tell alpha hold the hedge", 0)
-	deadline := time.Now().Add(10 * time.Second)
-	for h.tg.Count("sendMessage") == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	deskbottest.Eventually(t, "the reply to reach Telegram", func() bool { return h.tg.Count("sendMessage") > 0 })
 	h.shutdown() // while the reply is held by "Telegram"
 	var replies []string
 	for _, m := range h.tg.BotMessages(groupID) {
@@ -34,5 +35,20 @@ func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
 	}
 	if trs := h.triggers("alpha"); len(trs) != 1 {
 		t.Errorf("desk got %d triggers, want 1", len(trs))
+	}
+}
+
+// A bot runs once: a second Run, while the first runs, is refused and
+// leaves the first alone.
+func TestSecondRunRefused(t *testing.T) {
+	h := mustE2E(t)
+	deskbottest.Eventually(t, "the bot to poll", func() bool { return !h.bot.LastPoll().IsZero() })
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // were it to run after all
+	defer cancel()
+	if err := h.bot.Run(ctx); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+		t.Fatalf("second Run = %v, want %s", err, deskbot.ECONFLICT)
+	}
+	if got := h.replyTo(groupID, h.say(asha, "/tell alpha still here?", 0)).Plain; got != "Sent to alpha." {
+		t.Errorf("after a refused second Run, /tell answered %q", got)
 	}
 }

@@ -27,6 +27,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // User is a Telegram user, a person or the bot.
@@ -215,16 +217,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(w, r, method, params, files)
 }
 
-// WaitFor polls cond until it holds, failing the test after timeout.
+// WaitFor waits until cond holds, failing the test after timeout. It is
+// deskbottest.EventuallyWithin, the one way tests wait; prefer that, with
+// words that say what is awaited.
 func (s *Server) WaitFor(tb testing.TB, timeout time.Duration, cond func(*Server) bool) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond(s) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("telegramtest: condition not met within %v", timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	deskbottest.EventuallyWithin(tb, timeout, "a condition on the fake Telegram", func() bool { return cond(s) })
 }
 
 // Bot returns the bot's own identity.

@@ -338,17 +338,22 @@ func TestHangUntilReleaseAndPollConflict(t *testing.T) {
 	srv := telegramtest.New(t, token)
 	b := mustBot(t, srv)
 	srv.Hang("sendMessage", 0)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { _, err := b.Send(telebot.ChatID(group), "held"); done <- err }()
 	srv.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool { return s.Count("sendMessage") == 1 })
+	// A second send arriving is the later event: the first is still held.
+	go func() { _, err := b.Send(telebot.ChatID(group), "held too"); done <- err }()
+	srv.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool { return s.Count("sendMessage") == 2 })
 	select {
 	case err := <-done:
 		t.Fatalf("hung send returned early: %v", err)
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	srv.Release()
-	if err := <-done; err != nil {
-		t.Fatalf("released send: %v", err)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("released send: %v", err)
+		}
 	}
 
 	// A second poller ends the first with 409, like Telegram.

@@ -184,7 +184,7 @@ func knownTools() []string {
 }
 
 // outboxGroup is the bot's consumer group on the event stream.
-const outboxGroup = "telegram"
+const outboxGroup = bot.OutboxGroup
 
 // Errs reports a loop that stopped with an error while the service ran.
 func (m *Main) Errs() <-chan error { return m.errs }

@@ -1,0 +1,74 @@
+package bot
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file names everything the bot keeps in the store: its consumer group
+// on the event stream and its note keys, each with how long it is kept. The
+// store puts its own prefix in front of a note key. Notes outlive a restart
+// and an upgrade, so a key's text must never change: a renamed key forgets
+// what was sent (and sends it again) or which message a reply answers.
+
+// OutboxGroup is the bot's consumer group on the event stream: the outbox
+// reads and acknowledges events in it, and the service reports its backlog.
+const OutboxGroup = "telegram"
+
+const (
+	// noteTTL bounds the outbox's notes: a week is far longer than any
+	// outage an unacknowledged event waits out, and than people reply.
+	noteTTL = 7 * 24 * time.Hour
+	// reasonTTL keeps the prompt's routing note well past any sensible
+	// DENY_REASON_WAIT; a late reply is answered, not lost silently.
+	reasonTTL = 24 * time.Hour
+	// onceTTL outlasts the batch of updates Telegram delivers again after a
+	// crash by far.
+	onceTTL = 48 * time.Hour
+)
+
+// requestMessageKey notes "<chatID>:<messageID>" of the message that shows
+// request id, so its outcome edits that message.
+func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestID }
+
+// deskMessageKey notes the desk that said message msgID in chat, so a reply
+// to it goes to that desk.
+func deskMessageKey(chat int64, msgID int) string { return "tg:deskmsg:" + messageRef(chat, msgID) }
+
+// sentKey marks event id as delivered (and acknowledged or about to be).
+func sentKey(eventID string) string { return "tg:sent:" + eventID }
+
+// sentPartKey marks one message of event id as accepted by Telegram: part 0
+// is a picture, parts 1 on the text.
+func sentPartKey(eventID string, part int) string {
+	return sentKey(eventID) + ":" + strconv.Itoa(part)
+}
+
+// reasonPromptKey notes the request whose denial the prompt msgID in chat
+// asks a reason for, so a reply to it becomes that reason.
+func reasonPromptKey(chat int64, msgID int) string { return "tg:reason:" + messageRef(chat, msgID) }
+
+// messageOnceKey marks a person's message as handled, so a message Telegram
+// delivers again does not act twice.
+func messageOnceKey(chat int64, msgID int) string { return "tg:msg:" + messageRef(chat, msgID) }
+
+// flattenOnceKey marks a flatten confirmation as done, however many taps or
+// redeliveries arrive.
+func flattenOnceKey(chat int64, msgID int) string { return "tg:flatten:" + messageRef(chat, msgID) }
+
+// messageRef is "<chatID>:<messageID>", how a note names a chat message;
+// parseMessageRef reads it back.
+func messageRef(chat int64, msgID int) string {
+	return strconv.FormatInt(chat, 10) + ":" + strconv.Itoa(msgID)
+}
+
+func parseMessageRef(s string) (chatID int64, msgID int, ok bool) {
+	c, m, found := strings.Cut(s, ":")
+	if !found {
+		return 0, 0, false
+	}
+	chatID, err1 := strconv.ParseInt(c, 10, 64)
+	id, err2 := strconv.Atoi(m)
+	return chatID, id, err1 == nil && err2 == nil && id > 0
+}
