@@ -169,8 +169,16 @@ func parseFloats(ss []string) ([]float64, error) {
 	return out, nil
 }
 
-// fmtExact renders f so that Lua's tonumber reads back the same float64.
-func fmtExact(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// fmtExact renders f so that Lua's tonumber, in Redis and in the embedded
+// Redis alike, reads back the same float64: shortest exact digits, with
+// a decimal point before any exponent ("1.0e+22", not "1e+22").
+func fmtExact(f float64) string {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if strings.Contains(s, "e") && !strings.Contains(s, ".") {
+		s = strings.Replace(s, "e", ".0e", 1)
+	}
+	return s
+}
 
 // Paise rounds an amount of money to 2 decimals (half away from zero), never
 // returning negative zero.

@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 func TestPaperOrders(t *testing.T) {
@@ -262,5 +264,37 @@ func TestPaperPositionOverflowIsRefused(t *testing.T) {
 	}
 	if got := mustBook(t, p, "main"); len(got.Positions) != 1 || got.Positions[0].Quantity != 1e308 {
 		t.Errorf("book after refused order %+v, want the first fill only", got)
+	}
+}
+
+// Quantities and prices of any size must read back exactly in Redis and in
+// the embedded Redis the service runs on by default, whose Lua reads neither
+// "1e+22" nor "1e-07" as a number.
+func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
+	for _, embedded := range []bool{false, true} {
+		t.Run(fmt.Sprintf("embedded=%v", embedded), func(t *testing.T) {
+			s := storetest.MustOpen(t)
+			if embedded {
+				s = storetest.MustOpenEmbedded(t)
+			}
+			p := broker.NewPaper(s.Client(), s.Key, func() time.Time { return t0 })
+			for i, q := range []float64{1e-7, 1e5, 1e22, 1e300, 0.1, 123456789.123} {
+				sym := fmt.Sprintf("S%d", i)
+				mustOrder(t, p, "main", buy(sym, q, 1e-3))
+				mustOrder(t, p, "main", buy(sym, q, 1e-3)) // reads the stored position back
+				b := mustBook(t, p, "main")
+				if got := b.Positions[len(b.Positions)-1]; got.Symbol != sym || got.Quantity != 2*q || got.AvgPrice != 1e-3 {
+					t.Errorf("after two buys of %v %s: %+v", q, sym, got)
+				}
+			}
+			mustOrder(t, p, "main", buy("BIG", 1.7e308, 1))
+			if _, err := p.PlaceOrder(t.Context(), "main", buy("BIG", 1.7e308, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
+				t.Errorf("an order that overflows the position: %v, want it refused", err)
+			}
+			trades, err := p.Trades(t.Context(), "main", 100)
+			if err != nil || len(trades) != 13 || trades[11].Quantity != 123456789.123 {
+				t.Errorf("journal: %d trades, %v", len(trades), err)
+			}
+		})
 	}
 }

@@ -20,7 +20,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -69,19 +68,11 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded}
 	if s.url == "" {
-		m := miniredis.NewMiniRedis()
-		// By default miniredis TTLs stand still; the service needs notes,
-		// call memory and closed requests to expire as on a real Redis.
-		m.ClockTTL(true)
-		// It listens on loopback, where a desk's sandbox with the network on
-		// can reach it: a password nobody else knows keeps desks from
-		// writing their own decisions.
-		pw := rand.Text()
-		m.RequireAuth(pw)
-		if err := m.Start(); err != nil {
-			return nil, fmt.Errorf("store: start embedded redis: %w", err)
+		m, url, err := startEmbedded()
+		if err != nil {
+			return nil, err
 		}
-		s.mini, s.url = m, "redis://:"+pw+"@"+m.Addr()
+		s.mini, s.url = m, url
 	}
 	ro, err := redis.ParseURL(s.url)
 	if err != nil {
