@@ -3,6 +3,9 @@
 // inbox, status, call memory and history, and adapters' notes. One *Store
 // implements every storage interface of package deskbot.
 //
+// Keys: every key is named in keys.go. The paper broker shares the Redis
+// and the prefix through Client, under a namespace of its own.
+//
 // Concurrency: a *Store is safe for concurrent use, and any number of Stores
 // (goroutines, processes) may share one Redis and prefix. A request's state
 // changes only through one Lua script (Transition), so exactly one of any
@@ -121,8 +124,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.wrap(s.rdb.Ping(ctx).Err())
 }
 
-// Client is the underlying client, for the paper broker, which keeps
-// positions in the same Redis (under Key).
+// Client is the underlying client. Its one user outside this package is the
+// paper broker (package broker), which keeps its books in the same Redis
+// under its own "broker:" keys and changes them with its own scripts,
+// through a narrow interface it declares; it never touches the store's
+// keys (keys.go), and this package never touches its.
 func (s *Store) Client() *redis.Client { return s.rdb }
 
 // Prefix is the prefix every key starts with.
