@@ -104,7 +104,7 @@ func TestPaperOrders(t *testing.T) {
 	}
 }
 
-// The "Done when": positions and P&L right after a buy, a partial
+// The paper broker's basic promise: positions and P&L right after a buy, a partial
 // sell and a flatten.
 func TestPaperBuyPartialSellFlatten(t *testing.T) {
 	p := mustPaper(t)
@@ -292,5 +292,29 @@ func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
 				t.Errorf("journal: %d trades, %v", len(trades), err)
 			}
 		})
+	}
+}
+
+// The journal lists a flatten's closing fills in the report's order (by
+// symbol) however Redis keeps the book: a book of many symbols is a hash
+// without order.
+func TestPaperFlattenJournalBySymbol(t *testing.T) {
+	p := mustPaper(t)
+	const n = 150
+	for i := n; i > 0; i-- {
+		mustOrder(t, p, "main", buy(fmt.Sprintf("S%03d", i), 1, 1))
+	}
+	r := mustFlatten(t, p, "main")
+	trades, err := p.Trades(t.Context(), "main", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trades) != n || len(r.Closed) != n {
+		t.Fatalf("journal %d, report %d, want %d each", len(trades), len(r.Closed), n)
+	}
+	for i, tr := range trades {
+		if tr.Fill != r.Closed[i] {
+			t.Fatalf("journal entry %d is %+v, report says %+v", i, tr.Fill, r.Closed[i])
+		}
 	}
 }

@@ -77,13 +77,20 @@ return {'ok', fmt(gain)}
 
 // flattenScript closes every open position at its last price. KEYS: book,
 // journal. ARGV: now millis, journal cap. Reply: symbol, side, quantity,
-// price, realised for each closing fill, flat.
+// price, realised for each closing fill, by symbol.
 var flattenScript = redis.NewScript(luaCommon + `
 local all = redis.call('HGETALL', KEYS[1])
-local out = {}
+-- By symbol, so the journal reads in the report's order whatever order the
+-- hash keeps (insertion order while small, none once large).
+local book, syms = {}, {}
 for i = 1, #all, 2 do
-  local sym = all[i]
-  local q, avg, last, realised = load(all[i + 1])
+  book[all[i]] = all[i + 1]
+  table.insert(syms, all[i])
+end
+table.sort(syms)
+local out = {}
+for _, sym in ipairs(syms) do
+  local q, avg, last, realised = load(book[sym])
   if q ~= 0 then
     local side = 'sell'
     if q < 0 then side = 'buy' end
