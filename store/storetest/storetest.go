@@ -41,7 +41,13 @@ var sayOnce sync.Once
 func use(t testing.TB) string {
 	t.Helper()
 	b := current()
-	sayOnce.Do(func() { t.Logf("storetest: using %s Redis: %s", b.kind, b.why) })
+	sayOnce.Do(func() {
+		if b.kind == Unavailable {
+			t.Logf("storetest: no Redis: %s", b.why)
+		} else {
+			t.Logf("storetest: using the %s Redis: %s", b.kind, b.why)
+		}
+	})
 	if b.kind == Unavailable {
 		if required() {
 			t.Fatalf("redis required (DESKBOT_REQUIRE_REDIS=1) but unavailable: %v", b.err)
