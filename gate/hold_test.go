@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,4 +151,21 @@ func TestRunRetryEndsWithContext(t *testing.T) {
 			t.Errorf("Run waited %v after the context ended", waited)
 		}
 	})
+}
+
+// A gate built without a logger discards its lines: the package-level
+// logger ignores LOG_FORMAT, LOG_LEVEL and the secret scrubber.
+func TestNilLoggerDiscards(t *testing.T) {
+	var buf strings.Builder
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	f := mustFixture(t)
+	g := gate.New(f.cfg, f.store, f.runner, f.clock.Now, nil)
+	if _, _, err := g.Hold(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("the package-level logger got %q", buf.String())
+	}
 }
