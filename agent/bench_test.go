@@ -37,7 +37,7 @@ func BenchmarkTurn(b *testing.B) {
 
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.cfg},
 		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
-		func(string) []deskbot.Tool { return broker.Tools(w.paper) },
+		func(string) []deskbot.Tool { return broker.Tools(w.paper, nil) },
 		agent.MessageTools(w.store, w.dataDir, w.clock))
 	if err != nil {
 		b.Fatal(err)

@@ -119,7 +119,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	t.Helper()
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.cfg},
 		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
-		func(string) []deskbot.Tool { return broker.Tools(w.paper) },
+		func(string) []deskbot.Tool { return broker.Tools(w.paper, nil) },
 		agent.MessageTools(st, w.dataDir, w.clock))
 	if err != nil {
 		t.Fatal(err)

@@ -13,16 +13,16 @@ import (
 
 var t0 = time.Date(2025, 3, 3, 9, 15, 0, 0, deskbot.IST)
 
-// mustPaper is a paper broker on the real Redis under a prefix of its own,
-// deleted when the test ends.
+// mustPaper is a paper broker on the test binary's Redis (see storetest)
+// under a prefix of its own, deleted when the test ends.
 func mustPaper(t testing.TB) *broker.Paper {
 	t.Helper()
 	rdb, key := mustRedis(t)
 	return broker.NewPaper(rdb, key, func() time.Time { return t0 })
 }
 
-// mustRedis is the real Redis under a key prefix of this test's own, whose
-// keys are deleted when the test ends.
+// mustRedis is the test binary's Redis under a key prefix of this test's
+// own, whose keys are deleted when the test ends.
 func mustRedis(t testing.TB) (*redis.Client, func(parts ...string) string) {
 	t.Helper()
 	s := storetest.MustOpen(t)

@@ -3,6 +3,19 @@
 // desk's model trades through (get_positions, place_order, flatten_desk),
 // which work with any deskbot.Broker.
 //
+// Redis: the paper broker keeps its books in the service's Redis, under
+// keys of its own (keys.go, the "broker:" namespace) that no other package
+// reads or writes, and changes them only through its own Lua scripts
+// (script.go). It talks to Redis through the narrow Redis interface below,
+// which the service fills with the store's client: the one place where a
+// package other than store talks to Redis directly, stated in both packages.
+// It never touches the store's own keys.
+//
+// What runs is what was shown: place_order's arguments are checked, never
+// normalised (CheckOrder), both before the gate holds a call
+// (CheckArguments) and when it runs, so an approver is never asked about an
+// order that would run as something other than it reads.
+//
 // Concurrency: every change to a desk's book (an order or a flatten) is one
 // Lua script, so it is atomic in Redis: any number of goroutines or
 // processes may trade on one desk at once and no update is lost. The same
@@ -41,9 +54,17 @@ import (
 // journalCap is how many fills each desk's trade journal keeps.
 const journalCap = 1000
 
+// Redis is what the paper broker needs of a Redis client: its own scripts,
+// and two reads. *redis.Client (the store's, in the service) has it.
+type Redis interface {
+	redis.Scripter
+	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
+}
+
 // Paper is the paper broker: fills at the asked price, positions in Redis.
 type Paper struct {
-	rdb *redis.Client
+	rdb Redis
 	key func(parts ...string) string
 	now deskbot.Now
 }
@@ -51,24 +72,19 @@ type Paper struct {
 var _ deskbot.Broker = (*Paper)(nil)
 
 // NewPaper returns a paper broker keeping its books under key("broker", ...)
-// in rdb. now stamps the trade journal.
-func NewPaper(rdb *redis.Client, key func(parts ...string) string, now deskbot.Now) *Paper {
+// in rdb (key is the store's Key, so the books share its prefix). now stamps
+// the trade journal.
+func NewPaper(rdb Redis, key func(parts ...string) string, now deskbot.Now) *Paper {
 	return &Paper{rdb: rdb, key: key, now: now}
 }
-
-// The desk name is last in both keys so that no desk name can make one
-// desk's book collide with another's journal.
-func (p *Paper) bookKey(desk string) string    { return p.key("broker", "book", desk) }
-func (p *Paper) journalKey(desk string) string { return p.key("broker", "trades", desk) }
 
 // PlaceOrder fills o at once at its price. An invalid order is an EINVALID
 // error and changes nothing.
 func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
-	if err := checkDesk(desk); err != nil {
+	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Fill{}, err
 	}
-	o, err := NormalizeOrder(o)
-	if err != nil {
+	if err := CheckOrder(o); err != nil {
 		return deskbot.Fill{}, err
 	}
 	res, err := placeScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
@@ -92,7 +108,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 
 // Flatten closes every open position at its last price.
 func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport, error) {
-	if err := checkDesk(desk); err != nil {
+	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.FlattenReport{}, err
 	}
 	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
@@ -124,7 +140,7 @@ func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport
 // Book returns the desk's open positions, sorted by symbol, and the P&L it
 // has realised to date (closed positions included).
 func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
-	if err := checkDesk(desk); err != nil {
+	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Book{}, err
 	}
 	all, err := p.rdb.HGetAll(ctx, p.bookKey(desk)).Result()
@@ -169,8 +185,16 @@ func parseFloats(ss []string) ([]float64, error) {
 	return out, nil
 }
 
-// fmtExact renders f so that Lua's tonumber reads back the same float64.
-func fmtExact(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// fmtExact renders f so that Lua's tonumber, in Redis and in the embedded
+// Redis alike, reads back the same float64: shortest exact digits, with
+// a decimal point before any exponent ("1.0e+22", not "1e+22").
+func fmtExact(f float64) string {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if strings.Contains(s, "e") && !strings.Contains(s, ".") {
+		s = strings.Replace(s, "e", ".0e", 1)
+	}
+	return s
+}
 
 // Paise rounds an amount of money to 2 decimals (half away from zero), never
 // returning negative zero.
@@ -180,13 +204,6 @@ func Paise(x float64) float64 {
 		return 0
 	}
 	return r
-}
-
-func checkDesk(desk string) error {
-	if strings.TrimSpace(desk) == "" {
-		return deskbot.Errorf(deskbot.EINVALID, "desk name is required")
-	}
-	return nil
 }
 
 var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")

@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 func TestPaperOrders(t *testing.T) {
@@ -80,12 +82,6 @@ func TestPaperOrders(t *testing.T) {
 			want:      deskbot.Book{RealisedPnL: 0.66},
 		},
 		{
-			name:      "symbols are trimmed and upper-cased into one position",
-			orders:    []deskbot.Order{buy(" reliance ", 1, 100), buy("Reliance", 1, 102)},
-			wantGains: []float64{0, 0},
-			want:      deskbot.Book{Positions: []deskbot.Position{pos("RELIANCE", 2, 101, 102, 0)}},
-		},
-		{
 			name:      "positions are sorted by symbol and realised P&L sums every symbol",
 			orders:    []deskbot.Order{buy("WIPRO", 1, 10), buy("ACC", 2, 20), buy("LT", 5, 50), sell("LT", 5, 52)},
 			wantGains: []float64{0, 0, 0, 10},
@@ -108,7 +104,7 @@ func TestPaperOrders(t *testing.T) {
 	}
 }
 
-// The "Done when": positions and P&L right after a buy, a partial
+// The paper broker's basic promise: positions and P&L right after a buy, a partial
 // sell and a flatten.
 func TestPaperBuyPartialSellFlatten(t *testing.T) {
 	p := mustPaper(t)
@@ -225,6 +221,8 @@ func TestPaperInvalidOrdersChangeNothing(t *testing.T) {
 	}{
 		{"empty symbol", buy("  ", 1, 100)},
 		{"symbol with a space", buy("TATA MOTORS", 1, 100)},
+		{"symbol padded, not trimmed", buy(" RELIANCE ", 1, 100)},
+		{"symbol lower case, not upper-cased", buy("reliance", 1, 100)},
 		{"symbol too long", buy("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 1, 100)},
 		{"side upper-case", deskbot.Order{Symbol: "RELIANCE", Side: "BUY", Quantity: 1, Price: 100}},
 		{"side unknown", deskbot.Order{Symbol: "RELIANCE", Side: "short", Quantity: 1, Price: 100}},
@@ -262,5 +260,61 @@ func TestPaperPositionOverflowIsRefused(t *testing.T) {
 	}
 	if got := mustBook(t, p, "main"); len(got.Positions) != 1 || got.Positions[0].Quantity != 1e308 {
 		t.Errorf("book after refused order %+v, want the first fill only", got)
+	}
+}
+
+// Quantities and prices of any size must read back exactly in Redis and in
+// the embedded Redis the service runs on by default, whose Lua reads neither
+// "1e+22" nor "1e-07" as a number.
+func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
+	for _, embedded := range []bool{false, true} {
+		t.Run(fmt.Sprintf("embedded=%v", embedded), func(t *testing.T) {
+			s := storetest.MustOpen(t)
+			if embedded {
+				s = storetest.MustOpenEmbedded(t)
+			}
+			p := broker.NewPaper(s.Client(), s.Key, func() time.Time { return t0 })
+			for i, q := range []float64{1e-7, 1e5, 1e22, 1e300, 0.1, 123456789.123} {
+				sym := fmt.Sprintf("S%d", i)
+				mustOrder(t, p, "main", buy(sym, q, 1e-3))
+				mustOrder(t, p, "main", buy(sym, q, 1e-3)) // reads the stored position back
+				b := mustBook(t, p, "main")
+				if got := b.Positions[len(b.Positions)-1]; got.Symbol != sym || got.Quantity != 2*q || got.AvgPrice != 1e-3 {
+					t.Errorf("after two buys of %v %s: %+v", q, sym, got)
+				}
+			}
+			mustOrder(t, p, "main", buy("BIG", 1.7e308, 1))
+			if _, err := p.PlaceOrder(t.Context(), "main", buy("BIG", 1.7e308, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
+				t.Errorf("an order that overflows the position: %v, want it refused", err)
+			}
+			trades, err := p.Trades(t.Context(), "main", 100)
+			if err != nil || len(trades) != 13 || trades[11].Quantity != 123456789.123 {
+				t.Errorf("journal: %d trades, %v", len(trades), err)
+			}
+		})
+	}
+}
+
+// The journal lists a flatten's closing fills in the report's order (by
+// symbol) however Redis keeps the book: a book of many symbols is a hash
+// without order.
+func TestPaperFlattenJournalBySymbol(t *testing.T) {
+	p := mustPaper(t)
+	const n = 150
+	for i := n; i > 0; i-- {
+		mustOrder(t, p, "main", buy(fmt.Sprintf("S%03d", i), 1, 1))
+	}
+	r := mustFlatten(t, p, "main")
+	trades, err := p.Trades(t.Context(), "main", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trades) != n || len(r.Closed) != n {
+		t.Fatalf("journal %d, report %d, want %d each", len(trades), len(r.Closed), n)
+	}
+	for i, tr := range trades {
+		if tr.Fill != r.Closed[i] {
+			t.Fatalf("journal entry %d is %+v, report says %+v", i, tr.Fill, r.Closed[i])
+		}
 	}
 }

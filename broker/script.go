@@ -5,17 +5,27 @@ import "github.com/redis/go-redis/v9"
 // Both scripts keep a desk's book as a hash: field = symbol, value =
 // "quantity avg last realised". Numbers are written with %.17g, which reads
 // back as the same double; Lua's own tostring and cjson keep only 14 digits.
+// An exponent always follows a decimal point ("1.0e+22", not "1e+22")
+// because the embedded Redis's Lua (gopher-lua) cannot read the shorter form
+// back; Redis's own Lua reads both.
 // Replies are strings for the same reason (a Lua number reply is truncated
 // to an integer). Each fill is also appended to the desk's journal list as
 // "millis side quantity price realised symbol", capped to the last ARGV cap.
 const luaCommon = `
 local EPS = 1e-9
-local function fmt(x) return string.format('%.17g', x) end
+local function fmt(x)
+  local s = string.format('%.17g', x)
+  if string.find(s, 'e', 1, true) and not string.find(s, '.', 1, true) then
+    s = (string.gsub(s, 'e', '.0e', 1))
+  end
+  return s
+end
 local function paise(x)
   if x >= 0 then return math.floor(x * 100 + 0.5) / 100 end
   return -math.floor(-x * 100 + 0.5) / 100
 end
-local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
+-- x - x is NaN for both infinities; gopher-lua's math.huge is not infinite.
+local function finite(x) return x == x and x - x == 0 end
 local function load(v)
   local a, b, c, d = string.match(v, '^(%S+) (%S+) (%S+) (%S+)$')
   return tonumber(a), tonumber(b), tonumber(c), tonumber(d)
@@ -67,13 +77,20 @@ return {'ok', fmt(gain)}
 
 // flattenScript closes every open position at its last price. KEYS: book,
 // journal. ARGV: now millis, journal cap. Reply: symbol, side, quantity,
-// price, realised for each closing fill, flat.
+// price, realised for each closing fill, by symbol.
 var flattenScript = redis.NewScript(luaCommon + `
 local all = redis.call('HGETALL', KEYS[1])
-local out = {}
+-- By symbol, so the journal reads in the report's order whatever order the
+-- hash keeps (insertion order while small, none once large).
+local book, syms = {}, {}
 for i = 1, #all, 2 do
-  local sym = all[i]
-  local q, avg, last, realised = load(all[i + 1])
+  book[all[i]] = all[i + 1]
+  table.insert(syms, all[i])
+end
+table.sort(syms)
+local out = {}
+for _, sym in ipairs(syms) do
+  local q, avg, last, realised = load(book[sym])
   if q ~= 0 then
     local side = 'sell'
     if q < 0 then side = 'buy' end

@@ -16,7 +16,7 @@ import (
 func mustTools(t *testing.T, b deskbot.Broker) map[string]deskbot.Tool {
 	t.Helper()
 	m := map[string]deskbot.Tool{}
-	for _, tl := range broker.Tools(b) {
+	for _, tl := range broker.Tools(b, nil) {
 		m[tl.Name()] = tl
 	}
 	return m
@@ -39,7 +39,7 @@ func TestToolSpecs(t *testing.T) {
 		Additional *bool                      `json:"additionalProperties"`
 	}
 	var names []string
-	for _, tl := range broker.Tools(nil) {
+	for _, tl := range broker.Tools(nil, nil) {
 		names = append(names, tl.Name())
 		var s schema
 		if err := json.Unmarshal(tl.Schema(), &s); err != nil {
@@ -80,7 +80,7 @@ func TestPlaceOrderTool(t *testing.T) {
 		wantErr bool
 		want    string // the whole text, or for errors a part of it
 	}{
-		{name: "opens a position", args: `{"symbol":"reliance","side":"buy","quantity":10,"price":2500}`,
+		{name: "opens a position", args: `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`,
 			want: "Filled: bought 10 RELIANCE @ 2500.00 (realised +0.00). Now RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00."},
 		{name: "partial sell", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
 			args: `{"price":110,"quantity":4,"side":"sell","symbol":"INFY"}`,
@@ -99,13 +99,15 @@ func TestPlaceOrderTool(t *testing.T) {
 		{name: "price null", args: `{"symbol":"X","side":"buy","quantity":1,"price":null}`, wantErr: true,
 			want: "price must be a number"},
 		{name: "side upper-case", args: `{"symbol":"X","side":"BUY","quantity":1,"price":1}`, wantErr: true,
-			want: `side must be "buy" or "sell", not "BUY"`},
+			want: `side must be "buy" or "sell" (lower case), not "BUY"`},
 		{name: "zero quantity", args: `{"symbol":"X","side":"sell","quantity":0,"price":1}`, wantErr: true,
 			want: "quantity must be a number greater than 0"},
 		{name: "negative price", args: `{"symbol":"X","side":"sell","quantity":1,"price":-3}`, wantErr: true,
 			want: "price must be a number greater than 0"},
 		{name: "empty symbol", args: `{"symbol":"","side":"sell","quantity":1,"price":3}`, wantErr: true,
 			want: "symbol is required"},
+		{name: "lower-case symbol is refused, not upper-cased", args: `{"symbol":"reliance","side":"buy","quantity":10,"price":2500}`, wantErr: true,
+			want: `symbol "reliance" is not valid and the order was not placed: a symbol is 1 to 32 characters of upper-case A-Z`},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ type Trade struct {
 // journal keeps the last 1000; it is written in the same atomic step as the
 // book, so it never disagrees with it.
 func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]Trade, error) {
-	if err := checkDesk(desk); err != nil {
+	if err := deskbot.ValidDeskName(desk); err != nil {
 		return nil, err
 	}
 	if limit <= 0 {

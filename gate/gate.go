@@ -17,6 +17,7 @@ import (
 	"context"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
 	"github.com/google/uuid"
@@ -53,7 +54,7 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 		now = time.Now
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	tools := make(map[string]bool, len(cfg.Tools))
 	for _, t := range cfg.Tools {
@@ -85,11 +86,20 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk, tool string) (bool, er
 // Hold saves call as an open permission request and returns it with the
 // tool result that tells the model to end its turn. On error nothing was
 // held and the call must not run.
+//
+// A call whose arguments cannot be shown whole to an approver (longer than
+// deskbot.MaxShownArguments as shown) is refused with EINVALID and
+// deskbot.TooLongToShowMessage: Allow must never be offered on a call that
+// was shown cut. The executor refuses such calls first; this is the gate's
+// own guarantee, whoever calls it.
 func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
 	now := g.now()
 	args := call.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
+	}
+	if n := utf8.RuneCountInString(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
+		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
 		ID:        uuid.NewString(),

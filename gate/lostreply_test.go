@@ -112,7 +112,8 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			proxy := mustLossyProxy(t, u.Host)
-			via, err := store.Open(t.Context(), store.Options{URL: "redis://" + proxy.ln.Addr().String(), Prefix: f.store.Prefix()})
+			u.Host = proxy.ln.Addr().String() // same credentials, through the proxy
+			via, err := store.Open(t.Context(), store.Options{URL: u.String(), Prefix: f.store.Prefix()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,8 @@ import (
 )
 
 // The texts below are what a desk's model reads. They are part of the
-// product's contract: change a word only with the issue that defines it.
+// product's contract, quoted word for word in README and in the tests:
+// change a word in all three at once, or not at all.
 
 // HoldMessage tells the model its call was held.
 func HoldMessage(r *deskbot.Request) string {
@@ -25,8 +26,8 @@ func LapseMessage(r *deskbot.Request) string {
 }
 
 // InterruptedMessage tells the model a call it was allowed may or may not
-// have taken effect. The words are ours: the issue only says "interrupted,
-// with its outcome unknown".
+// have taken effect: it must check before it acts, and it must not be run
+// again.
 func InterruptedMessage(r *deskbot.Request) string {
 	return fmt.Sprintf("The user allowed %s (request %s), but the service stopped while it was running, so its outcome is unknown. It was not run again. Check its effect (for example with get_positions) before you act on it.",
 		r.Content.ToolName, r.ID)
@@ -54,24 +55,24 @@ func (p PermissionResponse) Stored(result *deskbot.ToolResult) deskbot.RequestPa
 	return deskbot.RequestPatch{Result: result, Response: p.Message(result)}
 }
 
-// Message is what the desk is told. result is nil for a denial.
+// Message is what the desk is told. result is nil for a denial. An allowed
+// call without a result did not run, and the desk is told so in the words of
+// a denial (without the allow's note, which is no reason for refusing): the
+// model must never read that a call ran when nothing ran.
 func (p PermissionResponse) Message(result *deskbot.ToolResult) string {
 	tool, id := p.Request.Content.ToolName, p.Request.ID
-	if !p.Allows() {
+	if !p.Allows() || result == nil {
 		var b strings.Builder
 		fmt.Fprintf(&b, "The user denied %s (request %s), so it was not run.", tool, id)
-		if p.Reason != "" {
+		if p.Reason != "" && !p.Allows() {
 			fmt.Fprintf(&b, " Their reason: %s", p.Reason)
 		}
 		b.WriteString(" Do not try to reach the same result another way; ask them if it still matters.")
 		return b.String()
 	}
-	outcome, text := "was run", ""
-	if result != nil {
-		text = result.Text
-		if result.IsError {
-			outcome = "failed"
-		}
+	outcome, text := "was run", result.Text
+	if result.IsError {
+		outcome = "failed"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The user allowed %s (request %s), and the harness ran it with the arguments you gave. It %s:\n%s", tool, id, outcome, text)

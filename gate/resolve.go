@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -20,7 +21,9 @@ func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reaso
 	return g.Run(ctx, resp)
 }
 
-// Decide is the one place where a request's fate is decided. The store
+// Decide is the one place where a request's fate is decided. A reason (or
+// an allow's note) is trimmed of surrounding space here, whoever typed it;
+// one of spaces only is no reason. The store
 // transition is atomic, so when several people tap at once (or the sweep
 // lapses the request at that moment) the first to change the state wins;
 // everyone else gets an ECONFLICT error whose message says what already
@@ -34,6 +37,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 	if err != nil {
 		return nil, err
 	}
+	reason = strings.TrimSpace(reason)
 	now := g.now()
 	resp := &PermissionResponse{Request: r, Decision: d, Reason: reason}
 	t := deskbot.Transition{
@@ -118,9 +122,14 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID, Result: &result},
 		Trigger: g.trigger(r, deskbot.TriggerPermission, set.Response, now),
 	}
-	// The call has run: recording that is worth a few tries, because if it
-	// is never recorded the request will later read as interrupted.
+	// The call has run: recording that is worth a few tries, even when the
+	// caller's context is cancelled (each try is made without it), because
+	// if it is never recorded the request will later read as interrupted.
+	// The waits between tries end with the context, so a stop is not held
+	// up: the request then reads as interrupted, which is the truth as far
+	// as anyone can tell.
 	var after *deskbot.Request
+	wait := deskbot.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
 		var out deskbot.Outcome
 		after, out, err = g.store.Transition(context.WithoutCancel(ctx), r.ID, t)
@@ -135,7 +144,9 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 		if err == nil || attempt == 4 {
 			break
 		}
-		time.Sleep(time.Duration(100<<attempt) * time.Millisecond)
+		if deskbot.Sleep(ctx, wait.Next()) != nil {
+			break
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -144,14 +155,15 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 }
 
 // AddReason completes a denial that is waiting for its reason: the desk is
-// told now, with the reason if one is given (an empty reason is a skip).
+// told now, with the reason if one is given (an empty reason, or one of
+// spaces only, is a skip; surrounding space is trimmed).
 // ECONFLICT if the desk was already told.
 func (g *Gate) AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error) {
 	r, err := g.Request(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	after, out, err := g.deliverDenial(ctx, r, reason, who(by))
+	after, out, err := g.deliverDenial(ctx, r, strings.TrimSpace(reason), who(by))
 	if err != nil {
 		return nil, err
 	}

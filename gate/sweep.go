@@ -114,7 +114,11 @@ type Sweeper struct {
 
 // NewSweeper schedules g.Sweep (SWEEP_SCHEDULE, e.g. "@every 1m" or a
 // five-field cron expression). The context bounds every sweep it starts.
+// A nil log discards.
 func NewSweeper(ctx context.Context, g *Gate, schedule string, log *slog.Logger) (*Sweeper, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	c := cron.New(cron.WithLocation(deskbot.IST))
 	id, err := c.AddFunc(schedule, func() {
 		if rep, err := g.Sweep(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -29,7 +29,7 @@ func needBwrap(t *testing.T) {
 		if os.Getenv("DESKBOT_REQUIRE_BWRAP") == "1" {
 			t.Fatalf("bwrap required but unusable: %v", err)
 		}
-		t.Skipf("bwrap unusable here: %v", err)
+		t.Skipf("bwrap unusable here (install the bubblewrap package; DESKBOT_REQUIRE_BWRAP=1 fails instead): %v", err)
 	}
 }
 

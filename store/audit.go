@@ -14,9 +14,6 @@ import (
 // one field, "data", with the JSON of the entry. Both are capped at about
 // EventsMaxLen entries (approximate trimming is O(1) per append).
 
-func (s *Store) auditKey() string  { return s.Key("audit") }
-func (s *Store) eventsKey() string { return s.Key("events") }
-
 // Audit appends e to the audit trail.
 func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
 	data, err := encode(e)

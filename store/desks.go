@@ -12,8 +12,6 @@ import (
 // Each desk has a hash: state, paused ("1" or absent) and last_activity (ms).
 // The pause switch lives here so that it survives restarts.
 
-func (s *Store) deskKey(desk string) string { return s.Key("desk", desk) }
-
 // DeskStatus returns the desk's stored state; a desk never seen is idle.
 func (s *Store) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
 	h, err := s.rdb.HGetAll(ctx, s.deskKey(desk)).Result()

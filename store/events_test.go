@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -92,22 +93,19 @@ func TestReadEventsBlocks(t *testing.T) {
 			evs, _ := s.ReadEvents(t.Context(), "bot", "c1", 10, 5*time.Second)
 			done <- evs
 		}()
-		deadline := time.After(5 * time.Second)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
+		var evs []deskbot.Event
+		deskbottest.Eventually(t, "the blocked read to return", func() bool {
 			// Publish until the reader sees it: the reader may not be blocked yet.
 			mustPublish(t, s, deskbot.Event{Kind: deskbot.EventDeskMessage, Text: "wake", Time: base})
 			select {
-			case evs := <-done:
-				if len(evs) == 0 || evs[0].Text != "wake" {
-					t.Errorf("blocked read returned %q; want wake", texts(evs))
-				}
-				return
-			case <-deadline:
-				t.Fatal("blocked read never returned")
-			case <-tick.C:
+			case evs = <-done:
+				return true
+			default:
+				return false
 			}
+		})
+		if len(evs) == 0 || evs[0].Text != "wake" {
+			t.Errorf("blocked read returned %q; want wake", texts(evs))
 		}
 	})
 }

@@ -16,8 +16,6 @@ import (
 // name contains) to the JSON Grant. Expiry is judged on read against the
 // caller's now: a lapsed grant is as good as none.
 
-func (s *Store) grantsKey() string { return s.Key("grants") }
-
 func grantKey(desk, tool string) string { return desk + "\x1f" + tool }
 
 // pruneScript deletes a lapsed grant only if it is still the one that was

@@ -14,8 +14,9 @@ import (
 // (expiry + retention), so test times stay near the real clock.
 var base = time.Now().UTC().Truncate(time.Second)
 
-// backends runs f on real Redis and on the embedded miniredis: the Lua and
-// the stream commands must behave the same on both.
+// backends runs f on the test binary's Redis (see storetest) and on the
+// embedded miniredis: the Lua and the stream commands must behave the same on
+// both.
 func backends(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	t.Run("redis", func(t *testing.T) { f(t, storetest.MustOpen(t)) })

@@ -12,16 +12,8 @@ import (
 )
 
 // Each desk's inbox is a stream read by one consumer group with one fixed
-// consumer name: one worker runs a desk at a time, and a worker that
-// restarts must find the trigger its predecessor held and did not finish.
-// Acknowledged triggers are deleted, so the stream's length is what is
-// queued or in hand.
-const (
-	inboxGroup    = "desk"
-	inboxConsumer = "worker"
-)
-
-func (s *Store) inboxKey(desk string) string { return s.Key("inbox", desk) }
+// consumer name (keys.go). Acknowledged triggers are deleted, so the
+// stream's length is what is queued or in hand.
 
 // Enqueue queues t for its desk, giving it an id and creation time if it has
 // none.

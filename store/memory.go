@@ -14,9 +14,6 @@ import (
 // that has not finished in a week will not be resumed.
 const callMemoryTTL = 7 * 24 * time.Hour
 
-func (s *Store) callsKey(triggerID string) string { return s.Key("calls", triggerID) }
-func (s *Store) historyKey(desk string) string    { return s.Key("history", desk) }
-
 // RememberCall appends c to the trigger's completed calls.
 func (s *Store) RememberCall(ctx context.Context, triggerID string, c deskbot.CompletedCall) error {
 	data, err := encode(c)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -127,15 +128,8 @@ func TestEmbeddedNotesExpire(t *testing.T) {
 	if err := s.PutNote(ctx, "lock", "1", 20*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	deskbottest.Eventually(t, "the note with a 20ms TTL to expire", func() bool {
 		_, err := s.Note(ctx, "lock")
-		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("note with a 20ms TTL still there after 5s: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return deskbot.ErrorCode(err) == deskbot.ENOTFOUND
+	})
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func (s *Store) noteKey(key string) string { return s.Key("note", key) }
-
 // PutNote sets key to value; ttl 0 keeps it until deleted.
 func (s *Store) PutNote(ctx context.Context, key, value string, ttl time.Duration) error {
 	return s.wrap(s.rdb.Set(ctx, s.noteKey(key), value, ttl).Err())

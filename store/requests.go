@@ -44,11 +44,6 @@ type creation struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-func (s *Store) requestKey(id string) string { return s.Key("req", id) }
-func (s *Store) openKey() string             { return s.Key("open") }
-func (s *Store) runningKey() string          { return s.Key("running") }
-func (s *Store) denialsKey() string          { return s.Key("denials") }
-
 // CreateRequest saves r as open, with its audit entry and event, in one
 // MULTI/EXEC round trip. Times are cut to milliseconds (what Redis keeps) and
 // r is updated to match, so Go and the Lua expiry check agree to the ms.

@@ -3,6 +3,9 @@
 // inbox, status, call memory and history, and adapters' notes. One *Store
 // implements every storage interface of package deskbot.
 //
+// Keys: every key is named in keys.go. The paper broker shares the Redis
+// and the prefix through Client, under a namespace of its own.
+//
 // Concurrency: a *Store is safe for concurrent use, and any number of Stores
 // (goroutines, processes) may share one Redis and prefix. A request's state
 // changes only through one Lua script (Transition), so exactly one of any
@@ -20,7 +23,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -69,19 +71,11 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded}
 	if s.url == "" {
-		m := miniredis.NewMiniRedis()
-		// By default miniredis TTLs stand still; the service needs notes,
-		// call memory and closed requests to expire as on a real Redis.
-		m.ClockTTL(true)
-		// It listens on loopback, where a desk's sandbox with the network on
-		// can reach it: a password nobody else knows keeps desks from
-		// writing their own decisions.
-		pw := rand.Text()
-		m.RequireAuth(pw)
-		if err := m.Start(); err != nil {
-			return nil, fmt.Errorf("store: start embedded redis: %w", err)
+		m, url, err := startEmbedded()
+		if err != nil {
+			return nil, err
 		}
-		s.mini, s.url = m, "redis://:"+pw+"@"+m.Addr()
+		s.mini, s.url = m, url
 	}
 	ro, err := redis.ParseURL(s.url)
 	if err != nil {
@@ -130,8 +124,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.wrap(s.rdb.Ping(ctx).Err())
 }
 
-// Client is the underlying client, for the paper broker, which keeps
-// positions in the same Redis (under Key).
+// Client is the underlying client. Its one user outside this package is the
+// paper broker (package broker), which keeps its books in the same Redis
+// under its own "broker:" keys and changes them with its own scripts,
+// through a narrow interface it declares; it never touches the store's
+// keys (keys.go), and this package never touches its.
 func (s *Store) Client() *redis.Client { return s.rdb }
 
 // Prefix is the prefix every key starts with.

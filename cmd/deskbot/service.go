@@ -108,7 +108,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
-		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker) }),
+		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))

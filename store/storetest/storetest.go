@@ -1,33 +1,78 @@
-// Package storetest opens stores for tests: on the real Redis at REDIS_URL
-// (default redis://127.0.0.1:6379) or on an embedded miniredis.
+// Package storetest opens stores for tests, on the one Redis the test binary
+// uses. It finds Redis in this order, once per test binary, on first use:
 //
-// Redis is shared by every test running on the machine at once, so each
+//  1. TEST_REDIS_URL, else REDIS_URL, else redis://127.0.0.1:6379, if it
+//     answers;
+//  2. else a throwaway redis-server from PATH, on a random loopback port with
+//     a random password, which the kernel stops when the test binary exits;
+//  3. else the embedded miniredis the service itself runs on without
+//     REDIS_URL, shared by the binary's tests through its URL.
+//
+// The first test to open a store logs which one was used (visible with -v).
+// With DESKBOT_REQUIRE_REDIS=1 (as in CI) only the configured Redis will do:
+// nothing falls back, and every skip for want of Redis is a failure.
+//
+// Redis may be shared by every test running on the machine at once, so each
 // Store gets its own random key prefix and its keys are deleted when the test
-// ends; nothing here ever flushes a database. Without a reachable Redis a
-// test is skipped, unless DESKBOT_REQUIRE_REDIS=1 (as in CI), which makes it
-// fail instead.
+// ends; nothing here ever flushes a database.
 package storetest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
+	"sync"
 	"testing"
 
 	"github.com/deskbot/deskbot/store"
 )
 
-// URL is the Redis the tests use.
-func URL() string {
-	if u := os.Getenv("REDIS_URL"); u != "" {
-		return u
+// URL is the Redis the tests use (see the package comment). It may carry a
+// password: pass it on, never log it.
+func URL() string { return current().url }
+
+// Which is the kind of Redis the test binary uses.
+func Which() Kind { return current().kind }
+
+var sayOnce sync.Once
+
+// use returns the URL of the chosen Redis, saying once per test binary which
+// one it is, and skips (or, when Redis is required, fails) t without one.
+func use(t testing.TB) string {
+	t.Helper()
+	b := current()
+	sayOnce.Do(func() {
+		if b.kind == Unavailable {
+			t.Logf("storetest: no Redis: %s", b.why)
+		} else {
+			t.Logf("storetest: using the %s Redis: %s", b.kind, b.why)
+		}
+	})
+	if b.kind == Unavailable {
+		if required() {
+			t.Fatalf("redis required (DESKBOT_REQUIRE_REDIS=1) but unavailable: %v", b.err)
+		}
+		t.Skipf("no Redis, skipping: %v", b.err)
 	}
-	return "redis://127.0.0.1:6379"
+	return b.url
 }
 
-// MustOpen opens a Store on the real Redis with a unique prefix, deleting its
-// keys and closing it when the test ends.
+// NeedsRealRedis skips t when the test binary runs on the embedded
+// miniredis, saying which feature of a real Redis the test needs; with
+// DESKBOT_REQUIRE_REDIS=1 it fails instead.
+func NeedsRealRedis(t testing.TB, feature string) {
+	t.Helper()
+	if use(t); Which() != Embedded {
+		return
+	}
+	if required() {
+		t.Fatalf("needs a real Redis (%s), but runs on the embedded one", feature)
+	}
+	t.Skipf("needs a real Redis: the embedded miniredis lacks %s", feature)
+}
+
+// MustOpen opens a Store with a unique prefix, deleting its keys and closing
+// it when the test ends.
 func MustOpen(t testing.TB) *store.Store {
 	t.Helper()
 	return MustOpenOptions(t, store.Options{})
@@ -36,13 +81,10 @@ func MustOpen(t testing.TB) *store.Store {
 // MustOpenOptions is MustOpen with options (URL and Prefix are overridden).
 func MustOpenOptions(t testing.TB, o store.Options) *store.Store {
 	t.Helper()
-	o.URL, o.Prefix = URL(), RandomPrefix()
+	o.URL, o.Prefix = use(t), RandomPrefix()
 	s, err := store.Open(context.Background(), o)
 	if err != nil {
-		if os.Getenv("DESKBOT_REQUIRE_REDIS") == "1" {
-			t.Fatalf("redis required (DESKBOT_REQUIRE_REDIS=1) but unreachable: %v", err)
-		}
-		t.Skipf("redis unreachable, skipping (set DESKBOT_REQUIRE_REDIS=1 to fail instead): %v", err)
+		t.Fatalf("open store on the %s Redis: %v", Which(), err)
 	}
 	t.Cleanup(func() {
 		deleteKeys(t, s)

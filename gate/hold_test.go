@@ -1,0 +1,171 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+	"unicode/utf8"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+)
+
+// A hostile desk pads a guarded call until the approver could only be shown
+// part of it: the gate refuses to hold it, whoever calls Hold, and no
+// request, audit entry or event exists.
+func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
+	f := mustFixture(t)
+	fits := strings.Repeat("a", deskbot.MaxShownArguments-len(`{"note":""}`))
+	tests := []struct {
+		name    string
+		args    string
+		refused bool
+	}{
+		{"fits exactly", `{"note":"` + fits + `"}`, false},
+		{"one character over", `{"note":"` + fits + `a"}`, true},
+		{"short raw, long shown (zero-width spaces escape to 6 characters)", `{"note":"` + strings.Repeat("\u200b", 600) + `"}`, true},
+		{"spaces the canonical form drops do not count", `{"note":"` + fits + `"}` + strings.Repeat(" ", 5000), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := f.store.OpenRequests(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(tt.args)}
+			r, res, err := f.gate.Hold(t.Context(), "main", "trigger-1", call)
+			if !tt.refused {
+				if err != nil || r == nil {
+					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(deskbot.ShownArguments(call.Arguments)), err)
+				}
+				return
+			}
+			n := utf8.RuneCountInString(deskbot.ShownArguments(call.Arguments))
+			if r != nil || res.Text != "" || deskbot.ErrorCode(err) != deskbot.EINVALID {
+				t.Fatalf("hold = request %v, %q, %v; want EINVALID and nothing held", r != nil, res.Text, err)
+			}
+			if got, want := deskbot.ErrorMessage(err), deskbot.TooLongToShowMessage("place_order", n); got != want {
+				t.Errorf("message\n got %q\nwant %q", got, want)
+			}
+			after, err := f.store.OpenRequests(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after) != len(before) {
+				t.Errorf("open requests %d -> %d: a request was created", len(before), len(after))
+			}
+		})
+	}
+}
+
+// A deny reason is trimmed by the gate itself, whoever typed it: what is
+// stored, audited and told to the desk carries no padding, and a reason of
+// spaces only is no reason.
+func TestReasonTrimmedByGate(t *testing.T) {
+	f := mustFixture(t)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "  padded \n", asha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resp.Request.Reason, "padded"; got != want {
+		t.Errorf("stored reason %q, want %q", got, want)
+	}
+	inbox := f.mustInbox(t, "main")
+	if len(inbox) != 1 || !strings.Contains(inbox[0].Text, "Their reason: padded Do not") {
+		t.Errorf("desk told %+v, want the trimmed reason", inbox)
+	}
+
+	f = mustFixture(t, func(c *gate.Config) { c.DenyReasonWait = time.Minute })
+	for _, tt := range []struct{ typed, want string }{{"\t too risky  ", "too risky"}, {"   ", ""}} {
+		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "", asha); err != nil {
+			t.Fatal(err)
+		}
+		after, err := f.gate.AddReason(t.Context(), r.ID, tt.typed, asha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Reason != tt.want {
+			t.Errorf("AddReason(%q) stored %q, want %q", tt.typed, after.Reason, tt.want)
+		}
+		inbox := f.mustInbox(t, "main")
+		if len(inbox) != 1 || strings.Contains(inbox[0].Text, "Their reason") != (tt.want != "") {
+			t.Errorf("AddReason(%q): desk told %+v", tt.typed, inbox)
+		}
+	}
+}
+
+// An allowed call that produced no result did not run, and the desk must
+// never read that it ran: it is told in the words of a denial.
+func TestAllowedWithoutResultIsToldNotRun(t *testing.T) {
+	r := &deskbot.Request{ID: "R1", Content: deskbot.PermissionContent{ToolName: "flatten_desk"}}
+	want := "The user denied flatten_desk (request R1), so it was not run. Do not try to reach the same result another way; ask them if it still matters."
+	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
+		got := gate.PermissionResponse{Request: r, Decision: d, Reason: "fine for today"}.Message(nil)
+		if got != want {
+			t.Errorf("%s without a result:\n got %q\nwant %q", d, got, want)
+		}
+	}
+}
+
+// recordFails is a store whose every transition fails as if Redis were
+// down; the first failure cancels the caller's context (a stop).
+type recordFails struct {
+	gate.Store
+	tries  atomic.Int32
+	cancel context.CancelFunc
+}
+
+func (s *recordFails) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
+	s.tries.Add(1)
+	s.cancel()
+	return nil, 0, deskbot.Errorf(deskbot.EUNAVAILABLE, "Redis is unavailable")
+}
+
+// When the record of a run cannot be written, Run retries with a backoff,
+// but a stop (the context ending) ends the waiting at once instead of
+// holding the service up for the remaining tries.
+func TestRunRetryEndsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		st := &recordFails{cancel: cancel}
+		g := gate.New(gate.Config{Tools: []string{"flatten_desk"}}, st, &runner{}, time.Now, quietLog())
+		r := &deskbot.Request{ID: "R1", Desk: "main", State: deskbot.StateRunning, Decision: deskbot.AllowOnce,
+			Content: deskbot.PermissionContent{ToolName: "flatten_desk", Arguments: json.RawMessage(`{}`)}}
+		start := time.Now()
+		_, err := g.Run(ctx, &gate.PermissionResponse{Request: r, Decision: deskbot.AllowOnce})
+		if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE && !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want the store's failure", err)
+		}
+		if got := st.tries.Load(); got != 1 {
+			t.Errorf("tries after the context ended = %d, want 1", got)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("Run waited %v after the context ended", waited)
+		}
+	})
+}
+
+// A gate built without a logger discards its lines: the package-level
+// logger ignores LOG_FORMAT, LOG_LEVEL and the secret scrubber.
+func TestNilLoggerDiscards(t *testing.T) {
+	var buf strings.Builder
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	f := mustFixture(t)
+	g := gate.New(f.cfg, f.store, f.runner, f.clock.Now, nil)
+	if _, _, err := g.Hold(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("the package-level logger got %q", buf.String())
+	}
+}
