@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/broker"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -107,7 +106,7 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 		reqs = fmt.Sprintf("%d open requests", open)
 	}
 	return fmt.Sprintf("%s – %s; %s; %s\n%s", bold(desk), html.EscapeString(state), reqs, last,
-		html.EscapeString(trimRunes(broker.FormatBook(book), 3000))), nil
+		html.EscapeString(trimRunes(deskbot.FormatBook(book), 3000))), nil
 }
 
 // onFlatten asks for a confirmation tap before it closes anything: a
@@ -177,7 +176,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 			lines = append(lines, bold(d)+": not flattened: "+html.EscapeString(b.explain(ctx, "flatten failed", err)))
 			continue
 		}
-		summary := broker.FormatFlatten(rep)
+		summary := deskbot.FormatFlatten(rep)
 		now := b.now()
 		lines = append(lines, bold(d)+": "+html.EscapeString(summary))
 		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: who(p), At: now, Detail: summary}

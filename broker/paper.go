@@ -42,7 +42,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,7 +102,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	if err != nil {
 		return deskbot.Fill{}, fmt.Errorf("paper broker: bad realised amount %q: %w", res[1], err)
 	}
-	return deskbot.Fill{Order: o, RealisedPnL: Paise(gain)}, nil
+	return deskbot.Fill{Order: o, RealisedPnL: deskbot.Paise(gain)}, nil
 }
 
 // Flatten closes every open position at its last price.
@@ -127,13 +126,13 @@ func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport
 		}
 		f := deskbot.Fill{
 			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
-			RealisedPnL: Paise(nums[2]),
+			RealisedPnL: deskbot.Paise(nums[2]),
 		}
 		r.Closed = append(r.Closed, f)
 		r.RealisedPnL += nums[2]
 	}
 	slices.SortFunc(r.Closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
-	r.RealisedPnL = Paise(r.RealisedPnL)
+	r.RealisedPnL = deskbot.Paise(r.RealisedPnL)
 	return r, nil
 }
 
@@ -155,12 +154,12 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 		}
 		b.RealisedPnL += pos.RealisedPnL
 		if pos.Quantity != 0 {
-			pos.RealisedPnL = Paise(pos.RealisedPnL)
+			pos.RealisedPnL = deskbot.Paise(pos.RealisedPnL)
 			b.Positions = append(b.Positions, pos)
 		}
 	}
 	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
-	b.RealisedPnL = Paise(b.RealisedPnL)
+	b.RealisedPnL = deskbot.Paise(b.RealisedPnL)
 	return b, nil
 }
 
@@ -194,16 +193,6 @@ func fmtExact(f float64) string {
 		s = strings.Replace(s, "e", ".0e", 1)
 	}
 	return s
-}
-
-// Paise rounds an amount of money to 2 decimals (half away from zero), never
-// returning negative zero.
-func Paise(x float64) float64 {
-	r := math.Round(x*100) / 100
-	if r == 0 {
-		return 0
-	}
-	return r
 }
 
 var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")

@@ -40,7 +40,7 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return brokerError(err)
 				}
-				return deskbot.ToolResult{Text: FormatBook(book)}, nil
+				return deskbot.ToolResult{Text: deskbot.FormatBook(book)}, nil
 			}},
 		&tool{name: PlaceOrder, desc: placeOrderDesc, schema: placeOrderSchema,
 			check: func(args json.RawMessage) error { _, err := parseOrder(args); return err },
@@ -62,7 +62,7 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return brokerError(err)
 				}
-				return deskbot.ToolResult{Text: FormatFlatten(r)}, nil
+				return deskbot.ToolResult{Text: deskbot.FormatFlatten(r)}, nil
 			}},
 	}
 }
@@ -134,7 +134,7 @@ func brokerError(err error) (deskbot.ToolResult, error) {
 // book must not turn into an error: the caller could take it for a failed
 // order and place it again.
 func fillText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk string, f deskbot.Fill) string {
-	text := "Filled: " + FormatFill(f) + "."
+	text := "Filled: " + deskbot.FormatFill(f) + "."
 	book, err := b.Book(ctx, desk)
 	if err != nil {
 		log.WarnContext(ctx, "broker: read book after fill", "desk", desk, "err", err)
@@ -142,9 +142,9 @@ func fillText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk stri
 	}
 	i := slices.IndexFunc(book.Positions, func(p deskbot.Position) bool { return p.Symbol == f.Symbol })
 	if i < 0 {
-		return text + " " + f.Symbol + " is now flat. Realised P&L to date " + Money(book.RealisedPnL) + "."
+		return text + " " + f.Symbol + " is now flat. Realised P&L to date " + deskbot.Money(book.RealisedPnL) + "."
 	}
-	return text + " Now " + FormatPosition(book.Positions[i]) + "."
+	return text + " Now " + deskbot.FormatPosition(book.Positions[i]) + "."
 }
 
 // noArgs accepts {}, null or nothing.

@@ -1,12 +1,13 @@
-package broker
+// The words a desk team reads about money: books, fills and flattens, for
+// the desk's model (broker tools) and for people (the bot) alike.
+
+package deskbot
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/deskbot/deskbot"
 )
 
 // FormatBook renders a book for a model or a person: one line per open
@@ -14,7 +15,7 @@ import (
 //
 //	RELIANCE: long 6, avg 100.00, last 110.00, unrealised +60.00
 //	Total: unrealised +60.00, realised +40.00, net +100.00
-func FormatBook(b deskbot.Book) string {
+func FormatBook(b Book) string {
 	if len(b.Positions) == 0 {
 		return "No open positions. Realised P&L to date " + Money(b.RealisedPnL) + "."
 	}
@@ -31,7 +32,7 @@ func FormatBook(b deskbot.Book) string {
 }
 
 // FormatPosition renders one position on one line.
-func FormatPosition(p deskbot.Position) string {
+func FormatPosition(p Position) string {
 	if p.Quantity == 0 {
 		return fmt.Sprintf("%s: flat, last %s", p.Symbol, Price(p.LastPrice))
 	}
@@ -44,14 +45,14 @@ func FormatPosition(p deskbot.Position) string {
 }
 
 // FormatFill renders a fill as "bought 10 RELIANCE @ 100.00 (realised +0.00)".
-func FormatFill(f deskbot.Fill) string {
+func FormatFill(f Fill) string {
 	return fmt.Sprintf("%s %s %s @ %s (realised %s)", pastTense(f.Side),
 		Quantity(f.Quantity), f.Symbol, Price(f.Price), Money(f.RealisedPnL))
 }
 
 // FormatFlatten renders a flatten on one line, for /flatten and for the text
 // the desk is told.
-func FormatFlatten(r deskbot.FlattenReport) string {
+func FormatFlatten(r FlattenReport) string {
 	if len(r.Closed) == 0 {
 		return "Nothing to flatten: the desk had no open positions."
 	}
@@ -69,9 +70,9 @@ func FormatFlatten(r deskbot.FlattenReport) string {
 
 func pastTense(side string) string {
 	switch side {
-	case deskbot.Buy:
+	case Buy:
 		return "bought"
-	case deskbot.Sell:
+	case Sell:
 		return "sold"
 	}
 	return side
@@ -101,4 +102,14 @@ func Price(x float64) string {
 // Quantity renders a quantity without float noise: "10", "0.3".
 func Quantity(x float64) string {
 	return strconv.FormatFloat(math.Round(x*1e8)/1e8, 'f', -1, 64)
+}
+
+// Paise rounds an amount of money to 2 decimals (half away from zero), never
+// returning negative zero.
+func Paise(x float64) float64 {
+	r := math.Round(x*100) / 100
+	if r == 0 {
+		return 0
+	}
+	return r
 }

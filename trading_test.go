@@ -1,10 +1,9 @@
-package broker_test
+package deskbot_test
 
 import (
 	"testing"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/broker"
 )
 
 func TestNumbers(t *testing.T) {
@@ -13,16 +12,16 @@ func TestNumbers(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"money positive", broker.Money(40), "+40.00"},
-		{"money negative rounds half away from zero", broker.Money(-12.375), "-12.38"},
-		{"money float noise", broker.Money(0.1 + 0.2), "+0.30"},
-		{"money never negative zero", broker.Money(-0.001), "+0.00"},
-		{"price whole", broker.Price(2500), "2500.00"},
-		{"price one decimal", broker.Price(104.5), "104.50"},
-		{"price fractional average", broker.Price(100.0 / 3), "33.3333"},
-		{"price below a rupee", broker.Price(0.0525), "0.0525"},
-		{"quantity whole", broker.Quantity(10), "10"},
-		{"quantity float noise", broker.Quantity(0.1 + 0.2), "0.3"},
+		{"money positive", deskbot.Money(40), "+40.00"},
+		{"money negative rounds half away from zero", deskbot.Money(-12.375), "-12.38"},
+		{"money float noise", deskbot.Money(0.1 + 0.2), "+0.30"},
+		{"money never negative zero", deskbot.Money(-0.001), "+0.00"},
+		{"price whole", deskbot.Price(2500), "2500.00"},
+		{"price one decimal", deskbot.Price(104.5), "104.50"},
+		{"price fractional average", deskbot.Price(100.0 / 3), "33.3333"},
+		{"price below a rupee", deskbot.Price(0.0525), "0.0525"},
+		{"quantity whole", deskbot.Quantity(10), "10"},
+		{"quantity float noise", deskbot.Quantity(0.1 + 0.2), "0.3"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -46,7 +45,7 @@ func TestFormatBook(t *testing.T) {
 				"Total: unrealised +48.75, realised -60.00, net -11.25"},
 	}
 	for _, tt := range tests {
-		if got := broker.FormatBook(tt.book); got != tt.want {
+		if got := deskbot.FormatBook(tt.book); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
@@ -66,8 +65,20 @@ func TestFormatFlatten(t *testing.T) {
 			"Flattened 2 positions: sold 6 INFY @ 110.00 (realised +60.00), bought 5 SBIN @ 92.25 (realised -11.25). Realised P&L +48.75."},
 	}
 	for _, tt := range tests {
-		if got := broker.FormatFlatten(tt.r); got != tt.want {
+		if got := deskbot.FormatFlatten(tt.r); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
 }
+
+func pos(sym string, q, avg, last, realised float64) deskbot.Position {
+	return deskbot.Position{Symbol: sym, Quantity: q, AvgPrice: avg, LastPrice: last, RealisedPnL: realised}
+}
+func buy(sym string, q, px float64) deskbot.Order {
+	return deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: q, Price: px}
+}
+
+func sell(sym string, q, px float64) deskbot.Order {
+	return deskbot.Order{Symbol: sym, Side: deskbot.Sell, Quantity: q, Price: px}
+}
+
