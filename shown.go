@@ -94,3 +94,14 @@ func TooLongToShowMessage(tool string, n int) string {
 type ArgumentChecker interface {
 	CheckArguments(args json.RawMessage) error
 }
+
+// CheckArguments runs t's own argument check when it has one. A wrapper
+// around a tool (metrics, draining at a stop) must forward through this, or
+// the executor would no longer find the check and a call the tool refuses
+// would be held and shown to an approver.
+func CheckArguments(t Tool, args json.RawMessage) error {
+	if ch, ok := t.(ArgumentChecker); ok {
+		return ch.CheckArguments(args)
+	}
+	return nil
+}

@@ -184,6 +184,11 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 			return Execution{Result: res, Held: true, Request: req}, nil
 		}
 	}
+	if deskbot.ErrorCode(err) == deskbot.EINVALID {
+		// The gate refused to hold the call (it cannot be shown whole): its
+		// words are for the model, and nothing is wrong with the service.
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.ErrorMessage(err)}, Refused: true}, nil
+	}
 	if err != nil {
 		// Unknown whether a grant covers it, or the hold could not be saved:
 		// the call must not run.

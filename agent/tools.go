@@ -20,7 +20,7 @@ type ToolSource func(desk string) []deskbot.Tool
 // cmd/deskbot calls it as:
 //
 //	agent.BuildRegistries(desks, sandboxManager.Tools,
-//		func(string) []deskbot.Tool { return broker.Tools(paper) },
+//		func(string) []deskbot.Tool { return broker.Tools(paper, log) },
 //		agent.MessageTools(store, dataDir, time.Now))
 func BuildRegistries(desks []DeskConfig, sources ...ToolSource) (Registries, error) {
 	rs := make(Registries, len(desks))

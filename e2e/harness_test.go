@@ -103,7 +103,7 @@ func mustRedis(t *testing.T) *redisProc {
 		if os.Getenv("DESKBOT_REQUIRE_REDIS") == "1" {
 			t.Fatal("redis-server is required (DESKBOT_REQUIRE_REDIS=1) but not installed")
 		}
-		t.Skip("redis-server not installed")
+		t.Skip("redis-server not installed: the drills start, kill and restart a Redis of their own (Debian package redis-server)")
 	}
 	r := &redisProc{t: t, port: freePort(t), dir: t.TempDir()}
 	r.Start()

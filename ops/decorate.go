@@ -59,6 +59,12 @@ type countedTool struct {
 	m *Metrics
 }
 
+// CheckArguments forwards to the tool's own check: a wrapper that hid it
+// would let a call the tool refuses be held and shown to an approver.
+func (c *countedTool) CheckArguments(args json.RawMessage) error {
+	return deskbot.CheckArguments(c.Tool, args)
+}
+
 func (c *countedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	name := c.Name()
 	c.m.toolCalls.WithLabelValues(name).Inc()

@@ -104,6 +104,11 @@ type drainedTool struct {
 	d *drain
 }
 
+// CheckArguments forwards to the tool's own check (see deskbot.CheckArguments).
+func (t *drainedTool) CheckArguments(args json.RawMessage) error {
+	return deskbot.CheckArguments(t.Tool, args)
+}
+
 func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	ctx, cancel := t.d.runContext(ctx)
 	defer cancel()
