@@ -81,4 +81,3 @@ func buy(sym string, q, px float64) deskbot.Order {
 func sell(sym string, q, px float64) deskbot.Order {
 	return deskbot.Order{Symbol: sym, Side: deskbot.Sell, Quantity: q, Price: px}
 }
-
