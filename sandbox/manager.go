@@ -54,6 +54,13 @@ func NewManager(cfg Config) (*Manager, error) {
 			}
 		}
 	}
+	if uid := cfg.asHost(); uid >= 0 && cfg.Mode == ModeNone {
+		// Plain bash as the desks' user must reach the desk's folder by
+		// its path (bwrap is handed the folder open).
+		if err := reachable(cfg.DataDir, uid); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	st, err := probe(ctx, cfg)
@@ -122,6 +129,26 @@ func (m *Manager) Session(desk string) (*Session, error) {
 	}
 	m.sessions[desk] = s
 	return s, nil
+}
+
+// reachable says whether uid may pass through every folder from / to dir.
+func reachable(dir string, uid int) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return deskbot.Errorf(deskbot.EUNAVAILABLE, "data folder: %v", err)
+		}
+		bit := fs.FileMode(0o001)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+			bit = 0o100
+		}
+		if fi.Mode().Perm()&bit == 0 {
+			return deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=none runs desks as uid %d, which cannot pass through %s on the way to DATA_DIR; make it passable (chmod o+x %s) or put DATA_DIR elsewhere", uid, d, d)
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // handOver makes everything in the desk's folder owned by uid, the host

@@ -120,3 +120,35 @@ func TestProbe(t *testing.T) {
 		t.Errorf("Probe without slirp4netns = %+v, %v; want no network, naming the package", got, err)
 	}
 }
+
+// As root, desks run as another user, which may not pass through a private
+// parent of DATA_DIR: bwrap is handed the folder open and works anyway;
+// plain bash would fail at its first command, so it refuses to start,
+// naming the folder.
+func TestPrivateDataDirParent(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root runs desks as another user")
+	}
+	t.Run("bwrap", func(t *testing.T) {
+		needBwrap(t)
+		cfg := testConfig(t, sandbox.ModeBwrap)
+		if err := os.Chmod(filepath.Dir(cfg.DataDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s := mustSession(t, mustManager(t, cfg), "main")
+		if got := mustOutput(t, s, "pwd && echo x > f && cat f"); got != s.Dir()+"\nx\n" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		cfg := testConfig(t, sandbox.ModeNone)
+		parent := filepath.Dir(cfg.DataDir)
+		if err := os.Chmod(parent, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, err := sandbox.NewManager(cfg)
+		if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(err.Error(), "chmod o+x "+parent) {
+			t.Errorf("got %v, want EUNAVAILABLE naming %s", err, parent)
+		}
+	})
+}
