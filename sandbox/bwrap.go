@@ -66,7 +66,6 @@ const (
 	fdGroup
 	fdHosts
 	fdResolv
-	fdDesk  // the desk's folder, opened by the service: bwrap (the desks' user) need not reach it by path
 	fdInfo  // bwrap writes {"child-pid": N} here (network on)
 	fdReady // the sandbox's first command says here that it runs (network on)
 	fdGo    // and waits for a line here before the desk's shell starts
@@ -76,7 +75,7 @@ const (
 // setting up the namespaces (slirp4netns attached earlier races with bwrap's
 // own set-up of the loopback), and the desk's shell starts only once the
 // network is configured.
-const waitForNetwork = `echo >&9; read -r _ <&10; exec 9>&- 10<&-; exec "$0" "$@"`
+const waitForNetwork = `echo >&8; read -r _ <&9; exec 8>&- 9<&-; exec "$0" "$@"`
 
 // sandboxEtc is the content of the files made for the desk.
 func sandboxEtc(home string, network bool) (passwd, group, hosts, resolv string) {
@@ -127,7 +126,7 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
 		"--dev", "/dev",
 		"--size", strconv.FormatInt(cfg.Limits.Tmp, 10), "--tmpfs", "/tmp",
-		"--bind-fd", strconv.Itoa(fdDesk), dir,
+		"--bind", dir, dir,
 		"--chdir", dir,
 		// The skeleton bwrap made for the mount points (/, /etc, parents of
 		// the desk's folder outside /tmp) would otherwise be writable scratch.
@@ -143,10 +142,6 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 	}
 	return a
 }
-
-// oPath is Linux's O_PATH (the syscall package lacks it): a handle on the
-// folder that grants nothing but naming it to bwrap.
-const oPath = 0o10000000
 
 // launch is a started sandbox (or plain bash) and what must end with it.
 type launch struct {
@@ -199,11 +194,7 @@ func startSandbox(ctx context.Context, cfg Config, bw, slirp, dir string, env, a
 		}
 		files = append(files, f)
 	}
-	fd, err := syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open the desk's folder: %v", err)
-	}
-	files = append(files, os.NewFile(uintptr(fd), dir))
+
 	var ours []*os.File // infoR, readyR, goW
 	if network {
 		for range 3 {

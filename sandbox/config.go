@@ -229,6 +229,9 @@ type Status struct {
 	// why not when Config.Network asked for it (the package to install).
 	Network       bool
 	NetworkReason string
+	// Folder says why desks cannot reach their folders ("" when they can):
+	// as root they run as HostUID, which must pass through DataDir's parents.
+	Folder string
 }
 
 // Fix is what to do when desks have no terminal.
@@ -254,11 +257,15 @@ func probe(ctx context.Context, cfg Config) (Status, error) {
 	if _, err := bashPath(); err != nil {
 		return Status{}, err
 	}
+	var folder string
+	if uid := cfg.asHost(); uid >= 0 {
+		folder = reachable(cfg.DataDir, uid)
+	}
 	if cfg.Mode == ModeNone {
 		// Plain bash shares the host's network: nothing to give, nothing to take.
-		return Status{Mode: ModeNone, Network: cfg.Network}, nil
+		return Status{Mode: ModeNone, Network: cfg.Network, Folder: folder}, nil
 	}
-	st := Status{Mode: ModeBwrap}
+	st := Status{Mode: ModeBwrap, Folder: folder}
 	if reason := tryBwrap(ctx, cfg); reason != "" {
 		if cfg.Mode == ModeBwrap {
 			return Status{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=bwrap but bubblewrap cannot start a sandbox: %s", reason)

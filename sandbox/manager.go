@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,13 +55,6 @@ func NewManager(cfg Config) (*Manager, error) {
 			}
 		}
 	}
-	if uid := cfg.asHost(); uid >= 0 && cfg.Mode == ModeNone {
-		// Plain bash as the desks' user must reach the desk's folder by
-		// its path (bwrap is handed the folder open).
-		if err := reachable(cfg.DataDir, uid); err != nil {
-			return nil, err
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	st, err := probe(ctx, cfg)
@@ -84,6 +78,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	case ModeUnavailable:
 		cfg.Logger.Error("sandbox: bubblewrap cannot start here, so desks have NO terminal (bash tools unavailable); "+Fix, "reason", st.Reason)
 	}
+	if st.Folder != "" {
+		cfg.Logger.Error("sandbox: " + st.Folder)
+	}
 	if st.NetworkReason != "" {
 		cfg.Logger.Warn("sandbox: " + st.NetworkReason)
 	}
@@ -105,6 +102,9 @@ func (m *Manager) Session(desk string) (*Session, error) {
 	}
 	if m.status.Mode == ModeUnavailable {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s", unavailableText)
+	}
+	if m.status.Folder != "" {
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s", m.status.Folder)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -131,22 +131,24 @@ func (m *Manager) Session(desk string) (*Session, error) {
 	return s, nil
 }
 
-// reachable says whether uid may pass through every folder from / to dir.
-func reachable(dir string, uid int) error {
+// reachable says why uid may not pass through every folder from / to dir
+// ("" when it may): the desks' user reaches its folder by path, bwrap
+// (0.8) included.
+func reachable(dir string, uid int) string {
 	for d := dir; ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		if err != nil {
-			return deskbot.Errorf(deskbot.EUNAVAILABLE, "data folder: %v", err)
+			return "data folder: " + err.Error()
 		}
 		bit := fs.FileMode(0o001)
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
 			bit = 0o100
 		}
 		if fi.Mode().Perm()&bit == 0 {
-			return deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=none runs desks as uid %d, which cannot pass through %s on the way to DATA_DIR; make it passable (chmod o+x %s) or put DATA_DIR elsewhere", uid, d, d)
+			return fmt.Sprintf("desks run as uid %d, which cannot pass through %s on the way to DATA_DIR, so they have no terminal; make it passable (chmod o+x %s) or put DATA_DIR elsewhere (e.g. /var/lib/deskbot)", uid, d, d)
 		}
 		if d == "/" {
-			return nil
+			return ""
 		}
 	}
 }

@@ -121,34 +121,26 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// As root, desks run as another user, which may not pass through a private
-// parent of DATA_DIR: bwrap is handed the folder open and works anyway;
-// plain bash would fail at its first command, so it refuses to start,
-// naming the folder.
+// As root, desks run as another user, which must pass through DataDir's
+// parents: where one is private, desks have no terminal and the error names
+// the folder and the fix, in every mode.
 func TestPrivateDataDirParent(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root runs desks as another user")
 	}
-	t.Run("bwrap", func(t *testing.T) {
-		needBwrap(t)
-		cfg := testConfig(t, sandbox.ModeBwrap)
-		if err := os.Chmod(filepath.Dir(cfg.DataDir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		s := mustSession(t, mustManager(t, cfg), "main")
-		if got := mustOutput(t, s, "pwd && echo x > f && cat f"); got != s.Dir()+"\nx\n" {
-			t.Errorf("got %q", got)
-		}
-	})
-	t.Run("none", func(t *testing.T) {
-		cfg := testConfig(t, sandbox.ModeNone)
+	eachMode(t, func(t *testing.T, mode string) {
+		cfg := testConfig(t, mode)
 		parent := filepath.Dir(cfg.DataDir)
 		if err := os.Chmod(parent, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		_, err := sandbox.NewManager(cfg)
+		m := mustManager(t, cfg)
+		_, err := m.Session("main")
 		if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(err.Error(), "chmod o+x "+parent) {
 			t.Errorf("got %v, want EUNAVAILABLE naming %s", err, parent)
+		}
+		if st := m.Status(); !strings.Contains(st.Folder, parent) {
+			t.Errorf("status %+v does not name %s", st, parent)
 		}
 	})
 }
