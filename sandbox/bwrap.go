@@ -336,9 +336,10 @@ func (l *launch) kill() {
 	}
 }
 
-// tryBwrap starts a throwaway sandbox with the real arguments and returns
-// "" when it works, else why not (bwrap's own words, which hold no secrets).
-func tryBwrap(ctx context.Context, cfg Config) string {
+// tryBwrap starts a throwaway sandbox with the real arguments (and, when
+// slirp is not "", its network) and returns "" when it works, else why not
+// (bwrap's or slirp4netns's own words, which hold no secrets).
+func tryBwrap(ctx context.Context, cfg Config, slirp string) string {
 	bw, err := lookBwrap(cfg)
 	if err != nil {
 		return deskbot.ErrorMessage(err)
@@ -363,7 +364,7 @@ func tryBwrap(ctx context.Context, cfg Config) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	l, err := startSandbox(ctx, cfg, bw, "", dir, cfg.env("probe", dir),
+	l, err := startSandbox(ctx, cfg, bw, slirp, dir, cfg.env("probe", dir),
 		[]string{bash, "--noprofile", "--norc", "-c", "echo ok"},
 		func(c *exec.Cmd) { c.Stdout, c.Stderr = &out, &out })
 	if err == nil {
@@ -375,6 +376,7 @@ func tryBwrap(ctx context.Context, cfg Config) string {
 			l.kill()
 			err = <-done
 		}
+		l.kill() // slirp4netns
 	}
 	if err == nil && strings.TrimSpace(out.String()) == "ok" {
 		return ""

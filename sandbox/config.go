@@ -266,15 +266,18 @@ func probe(ctx context.Context, cfg Config) (Status, error) {
 		return Status{Mode: ModeNone, Network: cfg.Network, Folder: folder}, nil
 	}
 	st := Status{Mode: ModeBwrap, Folder: folder}
-	if reason := tryBwrap(ctx, cfg); reason != "" {
+	if reason := tryBwrap(ctx, cfg, ""); reason != "" {
 		if cfg.Mode == ModeBwrap {
 			return Status{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=bwrap but bubblewrap cannot start a sandbox: %s", reason)
 		}
 		return Status{Mode: ModeUnavailable, Reason: reason}, nil
 	}
 	if cfg.Network {
-		if _, err := lookSlirp(cfg); err != nil {
+		if slirp, err := lookSlirp(cfg); err != nil {
 			st.NetworkReason = NoNetworkHelper
+		} else if reason := tryBwrap(ctx, cfg, slirp); reason != "" {
+			// E.g. /dev/net/tun missing in a container, or root's only.
+			st.NetworkReason = "slirp4netns cannot give desks a network here (" + reason + "), so they have none"
 		} else {
 			st.Network = true
 		}
