@@ -34,6 +34,29 @@ func needBwrap(t *testing.T) {
 	}
 }
 
+// networkUsable is probed once: can slirp4netns give a sandbox a network
+// here (it needs /dev/net/tun)?
+var networkUsable = sync.OnceValue(func() string {
+	st, err := sandbox.Probe(context.Background(), sandbox.Config{DataDir: os.TempDir(), Mode: sandbox.ModeBwrap, Network: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err.Error()
+	}
+	return st.NetworkReason
+})
+
+// needNetwork skips a test of the desks' network where slirp4netns cannot
+// give one, unless CI demands it with DESKBOT_REQUIRE_BWRAP=1.
+func needNetwork(t *testing.T) {
+	t.Helper()
+	needBwrap(t)
+	if why := networkUsable(); why != "" {
+		if os.Getenv("DESKBOT_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("the desks' network is required but unusable: %s", why)
+		}
+		t.Skipf("the desks' network is unusable here: %s", why)
+	}
+}
+
 // eachMode runs f once in fallback mode and once inside bwrap.
 func eachMode(t *testing.T, f func(t *testing.T, mode string)) {
 	t.Helper()

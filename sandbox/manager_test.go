@@ -108,7 +108,7 @@ func TestProbe(t *testing.T) {
 	if err != nil || got.Mode != sandbox.ModeUnavailable {
 		t.Errorf("Probe(auto) without bwrap = %+v, %v; want unavailable", got, err)
 	}
-	needBwrap(t)
+	needNetwork(t)
 	cfg := testConfig(t, sandbox.ModeAuto)
 	got, err = sandbox.Probe(t.Context(), cfg)
 	if err != nil || got.Mode != sandbox.ModeBwrap || !got.Network {
