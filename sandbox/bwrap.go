@@ -290,20 +290,26 @@ func (l *launch) connect(ctx context.Context, cfg Config, slirp string, infoR, s
 	userns := os.NewFile(ufd, "userns")
 	defer userns.Close()
 	// slirp4netns parses what the desk sends, so it gets as little as
-	// possible: its own empty mount namespace without capabilities
-	// (--enable-sandbox), a seccomp filter, and the rights of the
-	// namespace's owner only (--userns-path). With host loopback disabled
+	// possible: a seccomp filter and the rights of the namespace's owner
+	// only (--userns-path). It runs as the desks' user where /dev/net/tun
+	// lets it; where tun is root's only and the service is root, it runs as
+	// root, and then also in an empty mount namespace without capabilities
+	// (--enable-sandbox, which needs root). With host loopback disabled
 	// neither 127.0.0.1 nor the gateway 10.0.2.2 leads to the host's
 	// loopback.
-	s := exec.Command(slirp, "--configure", "--mtu=65520", "--disable-host-loopback",
-		"--enable-sandbox", "--enable-seccomp", "--ready-fd=3",
-		"--userns-path=/proc/self/fd/4", "--netns-type=path", "/proc/self/fd/5", "tap0")
+	args := []string{"--configure", "--mtu=65520", "--disable-host-loopback", "--enable-seccomp", "--ready-fd=3",
+		"--userns-path=/proc/self/fd/4", "--netns-type=path", "/proc/self/fd/5", "tap0"}
+	s := exec.Command(slirp)
 	s.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	s.ExtraFiles = []*os.File{readyW, userns, netns}
 	s.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if fi, err := os.Stat("/dev/net/tun"); err == nil && fi.Mode().Perm()&0o006 == 0o006 {
-		hostCredential(cfg, s) // as the desks' user; where tun is root's only, as root
+		hostCredential(cfg, s)
 	}
+	if os.Geteuid() == 0 && s.SysProcAttr.Credential == nil {
+		args = append([]string{"--enable-sandbox"}, args...)
+	}
+	s.Args = append(s.Args, args...)
 	var out bytes.Buffer
 	s.Stdout, s.Stderr = &out, &out
 	err = s.Start()

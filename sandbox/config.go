@@ -12,42 +12,48 @@
 // whole session; a bash that exits is restarted on the next command. Either
 // way the session's background jobs are killed with it: in bwrap mode by
 // ending the sandbox's PID namespace, in none mode by killing the shell's
-// process group. A background job also ends when it outlives JobTimeout.
+// session. A background job also ends when it outlives JobTimeout.
 //
 // Isolation (bwrap mode): the desk runs in its own user namespace as the
-// unprivileged uid/gid DeskUID (1000) with no capabilities; when the service
-// runs as root, bwrap itself is started as HostUID (65534, nobody), so the
-// desk is no one on the host either, and the desk's folder is owned by
-// HostUID. The system (/usr) is read-only; of /etc the desk sees only what
-// programs need to run (name resolution, certificates, time zones, the
-// loader cache, alternatives) and a passwd/group made for it, never shadow
-// or the host's users. The desk's folder (DataDir/desks/<name>) is bound
-// writable at the same path and is HOME and the working directory; /tmp is
-// a private tmpfs of Limits.Tmp bytes; the desk has its own PID, IPC and UTS
-// namespaces, and /proc/sys is read-only. Nothing else of DataDir is
-// visible. Rlimits set in the shell before the first command (hard and
-// soft, so the desk cannot raise them) bound processes (counted per user
-// namespace, so per desk), data memory per process, file size and open
-// files. The environment is rebuilt from scratch in every mode (see
-// Config.env), and bwrap itself is started with that clean environment
+// unprivileged uid/gid DeskUID (1000) with no capabilities and cannot make
+// nested user namespaces. When the service runs as root, bwrap itself is
+// started as HostUID (65534, nobody), so the desk is no one on the host
+// either: the desk's folder is handed to HostUID, and DataDir's parents
+// must be passable by it (Status.Folder says when they are not). The system
+// (/usr) is read-only; of /etc the desk sees only what programs need
+// (name-service rules, certificates, time zones, the loader cache, Debian's
+// alternatives) and a passwd, group, hosts and resolv.conf made for it,
+// never shadow or the host's users. The desk's folder (DataDir/desks/<name>)
+// is bound writable at the same path and is HOME and the working directory;
+// /tmp is a private tmpfs of Limits.Tmp bytes; the desk has its own PID,
+// IPC and UTS namespaces, and /proc/sys is read-only. Nothing else of
+// DataDir is visible. Rlimits set in the shell before the first command,
+// hard and soft so the desk cannot raise them, bound processes (counted per
+// uid per user namespace, so per desk), data memory per process, file size
+// and open files. The environment is rebuilt from scratch in every mode
+// (see Config.env), and bwrap itself is started with that clean environment
 // because a sandboxed process can read its init's /proc/1/environ.
 //
 // Network (bwrap mode): always a network namespace of the desk's own. With
-// Network on and slirp4netns installed, slirp4netns (run as the same
-// unprivileged user, with host loopback disabled) gives it outbound access:
-// it reaches the internet but not the host's loopback (Redis, /metrics, a
-// local Bot API server), neither as 127.0.0.1 nor through the gateway
-// 10.0.2.2. Services the host exposes on its other addresses are reached
-// as from any machine on the network. Without slirp4netns the desk has no
-// network, with one warning at start.
+// Network on and slirp4netns usable, slirp4netns connects it to the outside
+// with host loopback disabled: the desk reaches the internet, never the
+// host's loopback (Redis, /metrics, a local Bot API server), neither as
+// 127.0.0.1 nor through the gateway 10.0.2.2. Services that listen on the
+// host's other addresses are reached as from any machine on the network.
+// slirp4netns runs in an empty mount namespace without capabilities and
+// under seccomp, as the desks' user where /dev/net/tun allows it, else as
+// the service's. Where slirp4netns is missing or cannot work, the desk has
+// no network, with one warning at start.
 //
 // Output a command leaves running in the background with "&" (rather than
 // through bash_background) is read as part of whichever command runs next.
 //
 // Mode none (SANDBOX=none, only when set on purpose) keeps the clean
-// environment, the folder and the rlimits but isolates nothing else; a
-// process that leaves the shell's process group (setsid) survives a restart
-// there. Even then the desk cannot read the service's secrets: HardenProcess
+// environment, the folder and the rlimits other than processes (the uid is
+// shared there), but isolates nothing else: the desk shares the host's
+// network, loopback included. Its shell leads a session of its own, and
+// ending it kills every process of that session; only a process that makes
+// a session of its own (setsid) survives a restart there. Even then the desk cannot read the service's secrets: HardenProcess
 // makes the service non-dumpable (its /proc/<pid>/environ and memory belong
 // to root), and when the service runs as root the desk's bash runs as
 // HostUID. With SANDBOX=auto and no usable bwrap, desks get no terminal at

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,8 +39,8 @@ func TestBackgroundJobRunsThenFinishes(t *testing.T) {
 		// The job waits for a file the test creates, so "running" is
 		// observed for sure and no sleep decides the outcome.
 		id := mustStart(t, s, `echo "started $SYMBOL in $PWD"; while [ ! -e go ]; do sleep 0.02; done; echo last-line; exit 4`)
-		if len(id) != 8 {
-			t.Errorf("job id %q, want 8 characters", id)
+		if ok, _ := regexp.MatchString(`^[0-9a-f]{8}$`, id); !ok {
+			t.Errorf("job id %q, want 8 hexadecimal digits", id)
 		}
 		deskbottest.Eventually(t, "the log shows the start", func() bool {
 			return strings.Contains(mustCheck(t, s, id), "started NIFTY in "+filepath.Join(s.Dir(), "work"))

@@ -46,7 +46,10 @@ func (t *tool) Description() string {
 		return unavailableText
 	}
 	secs := strconv.FormatFloat(t.m.cfg.Timeout.Seconds(), 'f', -1, 64)
-	net := "The network is available (for market data and the like); the host's own services are not."
+	net := "The network is available (for market data and the like)."
+	if t.m.status.Mode == ModeBwrap {
+		net = "The network is available (for market data and the like); the host's own services are not."
+	}
 	if !t.m.status.Network {
 		net = "There is no network."
 	}
