@@ -16,12 +16,17 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
+// bashPath is bash's real path: a symlink on PATH may point from a folder
+// the sandbox does not see.
 func bashPath() (string, error) {
 	p, err := exec.LookPath("bash")
 	if err != nil {
 		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the sandbox needs bash, which is not installed")
 	}
-	return filepath.Abs(p)
+	if p, err = filepath.Abs(p); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
 }
 
 func lookBwrap(cfg Config) (string, error) {

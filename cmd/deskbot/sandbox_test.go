@@ -84,3 +84,31 @@ func TestNoTerminalWithoutBwrap(t *testing.T) {
 		}
 	}
 }
+
+// `deskbot check` reports the desks' network: ok through slirp4netns, and a
+// warning naming the package where it is missing.
+func TestCheckDesksNetwork(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"bash", "bwrap"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			if os.Getenv("DESKBOT_REQUIRE_BWRAP") == "1" {
+				t.Fatalf("%s required but missing", name)
+			}
+			t.Skipf("%s is not installed (Debian package bubblewrap)", name)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := goodEnv(t)
+	env["SANDBOX"] = "bwrap"
+	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["sandbox"], "ok") || lines["network"] == "" {
+		t.Fatalf("sandbox %q, network %q:\n%s", lines["sandbox"], lines["network"], out)
+	}
+	t.Setenv("PATH", bin) // bash and bwrap, no slirp4netns
+	code, out, lines := checkOut(t, env)
+	if code != 0 || !strings.HasPrefix(lines["network"], "warn") || !strings.Contains(lines["network"], "Debian package slirp4netns") {
+		t.Errorf("without slirp4netns: exit %d, network %q; want 0 and a warning naming the package:\n%s", code, lines["network"], out)
+	}
+}
