@@ -1,7 +1,8 @@
 # deskbot: multi-stage build of a static binary into a small non-root image.
 # The runtime needs bash (every desk's terminal), bubblewrap (the sandbox;
-# it needs user namespaces, else SANDBOX=auto falls back to plain bash with
-# a warning) and tzdata (India time is also embedded in the binary).
+# it needs user namespaces, else SANDBOX=auto gives desks no terminal),
+# slirp4netns (the desks' network without the host's loopback; it needs
+# /dev/net/tun) and tzdata (India time is also embedded in the binary).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -11,7 +12,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/deskbot ./cmd/desk
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bash bubblewrap tzdata ca-certificates curl \
+ && apt-get install -y --no-install-recommends bash bubblewrap slirp4netns tzdata ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --create-home --home-dir /home/deskbot deskbot \
  && mkdir -p /data && chown deskbot:deskbot /data

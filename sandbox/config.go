@@ -1,37 +1,67 @@
 // Package sandbox owns the desks' terminals: one long-lived bash per desk,
-// isolated with bubblewrap where it can start, and the background jobs
-// started from it. It gives the desks their tools bash, bash_background and
-// check_background.
+// isolated with bubblewrap, and the background jobs started from it. It
+// gives the desks their tools bash, bash_background and check_background.
+// A desk is hostile: everything here assumes the commands are written by
+// someone who wants out.
 //
 // Delivery and concurrency: a Session runs one command at a time; commands
 // from parallel tool calls wait their turn (bounded by their context) and
-// run one after another. The end of a
-// command's output is found by a marker line carrying a fresh random id and
-// the exit status, so nothing a command prints can end it early. A command
-// that outlives the timeout restarts the whole session; a bash that exits is
-// restarted on the next command. Either way the session's background jobs
-// are killed with it: in bwrap mode by ending the sandbox's PID namespace, in
-// fallback mode by killing the shell's process group.
+// run one after another. The end of a command's output is found by a marker
+// line carrying a fresh random id and the exit status, so nothing a command
+// prints can end it early. A command that outlives the timeout restarts the
+// whole session; a bash that exits is restarted on the next command. Either
+// way the session's background jobs are killed with it: in bwrap mode by
+// ending the sandbox's PID namespace, in none mode by killing the shell's
+// session. A background job also ends when it outlives JobTimeout.
 //
-// Isolation (bwrap mode): the system is read-only, the desk's folder
-// (DataDir/desks/<name>) is bound writable at the same path and is HOME and
-// the working directory, /tmp is private, the desk has its own PID, IPC and
-// UTS namespaces, no capabilities even when the service runs as root, and
-// /proc/sys is read-only. Nothing else of DataDir is visible. The
-// environment is rebuilt from scratch in every mode (see Config.env), and
-// bwrap itself is started with that clean environment because a sandboxed
-// process can read its init's /proc/1/environ.
+// Isolation (bwrap mode): the desk runs in its own user namespace as the
+// unprivileged uid/gid DeskUID (1000) with no capabilities and cannot make
+// nested user namespaces. When the service runs as root, bwrap itself is
+// started as HostUID (65534, nobody), so the desk is no one on the host
+// either: the desk's folder is handed to HostUID, and DataDir's parents
+// must be passable by it (Status.Folder says when they are not). The system
+// (/usr) is read-only; of /etc the desk sees only what programs need
+// (name-service rules, certificates, time zones, the loader cache, Debian's
+// alternatives) and a passwd, group, hosts and resolv.conf made for it,
+// never shadow or the host's users. The desk's folder (DataDir/desks/<name>)
+// is bound writable at the same path and is HOME and the working directory;
+// /tmp is a private tmpfs of Limits.Tmp bytes; the desk has its own PID,
+// IPC and UTS namespaces, and /proc/sys is read-only. Nothing else of
+// DataDir is visible. Rlimits set in the shell before the first command,
+// hard and soft so the desk cannot raise them, bound processes (counted per
+// uid per user namespace, so per desk), data memory per process, file size
+// and open files. The environment is rebuilt from scratch in every mode
+// (see Config.env), and bwrap itself is started with that clean environment
+// because a sandboxed process can read its init's /proc/1/environ.
+//
+// Network (bwrap mode): always a network namespace of the desk's own. With
+// Network on and slirp4netns usable, slirp4netns connects it to the outside
+// with host loopback disabled: the desk reaches the internet, never the
+// host's loopback (Redis, /metrics, a local Bot API server), neither as
+// 127.0.0.1 nor through the gateway 10.0.2.2. Services that listen on the
+// host's other addresses are reached as from any machine on the network.
+// slirp4netns runs in an empty mount namespace without capabilities and
+// under seccomp, as the desks' user where /dev/net/tun allows it, else as
+// the service's. Where slirp4netns is missing or cannot work, the desk has
+// no network, with one warning at start.
 //
 // Output a command leaves running in the background with "&" (rather than
 // through bash_background) is read as part of whichever command runs next.
 //
-// Fallback mode (no usable bwrap) keeps the clean environment and the
-// folder but isolates nothing, and a process that leaves the shell's process
-// group (setsid) survives a restart there.
+// Mode none (SANDBOX=none, only when set on purpose) keeps the clean
+// environment, the folder and the rlimits other than processes (the uid is
+// shared there), but isolates nothing else: the desk shares the host's
+// network, loopback included. Its shell leads a session of its own, and
+// ending it kills every process of that session; only a process that makes
+// a session of its own (setsid) survives a restart there. Even then the desk cannot read the service's secrets: HardenProcess
+// makes the service non-dumpable (its /proc/<pid>/environ and memory belong
+// to root), and when the service runs as root the desk's bash runs as
+// HostUID. With SANDBOX=auto and no usable bwrap, desks get no terminal at
+// all (ModeUnavailable): their tools say so and refuse every call.
 //
-// With Network on, the desk shares the host's network namespace, so anything
-// listening on localhost (Redis included) is reachable: protect Redis with a
-// password or turn SANDBOX_NETWORK off.
+// Files of a desk's folder that the service reads itself (job logs and exit
+// statuses) are opened through deskbot.OpenDeskFile: no symlink out, no
+// FIFO or device, read from the checked handle.
 package sandbox
 
 import (
@@ -39,36 +69,72 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/deskbot/deskbot"
 )
 
-// Modes.
+// Modes. Config.Mode is one of the first three; a Manager runs in ModeBwrap,
+// ModeNone or ModeUnavailable.
 const (
-	ModeAuto  = "auto"  // bwrap when it can start, else plain bash with one warning
-	ModeBwrap = "bwrap" // bwrap or refuse to start
-	ModeNone  = "none"  // plain bash in the desk's folder, clean environment only
+	ModeAuto        = "auto"        // bwrap when it can start, else no terminal at all
+	ModeBwrap       = "bwrap"       // bwrap or refuse to start
+	ModeNone        = "none"        // plain bash in the desk's folder, set on purpose
+	ModeUnavailable = "unavailable" // auto without a usable bwrap: desks have no terminal
 )
 
-// Defaults from the issue.
+// Defaults.
 const (
 	DefaultTimeout   = 120 * time.Second
 	DefaultMaxOutput = 20000
+	// DefaultJobTimeout is how long a background job may run: a trading
+	// day, so that nothing started yesterday still runs at today's open.
+	DefaultJobTimeout = 8 * time.Hour
 	// JobTail is how much of a background job's log check_background shows.
 	JobTail = 4000
+	// DeskUID is the uid and gid of the desk inside its user namespace.
+	DeskUID = 1000
+	// DefaultHostUID is the host uid desks run as when the service is root.
+	DefaultHostUID = 65534
 )
+
+// Limits bound what one desk's terminal may use. Zero fields take the
+// defaults of DefaultLimits.
+type Limits struct {
+	Processes int   // RLIMIT_NPROC: processes and threads of the desk
+	Memory    int64 // RLIMIT_DATA per process, bytes
+	FileSize  int64 // RLIMIT_FSIZE, bytes: the largest file a desk can write
+	OpenFiles int   // RLIMIT_NOFILE
+	Tmp       int64 // size of the private /tmp (bwrap mode), bytes
+}
+
+// DefaultLimits are generous for data work and small enough that a fork
+// bomb or a runaway writer stays the desk's own problem.
+var DefaultLimits = Limits{
+	Processes: 512,
+	Memory:    4 << 30,
+	FileSize:  1 << 30,
+	OpenFiles: 1024,
+	Tmp:       512 << 20,
+}
 
 // Config configures the sandbox of every desk.
 type Config struct {
-	DataDir   string        // desk folder = DataDir/desks/<name>
-	Mode      string        // ModeAuto (default), ModeBwrap or ModeNone
-	Network   bool          // SANDBOX_NETWORK; false unshares the network
-	PassEnv   []string      // SANDBOX_ENV: names copied from the service's environment
-	Timeout   time.Duration // per foreground command; default 120s
-	MaxOutput int           // characters of output a command returns; default 20000
-	Logger    *slog.Logger
+	DataDir    string        // desk folder = DataDir/desks/<name>
+	Mode       string        // ModeAuto (default), ModeBwrap or ModeNone
+	Network    bool          // SANDBOX_NETWORK: outbound access through slirp4netns
+	PassEnv    []string      // SANDBOX_ENV: names copied from the service's environment
+	Timeout    time.Duration // per foreground command; default 120s
+	JobTimeout time.Duration // SANDBOX_JOB_TIMEOUT: per background job; default 8h
+	MaxOutput  int           // characters of output a command returns; default 20000
+	Limits     Limits
+	// HostUID is the host uid (and gid) desks run as when the service runs
+	// as root; default 65534. Ignored when the service is not root.
+	HostUID int
+	// Bwrap and Slirp4netns are the helpers' paths; "" looks them up in
+	// PATH. Tests point them at missing files.
+	Bwrap, Slirp4netns string
+	Logger             *slog.Logger
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -91,24 +157,45 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.JobTimeout <= 0 {
+		c.JobTimeout = DefaultJobTimeout
+	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
 	}
+	l, d := &c.Limits, DefaultLimits
+	if l.Processes <= 0 {
+		l.Processes = d.Processes
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.Tmp <= 0 {
+		l.Tmp = d.Tmp
+	}
+	if c.HostUID <= 0 {
+		c.HostUID = DefaultHostUID
+	}
 	if c.Logger == nil {
-		c.Logger = slog.Default()
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
 }
 
-var deskName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-
-// ValidDesk checks a desk name; names become folder names, so nothing that
-// could climb out of DataDir/desks passes.
-func ValidDesk(name string) error {
-	if !deskName.MatchString(name) {
-		return deskbot.Errorf(deskbot.EINVALID, "a desk name is 1 to 32 of a-z, 0-9, _ and -, not '%s'", name)
+// asHost is the host uid desks run as: HostUID when the service is root,
+// else -1 (the service's own uid; the user namespace and HardenProcess
+// protect it).
+func (c Config) asHost() int {
+	if os.Geteuid() == 0 {
+		return c.HostUID
 	}
-	return nil
+	return -1
 }
 
 // DeskDir is the desk's folder on the host (and, in bwrap mode, at the same
@@ -140,34 +227,66 @@ func (c Config) env(desk, home string) []string {
 	return env
 }
 
-// Probe says which mode the sandbox will run in: ModeBwrap or ModeNone. It
-// fails only when Mode is ModeBwrap and bwrap cannot start a sandbox here.
-func Probe(ctx context.Context, cfg Config) (mode string, err error) {
+// Status is what the sandbox gives desks on this machine.
+type Status struct {
+	Mode   string // ModeBwrap, ModeNone or ModeUnavailable
+	Reason string // why bwrap is unusable ("" when it works or was not asked for)
+	// Network is true when desks get outbound access; NetworkReason says
+	// why not when Config.Network asked for it (the package to install).
+	Network       bool
+	NetworkReason string
+	// Folder says why desks cannot reach their folders ("" when they can):
+	// as root they run as HostUID, which must pass through DataDir's parents.
+	Folder string
+}
+
+// Fix is what to do when desks have no terminal.
+const Fix = "install bubblewrap (Debian package bubblewrap) and make sure it can create user namespaces, or set SANDBOX=none on purpose to run desks in plain bash"
+
+// NoNetworkHelper says why Network is off although asked for.
+const NoNetworkHelper = "slirp4netns is not installed (Debian package slirp4netns), so desks have no network; install it to give them outbound access without the host's loopback"
+
+// Probe says what the sandbox will give desks here. It fails only when Mode
+// is ModeBwrap and bwrap cannot start a sandbox here.
+func Probe(ctx context.Context, cfg Config) (Status, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = os.TempDir() // the probe makes its own folder
 	}
-	cfg, err = cfg.withDefaults()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return "", err
+		return Status{}, err
 	}
-	mode, _, err = probe(ctx, cfg)
-	return mode, err
+	return probe(ctx, cfg)
 }
 
-// probe also returns why bwrap is unusable, for the one warning.
-func probe(ctx context.Context, cfg Config) (mode, reason string, err error) {
+func probe(ctx context.Context, cfg Config) (Status, error) {
 	if _, err := bashPath(); err != nil {
-		return "", "", err
+		return Status{}, err
+	}
+	var folder string
+	if uid := cfg.asHost(); uid >= 0 {
+		folder = reachable(cfg.DataDir, uid)
 	}
 	if cfg.Mode == ModeNone {
-		return ModeNone, "", nil
+		// Plain bash shares the host's network: nothing to give, nothing to take.
+		return Status{Mode: ModeNone, Network: cfg.Network, Folder: folder}, nil
 	}
-	reason = tryBwrap(ctx, cfg)
-	if reason == "" {
-		return ModeBwrap, "", nil
+	st := Status{Mode: ModeBwrap, Folder: folder}
+	if reason := tryBwrap(ctx, cfg, ""); reason != "" {
+		if cfg.Mode == ModeBwrap {
+			return Status{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=bwrap but bubblewrap cannot start a sandbox: %s", reason)
+		}
+		return Status{Mode: ModeUnavailable, Reason: reason}, nil
 	}
-	if cfg.Mode == ModeBwrap {
-		return "", reason, deskbot.Errorf(deskbot.EUNAVAILABLE, "SANDBOX=bwrap but bubblewrap cannot start a sandbox: %s", reason)
+	if cfg.Network {
+		if slirp, err := lookSlirp(cfg); err != nil {
+			st.NetworkReason = NoNetworkHelper
+		} else if reason := tryBwrap(ctx, cfg, slirp); reason != "" {
+			// E.g. /dev/net/tun missing in a container, or root's only.
+			st.NetworkReason = "slirp4netns cannot give desks a network here (" + reason + "), so they have none"
+		} else {
+			st.Network = true
+		}
 	}
-	return ModeNone, reason, nil
+	return st, nil
 }

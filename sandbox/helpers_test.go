@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 // bwrapUsable is probed once: every bwrap test needs the same answer.
 var bwrapUsable = sync.OnceValue(func() error {
-	_, err := sandbox.Probe(context.Background(), sandbox.Config{DataDir: os.TempDir(), Mode: sandbox.ModeBwrap})
+	_, err := sandbox.Probe(context.Background(), sandbox.Config{DataDir: os.TempDir(), Mode: sandbox.ModeBwrap, Logger: slog.New(slog.DiscardHandler)})
 	return err
 })
 
@@ -30,6 +31,29 @@ func needBwrap(t *testing.T) {
 			t.Fatalf("bwrap required but unusable: %v", err)
 		}
 		t.Skipf("bwrap unusable here (install the bubblewrap package; DESKBOT_REQUIRE_BWRAP=1 fails instead): %v", err)
+	}
+}
+
+// networkUsable is probed once: can slirp4netns give a sandbox a network
+// here (it needs /dev/net/tun)?
+var networkUsable = sync.OnceValue(func() string {
+	st, err := sandbox.Probe(context.Background(), sandbox.Config{DataDir: os.TempDir(), Mode: sandbox.ModeBwrap, Network: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err.Error()
+	}
+	return st.NetworkReason
+})
+
+// needNetwork skips a test of the desks' network where slirp4netns cannot
+// give one, unless CI demands it with DESKBOT_REQUIRE_BWRAP=1.
+func needNetwork(t *testing.T) {
+	t.Helper()
+	needBwrap(t)
+	if why := networkUsable(); why != "" {
+		if os.Getenv("DESKBOT_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("the desks' network is required but unusable: %s", why)
+		}
+		t.Skipf("the desks' network is unusable here: %s", why)
 	}
 }
 
@@ -46,10 +70,16 @@ func eachMode(t *testing.T, f func(t *testing.T, mode string)) {
 	}
 }
 
+// testConfig makes a data folder the desks' unprivileged user can reach
+// (t.TempDir's parent is private to the test's user).
 func testConfig(t *testing.T, mode string) sandbox.Config {
 	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
 	return sandbox.Config{
-		DataDir: t.TempDir(),
+		DataDir: dir,
 		Mode:    mode,
 		Network: true,
 		Timeout: 20 * time.Second,
@@ -96,28 +126,18 @@ func mustOutput(t *testing.T, s *sandbox.Session, command string) string {
 	return r.Text
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// processesWith lists host pids whose command line contains needle; the host
-// sees processes inside bwrap's PID namespace too.
+// processesWith lists host pids whose whole command line is cmdline; the
+// host sees processes inside bwrap's PID namespace too.
 func processesWith(needle string) []string {
 	var pids []string
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err == nil && bytes.Contains(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), []byte(needle)) {
+		if err == nil && string(bytes.TrimSpace(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))) == needle {
 			pids = append(pids, filepath.Base(d))
 		}
 	}
 	return pids
 }
+
+func deskbottestLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -3,15 +3,14 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
-	"errors"
+	"encoding/hex"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -25,19 +24,22 @@ type job struct {
 }
 
 // ScratchDir is the folder, inside the desk's folder, that holds background
-// job logs (<id>.log) and exit statuses (<id>.exit).
+// job logs (<id>.log) and exit statuses (<id>.exit). The desk may write
+// there too: the service reads these files only through
+// deskbot.OpenDeskFile.
 const ScratchDir = ".scratch"
 
-var jobIDPattern = regexp.MustCompile(`^[a-z0-9]{8}$`)
+var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)
 
+// newJobID is 8 hexadecimal digits (32 random bits).
 func newJobID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 8)
+	b := make([]byte, 4)
 	rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)] // the slight bias does not matter for ids
-	}
-	return string(b)
+	return hex.EncodeToString(b)
+}
+
+func jobTimeoutText(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
 }
 
 func (s *Session) jobPaths(id string) (log, exit string) {
@@ -59,10 +61,15 @@ func (s *Session) RunInBackground(ctx context.Context, command string) (string, 
 	defer s.release()
 	id := newJobID()
 	log, exit := s.jobPaths(id)
-	// The inner subshell keeps an "exit" in the command from skipping the
-	// status file; the status is renamed into place so a reader never sees
-	// it half written. Only the second subshell is put in the background.
-	script := "mkdir -p " + quote(s.scratch) + " && { ( ( eval " + quote(command) + " ) </dev/null >" + quote(log) + " 2>&1; " +
+	// timeout(1) bounds the job's life and puts it in its own process
+	// group, which it kills whole when the time is up; --verbose leaves a
+	// line in the log saying so. The job gets the shell's exported
+	// variables and current folder. The status is renamed into place so a
+	// reader never sees it half written. Only the outer subshell is put in
+	// the background.
+	secs := strconv.FormatInt(int64(math.Ceil(s.m.cfg.JobTimeout.Seconds())), 10)
+	script := "mkdir -p " + quote(s.scratch) + " && { ( timeout --verbose --kill-after=10 " + secs + " " + quote(s.m.bash) +
+		" --noprofile --norc -c " + quote(command) + " </dev/null >" + quote(log) + " 2>&1; " +
 		"echo $? >" + quote(exit+".tmp") + "; mv -f " + quote(exit+".tmp") + " " + quote(exit) + " ) </dev/null >/dev/null 2>&1 & }"
 	o, err := s.exec(ctx, script)
 	if err != nil {
@@ -77,7 +84,7 @@ func (s *Session) RunInBackground(ctx context.Context, command string) (string, 
 	case o.timedOut || o.exited:
 		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s ended while starting a background job", s.desk)
 	case o.status != 0:
-		return "", deskbot.Errorf(deskbot.EINVALID, "The background job could not start: %s", strings.TrimSpace(o.text))
+		return "", deskbot.Errorf(deskbot.EINVALID, "The background job could not start: %s", strings.TrimSpace(o.col.String(s.m.cfg.MaxOutput/2)))
 	}
 	if len(s.jobs) >= 1000 { // forget jobs of earlier terminals; their files remain
 		for k, j := range s.jobs {
@@ -92,10 +99,13 @@ func (s *Session) RunInBackground(ctx context.Context, command string) (string, 
 
 // CheckBackground says whether a job is running, finished (with its exit
 // status) or stopped, with the last JobTail characters of its log. An
-// unknown id is an error result for the model.
+// unknown id is an error result for the model. The job's files are the
+// desk's to write, so they are read through deskbot.ReadDeskFileTail: a
+// symlink out of the folder, a FIFO or a device is refused, never followed
+// or waited on.
 func (s *Session) CheckBackground(ctx context.Context, jobID string) (deskbot.ToolResult, error) {
 	unknown := deskbot.ToolResult{IsError: true, Text: fmt.Sprintf(
-		"There is no background job '%s'. A job id is the 8 letters and digits bash_background returned.", jobID)}
+		"There is no background job '%s'. A job id is the 8 hexadecimal digits bash_background returned.", jobID)}
 	if !jobIDPattern.MatchString(jobID) {
 		return unknown, nil
 	}
@@ -104,57 +114,43 @@ func (s *Session) CheckBackground(ctx context.Context, jobID string) (deskbot.To
 	running := j != nil && j.gen == s.gen && s.sh != nil && !s.sh.exited()
 	s.mu.Unlock()
 
-	logPath, exitPath := s.jobPaths(jobID)
+	logPath, _ := s.jobPaths(jobID)
+	relLog, relExit := ScratchDir+"/"+jobID+".log", ScratchDir+"/"+jobID+".exit"
 	state := "stopped before it finished, because the terminal was restarted or the desk stopped (exit status unknown)"
-	if b, err := os.ReadFile(exitPath); err == nil {
+	if b, err := deskbot.ReadDeskFileTail(s.dir, relExit, 32); err == nil {
 		if st, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			state = fmt.Sprintf("finished, exit status %d", st)
+			if st == 124 || st == 137 {
+				state += fmt.Sprintf(" (also the status of a job stopped at the time limit of %s; its log then ends with timeout's words)", jobTimeoutText(s.m.cfg.JobTimeout))
+			}
 		}
 	} else if running {
 		state = "running"
 	}
-	tail, err := tailFile(logPath, JobTail)
-	if errors.Is(err, fs.ErrNotExist) {
+	var tail string
+	b, err := deskbot.ReadDeskFileTail(s.dir, relLog, 4*JobTail)
+	switch {
+	case err == nil:
+		tail = strings.ToValidUTF8(lastChars(string(b), JobTail), "\uFFFD")
+	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 		if j == nil {
 			return unknown, nil // not this session's, and no trace on disk
 		}
-		tail, err = "", nil
-	}
-	if err != nil {
+	case deskbot.ErrorCode(err) == deskbot.EINVALID:
+		tail = "[The log cannot be shown: " + deskbot.ErrorMessage(err) + "]"
+	default:
 		return deskbot.ToolResult{}, fmt.Errorf("sandbox: reading job log: %w", err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Background job %s: %s\n", jobID, state)
+	var out strings.Builder
+	fmt.Fprintf(&out, "Background job %s: %s\n", jobID, state)
 	if j != nil {
-		fmt.Fprintf(&b, "Command: %s\n", j.command)
+		fmt.Fprintf(&out, "Command: %s\n", j.command)
 	}
-	fmt.Fprintf(&b, "Log: %s\n", logPath)
+	fmt.Fprintf(&out, "Log: %s\n", logPath)
 	if tail == "" {
-		b.WriteString("The log is empty.")
+		out.WriteString("The log is empty.")
 	} else {
-		fmt.Fprintf(&b, "Log tail (at most the last %d characters):\n%s", JobTail, tail)
+		fmt.Fprintf(&out, "Log tail (at most the last %d characters):\n%s", JobTail, tail)
 	}
-	return deskbot.ToolResult{Text: b.String()}, nil
-}
-
-// tailFile returns the last n characters of a file, reading only its end.
-func tailFile(path string, n int) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	off := fi.Size() - int64(4*n)
-	if off < 0 {
-		off = 0
-	}
-	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return "", err
-	}
-	return strings.ToValidUTF8(lastChars(string(b), n), "\uFFFD"), nil
+	return deskbot.ToolResult{Text: out.String()}, nil
 }

@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/sandbox"
 )
 
@@ -37,10 +39,10 @@ func TestBackgroundJobRunsThenFinishes(t *testing.T) {
 		// The job waits for a file the test creates, so "running" is
 		// observed for sure and no sleep decides the outcome.
 		id := mustStart(t, s, `echo "started $SYMBOL in $PWD"; while [ ! -e go ]; do sleep 0.02; done; echo last-line; exit 4`)
-		if len(id) != 8 {
-			t.Errorf("job id %q, want 8 characters", id)
+		if ok, _ := regexp.MatchString(`^[0-9a-f]{8}$`, id); !ok {
+			t.Errorf("job id %q, want 8 hexadecimal digits", id)
 		}
-		eventually(t, "the log shows the start", func() bool {
+		deskbottest.Eventually(t, "the log shows the start", func() bool {
 			return strings.Contains(mustCheck(t, s, id), "started NIFTY in "+filepath.Join(s.Dir(), "work"))
 		})
 		if got := mustCheck(t, s, id); !strings.Contains(got, id+": running") {
@@ -48,7 +50,7 @@ func TestBackgroundJobRunsThenFinishes(t *testing.T) {
 		}
 		// The foreground stays usable while the job runs.
 		mustOutput(t, s, "touch go")
-		eventually(t, "the job finishes", func() bool {
+		deskbottest.Eventually(t, "the job finishes", func() bool {
 			return strings.Contains(mustCheck(t, s, id), "finished, exit status 4")
 		})
 		if got := mustCheck(t, s, id); !strings.HasSuffix(got, "last-line\n") {
@@ -60,7 +62,7 @@ func TestBackgroundJobRunsThenFinishes(t *testing.T) {
 func TestBackgroundLogTailIsBounded(t *testing.T) {
 	s := mustSession(t, mustManager(t, testConfig(t, sandbox.ModeNone)), "main")
 	id := mustStart(t, s, `seq 1 100000`)
-	eventually(t, "the job finishes", func() bool { return strings.Contains(mustCheck(t, s, id), "exit status 0") })
+	deskbottest.Eventually(t, "the job finishes", func() bool { return strings.Contains(mustCheck(t, s, id), "exit status 0") })
 	got := mustCheck(t, s, id)
 	_, tail, _ := strings.Cut(got, "characters):\n")
 	if len(tail) != sandbox.JobTail || !strings.HasSuffix(tail, "\n99999\n100000\n") {
@@ -107,9 +109,9 @@ func TestBackgroundJobsStopWithTheSession(t *testing.T) {
 				secs := fmt.Sprint(500000 + rand.IntN(400000)) // names this test's processes
 				id := mustStart(t, s, "sleep "+secs+" & sleep "+secs+"; echo never")
 				mustRun(t, s, "sleep "+secs+" >/dev/null 2>&1 &")
-				eventually(t, "three sleeps run", func() bool { return len(processesWith("sleep "+secs)) == 3 })
+				deskbottest.Eventually(t, "three sleeps run", func() bool { return len(processesWith("sleep "+secs)) == 3 })
 				tt.end(t, m, s)
-				eventually(t, "no orphan survives", func() bool { return len(processesWith("sleep "+secs)) == 0 })
+				deskbottest.Eventually(t, "no orphan survives", func() bool { return len(processesWith("sleep "+secs)) == 0 })
 				if tt.name == "manager close" {
 					return
 				}
@@ -130,9 +132,9 @@ func TestBwrapKillsJobsThatLeftTheGroup(t *testing.T) {
 	s := mustSession(t, m, "main")
 	secs := fmt.Sprint(500000 + rand.IntN(400000))
 	mustStart(t, s, "setsid sleep "+secs)
-	eventually(t, "the sleep runs", func() bool { return len(processesWith("sleep "+secs)) == 1 })
+	deskbottest.Eventually(t, "the sleep runs", func() bool { return len(processesWith("sleep "+secs)) == 1 })
 	m.Stop("main")
-	eventually(t, "no orphan survives", func() bool { return len(processesWith("sleep "+secs)) == 0 })
+	deskbottest.Eventually(t, "no orphan survives", func() bool { return len(processesWith("sleep "+secs)) == 0 })
 }
 
 func TestBackgroundEmptyCommandIsInvalid(t *testing.T) {

@@ -3,9 +3,12 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -13,62 +16,95 @@ import (
 
 // Manager holds one Session per desk, created on first use.
 type Manager struct {
-	cfg   Config
-	mode  string // ModeBwrap or ModeNone, decided once at start
-	bash  string
-	bwrap string
+	cfg    Config
+	status Status
+	bash   string
+	bwrap  string
+	slirp  string // "" when desks have no network in bwrap mode
 
 	mu       sync.Mutex
 	sessions map[string]*Session
 	closed   bool
 }
 
-// NewManager checks the configuration and decides the mode once: with
-// ModeAuto and no usable bwrap it logs one warning and runs desks in plain
-// bash; with ModeBwrap and no usable bwrap it fails (EUNAVAILABLE).
+// NewManager checks the configuration and decides the mode once. With
+// ModeAuto and no usable bwrap it logs one error and gives desks no
+// terminal (ModeUnavailable: the tools say so); with ModeBwrap and no usable
+// bwrap it fails (EUNAVAILABLE). With Network asked for and no slirp4netns,
+// desks have no network, with one warning.
 func NewManager(cfg Config) (*Manager, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "desks"), 0o700); err != nil {
+	desks := filepath.Join(cfg.DataDir, "desks")
+	if err := os.MkdirAll(desks, 0o700); err != nil {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot make the desks' folder in %s: %v", cfg.DataDir, err)
 	}
 	// Resolve symlinks once so the path bound into bwrap is the real one.
 	if cfg.DataDir, err = filepath.EvalSymlinks(cfg.DataDir); err != nil {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "data folder: %v", err)
 	}
+	if cfg.asHost() >= 0 {
+		// The desks' user must reach its folder through these two, but
+		// not list them (0711): other desks' names and the service's
+		// files stay out of sight.
+		for _, d := range []string{cfg.DataDir, filepath.Join(cfg.DataDir, "desks")} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot open %s to the desks' user: %v", d, err)
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	mode, reason, err := probe(ctx, cfg)
+	st, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, mode: mode, sessions: map[string]*Session{}}
+	m := &Manager{cfg: cfg, status: st, sessions: map[string]*Session{}}
 	if m.bash, err = bashPath(); err != nil {
 		return nil, err
 	}
-	if mode == ModeBwrap {
-		if m.bwrap, err = lookBwrap(); err != nil {
+	switch st.Mode {
+	case ModeBwrap:
+		if m.bwrap, err = lookBwrap(cfg); err != nil {
 			return nil, err
 		}
+		if st.Network {
+			if m.slirp, err = lookSlirp(cfg); err != nil {
+				return nil, err
+			}
+		}
+	case ModeUnavailable:
+		cfg.Logger.Error("sandbox: bubblewrap cannot start here, so desks have NO terminal (bash tools unavailable); "+Fix, "reason", st.Reason)
 	}
-	if reason != "" {
-		cfg.Logger.Warn("sandbox: bubblewrap cannot start here, so desks run in a plain bash in their folders with a clean environment but WITHOUT isolation; set SANDBOX=bwrap to refuse to start instead",
-			"reason", reason)
+	if st.Folder != "" {
+		cfg.Logger.Error("sandbox: " + st.Folder)
 	}
-	cfg.Logger.Info("sandbox ready", "mode", mode, "network", cfg.Network, "timeout", cfg.Timeout)
+	if st.NetworkReason != "" {
+		cfg.Logger.Warn("sandbox: " + st.NetworkReason)
+	}
+	cfg.Logger.Info("sandbox ready", "mode", st.Mode, "network", st.Network, "timeout", cfg.Timeout, "job_timeout", cfg.JobTimeout)
 	return m, nil
 }
 
-// Mode is ModeBwrap or ModeNone: what desks actually run in.
-func (m *Manager) Mode() string { return m.mode }
+// Mode is ModeBwrap, ModeNone or ModeUnavailable: what desks actually get.
+func (m *Manager) Mode() string { return m.status.Mode }
+
+// Status is what the sandbox gives desks, as decided at start.
+func (m *Manager) Status() Status { return m.status }
 
 // Session returns the desk's session, creating its folder and session on
 // first use. The shell itself starts with the first command.
 func (m *Manager) Session(desk string) (*Session, error) {
-	if err := ValidDesk(desk); err != nil {
+	if err := deskbot.ValidDeskName(desk); err != nil {
 		return nil, err
+	}
+	if m.status.Mode == ModeUnavailable {
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s", unavailableText)
+	}
+	if m.status.Folder != "" {
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s", m.status.Folder)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -82,12 +118,64 @@ func (m *Manager) Session(desk string) (*Session, error) {
 	if err := os.MkdirAll(filepath.Join(dir, ScratchDir), 0o700); err != nil {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot make the folder of desk %s: %v", desk, err)
 	}
+	if uid := m.cfg.asHost(); uid >= 0 {
+		if err := handOver(dir, uid); err != nil {
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot hand the folder of desk %s to its user: %v", desk, err)
+		}
+	}
 	s := &Session{
 		m: m, desk: desk, dir: dir, scratch: filepath.Join(dir, ScratchDir),
 		turn: make(chan struct{}, 1), jobs: map[string]*job{},
 	}
 	m.sessions[desk] = s
 	return s, nil
+}
+
+// reachable says why uid may not pass through every folder from / to dir
+// ("" when it may): the desks' user reaches its folder by path, bwrap
+// (0.8) included.
+func reachable(dir string, uid int) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return "data folder: " + err.Error()
+		}
+		bit := fs.FileMode(0o001)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+			bit = 0o100
+		}
+		if fi.Mode().Perm()&bit == 0 {
+			return fmt.Sprintf("desks run as uid %d, which cannot pass through %s on the way to DATA_DIR, so they have no terminal; make it passable (chmod o+x %s) or put DATA_DIR elsewhere (e.g. /var/lib/deskbot)", uid, d, d)
+		}
+		if d == "/" {
+			return ""
+		}
+	}
+}
+
+// handOver makes everything in the desk's folder owned by uid, the host
+// user the desk runs as. It walks through os.Root and changes owners with
+// lchown, so a symlink the desk planted (even one swapped in during the
+// walk) never leads the change outside the folder.
+func handOver(dir string, uid int) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+		return nil // handed over before; new files are the desk's own
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // gone or unreadable: nothing to hand over
+		}
+		return root.Lchown(p, uid, uid)
+	})
 }
 
 // Stop ends a desk's shell and background jobs (the desk stopped). Its next

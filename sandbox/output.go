@@ -59,10 +59,14 @@ func (c *collector) dropLastByte() {
 	c.chars--
 }
 
-// String is the output, cut in the middle with a note when it holds more
-// than max characters.
-func (c *collector) String() string {
-	if !c.cutMid && c.chars <= int64(c.max) {
+// String is the output in at most limit characters: whole when it fits,
+// else its head and tail around a note that says how much was left out
+// (the note counts against the limit too). A nil collector is empty.
+func (c *collector) String(limit int) string {
+	if c == nil {
+		return ""
+	}
+	if !c.cutMid && c.chars <= int64(limit) {
 		return strings.ToValidUTF8(string(c.head)+string(c.tail), "\uFFFD")
 	}
 	front, back := string(c.head), string(c.tail)
@@ -70,14 +74,19 @@ func (c *collector) String() string {
 		all := front + back // nothing dropped: both ends come from the whole
 		front, back = all, all
 	}
-	keepFront := c.max / 2
-	keepBack := c.max - keepFront
+	note := func(cut int64) string {
+		return fmt.Sprintf("\n[... output cut: %d of its %d characters left out here ...]\n", cut, c.chars)
+	}
+	// The note with the largest count is the longest it can be.
+	keep := limit - utf8.RuneCountInString(note(c.chars))
+	if keep < 2 { // no room for a note: the head alone
+		return strings.ToValidUTF8(firstChars(front, limit), "\uFFFD")
+	}
+	keepFront := keep / 2
 	f := firstChars(front, keepFront)
-	b := lastChars(back, keepBack)
+	b := lastChars(back, keep-keepFront)
 	shown := int64(utf8.RuneCountInString(f) + utf8.RuneCountInString(b))
-	note := fmt.Sprintf("\n\n[... output cut: %d characters left out of the middle; the output had %d characters, more than the %d shown ...]\n\n",
-		c.chars-shown, c.chars, c.max)
-	return strings.ToValidUTF8(f, "\uFFFD") + note + strings.ToValidUTF8(b, "\uFFFD")
+	return strings.ToValidUTF8(f, "\uFFFD") + note(c.chars-shown) + strings.ToValidUTF8(b, "\uFFFD")
 }
 
 func firstChars(s string, n int) string {

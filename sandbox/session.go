@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
 )
@@ -64,24 +65,31 @@ func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, 
 	if o.timedOut {
 		return deskbot.ToolResult{Text: timeoutText(s.m.cfg.Timeout), IsError: true}, nil
 	}
-	var b strings.Builder
+	// The whole text stays within MaxOutput characters: what the service
+	// adds (the note, the exit status) is taken from the output's share.
+	var head, foot string
 	if o.note != "" {
-		b.WriteString(o.note + "\n")
+		head = o.note + "\n"
 	}
-	b.WriteString(o.text)
 	if o.status != 0 || o.exited {
-		if o.text != "" && !strings.HasSuffix(o.text, "\n") {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "exit status %d", o.status)
+		foot = fmt.Sprintf("exit status %d", o.status)
 	}
 	if o.exited {
-		b.WriteString("\n[The terminal exited. The next command starts a new one, with the folder and variables reset; background jobs were stopped.]")
+		foot += "\n[The terminal exited. The next command starts a new one, with the folder and variables reset; background jobs were stopped.]"
 	}
-	if b.Len() == 0 {
-		b.WriteString("(no output)")
+	room := s.m.cfg.MaxOutput - utf8.RuneCountInString(head) - utf8.RuneCountInString(foot) - 1
+	text := o.col.String(max(room, 0))
+	if foot != "" && text != "" && !strings.HasSuffix(text, "\n") {
+		foot = "\n" + foot
 	}
-	return deskbot.ToolResult{Text: b.String()}, nil
+	out := head + text + foot
+	if out == "" {
+		out = "(no output)"
+	}
+	if utf8.RuneCountInString(out) > s.m.cfg.MaxOutput { // a maximum smaller than the notes
+		out = firstChars(out, s.m.cfg.MaxOutput)
+	}
+	return deskbot.ToolResult{Text: out}, nil
 }
 
 func checkCommand(command string) string {
@@ -107,7 +115,7 @@ func (s *Session) release() { <-s.turn }
 
 // outcome is how one command in the shell ended.
 type outcome struct {
-	text     string
+	col      *collector // the output; nil when there is none to show
 	status   int
 	exited   bool // bash itself ended; status is its exit status
 	timedOut bool
@@ -135,7 +143,7 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 		// bash died between the check and the write; the reader sees EOF.
 		s.drop(sh, true)
 		<-res
-		return outcome{note: note, text: c.String(), status: sh.exitCode(), exited: true}, nil
+		return outcome{note: note, col: c, status: sh.exitCode(), exited: true}, nil
 	}
 	timer := time.NewTimer(s.m.cfg.Timeout)
 	defer timer.Stop()
@@ -163,13 +171,13 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	}
 	if r.marked {
 		c.dropLastByte()
-		return outcome{note: note, text: c.String(), status: r.status}, nil
+		return outcome{note: note, col: c, status: r.status}, nil
 	}
 	<-sh.done
 	if s.drop(sh, true) {
 		return outcome{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s was stopped", s.desk)
 	}
-	return outcome{note: note, text: c.String(), status: sh.exitCode(), exited: true}, nil
+	return outcome{note: note, col: c, status: sh.exitCode(), exited: true}, nil
 }
 
 // shell returns the running shell, starting one if there is none, with the

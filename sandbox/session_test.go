@@ -9,8 +9,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/sandbox"
 )
 
@@ -75,8 +77,8 @@ func TestLongOutputIsCut(t *testing.T) {
 		cfg := testConfig(t, mode)
 		s := mustSession(t, mustManager(t, cfg), "main")
 		r := mustRun(t, s, `head -c 1000000 /dev/zero | tr '\0' a; echo; echo THE-END`)
-		if n := len(r.Text); n > sandbox.DefaultMaxOutput+300 {
-			t.Errorf("got %d characters, want about %d", n, sandbox.DefaultMaxOutput)
+		if n := utf8.RuneCountInString(r.Text); n > sandbox.DefaultMaxOutput || n < sandbox.DefaultMaxOutput-100 {
+			t.Errorf("got %d characters, want at most and about %d", n, sandbox.DefaultMaxOutput)
 		}
 		for _, want := range []string{"output cut", "1000009 characters", "aaaa\nTHE-END\n"} {
 			if !strings.Contains(r.Text, want) {
@@ -85,6 +87,32 @@ func TestLongOutputIsCut(t *testing.T) {
 		}
 		if !strings.HasPrefix(r.Text, "aaaa") {
 			t.Errorf("cut output should start with the head, got %q...", r.Text[:20])
+		}
+	})
+}
+
+func TestOutputNeverExceedsTheMaximum(t *testing.T) {
+	tests := []struct {
+		name, command string
+		max           int
+	}{
+		{"long output", "seq 1 1000", 100},
+		{"long output and a failure", "seq 1 1000; false", 100},
+		{"long output and an exit", "seq 1 1000; exit 3", 200},
+		{"a maximum smaller than the note", "seq 1 1000; exit 3", 20},
+		{"exactly the maximum", "printf '%099d\\n' 0", 100},
+	}
+	eachMode(t, func(t *testing.T, mode string) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				cfg := testConfig(t, mode)
+				cfg.MaxOutput = tt.max
+				s := mustSession(t, mustManager(t, cfg), "main")
+				r := mustRun(t, s, tt.command)
+				if n := utf8.RuneCountInString(r.Text); n > tt.max {
+					t.Errorf("got %d characters for a maximum of %d: %q", n, tt.max, r.Text)
+				}
+			})
 		}
 	})
 }
@@ -174,7 +202,7 @@ func TestCancelAndCloseEndARunningCommand(t *testing.T) {
 		_, err := s.Run(context.Background(), "sleep 100")
 		errc <- err
 	}()
-	eventually(t, "sleep started", func() bool { return len(processesWith("sleep 100")) > 0 })
+	deskbottest.Eventually(t, "sleep started", func() bool { return len(processesWith("sleep 100")) > 0 })
 	m.Close()
 	select {
 	case err := <-errc:

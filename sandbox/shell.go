@@ -3,10 +3,13 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +22,7 @@ import (
 // mode the group holds bwrap, whose death ends the sandbox's PID namespace
 // and with it every process inside, including those that called setsid.
 type shell struct {
+	l     *launch
 	cmd   *exec.Cmd
 	stdin *os.File
 	outR  *os.File
@@ -27,19 +31,31 @@ type shell struct {
 	once  sync.Once
 }
 
+// limitsLine sets the desk's rlimits, hard and soft, before its first
+// command: an unprivileged desk can lower them but never raise them. A
+// limit the service's own hard limit already holds lower stays lower.
+// Processes are counted per uid in each user namespace, so in bwrap mode
+// the limit is the desk's own; in mode none it is left to the host (the
+// desk shares a uid with the service or with the other desks).
+func limitsLine(cfg Config, bwrap bool) string {
+	l := cfg.Limits
+	var b strings.Builder
+	set := func(opt string, v int64) {
+		fmt.Fprintf(&b, "ulimit -HS %s %d 2>/dev/null;", opt, v)
+	}
+	if bwrap {
+		set("-u", int64(l.Processes))
+	}
+	set("-n", int64(l.OpenFiles))
+	set("-f", l.FileSize/1024) // bash counts -f in 1024-byte blocks
+	set("-d", l.Memory/1024)   // and -d in kilobytes
+	set("-c", 0)               // no core files of the desk's programs
+	b.WriteString("\n")
+	return b.String()
+}
+
 func startShell(m *Manager, desk, dir string) (*shell, error) {
 	env := m.cfg.env(desk, dir)
-	var cmd *exec.Cmd
-	if m.mode == ModeBwrap {
-		args := append(bwrapArgs(m.cfg, dir, env), "--", m.bash, "--noprofile", "--norc")
-		cmd = exec.Command(m.bwrap, args...)
-	} else {
-		cmd = exec.Command(m.bash, "--noprofile", "--norc")
-	}
-	cmd.Env = env // bwrap too: its own environment is readable from inside
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -52,8 +68,25 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	}
 	// One pipe for stdout and stderr keeps their order as the model would
 	// see it in a terminal.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
-	err = cmd.Start()
+	setIO := func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW }
+	var l *launch
+	if m.status.Mode == ModeBwrap {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		l, err = startSandbox(ctx, m.cfg, m.bwrap, m.slirp, dir, env, []string{m.bash, "--noprofile", "--norc"}, setIO)
+		cancel()
+	} else {
+		cmd := exec.Command(m.bash, "--noprofile", "--norc")
+		cmd.Env = env
+		cmd.Dir = dir
+		// Its own session: a background job's timeout(1) makes a process
+		// group of its own, but stays in the session, where kill finds it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		hostCredential(m.cfg, cmd)
+		setIO(cmd)
+		if err = cmd.Start(); err == nil {
+			l = &launch{cmd: cmd, session: true}
+		}
+	}
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -61,12 +94,13 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		outR.Close()
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot start the terminal of desk %s: %v", desk, err)
 	}
-	sh := &shell{cmd: cmd, stdin: inW, outR: outR, out: bufio.NewReaderSize(outR, 64<<10), done: make(chan struct{})}
+	cmd := l.cmd
+	sh := &shell{l: l, cmd: cmd, stdin: inW, outR: outR, out: bufio.NewReaderSize(outR, 64<<10), done: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(sh.done)
 	}()
-	if _, err := inW.WriteString(markDef); err != nil {
+	if _, err := inW.WriteString(limitsLine(m.cfg, m.status.Mode == ModeBwrap) + markDef); err != nil {
 		sh.kill()
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s did not start: %v", desk, err)
 	}
@@ -90,7 +124,7 @@ func (sh *shell) exitCode() int { return sh.cmd.ProcessState.ExitCode() }
 // shell to be reaped and closes the pipes, which unblocks any reader.
 func (sh *shell) kill() {
 	sh.once.Do(func() {
-		syscall.Kill(-sh.cmd.Process.Pid, syscall.SIGKILL)
+		sh.l.kill()
 		select {
 		case <-sh.done:
 		case <-time.After(5 * time.Second): // cannot happen short of a kernel in trouble

@@ -36,10 +36,21 @@ type tool struct {
 
 func (t *tool) Name() string { return t.name }
 
+// unavailableText is the whole description of every terminal tool, and the
+// answer to every call, when desks have no terminal.
+const unavailableText = "UNAVAILABLE: this desk has no terminal, because the service cannot isolate it here (bubblewrap is missing or cannot start). " +
+	"Do not call this tool: every call fails. Work with your other tools; the people running the service have been told."
+
 func (t *tool) Description() string {
+	if t.m.status.Mode == ModeUnavailable {
+		return unavailableText
+	}
 	secs := strconv.FormatFloat(t.m.cfg.Timeout.Seconds(), 'f', -1, 64)
 	net := "The network is available (for market data and the like)."
-	if !t.m.cfg.Network {
+	if t.m.status.Mode == ModeBwrap {
+		net = "The network is available (for market data and the like); the host's own services are not."
+	}
+	if !t.m.status.Network {
 		net = "There is no network."
 	}
 	switch t.name {
@@ -53,10 +64,11 @@ func (t *tool) Description() string {
 			"so start long work with bash_background. Calls run one at a time. Times are India time (TZ=Asia/Kolkata). %s",
 			t.m.cfg.MaxOutput, secs, net)
 	case ToolBashBackground:
-		return "Start a long-running command in the background in your terminal and return at once with an 8-character job id. " +
-			"It starts in the terminal's current folder with its exported variables; its output (stdout and stderr) goes to a log file in your desk's folder. " +
-			"Use check_background with the job id to see whether it is running or finished and the end of its log. " +
-			"Background jobs stop if the terminal is restarted (a bash command that timed out, or the terminal exited) or the desk stops."
+		return fmt.Sprintf("Start a long-running command in the background in your terminal and return at once with a job id of 8 hexadecimal digits. "+
+			"It starts in the terminal's current folder with its exported variables; its output (stdout and stderr) goes to a log file in your desk's folder. "+
+			"Use check_background with the job id to see whether it is running or finished and the end of its log. "+
+			"Background jobs stop if the terminal is restarted (a bash command that timed out, or the terminal exited), the desk stops, "+
+			"or after running %s.", jobTimeoutText(t.m.cfg.JobTimeout))
 	default:
 		return fmt.Sprintf("Check a background job started with bash_background: says running, finished (with its exit status) or stopped, "+
 			"and shows the last %d characters of its log.", JobTail)
@@ -66,7 +78,7 @@ func (t *tool) Description() string {
 func (t *tool) Schema() json.RawMessage {
 	desc := "The bash command to run, e.g. \"ls -la\". Several lines are fine."
 	if t.arg == "job_id" {
-		desc = "The 8-character job id bash_background returned."
+		desc = "The job id (8 hexadecimal digits) bash_background returned."
 	}
 	s, _ := json.Marshal(map[string]any{
 		"type":                 "object",
@@ -82,6 +94,9 @@ func (t *tool) Schema() json.RawMessage {
 func (t *tool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	if desk != "" && desk != t.desk {
 		return deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINTERNAL, "the %s tool of desk %s was run for desk %s", t.name, t.desk, desk)
+	}
+	if t.m.status.Mode == ModeUnavailable {
+		return deskbot.ToolResult{IsError: true, Text: unavailableText}, nil
 	}
 	var a map[string]json.RawMessage
 	var v string
@@ -120,7 +135,7 @@ func (t *tool) Run(ctx context.Context, desk string, args json.RawMessage) (desk
 func (t *tool) badArgs(why string) (deskbot.ToolResult, error) {
 	example := `{"command": "ls -la"}`
 	if t.arg == "job_id" {
-		example = `{"job_id": "ab12cd34"}`
+		example = `{"job_id": "0a1b2c3d"}`
 	}
 	return deskbot.ToolResult{IsError: true, Text: fmt.Sprintf("Bad arguments for %s: %s. Call it like %s.", t.name, why, example)}, nil
 }

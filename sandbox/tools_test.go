@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/sandbox"
 )
 
@@ -64,7 +65,7 @@ func TestToolsRun(t *testing.T) {
 	if r.IsError || len(id) != 8 {
 		t.Fatalf("bash_background: got %q", r.Text)
 	}
-	eventually(t, "the job finishes", func() bool {
+	deskbottest.Eventually(t, "the job finishes", func() bool {
 		r := runTool(t, check, `{"job_id": "`+id+`"}`)
 		return !r.IsError && strings.Contains(r.Text, "exit status 0") && strings.Contains(r.Text, "from-job")
 	})

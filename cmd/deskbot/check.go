@@ -156,16 +156,30 @@ func (c *checker) redis(ctx context.Context, cfg Config) {
 }
 
 func (c *checker) sandbox(ctx context.Context, cfg Config) {
-	mode, err := sandbox.Probe(ctx, sandbox.Config{DataDir: cfg.DataDir, Mode: cfg.Sandbox, Network: cfg.SandboxNetwork})
+	st, err := sandbox.Probe(ctx, sandbox.Config{DataDir: cfg.DataDir, Mode: cfg.Sandbox, Network: cfg.SandboxNetwork})
 	switch {
 	case err != nil:
 		c.add("sandbox", statusFail, "%s", deskbot.ErrorMessage(err))
-	case mode == sandbox.ModeBwrap:
-		c.add("sandbox", statusOK, "bubblewrap usable")
-	case cfg.Sandbox == sandbox.ModeNone:
-		c.add("sandbox", statusWarn, "SANDBOX=none: desks' commands run as plain bash with the service's rights")
+		return
+	case st.Folder != "":
+		c.add("sandbox", statusFail, "%s", st.Folder)
+	case st.Mode == sandbox.ModeBwrap:
+		c.add("sandbox", statusOK, "bubblewrap usable: desks run as an unprivileged user in their own namespaces")
+	case st.Mode == sandbox.ModeNone:
+		c.add("sandbox", statusWarn, "SANDBOX=none: desks' commands run as plain bash, isolated by nothing but their user")
 	default:
-		c.add("sandbox", statusWarn, "bubblewrap not usable here: desks' commands run as plain bash (install bubblewrap, or allow user namespaces)")
+		c.add("sandbox", statusFail, "desks have NO terminal: bubblewrap cannot start here (%s); %s", st.Reason, sandbox.Fix)
+	}
+	switch {
+	case st.Mode == sandbox.ModeUnavailable:
+	case !cfg.SandboxNetwork:
+		c.add("network", statusOK, "desks have no network (SANDBOX_NETWORK=false)")
+	case st.Mode == sandbox.ModeNone:
+		c.add("network", statusWarn, "SANDBOX=none: desks share the host's network and reach its loopback (Redis, /metrics)")
+	case st.Network:
+		c.add("network", statusOK, "slirp4netns: desks reach the outside but not the host's loopback")
+	default:
+		c.add("network", statusWarn, "%s", st.NetworkReason)
 	}
 }
 

@@ -80,9 +80,14 @@ func goodEnv(t *testing.T) map[string]string {
 	t.Helper()
 	tg := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: "administrator"})
 	t.Cleanup(tg.Close)
+	dataDir := t.TempDir()
+	// As root, desks run as another user, who must pass through DATA_DIR's parents.
+	if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{
 		"TELEGRAM_TOKEN": testToken, "TELEGRAM_API_URL": tg.URL, "TELEGRAM_CHAT_ID": fmt.Sprint(groupID),
-		"TELEGRAM_APPROVERS": "101", "DATA_DIR": t.TempDir(), "HTTP_ADDR": "127.0.0.1:0",
+		"TELEGRAM_APPROVERS": "101", "DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0",
 		"MODEL_BASE_URL": fakeModels(t, 200, "qwen3:latest", "llama3"), "SANDBOX": "none",
 		"PATH": os.Getenv("PATH"),
 	}
@@ -238,8 +243,9 @@ func TestCheckRealRedis(t *testing.T) {
 	}
 }
 
-// SANDBOX=bwrap where bubblewrap cannot run fails the check; the service
-// would refuse to start.
+// Where bubblewrap cannot run, the check fails: with SANDBOX=bwrap the
+// service would refuse to start; with SANDBOX=auto desks would have no
+// terminal, and the line names the fix.
 func TestCheckSandboxBwrapUnusable(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -257,7 +263,8 @@ func TestCheckSandboxBwrapUnusable(t *testing.T) {
 		t.Errorf("exit %d, sandbox %q; want 1 and FAIL:\n%s", code, lines["sandbox"], out)
 	}
 	env["SANDBOX"] = "auto"
-	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["sandbox"], "warn") {
-		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 0 and warn:\n%s", code, lines["sandbox"], out)
+	if code, out, lines := checkOut(t, env); code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") ||
+		!strings.Contains(lines["sandbox"], "Debian package bubblewrap") || !strings.Contains(lines["sandbox"], "SANDBOX=none") {
+		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 1 and FAIL naming the fix:\n%s", code, lines["sandbox"], out)
 	}
 }

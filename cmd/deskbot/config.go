@@ -43,6 +43,8 @@ type Config struct {
 	SandboxNetwork bool          `env:"SANDBOX_NETWORK" envDefault:"true"`
 	SandboxEnv     []string      `env:"SANDBOX_ENV" envSeparator:","`
 	SandboxTimeout time.Duration `env:"SANDBOX_TIMEOUT" envDefault:"120s"`
+	// A background job's lifetime: a trading day.
+	SandboxJobTimeout time.Duration `env:"SANDBOX_JOB_TIMEOUT" envDefault:"8h"`
 
 	// Desks and models. Per-desk keys stay in the environment, named by
 	// api_key_env in DESKS_FILE.
@@ -114,6 +116,9 @@ func (c Config) validate() []string {
 	}
 	if c.SandboxTimeout <= 0 {
 		bad("SANDBOX_TIMEOUT", "must be a positive duration")
+	}
+	if c.SandboxJobTimeout <= 0 {
+		bad("SANDBOX_JOB_TIMEOUT", "must be a positive duration such as 8h")
 	}
 	if c.ModelTimeout <= 0 {
 		bad("MODEL_TIMEOUT", "must be a positive duration")

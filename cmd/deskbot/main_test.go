@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +41,11 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 	t.Helper()
 	storetest.MustOpen(t) // skips (or fails in CI) without Redis
 	s := &service{tg: telegramtest.New(t, testToken), model: modeltest.New(t), logs: &strings.Builder{}}
+	dataDir := t.TempDir()
+	// As root, desks run as another user, who must pass through DATA_DIR's parents.
+	if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
+		t.Fatal(err)
+	}
 	environ := map[string]string{
 		"TELEGRAM_TOKEN":     testToken,
 		"TELEGRAM_API_URL":   s.tg.URL,
@@ -47,7 +53,7 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 		"TELEGRAM_APPROVERS": "101,102",
 		"REDIS_URL":          storetest.URL(),
 		"REDIS_PREFIX":       storetest.RandomPrefix(),
-		"DATA_DIR":           t.TempDir(),
+		"DATA_DIR":           dataDir,
 		"MODEL_BASE_URL":     s.model.URL + "/v1",
 		"MODEL_NAME":         "fake",
 		"MODEL_TIMEOUT":      "5s",

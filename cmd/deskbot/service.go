@@ -74,6 +74,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if p := cfg.guard(environMap(os.Environ())); len(p) > 0 {
 		return errors.New(strings.Join(p, "\n"))
 	}
+	// Before any desk runs: the service's environment and memory are
+	// unreadable to processes of its own uid.
+	if err := sandbox.HardenProcess(); err != nil {
+		log.Warn(deskbot.ErrorMessage(err))
+	}
 	m.drain = newDrain(ctx)
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
@@ -87,10 +92,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	if m.Sandbox, err = sandbox.NewManager(sandbox.Config{
 		DataDir: cfg.DataDir, Mode: cfg.Sandbox, Network: cfg.SandboxNetwork,
-		PassEnv: cfg.SandboxEnv, Timeout: cfg.SandboxTimeout, Logger: log,
+		PassEnv: cfg.SandboxEnv, Timeout: cfg.SandboxTimeout, JobTimeout: cfg.SandboxJobTimeout, Logger: log,
 	}); err != nil {
 		return fmt.Errorf("sandbox: %s", deskbot.ErrorMessage(err))
 	}
+	m.tellNoTerminal(ctx)
 	if cfg.SandboxNetwork {
 		if auth, err := m.Store.RequiresAuth(ctx); err == nil && !auth {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and put it in REDIS_URL, or set SANDBOX_NETWORK=false.")
@@ -182,6 +188,32 @@ func knownTools() []string {
 		agent.SendMessage,
 	}
 }
+
+// tellNoTerminal tells the chat, once a day at most however often the
+// service restarts, that desks have no terminal and how to give them one.
+// The warning rides on the model_unreachable event, which the bot shows as
+// a warning line.
+func (m *Main) tellNoTerminal(ctx context.Context) {
+	st := m.Sandbox.Status()
+	why := st.Folder
+	if st.Mode == sandbox.ModeUnavailable {
+		why = "bubblewrap cannot start here (" + st.Reason + "): " + sandbox.Fix
+	}
+	if why == "" {
+		return
+	}
+	if first, err := m.Store.PutNoteOnce(ctx, noteNoTerminal, "1", 24*time.Hour); err != nil || !first {
+		return
+	}
+	if err := m.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: deskbot.AllDesks, Time: m.Now(),
+		Text: "Desks have no terminal: their bash tools are unavailable. " + why}); err != nil {
+		m.Log.Warn("could not tell the chat that desks have no terminal", "err", deskbot.ErrorMessage(err))
+	}
+}
+
+// noteNoTerminal marks that the chat was told today that desks have no
+// terminal; it is the service's one note key of its own.
+const noteNoTerminal = "sandbox:no-terminal"
 
 // outboxGroup is the bot's consumer group on the event stream.
 const outboxGroup = bot.OutboxGroup
