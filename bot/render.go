@@ -64,6 +64,13 @@ func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
 	return text + lapses, kb
 }
 
+// shownWhole reports whether r's message shows its call whole, so Allow may
+// be offered and taken.
+func shownWhole(r *deskbot.Request) bool {
+	_, whole := requestText(r)
+	return whole
+}
+
 // requestText renders what a request asks, and reports whether the call is
 // shown whole. Anything added to the message later (a summary of the call
 // in trading words) goes into the header: the length rule below counts the
