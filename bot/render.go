@@ -39,16 +39,17 @@ func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uF
 
 func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
 
-// RenderRequest renders a held call and its keyboard: exactly one row,
-// Allow once, Always allow, Deny. The markup is new on every call, because
-// telebot rewrites the markup it is given.
+// RenderRequest renders a held call and its keyboard: one row, Allow once,
+// Always allow, Deny. The markup is new on every call, because telebot
+// rewrites the markup it is given.
 //
 // What the approver sees is what runs: the call's canonical arguments are
 // shown whole, with characters that display as nothing or as something
-// else escaped (deskbot.ShownArguments). A call that does not fit one
-// message whole is never offered Allow: it gets Deny only, and says so.
-// The gate refuses such calls before they are held; this is the bot's own
-// guard should one arrive anyway.
+// else escaped (shownArguments). A call that does not fit one message
+// whole is never offered Allow: its row is Deny alone, and the message says
+// why. The agent refuses such calls before they are held; this is the
+// bot's own guard should one arrive anyway, and decide refuses a forged
+// Allow on it.
 func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
 	text, whole := requestText(r)
@@ -88,7 +89,7 @@ func requestText(r *deskbot.Request) (text string, whole bool) {
 	// rather than let the notice overflow the message.
 	head = fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(trimRunes(deskbot.ShowText(r.Desk), 64)), esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)))
 	return head + fmt.Sprintf("\n⚠️ Its arguments are %d characters long, too long to show here whole, so it cannot be allowed from the chat. Deny it; the desk can make the call shorter.", n) +
-		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", cutArgsRunes) + esc(trimRunes(args, cutArgsRunes)) + "</pre>" + foot, false
+		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(trimRunes(args, cutArgsRunes)) + "</pre>" + foot, false
 }
 
 // RenderOutcome renders a request after its decision or lapse: the request
