@@ -274,3 +274,47 @@ func TestRenderDeskMessages(t *testing.T) {
 		})
 	}
 }
+
+// Every call the agent lets through (shown arguments of at most
+// deskbot.MaxShownArguments characters) is offered Allow and shown whole,
+// with the longest desk name, astral characters and HTML escapes at their
+// worst: the agent's limit and the bot's agree.
+func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
+	tests := []struct {
+		fill  string
+		whole bool
+	}{
+		{"x", true}, {"&", true}, {"<", true}, {"\u202e", true}, {"é", true},
+		// The agent counts characters; Telegram counts UTF-16 units, two
+		// per astral character, so 3,000 of them cannot fit one message.
+		// The bot then offers Deny only, which is safe, not convenient.
+		{"😀", false},
+	}
+	for _, tt := range tests {
+		fill := tt.fill
+		// Build arguments whose shown form is exactly MaxShownArguments
+		// characters long.
+		shownLen := func(v string) int {
+			return utf8.RuneCountInString(deskbot.ShownArguments(json.RawMessage(`{"command":` + strconv.Quote(v) + `}`)))
+		}
+		empty, each := shownLen(""), shownLen(fill)-shownLen("")
+		value := strings.Repeat(fill, (deskbot.MaxShownArguments-empty)/each)
+		if n := shownLen(value); n > deskbot.MaxShownArguments || n+each <= deskbot.MaxShownArguments {
+			t.Fatalf("filled with %q: shown arguments are %d characters, want the most that fit %d", fill, n, deskbot.MaxShownArguments)
+		}
+		r := heldRequest()
+		r.Desk, r.Content.ToolName = strings.Repeat("d", 32), "bash_background"
+		r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(value) + `}`)
+		text, kb := RenderRequest(r)
+		plain := mustPlain(t, text, MaxMessage)
+		whole := strings.Contains(plain, shownArguments(r.Content.Arguments))
+		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny"}); allows != whole || whole != tt.whole {
+			t.Errorf("filled with %q: shown whole %v with buttons %q, want whole %v", fill, whole, labels(kb), tt.whole)
+		}
+		r.State, r.Decision, r.DecidedBy = deskbot.StateDenied, deskbot.Deny, strings.Repeat("N", 64)
+		r.Reason = strings.Repeat("😀", 600)
+		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, shownArguments(r.Content.Arguments)) != tt.whole {
+			t.Errorf("filled with %q: the outcome shows the call whole = %v, want %v", fill, !tt.whole, tt.whole)
+		}
+	}
+}
