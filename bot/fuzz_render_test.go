@@ -69,7 +69,7 @@ func FuzzRenderRequest(f *testing.F) {
 		}
 		// Allow is offered only on a call shown whole.
 		allows := len(kb.InlineKeyboard[0]) > 1
-		if shown := shownArguments(r.Content.Arguments); allows && !strings.Contains(plain, shown) {
+		if shown := deskbot.ShownArguments(r.Content.Arguments); allows && !strings.Contains(plain, shown) {
 			t.Fatalf("Allow offered on a call not shown whole: %q", plain)
 		}
 		for _, row := range kb.InlineKeyboard {
@@ -89,7 +89,7 @@ func FuzzRenderRequest(f *testing.F) {
 		if n := utf16Len(outPlain); n > MaxMessage {
 			t.Fatalf("outcome message is %d characters", n)
 		}
-		if allows && !strings.Contains(outPlain, shownArguments(r.Content.Arguments)) {
+		if allows && !strings.Contains(outPlain, deskbot.ShownArguments(r.Content.Arguments)) {
 			t.Fatalf("the outcome of an allowed call does not show it whole: %q", outPlain)
 		}
 	})

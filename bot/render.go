@@ -1,8 +1,6 @@
 package bot
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
@@ -45,7 +43,7 @@ func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
 //
 // What the approver sees is what runs: the call's canonical arguments are
 // shown whole, with characters that display as nothing or as something
-// else escaped (shownArguments). A call that does not fit one message
+// else escaped (deskbot.ShownArguments). A call that does not fit one message
 // whole is never offered Allow: its row is Deny alone, and the message says
 // why. The agent refuses such calls before they are held; this is the
 // bot's own guard should one arrive anyway, and decide refuses a forged
@@ -79,7 +77,7 @@ func shownWhole(r *deskbot.Request) bool {
 func requestText(r *deskbot.Request) (text string, whole bool) {
 	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(deskbot.ShowText(r.Desk)), esc(deskbot.ShowText(r.Content.ToolName)))
 	foot := "\nRequest <code>" + esc(r.ID) + "</code>"
-	args := shownArguments(r.Content.Arguments)
+	args := deskbot.ShownArguments(r.Content.Arguments)
 	text = head + "\n<pre>" + esc(args) + "</pre>" + foot
 	if plainLen(text) <= MaxMessage-outcomeRoom {
 		return text, true
@@ -141,29 +139,6 @@ func outcomeText(r *deskbot.Request, room int) string {
 		return fit(verdict, ":\n<pre>", deskbot.ShowText(r.Result.Text), "</pre>", resultRunes)
 	}
 	return "State: " + esc(string(r.State)) + "."
-}
-
-// shownArguments is deskbot.ShownArguments without JSON's HTML escapes:
-// the same value, canonical and with hidden characters shown escaped, but
-// with '<', '>' and '&' as themselves, so an approver reads "a && b > f"
-// and not "a \u0026\u0026 b \u003e f" (esc makes them safe for HTML). It is
-// never longer than deskbot.ShownArguments, so a call the gate let through
-// as short enough to show fits here too.
-func shownArguments(args json.RawMessage) string {
-	canon := deskbot.CanonicalArguments(args)
-	d := json.NewDecoder(strings.NewReader(canon))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return deskbot.ShowText(canon) // not JSON: shown as it came
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return deskbot.ShowText(canon)
-	}
-	return deskbot.ShowText(strings.TrimSuffix(buf.String(), "\n"))
 }
 
 // tagRx matches the markup written here; escaped text holds no '<'.

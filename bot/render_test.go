@@ -93,7 +93,7 @@ func TestRenderRequestShowsALongCallWhole(t *testing.T) {
 	r := heldRequest()
 	r.Content.ToolName = "bash"
 	r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(command) + `}`)
-	shown := shownArguments(r.Content.Arguments)
+	shown := deskbot.ShownArguments(r.Content.Arguments)
 	if n := utf8.RuneCountInString(deskbot.ShownArguments(r.Content.Arguments)); n < 2000 || n > deskbot.MaxShownArguments {
 		t.Fatalf("test call is %d characters; want a long one that the gate lets through", n)
 	}
@@ -307,13 +307,13 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 		r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(value) + `}`)
 		text, kb := RenderRequest(r)
 		plain := mustPlain(t, text, MaxMessage)
-		whole := strings.Contains(plain, shownArguments(r.Content.Arguments))
+		whole := strings.Contains(plain, deskbot.ShownArguments(r.Content.Arguments))
 		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny"}); allows != whole || whole != tt.whole {
 			t.Errorf("filled with %q: shown whole %v with buttons %q, want whole %v", fill, whole, labels(kb), tt.whole)
 		}
 		r.State, r.Decision, r.DecidedBy = deskbot.StateDenied, deskbot.Deny, strings.Repeat("N", 64)
 		r.Reason = strings.Repeat("😀", 600)
-		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, shownArguments(r.Content.Arguments)) != tt.whole {
+		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, deskbot.ShownArguments(r.Content.Arguments)) != tt.whole {
 			t.Errorf("filled with %q: the outcome shows the call whole = %v, want %v", fill, !tt.whole, tt.whole)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
 	"github.com/google/uuid"
@@ -98,7 +97,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if n := utf8.RuneCountInString(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
+	if n := deskbot.ShownLength(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
