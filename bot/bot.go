@@ -33,6 +33,11 @@ type Config struct {
 }
 
 // Gate is what the bot asks of the permission gate.
+//
+// The one import of a sibling package the bot makes: a decision travels
+// from Decide to Run as gate.PermissionResponse, which carries the gate's
+// own words for the desk. The gate imports only the root package, so the
+// bot pulls in nothing else through it (no Redis client, no model SDK).
 type Gate interface {
 	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
 	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
