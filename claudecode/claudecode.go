@@ -19,7 +19,8 @@
 // service's state directory, the API key, switches that turn off updates
 // and telemetry; never the bot token, the Redis URL or another variable of
 // the service), the desk's folder as working directory, no settings from
-// that folder (--setting-sources user, with the private HOME) and no hooks.
+// that folder or the machine (--bare: no hooks, no CLAUDE.md discovery, no
+// keychain; --setting-sources user, with the private HOME).
 // It is stopped (its whole process group) when the backend's timeout
 // passes and when the service stops.
 //
@@ -178,6 +179,14 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, e
 	started, final, streamErr := b.read(ctx, log, out)
 	waitErr := cmd.Wait()
 
+	if session != "" && !started && rctx.Err() == nil {
+		// The CLI gave up before its session started: most likely the
+		// session is gone (another machine, a wiped HOME). The next turn
+		// starts a new conversation rather than failing the same way.
+		if err := c.Sessions.DeleteNote(context.WithoutCancel(ctx), sessionKey(c.Desk)); err != nil {
+			log.WarnContext(ctx, "could not forget the desk's session", "err", err)
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("%s: %w", c.Name, ctx.Err())
@@ -190,14 +199,6 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, e
 		return clip(final.Result, maxResult), nil
 	case final != nil:
 		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, b.redact(final.Result, turn.Token))
-	}
-	if session != "" && !started {
-		// The CLI gave up before its session started: most likely the
-		// session is gone (another machine, a wiped HOME). The next turn
-		// starts a new conversation rather than failing the same way.
-		if err := c.Sessions.DeleteNote(context.WithoutCancel(ctx), sessionKey(c.Desk)); err != nil {
-			log.WarnContext(ctx, "could not forget the desk's session", "err", err)
-		}
 	}
 	why := cmp.Or(b.redact(stderr.String(), turn.Token), "no output")
 	if streamErr != nil {
@@ -218,7 +219,9 @@ func (b *Backend) read(ctx context.Context, log *slog.Logger, out io.Reader) (st
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue // not ours to judge; the result decides
 		}
-		if ev.SessionID != "" && ev.SessionID != saved {
+		// Only the init message starts a session: the CLI echoes a
+		// --resume id it does not know in its error result.
+		if ev.Type == "system" && ev.Subtype == "init" && ev.SessionID != "" && ev.SessionID != saved {
 			started, saved = true, ev.SessionID
 			if err := b.c.Sessions.PutNote(context.WithoutCancel(ctx), sessionKey(b.c.Desk), ev.SessionID, sessionTTL); err != nil {
 				log.WarnContext(ctx, "could not keep the desk's Claude session", "err", err)
@@ -249,8 +252,14 @@ func (b *Backend) args(req agent.TurnRequest, mcpConfig, session string) []strin
 		"--strict-mcp-config", "--mcp-config", mcpConfig,
 		"--tools", "",
 		"--allowedTools", strings.Join(allowed, ","),
+		// Nothing from the desk's folder or the machine: no hooks, no
+		// CLAUDE.md discovery, no keychain, the API key only.
+		"--bare",
 		"--setting-sources", "user",
 		"--settings", `{"disableAllHooks":true}`,
+		// The system prompt carries the time: rendered afresh each turn,
+		// not recorded with the session.
+		"--system-prompt-snapshot", "off",
 	}
 	if b.c.Model != "" {
 		args = append(args, "--model", b.c.Model)
@@ -275,6 +284,9 @@ func (b *Backend) env(home string) []string {
 		"DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		// A provider that is down fails over to the next backend soon,
+		// rather than after the CLI's ten retries.
+		"CLAUDE_CODE_MAX_RETRIES=2",
 		"MCP_TOOL_TIMEOUT=" + strconv.FormatInt(b.c.Timeout.Milliseconds(), 10),
 	}
 	if b.c.APIKey != "" {

@@ -58,7 +58,7 @@ func TestTurnRunsToolsThroughTheExecutor(t *testing.T) {
 		t.Errorf("--allowedTools = %v, want %v", allowed, want)
 	}
 	for flag, want := range map[string]string{"-p": "", "--output-format": "stream-json", "--verbose": "", "--strict-mcp-config": "", "--tools": "",
-		"--max-turns": "7", "--model": "claude-sonnet-4-5", "--setting-sources": "user"} {
+		"--max-turns": "7", "--model": "claude-sonnet-4-5", "--setting-sources": "user", "--bare": "", "--system-prompt-snapshot": "off"} {
 		if got, ok := rec.Flags[flag]; !ok || got != want {
 			t.Errorf("flag %s = %q (given %v), want %q", flag, got, ok, want)
 		}
@@ -189,7 +189,7 @@ func TestCLIEnvironmentHoldsNoSecret(t *testing.T) {
 		env[k] = v
 	}
 	allowed := []string{"HOME", "PATH", "LANG", "ENABLE_TOOL_SEARCH", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY",
-		"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "MCP_TOOL_TIMEOUT", "ANTHROPIC_API_KEY"}
+		"DISABLE_ERROR_REPORTING", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES", "MCP_TOOL_TIMEOUT", "ANTHROPIC_API_KEY"}
 	for k := range env {
 		if !slices.Contains(allowed, k) {
 			t.Errorf("the CLI's environment has %s", k)

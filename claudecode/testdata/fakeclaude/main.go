@@ -98,8 +98,12 @@ func main() {
 	session := fmt.Sprintf("0000-session-%d", n+1)
 	if s, ok := rec.Flags["--resume"]; ok {
 		if r.NoSession {
+			// As the CLI does: a word on stderr, an error result naming
+			// the unknown session, no init.
+			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", s)
+			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s})
 			save()
-			fail("No conversation found with session ID: %s", s)
+			os.Exit(1)
 		}
 		session = s
 	}
@@ -161,7 +165,7 @@ func flags(args []string) map[string]string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch a {
-		case "-p", "--verbose", "--strict-mcp-config":
+		case "-p", "--verbose", "--strict-mcp-config", "--bare":
 			f[a] = ""
 		default:
 			if strings.HasPrefix(a, "-") && i+1 < len(args) {
