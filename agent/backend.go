@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	"github.com/deskbot/deskbot"
@@ -82,30 +81,4 @@ func (k *desk) runBackend(ctx context.Context, tb TurnBackend, t *Turn, tr *desk
 	over = true
 	mu.Unlock()
 	return deskbot.ModelReply{Text: text}, err
-}
-
-// NewModelsWith is NewModels for chains that may name a provider of
-// backends (a backend of any other provider comes from model.New).
-func NewModelsWith(cfg []DeskConfig, log *slog.Logger, backends Backends) (map[string][]deskbot.Model, error) {
-	if log == nil {
-		log = discard
-	}
-	out := make(map[string][]deskbot.Model, len(cfg))
-	for _, c := range cfg {
-		for _, mc := range c.Models {
-			mc.Log = log.With("desk", c.Name)
-			var m deskbot.Model
-			var err error
-			if f, ok := backends[mc.Provider]; ok {
-				m, err = f(c, mc)
-			} else {
-				m, err = model.New(mc)
-			}
-			if err != nil {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
-			}
-			out[c.Name] = append(out[c.Name], m)
-		}
-	}
-	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/model"
 )
 
 // Deps is what the desks run on. The store provides Inbox, State, History,
@@ -83,9 +84,30 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 }
 
 // NewModels builds each desk's chain of model backends, logging to log
-// (nil discards).
-func NewModels(cfg []DeskConfig, log *slog.Logger) (map[string][]deskbot.Model, error) {
-	return NewModelsWith(cfg, log, nil)
+// (nil discards). A provider named in backends is built by it; any other
+// comes from model.New.
+func NewModels(cfg []DeskConfig, log *slog.Logger, backends Backends) (map[string][]deskbot.Model, error) {
+	if log == nil {
+		log = discard
+	}
+	out := make(map[string][]deskbot.Model, len(cfg))
+	for _, c := range cfg {
+		for _, mc := range c.Models {
+			mc.Log = log.With("desk", c.Name)
+			var m deskbot.Model
+			var err error
+			if f, ok := backends[mc.Provider]; ok {
+				m, err = f(c, mc)
+			} else {
+				m, err = model.New(mc)
+			}
+			if err != nil {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
+			}
+			out[c.Name] = append(out[c.Name], m)
+		}
+	}
+	return out, nil
 }
 
 // Run runs every desk until ctx ends. It returns an error at once if a desk

@@ -274,13 +274,3 @@ func (w *world) record(t *testing.T, n int) record {
 	}
 	return r
 }
-
-// runs is how many times the fake was started.
-func (w *world) runs() int {
-	b, err := os.ReadFile(w.script + ".n")
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(string(b))
-	return n
-}

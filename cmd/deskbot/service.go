@@ -123,7 +123,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	models, err := agent.NewModelsWith(desks, log, agent.Backends{agent.ClaudeCode: m.claudeCode})
+	models, err := agent.NewModels(desks, log, agent.Backends{agent.ClaudeCode: m.claudeCode})
 	if err != nil {
 		return fmt.Errorf("models: %s", deskbot.ErrorMessage(err))
 	}
