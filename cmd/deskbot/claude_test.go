@@ -82,3 +82,47 @@ func TestClaudeCodeDeskEndToEnd(t *testing.T) {
 		t.Errorf("the held call ran %d times, want 1", ran)
 	}
 }
+
+// The MCP endpoint listens on the host's loopback, which a desk's sandbox
+// cannot reach: neither as 127.0.0.1 (its own loopback) nor through the
+// network helper's gateway. The same command on the host does reach it.
+func TestSandboxCannotReachTheMCPEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	desks := filepath.Join(dir, "desks.toml")
+	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"main\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"m\"\napi_key_env = \"DESKBOT_TEST_CLAUDE_KEY\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DESKBOT_TEST_CLAUDE_KEY", "sk-ant-e2e")
+	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": "/nonexistent/claude", "SANDBOX": "auto"})
+	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {
+		t.Skipf("sandbox mode %s: bubblewrap is not usable here", mode)
+	}
+	turn, err := s.main.MCP.Open("main", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer turn.Close()
+	_, port, _ := strings.Cut(s.main.MCP.Addr(), ":")
+	probe := "for h in 127.0.0.1 10.0.2.2; do if timeout 3 bash -c \"echo >/dev/tcp/$h/" + port + "\" 2>/dev/null; then echo REACHED $h; else echo REFUSED $h; fi; done"
+
+	host, err := exec.Command("bash", "-c", probe).Output()
+	if err != nil || !strings.Contains(string(host), "REACHED 127.0.0.1") {
+		t.Fatalf("the probe does not reach the endpoint from the host: %q, %v", host, err)
+	}
+	for _, tool := range s.main.Sandbox.Tools("main") {
+		if tool.Name() != "bash" {
+			continue
+		}
+		args, _ := json.Marshal(map[string]string{"command": probe})
+		res, err := tool.Run(t.Context(), "main", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("from the sandbox: %s", res.Text)
+		if strings.Contains(res.Text, "REACHED") || !strings.Contains(res.Text, "REFUSED 127.0.0.1") {
+			t.Errorf("from the sandbox: %q", res.Text)
+		}
+		return
+	}
+	t.Fatal("no bash tool")
+}
