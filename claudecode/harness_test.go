@@ -109,6 +109,7 @@ type world struct {
 	bin     string
 	log     *slog.Logger
 	timeout time.Duration
+	baseURL string // the CLI's ANTHROPIC_BASE_URL, when set
 	events  []deskbot.Event
 	now     time.Time
 }
@@ -166,7 +167,7 @@ func (w *world) start(t *testing.T) {
 	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, w.store, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: w.store, Memory: w.store, Now: w.clock, Log: w.log}
 	cc, err := claudecode.New(claudecode.Config{
-		Name: "claude", Bin: w.bin, Model: "claude-sonnet-4-5", APIKey: "sk-ant-desk-key", Timeout: w.timeout,
+		Name: "claude", Bin: w.bin, Model: "claude-sonnet-4-5", APIKey: "sk-ant-desk-key", BaseURL: w.baseURL, Timeout: w.timeout,
 		Desk: "main", Dir: w.deskDir(), StateDir: filepath.Join(w.dataDir, "claude-code", "main"),
 		MCP: w.mcp, Sessions: w.store, Log: w.log,
 	})
