@@ -302,6 +302,11 @@ func (b *Backend) env(home string) []string {
 // already made for it by an earlier backend or attempt.
 func prompt(req agent.TurnRequest) string {
 	var sb strings.Builder
+	if strings.HasPrefix(strings.TrimSpace(req.Trigger), "/") {
+		// The CLI reads a prompt that starts with a slash as one of its
+		// own commands; a trigger is always words for the model.
+		sb.WriteString("Message:\n")
+	}
 	sb.WriteString(req.Trigger)
 	if len(req.Completed) > 0 {
 		sb.WriteString("\n\nCalls already made for this message (their results stand; do not make them again):")

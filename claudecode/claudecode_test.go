@@ -259,3 +259,28 @@ func TestUnknownSessionIsForgotten(t *testing.T) {
 		t.Error("the second run resumed the unknown session")
 	}
 }
+
+// A turn tried again after every backend failed: the CLI is told the calls
+// already made for the trigger, and a repeat of one is answered from
+// memory, not run again.
+func TestRetriedTurnShowsCompletedCallsWithoutRepeating(t *testing.T) {
+	w := newWorld(t,
+		run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`), {Crash: true}}},
+		run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "TCS is at 1500."})
+	w.backup.Push(modeltest.Status(500))
+	w.start(t)
+	w.tell(t, "Quote TCS.")
+	w.waitMessage(t, "TCS is at 1500.")
+	w.waitSettled(t, deskbot.DeskIdle)
+
+	if got := w.quotes.runs(); got != 1 {
+		t.Errorf("get_quote ran %d times, want 1", got)
+	}
+	rec := w.record(t, 2)
+	if !strings.Contains(rec.Stdin, "Calls already made") || !strings.Contains(rec.Stdin, `get_quote {"symbol":"TCS"} → quote #1`) {
+		t.Errorf("second run's prompt = %q, want the call already made", rec.Stdin)
+	}
+	if len(rec.Results) != 1 || !strings.Contains(rec.Results[0], "quote #1") {
+		t.Errorf("the repeat was answered %q, want the first result", rec.Results)
+	}
+}
