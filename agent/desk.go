@@ -35,7 +35,7 @@ type DeskConfig struct {
 	Models    []model.Config // the failover chain, in order
 	Tools     []string       // empty means every tool
 	Schedules []Schedule
-	MaxSteps  int // model calls per turn; 0 means DefaultMaxSteps
+	MaxSteps  int // model calls per turn (Claude Code: --max-turns); 0 means DefaultMaxSteps
 }
 
 // deskFile is the TOML layout of DESKS_FILE (see docs/desks.example.toml).
