@@ -2,13 +2,16 @@ package claudecode_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
@@ -282,5 +285,28 @@ func TestRetriedTurnShowsCompletedCallsWithoutRepeating(t *testing.T) {
 	}
 	if len(rec.Results) != 1 || !strings.Contains(rec.Results[0], "quote #1") {
 		t.Errorf("the repeat was answered %q, want the first result", rec.Results)
+	}
+}
+
+// A stop of the service stops the CLI mid-turn (its whole process group),
+// and the trigger stays in hand for the next start.
+func TestShutdownStopsTheCLI(t *testing.T) {
+	w := newWorld(t, run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Hang: true})
+	stop := w.start(t)
+	w.tell(t, "Quote TCS.")
+	var rec record
+	deskbottest.Eventually(t, "the CLI to be running", func() bool {
+		b, err := os.ReadFile(w.script + ".run1.json")
+		return err == nil && json.Unmarshal(b, &rec) == nil && len(rec.Results) == 1
+	})
+	if err := syscall.Kill(rec.Pid, 0); err != nil {
+		t.Fatalf("the CLI is not running before the stop: %v", err)
+	}
+	stop()
+	deskbottest.Eventually(t, "the CLI to be gone", func() bool {
+		return syscall.Kill(rec.Pid, 0) == syscall.ESRCH
+	})
+	if n, err := w.store.PendingTriggers(t.Context(), "main"); err != nil || n != 1 {
+		t.Errorf("pending triggers after the stop = %d, %v; want the one in hand", n, err)
 	}
 }

@@ -93,6 +93,7 @@ type record struct {
 	Results []string          `json:"results"`
 	Errors  []string          `json:"errors"`
 	Flags   map[string]string `json:"flags"`
+	Pid     int               `json:"pid"`
 }
 
 // world is one desk, "main", whose chain is Claude Code (the fake) then an
@@ -154,8 +155,8 @@ func (w *world) clock() time.Time { return w.now }
 
 func (w *world) deskDir() string { return filepath.Join(w.dataDir, "desks", "main") }
 
-// start runs the desk until the test ends.
-func (w *world) start(t *testing.T) {
+// start runs the desk until stop is called or the test ends.
+func (w *world) start(t *testing.T) (stop func()) {
 	t.Helper()
 	cfg := agent.DeskConfig{Name: "main", Prompt: "You trade on paper.", MaxSteps: 7}
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{cfg},
@@ -186,12 +187,17 @@ func (w *world) start(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func (w *world) tell(t *testing.T, text string) {

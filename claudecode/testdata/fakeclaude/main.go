@@ -54,6 +54,7 @@ type record struct {
 	Results []string          `json:"results"`
 	Errors  []string          `json:"errors"`
 	Flags   map[string]string `json:"flags"`
+	Pid     int               `json:"pid"`
 }
 
 func main() {
@@ -85,7 +86,7 @@ func main() {
 		fail("run %d is not scripted", n+1)
 	}
 	r := sc.Runs[n]
-	rec := &record{Args: args, Env: os.Environ(), Flags: flags(args)}
+	rec := &record{Args: args, Env: os.Environ(), Flags: flags(args), Pid: os.Getpid()}
 	rec.Cwd, _ = os.Getwd()
 	in, _ := readAll(os.Stdin)
 	rec.Stdin = in
