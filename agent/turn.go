@@ -62,7 +62,13 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			break
 		}
 		req := deskbot.ModelRequest{System: SystemPrompt(k.cfg, specs, deps.Now()), Messages: msgs, Tools: specs}
-		reply, err := k.models[m].Complete(ctx, req)
+		var reply deskbot.ModelReply
+		var err error
+		if tb, ok := k.models[m].(TurnBackend); ok {
+			reply, err = k.runBackend(ctx, tb, t, tr, req, &tl, &msgs, ids)
+		} else {
+			reply, err = k.models[m].Complete(ctx, req)
+		}
 		if ctx.Err() != nil {
 			return false
 		}

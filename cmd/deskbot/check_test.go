@@ -268,3 +268,34 @@ func TestCheckSandboxBwrapUnusable(t *testing.T) {
 		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 1 and FAIL naming the fix:\n%s", code, lines["sandbox"], out)
 	}
 }
+
+// A desk on Claude Code: the check runs the CLI's version check (the API
+// itself is not probed) and fails when the CLI cannot run.
+func TestCheckClaudeCode(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-check")
+	dir := t.TempDir()
+	desks := filepath.Join(dir, "desks.toml")
+	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"planner\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	claude := filepath.Join(dir, "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo '2.0.99 (Claude Code)'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, bin, want string }{
+		{"installed", claude, "ok Claude Code 2.0.99 (Claude Code) (CLAUDE_BIN=" + claude + ")"},
+		{"missing", filepath.Join(dir, "nope"), "FAIL cannot run CLAUDE_BIN=" + filepath.Join(dir, "nope")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := goodEnv(t)
+			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
+			_, out, lines := checkOut(t, env)
+			if got := lines["model claude-code:claude-sonnet-4-5"]; !strings.HasPrefix(got, tc.want) {
+				t.Errorf("line = %q, want it to start with %q\n%s", got, tc.want, out)
+			}
+			if strings.Contains(out, "sk-ant-check") {
+				t.Error("check printed the key")
+			}
+		})
+	}
+}

@@ -56,6 +56,9 @@ type Config struct {
 	ModelName       string        `env:"MODEL_NAME" envDefault:"qwen3"`
 	ModelTimeout    time.Duration `env:"MODEL_TIMEOUT" envDefault:"120s"`
 	AnthropicAPIKey string        `env:"ANTHROPIC_API_KEY"`
+	// The Claude Code CLI run by desks whose chain names provider
+	// "claude-code".
+	ClaudeBin string `env:"CLAUDE_BIN" envDefault:"claude"`
 
 	// Operations: /healthz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
