@@ -1,5 +1,8 @@
 package sandbox_test
 
+// Hostile-desk tests for holes that are known and not fixed yet: each is
+// skipped unless DESKBOT_KNOWN_HOLES=1, and each fails when played.
+
 import (
 	"net"
 	"os"
@@ -81,5 +84,27 @@ func TestHostileFolderFill(t *testing.T) {
 	}
 	if limit := 10 * cfg.Limits.FileSize; total > limit {
 		t.Errorf("the desk wrote %d bytes into its folder; nothing bounds the folder (files are bounded at %d each)", total, cfg.Limits.FileSize)
+	}
+}
+
+// A desk's memory must be bounded as a whole, or a few processes each
+// within RLIMIT_DATA (4 GiB by default, 512 processes) take the host's
+// memory, and the kernel's OOM killer picks among the service, Redis and
+// the other desks.
+//
+// Known hole, not fixed: memory is bounded per process only (no cgroup is
+// made for a desk). The test plays it small: four processes of 48 MiB
+// each under a 64 MiB limit.
+func TestHostileMemoryAcrossProcesses(t *testing.T) {
+	if os.Getenv("DESKBOT_KNOWN_HOLES") != "1" {
+		t.Skip("known hole: a desk's memory is bounded per process, not as a whole (set DESKBOT_KNOWN_HOLES=1 to play it)")
+	}
+	needBwrap(t)
+	cfg := testConfig(t, sandbox.ModeBwrap)
+	cfg.Limits.Memory = 64 << 20
+	s := mustSession(t, mustManager(t, cfg), "main")
+	got := mustOutput(t, s, `for i in 1 2 3 4; do python3 -c 'import time; b = bytearray(48 << 20); print("held"); time.sleep(3)' & done 2>&1; wait`)
+	if n := strings.Count(got, "held"); n*48 > 64 {
+		t.Errorf("the desk held %d MiB at once under a limit of 64 MiB", n*48)
 	}
 }
