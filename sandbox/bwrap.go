@@ -130,6 +130,11 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 		"--ro-bind", "/proc/sys", "/proc/sys",
 		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
 		"--dev", "/dev",
+		// bwrap's /dev is a tmpfs of half the host's memory: read-only, with
+		// /dev/shm (POSIX shared memory) bounded like /tmp, or a desk could
+		// keep that much memory until its sandbox ends.
+		"--size", strconv.FormatInt(cfg.Limits.Tmp, 10), "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
 		"--size", strconv.FormatInt(cfg.Limits.Tmp, 10), "--tmpfs", "/tmp",
 		"--bind", dir, dir,
 		"--chdir", dir,

@@ -25,7 +25,8 @@
 // alternatives) and a passwd, group, hosts and resolv.conf made for it,
 // never shadow or the host's users. The desk's folder (DataDir/desks/<name>)
 // is bound writable at the same path and is HOME and the working directory;
-// /tmp is a private tmpfs of Limits.Tmp bytes; the desk has its own PID,
+// /tmp is a private tmpfs of Limits.Tmp bytes, and so is /dev/shm, in a
+// /dev that is otherwise read-only (its devices still work); the desk has its own PID,
 // IPC and UTS namespaces, and /proc/sys is read-only. Nothing else of
 // DataDir is visible. Rlimits set in the shell before the first command,
 // hard and soft so the desk cannot raise them, bound processes (counted per
@@ -105,7 +106,7 @@ type Limits struct {
 	Memory    int64 // RLIMIT_DATA per process, bytes
 	FileSize  int64 // RLIMIT_FSIZE, bytes: the largest file a desk can write
 	OpenFiles int   // RLIMIT_NOFILE
-	Tmp       int64 // size of the private /tmp (bwrap mode), bytes
+	Tmp       int64 // size of the private /tmp, and of /dev/shm (bwrap mode), bytes
 }
 
 // DefaultLimits are generous for data work and small enough that a fork
