@@ -22,6 +22,7 @@ const MaxShownArguments = 3000
 // as something else are shown as escapes. Format characters (bidi overrides
 // such as U+202E, zero-width spaces and joiners), other characters that
 // render as nothing (variation selectors, the combining grapheme joiner),
+// letters of right-to-left scripts (which reorder the text around them),
 // control characters, and spaces other than the ASCII space (U+00A0 and kin,
 // the Braille blank) become \uXXXX, so what
 // the approver reads has the same characters, in the same order, as what
@@ -67,10 +68,22 @@ func hidden(r rune) bool {
 		unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 		r >= 0xE0000 && r <= 0xE007F, // tag characters
 		r == 0x2800,                  // Braille blank: reads as a space and is none
+		rightToLeft(r),
 		!unicode.IsGraphic(r) && !unicode.IsSpace(r):
 		return true
 	}
 	return false
+}
+
+// rightToLeft reports whether r lies where Unicode's right-to-left scripts
+// are (Hebrew, Arabic, Syriac, Thaana, N'Ko and their kin, their
+// presentation forms, the historic ones): such letters, with no bidi
+// control at all, make the text between them display in reverse order
+// ("./a/א/ב" reads as "./a/ב/א"), so what an approver read would not be
+// the order that runs.
+func rightToLeft(r rune) bool {
+	return r >= 0x0590 && r <= 0x08FF || r >= 0xFB1D && r <= 0xFDFF || r >= 0xFE70 && r <= 0xFEFE ||
+		r >= 0x10800 && r <= 0x10FFF || r >= 0x1E800 && r <= 0x1EFFF
 }
 
 func isPlainText(s string) bool {

@@ -34,3 +34,30 @@ func TestHostileInvisibleCharactersAreShownEscaped(t *testing.T) {
 		})
 	}
 }
+
+// Right-to-left letters need no bidi control to reorder what surrounds
+// them: "./keep/א/ב/old" displays as "./keep/ב/א/old". An approver would
+// read one path while another is removed, so they are shown escaped.
+func TestHostileRightToLeftLettersAreShownEscaped(t *testing.T) {
+	for _, s := range []string{
+		"rm -rf ./keep/\u05d0/\u05d1/old",     // Hebrew
+		"rm -rf ./keep/\u0627/\u0628/old",     // Arabic
+		"echo \u0661\u0662\u0663",             // Arabic-Indic digits, which read as other digits
+		"rm -rf ./keep/\U0001e900/b",          // Adlam
+		"rm -rf ./keep/\ufb50/\ufe8f/old",     // Arabic presentation forms
+		"rm -rf ./keep/\U00010800/\U00010801", // a historic right-to-left script
+	} {
+		args, _ := json.Marshal(map[string]string{"command": s})
+		got := deskbot.ShownArguments(args)
+		for _, r := range got {
+			if r >= 0x80 {
+				t.Errorf("ShownArguments(%q) = %q: U+%04X reaches the approver raw", s, got, r)
+				break
+			}
+		}
+	}
+	// Left-to-right scripts are shown as they are.
+	if got := deskbot.ShowText("नमस्ते ₹500"); got != "नमस्ते ₹500" {
+		t.Errorf("ShowText changed a left-to-right text: %q", got)
+	}
+}
