@@ -333,6 +333,9 @@ func (l *launch) connect(ctx context.Context, cfg Config, slirp string, infoR, s
 	if n, err := readyR.Read(b); n != 1 {
 		return fmt.Errorf("slirp4netns did not configure the network: %v: %s", err, strings.TrimSpace(out.String()))
 	}
+	if err := fence(ctx, userns, netns); err != nil {
+		return err
+	}
 	if _, err := goW.Write([]byte{'\n'}); err != nil {
 		return fmt.Errorf("cannot let the sandbox go on: %v", err)
 	}

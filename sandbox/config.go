@@ -39,12 +39,16 @@
 // Network on and slirp4netns usable, slirp4netns connects it to the outside
 // with host loopback disabled: the desk reaches the internet, never the
 // host's loopback (Redis, /metrics, a local Bot API server), neither as
-// 127.0.0.1 nor through the gateway 10.0.2.2. Services that listen on the
-// host's other addresses are reached as from any machine on the network.
-// slirp4netns runs in an empty mount namespace without capabilities and
+// 127.0.0.1 nor through the gateway 10.0.2.2. Before the desk's shell
+// starts, the service makes the host's own addresses and the link-local
+// range (a cloud's metadata service) unreachable in the desk's namespace
+// (fence.go: nsenter and ip), where the desk has no right to change routes:
+// a service bound to 0.0.0.0 is not reached through the host's LAN address
+// either. Other machines of the host's networks are reached as from the
+// host. slirp4netns runs in an empty mount namespace without capabilities and
 // under seccomp, as the desks' user where /dev/net/tun allows it, else as
-// the service's. Where slirp4netns is missing or cannot work, the desk has
-// no network, with one warning at start.
+// the service's. Where slirp4netns, nsenter or ip is missing or cannot
+// work, the desk has no network, with one warning at start.
 //
 // Output a command leaves running in the background with "&" (rather than
 // through bash_background) is read as part of whichever command runs next.
