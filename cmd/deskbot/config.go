@@ -206,12 +206,32 @@ func typeWord(t reflect.Type) string {
 func (c Config) secrets() []string {
 	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey}
 	s = append(s, c.deskKeys...)
-	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			s = append(s, pw)
+	return append(s, redisPasswords(c.RedisURL)...)
+}
+
+// redisPasswords is the password of a Redis URL in both forms a secret may
+// be found in: as Redis takes it, and as written in the URL (escaped where
+// the URL needs it, "p%40ss" for "p@ss").
+func redisPasswords(rawURL string) []string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	pw, ok := u.User.Password()
+	if !ok {
+		return nil
+	}
+	forms := []string{pw}
+	_, rest, _ := strings.Cut(rawURL, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if _, raw, ok := strings.Cut(rest[:at], ":"); ok && raw != pw {
+			forms = append(forms, raw)
 		}
 	}
-	return s
+	return forms
 }
 
 // guard checks the two settings where a mistake would quietly weaken the
@@ -241,8 +261,8 @@ func (c *Config) guard(environ map[string]string) []string {
 			secretValues = append(secretValues, v)
 		}
 	}
-	if u, err := url.Parse(environ["REDIS_URL"]); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && len(pw) >= 8 {
+	for _, pw := range redisPasswords(environ["REDIS_URL"]) {
+		if len(pw) >= 8 {
 			secretValues = append(secretValues, pw)
 		}
 	}
