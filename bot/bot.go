@@ -152,6 +152,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
+		Book:        b.book,
 	}, deps.Events, deps.Notes, b.sender, log)
 	b.routes()
 	return b, nil
@@ -261,6 +262,14 @@ func (t *tracker) Close() {
 	t.closed = true
 	t.mu.Unlock()
 	t.wg.Wait()
+}
+
+// book reads a desk's book for a request's trading words; nil without a broker.
+func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
+	if b.deps.Broker == nil {
+		return deskbot.Book{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "no broker")
+	}
+	return b.deps.Broker.Book(ctx, desk)
 }
 
 // pictureRoot is the only folder a desk's pictures are sent from: a path a

@@ -143,16 +143,35 @@ func (b *Bot) onRequests(c tele.Context) error {
 	// Each request is a message of its own; a long list would spend the
 	// group's budget of about 20 messages a minute.
 	const most = 10
+	books := map[string]*deskbot.Book{}
 	for i, r := range rs {
 		if i == most {
-			return b.reply(ctx, c, fmt.Sprintf("…and %d more; decide these first.", len(rs)-most), nil)
+			return b.reply(ctx, c, moreRequests(rs[most:]), nil)
 		}
-		text, kb := RenderRequest(r)
+		// One read of a desk's book serves its broker calls, answered or not.
+		if _, ok := books[r.Desk]; !ok && brokerCall(r) {
+			books[r.Desk] = b.outbox.book(ctx, r)
+		}
+		text, kb := RenderRequestBook(r, books[r.Desk])
 		if err := b.reply(ctx, c, text, kb); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// moreRequests lists the requests /requests does not show one by one, a
+// line each in trading words, as many as fit one message.
+func moreRequests(rs []*deskbot.Request) string {
+	text := fmt.Sprintf("…and %d more; decide these first.", len(rs))
+	for i, r := range rs {
+		line := "\n" + requestSummary(r)
+		if plainLen(text+line) > MaxMessage-40 {
+			return text + fmt.Sprintf("\n(%d more not listed)", len(rs)-i)
+		}
+		text += line
+	}
+	return text
 }
 
 // onGrants lists standing grants with a Revoke button each.

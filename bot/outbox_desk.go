@@ -155,6 +155,27 @@ func (o *Outbox) anySent(ctx context.Context, id string) (bool, error) {
 	return o.sent(ctx, sentPartKey(id, 1))
 }
 
+// bookWait bounds how long a held broker call's message waits for the
+// desk's book: the words it adds are a convenience, the call is the truth.
+const bookWait = 2 * time.Second
+
+// book reads the book of r's desk for its trading words, or nil when r is
+// not a broker call, no broker is configured, or it did not answer within
+// bookWait: the request is then shown without the words that need it.
+func (o *Outbox) book(ctx context.Context, r *deskbot.Request) *deskbot.Book {
+	if o.cfg.Book == nil || !brokerCall(r) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	b, err := o.cfg.Book(ctx, r.Desk)
+	if err != nil {
+		o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err.Error())
+		return nil
+	}
+	return &b
+}
+
 // maxPicture is the largest photo Telegram takes.
 const maxPicture = 10 << 20
 
