@@ -86,3 +86,27 @@ func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
 		}
 	}
 }
+
+// A /tell is acknowledged with a reaction, not a message: the group's
+// message budget is for held calls. Where reactions are refused for good,
+// a short reply says it instead.
+func TestTellIsAcknowledgedWithAReaction(t *testing.T) {
+	h := mustE2E(t)
+	before := len(h.tg.Sent("sendMessage"))
+	id := h.say(asha, "/tell alpha keep it small", 0)
+	h.waitReaction(groupID, id)
+	h.waitTriggers("alpha", 1)
+	// A later command's reply is answered after the reaction, from the
+	// same queue: when it is there, no message was sent for the /tell.
+	h.replyTo(groupID, h.say(asha, "/whoami", 0))
+	if sent := h.tg.Sent("sendMessage")[before:]; len(sent) != 1 {
+		t.Errorf("messages sent for a /tell and a /whoami = %d, want 1 (the /whoami's)", len(sent))
+	}
+
+	h.tg.Fail(telegramtest.Failure{Method: "setMessageReaction", Code: 400, Description: "Bad Request: REACTION_INVALID"})
+	id = h.say(asha, "/tell alpha and log it", 0)
+	if got := h.replyTo(groupID, id).Plain; got != "Sent to alpha." {
+		t.Errorf("with reactions refused, /tell answered %q, want %q", got, "Sent to alpha.")
+	}
+	h.waitTriggers("alpha", 1)
+}
