@@ -99,18 +99,29 @@ func (o *Outbox) noteDesk(desk string) func(context.Context, *tele.Message) erro
 	}
 }
 
+// mergeGap is how close together a desk's messages must be to be merged:
+// each within this of the one before it, by the time the desk said it.
+const mergeGap = 30 * time.Second
+
 // coalesce sends a run of two or more plain desk_message events of one desk
-// at the head of evs as a single message, as many as fit in one, and
-// acknowledges them. It returns how many it handled; 0 leaves the head to
-// be delivered on its own.
+// at the head of evs, each said within mergeGap of the one before, as a
+// single message under one header, as many as fit in one, and acknowledges
+// them. It returns how many it handled; 0 leaves the head to be delivered
+// on its own.
+//
+// Exactly once across a restart: the merged message is the head's part 1,
+// and as soon as Telegram accepts it every merged event is marked sent,
+// before that part is; a redelivered event marked sent is acknowledged
+// without a send. Only a crash between Telegram's answer and those notes
+// can repeat a message, as for any event.
 func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error) {
 	plain := func(e deskbot.Event) bool { return e.Kind == deskbot.EventDeskMessage && e.Picture == "" }
 	if len(evs) < 2 || !plain(evs[0]) {
 		return 0, nil
 	}
 	var texts []string
-	for _, e := range evs {
-		if !plain(e) || e.Desk != evs[0].Desk {
+	for i, e := range evs {
+		if !plain(e) || e.Desk != evs[0].Desk || (i > 0 && e.Time.Sub(evs[i-1].Time) > mergeGap) {
 			break
 		}
 		// An event with anything sent already is finished on its own, so a
@@ -131,9 +142,20 @@ func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error)
 		return 0, nil
 	}
 	text := RenderDeskMessages(evs[0].Desk, strings.Join(texts, "\n\n"))[0]
+	note := o.noteDesk(evs[0].Desk)
 	err := o.once(ctx, evs[0].ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
-	}, o.noteDesk(evs[0].Desk))
+	}, func(ctx context.Context, m *tele.Message) error {
+		if err := note(ctx, m); err != nil {
+			return err
+		}
+		for _, e := range evs[:n] {
+			if err := o.notes.PutNote(ctx, sentKey(e.ID), "1", noteTTL); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
