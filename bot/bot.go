@@ -30,6 +30,10 @@ type Config struct {
 	// Consumer names this process in the event stream's consumer group;
 	// default "bot".
 	Consumer string
+	// Topics gives each desk a forum topic of its own in the group
+	// (TELEGRAM_TOPICS): its chatter goes there, held calls stay in
+	// General, and a plain message in a desk's topic goes to that desk.
+	Topics bool
 }
 
 // Gate is what the bot asks of the permission gate.
@@ -69,6 +73,7 @@ type Bot struct {
 	out       *tele.Bot // sends, edits and answers; never stopped
 	sender    *Sender
 	outbox    *Outbox
+	topics    *topics // nil without Config.Topics
 	approvers map[int64]bool
 	desks     map[string]bool
 	track     tracker
@@ -154,6 +159,10 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
 	}, deps.Events, deps.Notes, b.sender, log)
+	if cfg.Topics {
+		b.topics = newTopics(cfg.ChatID, deps.Notes, b.sender, cfg.Now, log)
+		b.outbox.topics = b.topics
+	}
 	b.routes()
 	return b, nil
 }

@@ -46,6 +46,7 @@ type Outbox struct {
 	notes  deskbot.Notes
 	s      *Sender
 	log    *slog.Logger
+	topics *topics // desks' forum topics; nil: everything in General
 }
 
 // NewOutbox builds an Outbox; Run starts it. A nil log logs nothing.

@@ -33,7 +33,7 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 	}
 	for i, p := range parts {
 		if err := o.once(ctx, ev.ID, i+1, func() (*tele.Message, error) {
-			return o.s.Send(ctx, o.cfg.ChatID, p, nil)
+			return o.sendDesk(ctx, ev.Desk, p)
 		}, o.noteDesk(ev.Desk)); err != nil {
 			return err
 		}
@@ -60,8 +60,38 @@ func (o *Outbox) deskPicture(ctx context.Context, ev deskbot.Event, parts *[]str
 		caption, *parts = one, nil
 	}
 	return o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {
-		return o.s.SendPhoto(ctx, o.cfg.ChatID, f, size, caption)
+		thread := o.thread(ctx, ev.Desk)
+		m, err := o.s.SendPhotoIn(ctx, o.cfg.ChatID, thread, f, size, caption)
+		if thread != 0 && threadGone(err) {
+			o.topics.forget(ctx, ev.Desk, thread)
+			return o.s.SendPhoto(ctx, o.cfg.ChatID, f, size, caption)
+		}
+		return m, err
 	}, o.noteDesk(ev.Desk))
+}
+
+// thread is the forum topic desk's chatter goes to: its own with
+// TELEGRAM_TOPICS on, else 0, the General topic (or a chat without topics).
+func (o *Outbox) thread(ctx context.Context, desk string) int {
+	if o.topics == nil {
+		return 0
+	}
+	return o.topics.thread(ctx, desk)
+}
+
+// sendDesk sends a desk's words (HTML) to the desk's topic. telebot keeps
+// no topic by itself, so the thread is named on every send. A topic a
+// person deleted is forgotten and the words go to General; the desk's next
+// words get a new topic.
+func (o *Outbox) sendDesk(ctx context.Context, desk, text string) (*tele.Message, error) {
+	thread := o.thread(ctx, desk)
+	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, DisableWebPagePreview: true, ThreadID: thread}
+	m, err := o.s.Send(ctx, o.cfg.ChatID, text, opt)
+	if thread != 0 && threadGone(err) {
+		o.topics.forget(ctx, desk, thread)
+		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
+	}
+	return m, err
 }
 
 // once runs send for part of event id unless it was done before, then runs
@@ -144,7 +174,7 @@ func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error)
 	text := RenderDeskMessages(evs[0].Desk, strings.Join(texts, "\n\n"))[0]
 	note := o.noteDesk(evs[0].Desk)
 	err := o.once(ctx, evs[0].ID, 1, func() (*tele.Message, error) {
-		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
+		return o.sendDesk(ctx, evs[0].Desk, text)
 	}, func(ctx context.Context, m *tele.Message) error {
 		if err := note(ctx, m); err != nil {
 			return err

@@ -171,3 +171,13 @@ func (s *Server) react(p map[string]string) (int, *apiError) {
 	m.Reactions = emoji
 	return m.ID, nil
 }
+
+// DeleteTopic deletes a forum topic, as a person may: sends naming it are
+// refused with "message thread not found".
+func (s *Server) DeleteTopic(chatID int64, thread int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.forums[chatID]; f != nil {
+		delete(f.topics, thread)
+	}
+}
