@@ -101,3 +101,24 @@ func TestRequestSummary(t *testing.T) {
 		mustPlain(t, got, 200)
 	}
 }
+
+func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
+	var rs []*deskbot.Request
+	for i := range 3 {
+		r := heldRequest()
+		r.Content.Arguments = json.RawMessage(fmt.Sprintf(`{"symbol":"INFY","side":"buy","quantity":%d,"price":1500.5}`, 10*(i+1)))
+		rs = append(rs, r)
+	}
+	rs[2].Content.ToolName, rs[2].Content.Arguments = "flatten_desk", json.RawMessage(`{}`)
+	got := mustPlain(t, moreRequests(rs), MaxMessage)
+	want := "…and 3 more; decide these first.\nalpha: BUY 10 INFY @ 1,500.50, notional ₹15,005.00\nalpha: BUY 20 INFY @ 1,500.50, notional ₹30,010.00\nalpha: flatten_desk (close every open position)"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for range 200 {
+		rs = append(rs, rs[0])
+	}
+	if got := mustPlain(t, moreRequests(rs), MaxMessage); !strings.HasSuffix(got, "more not listed)") {
+		t.Errorf("a long list is not cut with a count: %q", got[len(got)-80:])
+	}
+}
