@@ -15,10 +15,15 @@ import (
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
+// absent, as a wanted check line, says the line must not be there.
+const absent = "(absent)"
+
 // fakeBotAPI answers getMe and getChatMember the way Telegram does.
 type fakeBotAPI struct {
 	token        string
 	memberStatus string // "" answers "chat not found"
+	// forum makes the chat a forum supergroup; canManageTopics is the bot's right there.
+	forum, canManageTopics bool
 }
 
 func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +41,9 @@ func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
 			return
 		}
-		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"}}}`, f.memberStatus)
+		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"},"can_manage_topics":%v}}`, f.memberStatus, f.canManageTopics)
+	case "getChat":
+		fmt.Fprintf(w, `{"ok":true,"result":{"id":-1001234567890,"type":"supergroup","title":"Desk team","is_forum":%v}}`, f.forum)
 	default:
 		fmt.Fprint(w, `{"ok":false,"error_code":404,"description":"Not Found"}`)
 	}
@@ -127,6 +134,11 @@ func TestCheck(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s.URL
 	}
+	forum := func(status string, canManage bool) string {
+		s := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: status, forum: true, canManageTopics: canManage})
+		t.Cleanup(s.Close)
+		return s.URL
+	}
 	wrongToken := httptest.NewServer(&fakeBotAPI{token: "999:other"})
 	t.Cleanup(wrongToken.Close)
 
@@ -157,6 +169,21 @@ func TestCheck(t *testing.T) {
 		}},
 		{"wrong chat id", map[string]string{"TELEGRAM_API_URL": tgWith("")}, 1, map[string]string{
 			"telegram chat": "FAIL chat -1001234567890: Bad Request: chat not found",
+		}},
+		{"topics without a forum", map[string]string{"TELEGRAM_TOPICS": "true"}, 0, map[string]string{
+			"telegram chat": "ok", "telegram topics": "warn TELEGRAM_TOPICS is on, but chat -1001234567890 has no topics",
+		}},
+		{"topics without the right", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("administrator", false)}, 0, map[string]string{
+			"telegram topics": "warn TELEGRAM_TOPICS is on, but the bot may not manage topics",
+		}},
+		{"topics as a plain member", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
+			"telegram topics": "warn TELEGRAM_TOPICS is on, but the bot may not manage topics",
+		}},
+		{"topics with the right", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("administrator", true)}, 0, map[string]string{
+			"telegram topics": "ok the bot may create a topic per desk",
+		}},
+		{"topics off are not checked", map[string]string{"TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
+			"telegram chat": "ok", "telegram topics": absent,
 		}},
 		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + closedAddr(t) + "/v1"}, 1, map[string]string{
 			"model openai:qwen3": "FAIL no answer",
@@ -207,7 +234,9 @@ func TestCheck(t *testing.T) {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}
 			for name, want := range tt.want {
-				if !strings.HasPrefix(lines[name], want) {
+				if got, ok := lines[name]; want == absent && ok {
+					t.Errorf("%s: %q, want no such line", name, got)
+				} else if want != absent && !strings.HasPrefix(lines[name], want) {
 					t.Errorf("%s: %q, want it to start with %q", name, lines[name], want)
 				}
 			}

@@ -24,6 +24,8 @@ type Config struct {
 	TelegramChatID    int64         `env:"TELEGRAM_CHAT_ID,required,notEmpty"`
 	TelegramApprovers []int64       `env:"TELEGRAM_APPROVERS,required,notEmpty" envSeparator:","`
 	DenyReasonWait    time.Duration `env:"DENY_REASON_WAIT" envDefault:"2m"`
+	// TelegramTopics gives each desk a forum topic of its own.
+	TelegramTopics bool `env:"TELEGRAM_TOPICS" envDefault:"false"`
 
 	// The gate and the store: which tools wait for a person, and where
 	// requests, grants and events are kept.

@@ -165,7 +165,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
-		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry},
+		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 	}, bot.Deps{
 		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
 		Notes: m.Store, Events: m.Store, Audit: m.Store,
