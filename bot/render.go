@@ -14,7 +14,6 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/broker"
 )
 
 // Everything here renders for Telegram's HTML parse mode. Text that comes
@@ -294,7 +293,7 @@ func RenderWarning(desk, text string) string {
 func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 	var lines []string
 	switch r.Content.ToolName {
-	case broker.PlaceOrder:
+	case deskbot.ToolPlaceOrder:
 		o, ok := orderOf(r.Content.Arguments)
 		if !ok {
 			return nil
@@ -303,7 +302,7 @@ func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 		if book != nil {
 			lines = append(lines, "Position after: "+deskbot.Holding(deskbot.PositionAfter(*book, o)))
 		}
-	case broker.FlattenDesk:
+	case deskbot.ToolFlattenDesk:
 		if book == nil {
 			return []string{"Closes every open position of the desk (its book could not be read just now)."}
 		}
@@ -329,7 +328,7 @@ func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 
 // brokerCall reports whether r's words need the desk's book.
 func brokerCall(r *deskbot.Request) bool {
-	return r.Content.ToolName == broker.PlaceOrder || r.Content.ToolName == broker.FlattenDesk
+	return r.Content.ToolName == deskbot.ToolPlaceOrder || r.Content.ToolName == deskbot.ToolFlattenDesk
 }
 
 // requestSummary renders a request on one line of HTML, for lists and
@@ -340,11 +339,11 @@ func brokerCall(r *deskbot.Request) bool {
 func requestSummary(r *deskbot.Request) string {
 	desk := "<b>" + esc(trimRunes(deskbot.ShowText(r.Desk), 64)) + "</b>: "
 	switch r.Content.ToolName {
-	case broker.PlaceOrder:
+	case deskbot.ToolPlaceOrder:
 		if o, ok := orderOf(r.Content.Arguments); ok {
 			return desk + esc(deskbot.ShowText(deskbot.OrderSummary(o, nil)))
 		}
-	case broker.FlattenDesk:
+	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"
 	}
 	return desk + esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)) + " " +
