@@ -110,13 +110,7 @@ const ackReaction = "👍"
 func (b *Bot) acknowledge(c tele.Context, fallback string) error {
 	m := c.Message()
 	chat := c.Chat().ID
-	if !b.track.Add() {
-		return nil
-	}
-	b.replies.inOrder(chat, func() {
-		defer b.track.Done()
-		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
-		defer cancel()
+	b.inReplyQueue(chat, func(ctx context.Context) {
 		err := b.sender.React(ctx, chat, m.ID, ackReaction)
 		if err == nil {
 			return
@@ -275,20 +269,27 @@ func (b *Bot) deskList() string {
 func (b *Bot) reply(ctx context.Context, c tele.Context, text string, kb *tele.ReplyMarkup) error {
 	opt := b.replyOptions(c, kb)
 	chat := c.Chat().ID
-	if !b.track.Add() {
-		return nil
-	}
-	// Sent from the chat's reply queue, not here: the command has done its
-	// work, and the next one in this chat need not wait on Telegram.
-	b.replies.inOrder(chat, func() {
-		defer b.track.Done()
-		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
-		defer cancel()
+	b.inReplyQueue(chat, func(ctx context.Context) {
 		if _, err := b.sender.Send(ctx, chat, text, opt); err != nil {
 			b.log.WarnContext(ctx, "could not answer in the chat", "chat", chat, "err", b.scrub(err.Error()))
 		}
 	})
 	return nil
+}
+
+// inReplyQueue sends from the chat's reply queue, not from the handler: the
+// command has done its work, and the next one in this chat need not wait on
+// Telegram. A send has a minute, and a stop waits for it (track).
+func (b *Bot) inReplyQueue(chat int64, send func(ctx context.Context)) {
+	if !b.track.Add() {
+		return
+	}
+	b.replies.inOrder(chat, func() {
+		defer b.track.Done()
+		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
+		defer cancel()
+		send(ctx)
+	})
 }
 
 // replyOptions answer c's message as a reply (so it lands in its forum
