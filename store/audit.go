@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
 )
 
 // The audit trail and the event stream are Redis streams whose entries hold
-// one field, "data", with the JSON of the entry. Both are capped at about
-// EventsMaxLen entries (approximate trimming is O(1) per append).
+// one field, "data", with the JSON of the entry (a stream stores a field
+// name once per block of entries, not once per entry). Both are trimmed on
+// every append, approximately (whole blocks at a time, O(1) per append):
+// the event stream to about EventsMaxLen entries (MAXLEN ~), the audit trail
+// to its AuditRetention (MINID ~ of the id that time ago, by this process's
+// clock, the one Redis stamps its ids with).
 
 // Audit appends e to the audit trail.
 func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
@@ -20,7 +26,7 @@ func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
 	if err != nil {
 		return err
 	}
-	return s.wrap(s.rdb.XAdd(ctx, s.streamAdd(s.auditKey(), data)).Err())
+	return s.wrap(s.rdb.XAdd(ctx, s.auditAdd(data)).Err())
 }
 
 // AuditTrail returns the last limit entries (all when limit <= 0), oldest
@@ -51,6 +57,17 @@ func (s *Store) AuditTrail(ctx context.Context, limit int) ([]deskbot.AuditEntry
 // streamAdd is an XADD of one JSON entry, trimmed to about EventsMaxLen.
 func (s *Store) streamAdd(key, data string) *redis.XAddArgs {
 	return &redis.XAddArgs{Stream: key, MaxLen: s.opts.EventsMaxLen, Approx: true, Values: []any{"data", data}}
+}
+
+// auditAdd is an XADD of one audit entry, trimming entries older than the
+// audit retention.
+func (s *Store) auditAdd(data string) *redis.XAddArgs {
+	return &redis.XAddArgs{Stream: s.auditKey(), MinID: s.auditMinID(), Approx: true, Values: []any{"data", data}}
+}
+
+// auditMinID is the stream id of the oldest audit entry to keep.
+func (s *Store) auditMinID() string {
+	return strconv.FormatInt(time.Now().Add(-s.opts.AuditRetention).UnixMilli(), 10) + "-0"
 }
 
 func dataOf(m redis.XMessage) string {

@@ -59,12 +59,13 @@ func benchRequest(i int) (*deskbot.Request, deskbot.AuditEntry, deskbot.Event) {
 func createFloor(ctx context.Context, s *store.Store, i int) {
 	r, _, _ := benchRequest(i)
 	key := s.Key("floor", r.ID)
-	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
 	entry := `{"action":"hold","desk":"alpha","tool":"flatten_desk","request_id":"` + r.ID + `","by":"system","at":"2026-11-30T09:00:00Z"}`
 	_, err := s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+		p.HSet(ctx, key, "s", "open", "e", r.ExpiresAt.UnixMilli(), "w", "alpha",
+			"c", "permission\x1fflatten_desk\x1f\x1f1795942800000\x1fc", "a", []byte(r.Content.Arguments))
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
 		p.ZAdd(ctx, s.Key("floor-open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
+		p.HIncrBy(ctx, s.Key("floor-openby"), "alpha", 1)
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-events"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
 		return nil
@@ -137,9 +138,9 @@ func BenchmarkTransitionEvalFloor(b *testing.B) {
 // the streams, so that Transition finds it.
 func createFloorInto(ctx context.Context, s *store.Store, p redis.Pipeliner, i int) {
 	r, _, _ := benchRequest(i)
-	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
 	key := s.Key("req", r.ID)
-	p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+	p.HSet(ctx, key, "s", "open", "e", r.ExpiresAt.UnixMilli(), "w", "alpha",
+		"c", "permission\x1fflatten_desk\x1f\x1f1795942800000\x1fc", "a", []byte(r.Content.Arguments))
 	p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
 	p.ZAdd(ctx, s.Key("open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
 }
@@ -151,8 +152,9 @@ func transitionFloor(ctx context.Context, s *store.Store, i int) {
 	key := s.Key("req", id)
 	entry := `{"action":"allow_once","desk":"alpha","request_id":"` + id + `","by":"Asha (42)","at":"2026-11-30T09:00:00Z"}`
 	s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HMGet(ctx, key, "state", "expires_at_ms", "delivered_at")
-		p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_by_id", 42, "decided_at", base.UnixMilli())
+		p.HMGet(ctx, key, "s", "e", "l", "w")
+		p.HSet(ctx, key, "s", "running", "d", "allow_once", "b", "Asha", "i", 42, "t", base.UnixMilli())
+		p.HIncrBy(ctx, s.Key("openby"), "alpha", -1)
 		p.ZRem(ctx, s.Key("open"), id)
 		p.SAdd(ctx, s.Key("running"), id)
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})

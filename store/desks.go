@@ -44,7 +44,7 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 		} else {
 			p.HDel(ctx, s.deskKey(desk), "paused")
 		}
-		p.XAdd(ctx, s.streamAdd(s.auditKey(), data))
+		p.XAdd(ctx, s.auditAdd(data))
 		return nil
 	})
 	return s.wrap(err)

@@ -31,7 +31,7 @@ var revokeScript = redis.NewScript(`
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'data', ARGV[3])
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', 'data', ARGV[3])
 return 1`)
 
 // Grant returns the active grant for (desk, tool), ENOTFOUND if none.
@@ -96,7 +96,7 @@ func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.Aud
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.grantsKey(), grantKey(g.Desk, g.Tool), gJSON)
-		p.XAdd(ctx, s.streamAdd(s.auditKey(), aJSON))
+		p.XAdd(ctx, s.auditAdd(aJSON))
 		return nil
 	})
 	return s.wrap(err)
@@ -110,7 +110,7 @@ func (s *Store) RevokeGrant(ctx context.Context, desk, tool string, audit deskbo
 		return err
 	}
 	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey()},
-		grantKey(desk, tool), s.opts.EventsMaxLen, aJSON).Int()
+		grantKey(desk, tool), s.auditMinID(), aJSON).Int()
 	if err != nil {
 		return s.wrap(err)
 	}

@@ -77,7 +77,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	args := []any{
 		"|" + strings.Join(from, "|") + "|", string(t.To), t.Now.UnixMilli(),
 		int(t.Expiry), boolArg(t.RequireUndelivered), id, s.opts.EventsMaxLen,
-		auditJSON, eventJSON, triggerJSON, grantField, grantJSON,
+		auditJSON, eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID(),
 	}
 	args, err = appendPatch(args, t.Set)
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	}
 	keys := []string{
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
-		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(),
+		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
 	}
 	res, err := transitionScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {

@@ -1,0 +1,135 @@
+package store_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// A request's hash names each field with one letter, and holds no JSON
+// but the tool's result: the creation data is one record of plain values.
+func TestRequestEncodingIsCompact(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		mustCreate(t, s, "r1", base.Add(5*time.Minute))
+		h, err := s.Client().HGetAll(t.Context(), s.Key("req", "r1")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range h {
+			if len(f) != 1 {
+				t.Errorf("field %q: want a one-letter name", f)
+			}
+			if f != "a" && len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+				t.Errorf("field %q = %q: no JSON besides the arguments", f, v)
+			}
+		}
+		if got, want := h["a"], `{"desk": "alpha",  "qty": 12345678901234567890.123456789, "note": "<b>&"}`; got != want {
+			t.Errorf("arguments stored as %q; want byte for byte %q", got, want)
+		}
+	})
+}
+
+// The count of a desk's open requests follows every way in and out of
+// open, so that settling a desk reads one number.
+func TestOpenRequestCount(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		for _, id := range []string{"a1", "a2", "a3"} {
+			mustCreate(t, s, id, base.Add(5*time.Minute))
+		}
+		b := newRequest("b1", base.Add(5*time.Minute))
+		b.Desk = "beta"
+		if err := s.CreateRequest(ctx, b, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, deskbot.Event{Kind: deskbot.EventUserRequest, Time: base}); err != nil {
+			t.Fatal(err)
+		}
+		count := func(desk string) int64 {
+			t.Helper()
+			n, err := s.OpenRequestCount(ctx, desk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if got := []int64{count("alpha"), count("beta"), count("gamma")}; !eq(got, []int64{3, 1, 0}) {
+			t.Errorf("counts after creating = %v; want [3 1 0]", got)
+		}
+		mustTransition(t, s, "a1", allow(base))
+		if _, out, _ := s.Transition(ctx, "a1", allow(base)); out != deskbot.WrongState {
+			t.Fatalf("second allow = %v; want WrongState", out)
+		}
+		mustTransition(t, s, "a2", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateLapsed, Now: base.Add(6 * time.Minute), Expiry: deskbot.AfterExpiry})
+		mustTransition(t, s, "b1", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base})
+		if got := []int64{count("alpha"), count("beta")}; !eq(got, []int64{1, 0}) {
+			t.Errorf("counts after allow, repeated allow, lapse, deny = %v; want [1 0]", got)
+		}
+	})
+}
+
+// A request written in the earlier encoding (JSON creation data, long
+// field names) is read as it is and, once migrated, transitions as any.
+func TestOldEncodingMigrated(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		exp := base.Add(5 * time.Minute)
+		key := s.Key("req", "old1")
+		data := `{"request_id":"old1","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c1","trigger_id":"t1","created_at":"` +
+			base.Format(time.RFC3339Nano) + `","expires_at":"` + exp.Format(time.RFC3339Nano) + `"}`
+		args := `{"qty": 24512.123456789012}`
+		if err := s.Client().HSet(ctx, key, "data", data, "args", args, "state", "open", "expires_at_ms", strconv.FormatInt(exp.UnixMilli(), 10)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.Client().PExpireAt(ctx, key, exp.Add(time.Hour))
+		s.Client().ZAdd(ctx, s.Key("open"), redisZ(exp, "old1"))
+
+		got, err := s.Request(ctx, "old1")
+		if err != nil || got.Desk != "alpha" || got.TriggerID != "t1" || string(got.Content.Arguments) != args || got.State != deskbot.StateOpen {
+			t.Fatalf("old request read as %+v, %v", got, err)
+		}
+		n, err := s.MigrateRequests(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("MigrateRequests = %d, %v; want 1", n, err)
+		}
+		if n, _ := s.MigrateRequests(ctx); n != 0 {
+			t.Errorf("second MigrateRequests rewrote %d; want 0", n)
+		}
+		if c, _ := s.OpenRequestCount(ctx, "alpha"); c != 1 {
+			t.Errorf("open count after migration = %d; want 1", c)
+		}
+		if ttl := s.Client().PTTL(ctx, key).Val(); ttl <= 0 {
+			t.Errorf("PTTL after migration = %v; want kept", ttl)
+		}
+		after := mustTransition(t, s, "old1", allow(base))
+		if after.State != deskbot.StateRunning || string(after.Content.Arguments) != args || after.Content.CallID != "c1" || !after.CreatedAt.Equal(msTrunc(base)) {
+			t.Errorf("migrated request after allow = %+v", after)
+		}
+	})
+}
+
+// The audit trail is trimmed to its retention as entries are appended.
+func TestAuditTrimmedToRetention(t *testing.T) {
+	s := storetest.MustOpenOptions(t, store.Options{AuditRetention: time.Millisecond})
+	ctx := t.Context()
+	const n = 1000
+	for i := range n {
+		if err := s.Audit(ctx, deskbot.AuditEntry{Action: "pause", Desk: "alpha", By: "system", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if i == n/2 {
+			time.Sleep(5 * time.Millisecond) // the first half is then older than the retention
+		}
+	}
+	if got := s.Client().XLen(ctx, s.Key("audit")).Val(); got >= n {
+		t.Errorf("audit length = %d after %d appends with a 1ms retention; want trimmed", got, n)
+	}
+	keep := storetest.MustOpen(t)
+	for range 300 {
+		keep.Audit(ctx, deskbot.AuditEntry{Action: "pause", Desk: "alpha", By: "system", At: time.Now()})
+	}
+	if got := keep.Client().XLen(ctx, keep.Key("audit")).Val(); got != 300 {
+		t.Errorf("audit length with the default retention = %d; want all 300", got)
+	}
+}
