@@ -46,7 +46,12 @@ type Gate struct {
 	runner deskbot.ToolRunner
 	now    deskbot.Now
 	log    *slog.Logger
+	held   *heldCache
 }
+
+// heldCacheMax bounds the requests a gate remembers as held: far more than
+// are open at once in practice (each is also a message in the chat).
+const heldCacheMax = 10000
 
 // New builds a gate. runner runs an allowed call through its desk's tools.
 func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) *Gate {
@@ -60,7 +65,7 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	for _, t := range cfg.Tools {
 		tools[t] = true
 	}
-	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log}
+	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
 }
 
 // Guarded reports whether tool is named in APPROVAL_TOOLS at all.
@@ -98,7 +103,8 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if n := utf8.RuneCountInString(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
+	canonical := deskbot.CanonicalArguments(args) // parsed once: shown and audited
+	if n := utf8.RuneCountInString(deskbot.ShowText(canonical)); n > deskbot.MaxShownArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
@@ -111,11 +117,12 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		ExpiresAt: now.Add(g.cfg.Expiry),
 		State:     deskbot.StateOpen,
 	}
-	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
+	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
 		return nil, deskbot.ToolResult{}, err
 	}
+	g.held.put(r)
 	g.log.InfoContext(ctx, "held", "desk", desk, "request", r.ID, "tool", call.Name, "trigger", triggerID)
 	return r, deskbot.ToolResult{Text: HoldMessage(r)}, nil
 }
