@@ -1,6 +1,7 @@
 package deskbot
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxShownArguments is how many characters of a guarded call's arguments,
-// as ShowText renders them, a request message can show whole. A request
+// MaxShownArguments is how long a guarded call's arguments may be, as
+// ShownArguments renders them and ShownLength counts them, a request message can show whole. A request
 // message is at most 4,096 characters; the rest is the header, the tool's
 // own summary and the escaping of HTML. A call whose arguments do not fit is
 // refused back to the model before any request exists, so Allow is never
@@ -76,8 +77,41 @@ func isPlainText(s string) bool {
 }
 
 // ShownArguments is a call's arguments as an approver sees them: canonical
-// JSON (sorted keys, exact numbers) through ShowText.
-func ShownArguments(args json.RawMessage) string { return ShowText(CanonicalArguments(args)) }
+// JSON (sorted keys, exact numbers) without JSON's HTML escapes (an approver
+// must read "a && b", not "a \u0026\u0026 b"), through ShowText. Arguments
+// that are not JSON are shown as they came, through ShowText.
+func ShownArguments(args json.RawMessage) string {
+	canon := CanonicalArguments(args)
+	d := json.NewDecoder(strings.NewReader(canon))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return ShowText(canon)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return ShowText(canon)
+	}
+	return ShowText(strings.TrimSuffix(buf.String(), "\n"))
+}
+
+// ShownLength is how long shown text is as Telegram counts a message: in
+// UTF-16 code units, so an emoji counts twice. Every check against
+// MaxShownArguments uses it, so the executor, the gate and the bot agree on
+// what fits.
+func ShownLength(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
 
 // TooLongToShowMessage tells a desk's model that a guarded call was refused
 // because its arguments cannot be shown whole to an approver.

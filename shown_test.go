@@ -37,3 +37,29 @@ func TestShownArgumentsKeepsEveryCharacter(t *testing.T) {
 		t.Fatal("a bidi override reached the shown text raw")
 	}
 }
+
+func TestShownArgumentsReadAsTyped(t *testing.T) {
+	got := deskbot.ShownArguments(json.RawMessage(`{"command":"test -f a && cat a > b <c"}`))
+	if want := `{"command":"test -f a && cat a > b <c"}`; got != want {
+		t.Fatalf("ShownArguments = %q, want %q (no JSON HTML escapes)", got, want)
+	}
+	if got, want := deskbot.ShownArguments(json.RawMessage(`not json`)), "not json"; got != want {
+		t.Fatalf("ShownArguments(not json) = %q, want %q", got, want)
+	}
+}
+
+// Telegram counts a message in UTF-16 units; so does every check against
+// MaxShownArguments, or a call of emoji would pass the executor and then not
+// fit the approver's message.
+func TestShownLengthCountsAsTelegramDoes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"abc", 3}, {"नमस्ते", 6}, {"📈", 2}, {"a📈b", 4}, {"", 0},
+	} {
+		if got := deskbot.ShownLength(tc.in); got != tc.want {
+			t.Errorf("ShownLength(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

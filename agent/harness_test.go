@@ -50,6 +50,7 @@ type deskWorld struct {
 	gate    *gate.Gate
 	paper   *broker.Paper
 	quotes  *tally
+	guarded []string // APPROVAL_TOOLS; place_order when nil
 	primary *modeltest.Server
 	backup  *modeltest.Server
 	cfg     agent.DeskConfig
@@ -124,7 +125,11 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
+	guarded := w.guarded
+	if guarded == nil {
+		guarded = []string{"place_order"}
+	}
+	w.gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
 		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: st,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -51,7 +52,8 @@ func (b *Bot) listens(c tele.Context) bool {
 // guard is the middleware every handler runs in: it hands the work to the
 // dispatcher (order.go), recovers panics (telebot has no recovery, and one
 // panic would end the service), counts the handler so Run can wait for it,
-// and drops messages from chats the bot does not serve.
+// drops messages that are not the sender's own words (secondHand), and
+// drops messages from chats the bot does not serve.
 func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 	return func(next tele.HandlerFunc) tele.HandlerFunc {
 		return func(c tele.Context) error {
@@ -66,6 +68,10 @@ func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 						b.failed(c)
 					}
 				}()
+				if c.Callback() == nil && secondHand(c.Message()) {
+					b.secondHand(c)
+					return
+				}
 				if !anywhere && c.Callback() == nil && !b.listens(c) {
 					var chat int64
 					if c.Chat() != nil {
@@ -122,4 +128,43 @@ func (b *Bot) failed(c tele.Context) {
 	ctx, cancel := b.handlerContext()
 	defer cancel()
 	b.reply(ctx, c, genericFailure, nil)
+}
+
+// ForwardedNotACommand answers an approver who forwarded a command (or sent
+// one via a bot), so they learn why nothing happened.
+const ForwardedNotACommand = "Forwarded messages are not taken as commands."
+
+// secondHand reports whether m carries words that are not its sender's own:
+// a forward, in the shape of Bot API 7.0 (forward_origin) or of the older
+// fields (forward_from, forward_from_chat, forward_sender_name,
+// forward_date), a channel post forwarded automatically into the group, or
+// a message sent via an inline bot. Only people's own words are commands,
+// replies to a desk or reasons for a denial: whoever forwards a message is
+// not its author, and the author may be a stranger or a desk. telebot's
+// IsForwarded looks only at forward_from and forward_from_chat, which Bot
+// API 7.0 no longer sends, so every field is checked here.
+func secondHand(m *tele.Message) bool {
+	return m != nil && (m.Origin != nil || m.OriginalSender != nil || m.OriginalChat != nil ||
+		m.OriginalSenderName != "" || m.OriginalUnixtime != 0 || m.AutomaticForward || m.Via != nil)
+}
+
+// secondHand drops a message that is not its sender's own words. It is
+// answered only when an approver forwarded a command in a chat the bot
+// serves, so they are not met with silence; anything else (forwards shared
+// to discuss, and anything from people who are not approvers) is dropped
+// without a word, so forwards cannot be used to make the bot spend the
+// group's message budget.
+func (b *Bot) secondHand(c tele.Context) {
+	m := c.Message()
+	var chat int64
+	if m.Chat != nil {
+		chat = m.Chat.ID
+	}
+	b.log.Info("ignored a message that is forwarded or sent via a bot", "chat", chat, "from", senderID(c))
+	if !strings.HasPrefix(m.Text, "/") || !b.approver(c.Sender()) || !b.listens(c) {
+		return
+	}
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	b.reply(ctx, c, ForwardedNotACommand, nil)
 }

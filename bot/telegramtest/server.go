@@ -72,8 +72,12 @@ type Message struct {
 	Photo      bool
 	PhotoName  string
 	PhotoBytes int
-	Edits      int
-	Deleted    bool
+	PhotoData  []byte // the uploaded bytes, as received
+	// Forward is set on an injected message that is not the sender's own
+	// words (see InjectForwarded).
+	Forward *Forward
+	Edits   int
+	Deleted bool
 }
 
 // Labels returns the texts of the message's inline buttons, row by row.
@@ -100,6 +104,8 @@ type Call struct {
 	// ForceReply mirrors Markup.ForceReply for convenience.
 	ForceReply bool
 	Params     map[string]string // every parameter, objects as JSON text
+	// Upload is the bytes of an uploaded photo or document, as received.
+	Upload []byte
 	// Status is the error_code answered (200 when accepted), -1 when the
 	// connection was dropped (Down), 0 when the client gave up first.
 	Status      int

@@ -382,3 +382,81 @@ func TestHangUntilReleaseAndPollConflict(t *testing.T) {
 		}
 	}
 }
+
+// A photo uploaded from a reader arrives with its bytes recorded, on the
+// message and on the call.
+func TestPhotoFromReaderKeepsItsBytes(t *testing.T) {
+	srv := telegramtest.New(t, token)
+	b := mustBot(t, srv)
+	p := &telebot.Photo{File: telebot.FromReader(strings.NewReader("\x89PNG from a reader")), Caption: "c"}
+	if _, err := b.Send(telebot.ChatID(group), p); err != nil {
+		t.Fatalf("sendPhoto: %v", err)
+	}
+	if got, want := string(srv.BotMessages(group)[0].PhotoData), "\x89PNG from a reader"; got != want {
+		t.Errorf("message photo bytes %q, want %q", got, want)
+	}
+	if got := srv.Calls("sendPhoto"); len(got) != 1 || string(got[0].Upload) != "\x89PNG from a reader" {
+		t.Errorf("sendPhoto calls = %+v", got)
+	}
+}
+
+// Forwarded messages and messages via a bot reach the client with the
+// fields Telegram sends, in today's shape and the older one.
+func TestInjectForwarded(t *testing.T) {
+	srv := telegramtest.New(t, token)
+	someone := telegramtest.User{ID: 55, FirstName: "Someone"}
+	tests := []struct {
+		name string
+		fwd  telegramtest.Forward
+		ok   func(m *telebot.Message) bool
+	}{
+		{"user", telegramtest.Forward{From: &someone}, func(m *telebot.Message) bool {
+			return m.Origin != nil && m.Origin.Type == "user" && m.Origin.Sender.ID == 55 && m.OriginalSender == nil
+		}},
+		{"hidden user", telegramtest.Forward{HiddenName: "Anon"}, func(m *telebot.Message) bool {
+			return m.Origin != nil && m.Origin.Type == "hidden_user" && m.Origin.SenderUsername == "Anon"
+		}},
+		{"channel", telegramtest.Forward{ChatID: -1009000000001}, func(m *telebot.Message) bool {
+			return m.Origin != nil && m.Origin.Type == "channel" && m.Origin.Chat.ID == -1009000000001
+		}},
+		{"legacy user", telegramtest.Forward{From: &someone, Legacy: true}, func(m *telebot.Message) bool {
+			return m.Origin == nil && m.OriginalSender != nil && m.OriginalSender.ID == 55 && m.OriginalUnixtime != 0
+		}},
+		{"legacy hidden", telegramtest.Forward{HiddenName: "Anon", Legacy: true}, func(m *telebot.Message) bool {
+			return m.Origin == nil && m.OriginalSenderName == "Anon" && !m.IsForwarded()
+		}},
+		{"via bot", telegramtest.Forward{ViaBot: &telegramtest.User{ID: 66, Username: "gif"}}, func(m *telebot.Message) bool {
+			return m.Via != nil && m.Via.ID == 66 && m.Origin == nil
+		}},
+	}
+	for _, tt := range tests {
+		srv.InjectForwarded(someone, group, "/pause all", 0, tt.fwd)
+	}
+	got := rawUpdates(t, srv)
+	if len(got) != len(tests) {
+		t.Fatalf("%d updates, want %d", len(got), len(tests))
+	}
+	for i, tt := range tests {
+		if m := got[i].Message; m == nil || m.Text != "/pause all" || !tt.ok(m) {
+			t.Errorf("%s: message %+v", tt.name, m)
+		}
+	}
+}
+
+// rawUpdates reads the queued updates as telebot decodes them.
+func rawUpdates(t *testing.T, srv *telegramtest.Server) []telebot.Update {
+	t.Helper()
+	resp, err := http.Post(srv.URL+"/bot"+token+"/getUpdates", "application/json", strings.NewReader(`{"timeout":"0"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		OK     bool             `json:"ok"`
+		Result []telebot.Update `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || !r.OK {
+		t.Fatalf("getUpdates: ok=%v err=%v", r.OK, err)
+	}
+	return r.Result
+}

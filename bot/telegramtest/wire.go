@@ -65,6 +65,28 @@ type wireMessage struct {
 	Photo       []wirePhotoSize `json:"photo,omitempty"`
 	ReplyTo     *wireMessage    `json:"reply_to_message,omitempty"`
 	ReplyMarkup *wireMarkup     `json:"reply_markup,omitempty"`
+
+	// Where a forwarded message came from: forward_origin since Bot API
+	// 7.0, the forward_* fields before it.
+	ForwardOrigin     *wireOrigin `json:"forward_origin,omitempty"`
+	ForwardFrom       *wireUser   `json:"forward_from,omitempty"`
+	ForwardFromChat   *wireChat   `json:"forward_from_chat,omitempty"`
+	ForwardSenderName string      `json:"forward_sender_name,omitempty"`
+	ForwardDate       int64       `json:"forward_date,omitempty"`
+	AutomaticForward  bool        `json:"is_automatic_forward,omitempty"`
+	ViaBot            *wireUser   `json:"via_bot,omitempty"`
+}
+
+// wireOrigin is a MessageOrigin: type "user", "hidden_user", "chat" or
+// "channel".
+type wireOrigin struct {
+	Type           string    `json:"type"`
+	Date           int64     `json:"date"`
+	SenderUser     *wireUser `json:"sender_user,omitempty"`
+	SenderUserName string    `json:"sender_user_name,omitempty"`
+	SenderChat     *wireChat `json:"sender_chat,omitempty"`
+	Chat           *wireChat `json:"chat,omitempty"`
+	MessageID      int       `json:"message_id,omitempty"`
 }
 
 type wireCallback struct {
@@ -117,6 +139,7 @@ func writeError(w http.ResponseWriter, code int, description string, retryAfter 
 type upload struct {
 	name string
 	size int
+	data []byte
 }
 
 // readParams flattens a JSON or multipart body into strings: strings as they
@@ -136,12 +159,17 @@ func readParams(r *http.Request) (map[string]string, map[string]upload, error) {
 		// files under values: take it back as the upload it is.
 		for _, k := range []string{"photo", "document"} {
 			if v, ok := params[k]; ok && !strings.HasPrefix(v, "attach://") {
-				files[k] = upload{size: len(v)}
+				files[k] = upload{size: len(v), data: []byte(v)}
 				delete(params, k)
 			}
 		}
 		for k, fhs := range r.MultipartForm.File {
-			files[k] = upload{name: fhs[0].Filename, size: int(fhs[0].Size)}
+			u := upload{name: fhs[0].Filename, size: int(fhs[0].Size)}
+			if f, err := fhs[0].Open(); err == nil {
+				u.data, _ = io.ReadAll(f)
+				f.Close()
+			}
+			files[k] = u
 		}
 		return params, files, nil
 	}
