@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -197,5 +198,60 @@ func BenchmarkDueRequests(b *testing.B) {
 				}
 			}, floor{"ping", func(int) { s.Client().Ping(ctx) }})
 		})
+	}
+}
+
+// BenchmarkMemoryPerOpenRequest holds 1,000 open requests as the gate does
+// (a uuid, a trigger, an order's arguments, the hold's audit entry and
+// event) and reports what Redis says they take (MEMORY USAGE of every key
+// they touch, per request) against its MEMORY USAGE of a minimal hash (one
+// short field) on the same server. Needs a real Redis.
+//
+//	go test -run '^$' -bench MemoryPerOpenRequest -benchtime 1x ./store/
+func BenchmarkMemoryPerOpenRequest(b *testing.B) {
+	storetest.NeedsRealRedis(b, "MEMORY USAGE")
+	const n = 1000
+	for b.Loop() {
+		b.StopTimer()
+		s, ctx := storetest.MustOpen(b), context.Background()
+		rdb := s.Client()
+		ids := make([]string, n)
+		for i := range n {
+			now := time.Now()
+			r := &deskbot.Request{ID: uuid.NewString(), Desk: "main", Kind: deskbot.KindPermission, TriggerID: uuid.NewString(),
+				Content:   deskbot.PermissionContent{ToolName: "place_order", CallID: "call_" + strconv.Itoa(i), Arguments: []byte(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)},
+				CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
+			audit := deskbot.AuditEntry{Action: "hold", Tool: "place_order", By: "desk main", At: now, Detail: deskbot.CanonicalArguments(r.Content.Arguments)}
+			ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: "main", Time: now, TriggerID: r.TriggerID}
+			if err := s.CreateRequest(ctx, r, audit, ev); err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = r.ID
+		}
+		usage := func(key string) int64 {
+			v, err := rdb.MemoryUsage(ctx, key, 0).Result()
+			if err == redis.Nil {
+				return 0 // no such key
+			}
+			if err != nil {
+				b.Fatalf("MEMORY USAGE %s: %v", key, err)
+			}
+			return v
+		}
+		var total int64
+		for _, id := range ids {
+			total += usage(s.Key("req", id))
+		}
+		for _, k := range []string{"open", "openby", "audit", "events"} {
+			total += usage(s.Key(k))
+		}
+		minKey := s.Key("minimal")
+		rdb.HSet(ctx, minKey, "f", "v")
+		minimal := usage(minKey)
+		b.StartTimer()
+		per := float64(total) / n
+		b.ReportMetric(per, "B/open-request")
+		b.ReportMetric(float64(minimal), "B/minimal-hash")
+		b.ReportMetric(per/float64(minimal), "x_minimal")
 	}
 }
