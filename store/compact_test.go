@@ -8,6 +8,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A request's hash names each field with one letter, and holds no JSON
@@ -132,4 +133,44 @@ func TestAuditTrimmedToRetention(t *testing.T) {
 	if got := keep.Client().XLen(ctx, keep.Key("audit")).Val(); got != 300 {
 		t.Errorf("audit length with the default retention = %d; want all 300", got)
 	}
+}
+
+// An audit entry is plain fields, the same seven every time (so the stream
+// keeps their names once per block); a call's arguments in its detail are
+// stored as they are, not quoted inside JSON. Entries in the earlier
+// encoding (one JSON field) still read.
+func TestAuditEntriesArePlainFields(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		at := base.Add(1500 * time.Millisecond)
+		args := `{"price":24512.123456789012,"symbol":"INFY"}`
+		if err := s.Audit(ctx, deskbot.AuditEntry{Action: "hold", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "desk alpha", At: at, Detail: args}); err != nil {
+			t.Fatal(err)
+		}
+		old := `{"action":"grant","desk":"beta","by":"Asha (1)","at":"` + base.Format(time.RFC3339Nano) + `"}`
+		if err := s.Client().XAdd(ctx, &redis.XAddArgs{Stream: s.Key("audit"), Values: []any{"data", old}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.Client().XRange(ctx, s.Key("audit"), "-", "+").Result()
+		if err != nil || len(raw) != 2 {
+			t.Fatalf("audit stream = %v, %v", raw, err)
+		}
+		if got := raw[0].Values["x"]; got != args {
+			t.Errorf("detail stored as %q; want the arguments as they are, %q", got, args)
+		}
+		if len(raw[0].Values) != 7 {
+			t.Errorf("fields = %v; want the seven", raw[0].Values)
+		}
+		trail, err := s.AuditTrail(ctx, 0)
+		if err != nil || len(trail) != 2 {
+			t.Fatalf("trail = %v, %v", trail, err)
+		}
+		want := deskbot.AuditEntry{Action: "hold", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "desk alpha", At: at, Detail: args}
+		if got := trail[0]; got != want {
+			t.Errorf("entry = %+v; want %+v", got, want)
+		}
+		if got := trail[1]; got.Action != "grant" || got.Desk != "beta" || !got.At.Equal(base) {
+			t.Errorf("old entry = %+v", got)
+		}
+	})
 }

@@ -76,7 +76,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	if ev.RequestID == "" {
 		ev.RequestID = r.ID
 	}
-	auditJSON, evJSON, err := encode2(audit, ev)
+	evJSON, err := encode(ev)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
 		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(exp), Member: r.ID})
 		p.HIncrBy(ctx, s.openByDeskKey(), r.Desk, 1)
-		p.XAdd(ctx, s.auditAdd(auditJSON))
+		p.XAdd(ctx, s.auditAdd(auditValues(audit)))
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), evJSON))
 		return nil
 	})

@@ -34,12 +34,11 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 		from[i] = string(f)
 	}
 	inbox := s.inboxKey("-") // declared even when unused: Redis wants every key named
-	var auditJSON, eventJSON, triggerJSON, grantField, grantJSON string
+	var hasAudit, eventJSON, triggerJSON, grantField, grantJSON string
 	var err error
+	audit := make([]string, len(auditNames))
 	if t.Audit != nil {
-		if auditJSON, err = encode(auditFor(*t.Audit, id, "")); err != nil {
-			return nil, 0, err
-		}
+		hasAudit, audit = "1", auditValues(auditFor(*t.Audit, id, ""))
 	}
 	if t.Event != nil {
 		e := *t.Event
@@ -77,7 +76,10 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	args := []any{
 		"|" + strings.Join(from, "|") + "|", string(t.To), t.Now.UnixMilli(),
 		int(t.Expiry), boolArg(t.RequireUndelivered), id, s.opts.EventsMaxLen,
-		auditJSON, eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID(),
+		hasAudit, eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID(),
+	}
+	for _, v := range audit {
+		args = append(args, v)
 	}
 	args, err = appendPatch(args, t.Set)
 	if err != nil {

@@ -10,9 +10,10 @@
 -- ARGV: 1 from states as "|open|running|", 2 to state, 3 now ms,
 --       4 expiry rule (0 any time, 1 before expiry, 2 after expiry),
 --       5 require undelivered ("1"/"0"), 6 request id, 7 events max length,
---       8 audit JSON, 9 event JSON, 10 trigger JSON, 11 grant field, 12 grant JSON
---       (8-12: "" when absent), 13 audit min id (older entries are
---       trimmed), 14.. patch as field, value pairs
+--       8 "1" with an audit entry, 9 event JSON, 10 trigger JSON, 11 grant
+--       field, 12 grant JSON (8-12: "" when absent), 13 audit min id (older
+--       entries are trimmed), 14-20 the audit entry's fields (audit.go),
+--       21.. patch as field, value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due; {-1} when the request does not exist.
 
@@ -46,7 +47,7 @@ end
 local to, id = ARGV[2], ARGV[6]
 local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 14, #ARGV, 2 do
+for i = 21, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
   if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end
@@ -75,7 +76,8 @@ elseif denyDue then
 end
 
 if ARGV[8] ~= '' then
-  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'data', ARGV[8])
+  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', ARGV[14], 'd', ARGV[15], 't', ARGV[16],
+    'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', ARGV[20])
 end
 if ARGV[9] ~= '' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[9])
