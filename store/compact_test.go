@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,4 +175,56 @@ func TestAuditEntriesArePlainFields(t *testing.T) {
 			t.Errorf("old entry = %+v", got)
 		}
 	})
+}
+
+// An event is kept with one-letter keys and read back as it was published
+// (times to the ms); a model's arguments that are not JSON survive, and an
+// event in the earlier encoding still reads.
+func TestEventsCompactRoundTrip(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		evs := []deskbot.Event{
+			{Kind: deskbot.EventToolCall, Desk: "alpha", Time: base, TriggerID: "t1", Call: &deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"qty":24512.123456789012}`)}},
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base.Add(time.Millisecond), TriggerID: "t1", Call: &deskbot.ToolCall{ID: "c2", Name: "bash", Arguments: []byte(`{"command": "ls`)}, Result: &deskbot.ToolResult{Text: "held", IsError: true, Held: true, Picture: "a.png"}},
+			{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: base, Text: "hello", Picture: "p.png"},
+		}
+		for _, e := range evs {
+			if err := s.Publish(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := `{"kind":"desk_state","desk":"beta","time":"` + base.Format(time.RFC3339Nano) + `","text":"idle"}`
+		s.Client().XAdd(ctx, &redis.XAddArgs{Stream: s.Key("events"), Values: []any{"data", old}})
+		raw, _ := s.Client().XRangeN(ctx, s.Key("events"), "-", "+", 1).Result()
+		if data, _ := raw[0].Values["data"].(string); strings.Contains(data, `"kind"`) || strings.Contains(data, `"arguments"`) {
+			t.Errorf("stored event %s: want one-letter keys", data)
+		}
+		got, err := s.ReadEvents(ctx, "g", "c", 10, 0)
+		if err != nil || len(got) != 4 {
+			t.Fatalf("read %d events, %v", len(got), err)
+		}
+		for i, want := range evs {
+			g := got[i]
+			g.ID = ""
+			if fmt.Sprint(g) != fmt.Sprint(want) && !sameEvent(g, want) {
+				t.Errorf("event %d = %+v; want %+v", i, g, want)
+			}
+		}
+		if g := got[3]; g.Kind != deskbot.EventDeskState || g.Desk != "beta" || g.Text != "idle" || !g.Time.Equal(base) {
+			t.Errorf("old event = %+v", g)
+		}
+	})
+}
+
+func sameEvent(a, b deskbot.Event) bool {
+	if a.Kind != b.Kind || a.Desk != b.Desk || !a.Time.Equal(b.Time) || a.TriggerID != b.TriggerID || a.Text != b.Text || a.Picture != b.Picture {
+		return false
+	}
+	if (a.Call == nil) != (b.Call == nil) || (a.Result == nil) != (b.Result == nil) {
+		return false
+	}
+	if a.Call != nil && (a.Call.ID != b.Call.ID || a.Call.Name != b.Call.Name || string(a.Call.Arguments) != string(b.Call.Arguments)) {
+		return false
+	}
+	return a.Result == nil || *a.Result == *b.Result
 }

@@ -76,7 +76,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	if ev.RequestID == "" {
 		ev.RequestID = r.ID
 	}
-	evJSON, err := encode(ev)
+	evJSON, err := encodeEvent(ev)
 	if err != nil {
 		return err
 	}

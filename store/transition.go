@@ -46,7 +46,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 			e.RequestID = id
 		}
 		e.Request = nil // readers get the request as it stands when they read
-		if eventJSON, err = encode(e); err != nil {
+		if eventJSON, err = encodeEvent(e); err != nil {
 			return nil, 0, err
 		}
 	}
