@@ -20,6 +20,11 @@ import (
 // work needs. Run:
 //
 //	go test -run '^$' -bench . -benchmem ./gate
+//
+// BenchmarkHold and BenchmarkResolve also run their floor after every
+// operation, timing each separately, and report floor-ns/op and x_floor:
+// on a shared machine both then see the same load, which separate runs of
+// the floor benchmarks cannot promise.
 
 var benchArgs = json.RawMessage(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)
 
@@ -40,23 +45,47 @@ func BenchmarkHold(b *testing.B) {
 	f := mustBench(b)
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	for b.Loop() {
+	floor := holdFloor(f)
+	paired(b, func() {
 		if _, _, err := f.gate.Hold(ctx, "main", "trig", call); err != nil {
 			b.Fatal(err)
 		}
+	}, floor)
+}
+
+// paired runs op and floor alternately b.N times, timing each alone, and
+// reports op's ns/op, the floor's and their ratio.
+func paired(b *testing.B, op, floor func()) {
+	b.Helper()
+	var own, spent time.Duration
+	for range b.N {
+		t0 := time.Now()
+		op()
+		t1 := time.Now()
+		floor()
+		own, spent = own+t1.Sub(t0), spent+time.Since(t1)
 	}
+	b.ReportMetric(float64(own.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(own)/float64(spent), "x_floor")
 }
 
 // BenchmarkHoldFloor is one pipelined round trip with the writes a hold
 // makes: the request hash, its expiry, the open index, the desk's open
 // count, the audit and event stream entries.
 func BenchmarkHoldFloor(b *testing.B) {
-	f := mustBench(b)
+	floor := holdFloor(mustBench(b))
+	for b.Loop() {
+		floor()
+	}
+}
+
+func holdFloor(f *benchFixture) func() {
 	ctx := context.Background()
 	rdb := f.store.Client()
 	data, _ := json.Marshal(map[string]any{"request_id": uuid.NewString(), "desk": "main", "tool_name": "place_order", "call_id": "call_1"})
 	rec := "permission\x1fplace_order\x1ftrig\x1f1795942800000\x1fcall_1"
-	for b.Loop() {
+	return func() {
 		id := uuid.NewString()
 		key := f.store.Key("floor", id)
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -69,38 +98,35 @@ func BenchmarkHoldFloor(b *testing.B) {
 			return nil
 		})
 		if err != nil {
-			b.Fatal(err)
+			panic(err)
 		}
 	}
 }
 
 // BenchmarkResolve is a full allow of a request the gate held: decide
 // atomically, run the (instant) call, record the result and hand the desk
-// its message. The requests are held 100 at a time with the timer stopped
-// (stopping it reads the memory statistics, a pause of its own).
+// its message. The requests are held before the timer starts.
 func BenchmarkResolve(b *testing.B) {
 	f := mustBench(b)
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	var held []string
-	for b.Loop() {
-		if len(held) == 0 {
-			b.StopTimer()
-			for range 100 {
-				r, _, err := f.gate.Hold(ctx, "main", "trig", call)
-				if err != nil {
-					b.Fatal(err)
-				}
-				held = append(held, r.ID)
-			}
-			b.StartTimer()
+	held := make([]string, 0, b.N)
+	for range b.N {
+		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
+		if err != nil {
+			b.Fatal(err)
 		}
+		held = append(held, r.ID)
+	}
+	floor := resolveFloor(f)
+	b.ResetTimer()
+	paired(b, func() {
 		id := held[0]
 		held = held[1:]
 		if _, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil {
 			b.Fatal(err)
 		}
-	}
+	}, floor)
 }
 
 // BenchmarkResolveFloor is one pipelined round trip carrying the commands of
@@ -108,11 +134,17 @@ func BenchmarkResolve(b *testing.B) {
 // the desk's open count, two audit entries, two events and the desk's inbox
 // entry.
 func BenchmarkResolveFloor(b *testing.B) {
-	f := mustBench(b)
+	floor := resolveFloor(mustBench(b))
+	for b.Loop() {
+		floor()
+	}
+}
+
+func resolveFloor(f *benchFixture) func() {
 	ctx := context.Background()
 	rdb := f.store.Client()
 	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
-	for b.Loop() {
+	return func() {
 		id := uuid.NewString()
 		key := f.store.Key("floor", id)
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -132,7 +164,7 @@ func BenchmarkResolveFloor(b *testing.B) {
 			return nil
 		})
 		if err != nil {
-			b.Fatal(err)
+			panic(err)
 		}
 	}
 }

@@ -99,6 +99,8 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	go func() {
 		cmd.Wait()
 		close(sh.done)
+		// Wake a command's reader: bash is gone (exec decides what next).
+		outR.SetReadDeadline(past)
 	}()
 	if _, err := inW.WriteString(limitsLine(m.cfg, m.status.Mode == ModeBwrap) + markDef); err != nil {
 		sh.kill()
@@ -151,8 +153,9 @@ type readResult struct {
 
 // readUntil copies output to c until the line "<marker> <status>" appears at
 // the start of a line. The marker holds a random id the command never saw,
-// so a command printing marker-like lines cannot end its output early.
-func readUntil(r *bufio.Reader, marker []byte, c *collector) readResult {
+// so a command printing marker-like lines cannot end its output early. When
+// the read deadline passes it asks interrupted whether to go on reading.
+func readUntil(r *bufio.Reader, marker []byte, c *collector, interrupted func() (goOn bool)) readResult {
 	atStart := true
 	for {
 		line, err := r.ReadSlice('\n')
@@ -166,6 +169,9 @@ func readUntil(r *bufio.Reader, marker []byte, c *collector) readResult {
 			atStart = line[len(line)-1] == '\n'
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && interrupted() {
 			continue
 		}
 		if err != nil { // EOF, or the pipe closed under us by kill
