@@ -58,7 +58,8 @@ func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, 
 		return deskbot.ToolResult{}, err
 	}
 	defer s.release()
-	o, err := s.exec(ctx, "eval "+quote(command)+" </dev/null")
+	// Input is /dev/null already: the shell's own (see readFromFd3).
+	o, err := s.exec(ctx, "eval "+quote(command))
 	if err != nil {
 		return deskbot.ToolResult{}, err
 	}
