@@ -11,6 +11,12 @@
 // goroutine whose transition moved the request to running; a crash after
 // that leaves it running, and Recover reports it as interrupted instead of
 // running it again.
+//
+// The gate remembers the requests it held (held.go) so that deciding one
+// needs no read of it first; the decision itself is still the store's
+// transition, which checks state and expiry in Redis, so a memory that is
+// stale or missing (another process held it) costs a read, never a wrong
+// decision.
 package gate
 
 import (
