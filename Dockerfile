@@ -2,7 +2,8 @@
 # The runtime needs bash (every desk's terminal), bubblewrap (the sandbox;
 # it needs user namespaces, else SANDBOX=auto gives desks no terminal),
 # slirp4netns (the desks' network without the host's loopback; it needs
-# /dev/net/tun) and tzdata (India time is also embedded in the binary).
+# /dev/net/tun), iproute2 and util-linux (ip and nsenter fence the host's
+# other addresses off that network) and tzdata (India time is also embedded in the binary).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -12,7 +13,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/deskbot ./cmd/desk
 
 FROM debian:bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bash bubblewrap slirp4netns tzdata ca-certificates curl \
+ && apt-get install -y --no-install-recommends bash bubblewrap slirp4netns iproute2 util-linux tzdata ca-certificates curl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --create-home --home-dir /home/deskbot deskbot \
  && mkdir -p /data && chown deskbot:deskbot /data

@@ -20,8 +20,11 @@ const MaxShownArguments = 3000
 // ShowText is the one way a desk's text is made visible to a person who must
 // judge it (a held call's arguments): characters that display as nothing or
 // as something else are shown as escapes. Format characters (bidi overrides
-// such as U+202E, zero-width spaces and joiners), control characters, and
-// spaces other than the ASCII space (U+00A0 and kin) become \uXXXX, so what
+// such as U+202E, zero-width spaces and joiners), other characters that
+// render as nothing (variation selectors, the combining grapheme joiner),
+// letters of right-to-left scripts (which reorder the text around them),
+// control characters, and spaces other than the ASCII space (U+00A0 and kin,
+// the Braille blank) become \uXXXX, so what
 // the approver reads has the same characters, in the same order, as what
 // runs. Invalid UTF-8 is shown as \xNN per byte.
 func ShowText(s string) string {
@@ -58,13 +61,29 @@ func hidden(r rune) bool {
 		return false
 	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r), unicode.Is(unicode.Co, r),
 		unicode.Is(unicode.Cs, r), unicode.Is(unicode.Zs, r), unicode.Is(unicode.Zl, r),
-		unicode.Is(unicode.Zp, r), unicode.Is(unicode.Mn, r) && r >= 0xFE00 && r <= 0xFE0F, // variation selectors
-		r >= 0xE0000 && r <= 0xE007F,                             // tag characters
-		r == 0x115F || r == 0x1160 || r == 0x3164 || r == 0xFFA0, // Hangul fillers that render blank
+		unicode.Is(unicode.Zp, r),
+		// Default-ignorable characters render as nothing wherever they
+		// are: variation selectors (which can also carry hidden bytes), the
+		// combining grapheme joiner, Hangul fillers and their kin.
+		unicode.Is(unicode.Variation_Selector, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+		r >= 0xE0000 && r <= 0xE007F, // tag characters
+		r == 0x2800,                  // Braille blank: reads as a space and is none
+		rightToLeft(r),
 		!unicode.IsGraphic(r) && !unicode.IsSpace(r):
 		return true
 	}
 	return false
+}
+
+// rightToLeft reports whether r lies where Unicode's right-to-left scripts
+// are (Hebrew, Arabic, Syriac, Thaana, N'Ko and their kin, their
+// presentation forms, the historic ones): such letters, with no bidi
+// control at all, make the text between them display in reverse order
+// ("./a/א/ב" reads as "./a/ב/א"), so what an approver read would not be
+// the order that runs.
+func rightToLeft(r rune) bool {
+	return r >= 0x0590 && r <= 0x08FF || r >= 0xFB1D && r <= 0xFDFF || r >= 0xFE70 && r <= 0xFEFE ||
+		r >= 0x10800 && r <= 0x10FFF || r >= 0x1E800 && r <= 0x1EFFF
 }
 
 func isPlainText(s string) bool {

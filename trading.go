@@ -113,3 +113,138 @@ func Paise(x float64) float64 {
 	}
 	return r
 }
+
+// The words a trader reads at a glance on a phone: an order as "SELL 50
+// NIFTY24DECFUT @ 24,512.50", amounts in rupees with Indian digit grouping
+// ("₹12,25,625.00": thousands, then lakhs and crores in pairs of digits).
+
+// Rupees renders an amount in rupees, to the paisa, with Indian digit
+// grouping: "₹12,25,625.00", "-₹1,250.50".
+func Rupees(x float64) string {
+	x = Paise(x)
+	sign := ""
+	if x < 0 {
+		sign, x = "-", -x
+	}
+	return sign + "₹" + groupIndian(strconv.FormatFloat(x, 'f', 2, 64))
+}
+
+// SignedRupees renders a profit or loss with its sign: "+₹40.00", "-₹12.50".
+func SignedRupees(x float64) string {
+	if Paise(x) >= 0 {
+		return "+" + Rupees(x)
+	}
+	return Rupees(x)
+}
+
+// GroupedPrice renders a price as Price does, its whole part grouped the
+// Indian way: "24,512.50", "1,00,000.00".
+func GroupedPrice(x float64) string {
+	s := Price(x)
+	if strings.HasPrefix(s, "-") {
+		return "-" + groupIndian(s[1:])
+	}
+	return groupIndian(s)
+}
+
+// GroupedQuantity renders a quantity as Quantity does, grouped the Indian way.
+func GroupedQuantity(x float64) string {
+	s := Quantity(x)
+	if strings.HasPrefix(s, "-") {
+		return "-" + groupIndian(s[1:])
+	}
+	return groupIndian(s)
+}
+
+// groupIndian puts Indian separators in the whole part of an unsigned
+// decimal: the last three digits, then pairs.
+func groupIndian(s string) string {
+	whole, frac, dot := strings.Cut(s, ".")
+	if len(whole) > 3 {
+		head, tail := whole[:len(whole)-3], whole[len(whole)-3:]
+		var parts []string
+		for len(head) > 2 {
+			parts = append([]string{head[len(head)-2:]}, parts...)
+			head = head[:len(head)-2]
+		}
+		whole = strings.Join(append(append([]string{head}, parts...), tail), ",")
+	}
+	if dot {
+		return whole + "." + frac
+	}
+	return whole
+}
+
+// FormatOrder renders an order as a trader says it: "SELL 50 NIFTY24DECFUT @ 24,512.50".
+func FormatOrder(o Order) string {
+	return fmt.Sprintf("%s %s %s @ %s", strings.ToUpper(o.Side), GroupedQuantity(o.Quantity), o.Symbol, GroupedPrice(o.Price))
+}
+
+// Holding renders a signed quantity as a position: "long 50", "short 50", "flat".
+func Holding(qty float64) string {
+	switch q := math.Round(qty*1e8) / 1e8; {
+	case q > 0:
+		return "long " + GroupedQuantity(q)
+	case q < 0:
+		return "short " + GroupedQuantity(-q)
+	}
+	return "flat"
+}
+
+// PositionAfter is the desk's quantity in o's symbol once o fills in full,
+// from the book as it stands.
+func PositionAfter(b Book, o Order) float64 {
+	var q float64
+	for _, p := range b.Positions {
+		if p.Symbol == o.Symbol {
+			q += p.Quantity
+		}
+	}
+	switch o.Side {
+	case Buy:
+		q += o.Quantity
+	case Sell:
+		q -= o.Quantity
+	}
+	return q
+}
+
+// OrderSummary renders an order on one line: the order, its notional and,
+// with the desk's book, the position it leaves:
+//
+//	SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50
+func OrderSummary(o Order, b *Book) string {
+	s := FormatOrder(o) + ", notional " + Rupees(o.Quantity*o.Price)
+	if b != nil {
+		s += ", position after: " + Holding(PositionAfter(*b, o))
+	}
+	return s
+}
+
+// BookPnL renders a desk's P&L on one line: "realised +₹40.00, open +₹60.00".
+func BookPnL(b Book) string {
+	var open float64
+	for _, p := range b.Positions {
+		open += p.UnrealisedPnL()
+	}
+	return "realised " + SignedRupees(b.RealisedPnL) + ", open " + SignedRupees(open)
+}
+
+// FlattenPlan renders what flattening the book would do: one closing order
+// per open position, with the position it closes, in the book's order.
+//
+//	SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)
+func FlattenPlan(b Book) []string {
+	var out []string
+	for _, p := range b.Positions {
+		if math.Round(p.Quantity*1e8) == 0 {
+			continue
+		}
+		o := Order{Symbol: p.Symbol, Side: Sell, Quantity: p.Quantity, Price: p.LastPrice}
+		if p.Quantity < 0 {
+			o.Side, o.Quantity = Buy, -p.Quantity
+		}
+		out = append(out, fmt.Sprintf("%s (closes %s, open %s)", FormatOrder(o), Holding(p.Quantity), SignedRupees(p.UnrealisedPnL())))
+	}
+	return out
+}

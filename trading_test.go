@@ -1,6 +1,7 @@
 package deskbot_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot"
@@ -80,4 +81,55 @@ func buy(sym string, q, px float64) deskbot.Order {
 
 func sell(sym string, q, px float64) deskbot.Order {
 	return deskbot.Order{Symbol: sym, Side: deskbot.Sell, Quantity: q, Price: px}
+}
+
+func TestTradingWords(t *testing.T) {
+	book := deskbot.Book{RealisedPnL: 40, Positions: []deskbot.Position{
+		{Symbol: "RELIANCE", Quantity: 6, AvgPrice: 100, LastPrice: 110},
+		{Symbol: "NIFTY24DECFUT", Quantity: -20, AvgPrice: 24500, LastPrice: 24512.5},
+	}}
+	sell := deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Sell, Quantity: 50, Price: 24512.5}
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"rupees lakhs", deskbot.Rupees(1225625), "₹12,25,625.00"},
+		{"rupees crores", deskbot.Rupees(123456789.5), "₹12,34,56,789.50"},
+		{"rupees thousands", deskbot.Rupees(1250.5), "₹1,250.50"},
+		{"rupees hundreds", deskbot.Rupees(999), "₹999.00"},
+		{"rupees negative", deskbot.Rupees(-1250.5), "-₹1,250.50"},
+		{"rupees rounds to the paisa", deskbot.Rupees(0.005), "₹0.01"},
+		{"signed profit", deskbot.SignedRupees(40), "+₹40.00"},
+		{"signed loss", deskbot.SignedRupees(-100000), "-₹1,00,000.00"},
+		{"signed never negative zero", deskbot.SignedRupees(-0.001), "+₹0.00"},
+		{"grouped price", deskbot.GroupedPrice(24512.5), "24,512.50"},
+		{"grouped price keeps 4 decimals", deskbot.GroupedPrice(123456.0525), "1,23,456.0525"},
+		{"grouped quantity", deskbot.GroupedQuantity(100000), "1,00,000"},
+		{"order", deskbot.FormatOrder(sell), "SELL 50 NIFTY24DECFUT @ 24,512.50"},
+		{"holding long", deskbot.Holding(6), "long 6"},
+		{"holding short", deskbot.Holding(-50), "short 50"},
+		{"holding flat despite float noise", deskbot.Holding(0.1 + 0.2 - 0.3), "flat"},
+		{"summary without book", deskbot.OrderSummary(sell, nil), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
+		{"summary adds to a short", deskbot.OrderSummary(sell, &book), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 70"},
+		{"summary from flat", deskbot.OrderSummary(sell, &deskbot.Book{}), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50"},
+		{"summary closes", deskbot.OrderSummary(deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Price: 110}, &book), "SELL 6 RELIANCE @ 110.00, notional ₹660.00, position after: flat"},
+		{"book pnl", deskbot.BookPnL(book), "realised +₹40.00, open -₹190.00"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	got := deskbot.FlattenPlan(book)
+	want := []string{
+		"SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)",
+		"BUY 20 NIFTY24DECFUT @ 24,512.50 (closes short 20, open -₹250.00)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("FlattenPlan: got %q, want %q", got, want)
+	}
+	if got := deskbot.FlattenPlan(deskbot.Book{}); len(got) != 0 {
+		t.Errorf("FlattenPlan of an empty book: got %q, want nothing", got)
+	}
 }

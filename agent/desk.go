@@ -35,7 +35,7 @@ type DeskConfig struct {
 	Models    []model.Config // the failover chain, in order
 	Tools     []string       // empty means every tool
 	Schedules []Schedule
-	MaxSteps  int // model calls per turn; 0 means DefaultMaxSteps
+	MaxSteps  int // model calls per turn (Claude Code: --max-turns); 0 means DefaultMaxSteps
 }
 
 // deskFile is the TOML layout of DESKS_FILE (see docs/desks.example.toml).
@@ -122,8 +122,8 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 			if c.Model == "" {
 				return nil, fmt.Errorf("%s: model is required", where)
 			}
-			if c.Provider != model.OpenAI && c.Provider != model.Anthropic {
-				return nil, fmt.Errorf("%s: provider is %q or %q, not %q", where, model.OpenAI, model.Anthropic, c.Provider)
+			if c.Provider != model.OpenAI && c.Provider != model.Anthropic && c.Provider != ClaudeCode {
+				return nil, fmt.Errorf("%s: provider is %q, %q or %q, not %q", where, model.OpenAI, model.Anthropic, ClaudeCode, c.Provider)
 			}
 			if m.Timeout != "" {
 				if c.Timeout, err = time.ParseDuration(m.Timeout); err != nil || c.Timeout <= 0 {
@@ -132,9 +132,10 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 			}
 			// Without a named variable an OpenAI-compatible backend gets no
 			// key (local servers need none; sending MODEL_API_KEY to another
-			// host would leak it); Anthropic uses ANTHROPIC_API_KEY.
+			// host would leak it); Anthropic and Claude Code use
+			// ANTHROPIC_API_KEY.
 			keyEnv := m.APIKeyEnv
-			if keyEnv == "" && c.Provider == model.Anthropic {
+			if keyEnv == "" && (c.Provider == model.Anthropic || c.Provider == ClaudeCode) {
 				keyEnv = "ANTHROPIC_API_KEY"
 			}
 			if keyEnv != "" {

@@ -55,7 +55,7 @@ func TestLoadDesksExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the documented example does not load: %v", err)
 	}
-	if len(desks) != 2 || desks[0].Name != "main" || desks[1].Name != "research" {
+	if len(desks) != 3 || desks[0].Name != "main" || desks[1].Name != "research" || desks[2].Name != "planner" {
 		t.Fatalf("desks = %+v", desks)
 	}
 	main := desks[0]
@@ -80,6 +80,13 @@ func TestLoadDesksExampleFile(t *testing.T) {
 	if r := desks[1]; len(r.Models) != 1 || r.Models[0].Model != "qwen3" {
 		t.Errorf("research chain = %+v, want the default", r.Models)
 	}
+	p := desks[2]
+	if len(p.Models) != 2 || p.MaxSteps != 20 {
+		t.Fatalf("planner = %+v, want a chain of 2 and max_steps 20", p)
+	}
+	if cc := p.Models[0]; cc.Provider != agent.ClaudeCode || cc.Model != "claude-sonnet-4-5" || cc.Timeout != 10*time.Minute || cc.APIKey != "sk-ant-test" || cc.Name != "claude-code:claude-sonnet-4-5" {
+		t.Errorf("planner's Claude Code backend = %+v", cc)
+	}
 }
 
 func TestLoadDesksFileErrors(t *testing.T) {
@@ -97,7 +104,7 @@ func TestLoadDesksFileErrors(t *testing.T) {
 		{"no text", "[[desk]]\nname = \"a\"\n[[desk.schedule]]\ncron = \"0 9 * * *\"\n", "needs a text"},
 		{"no model name", "[[desk]]\nname = \"a\"\n[[desk.model]]\nprovider = \"openai\"\n", "model is required"},
 		{"key var unset", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESKBOT_TEST_UNSET_KEY\"\n", "DESKBOT_TEST_UNSET_KEY (its api_key_env) is not set"},
-		{"provider", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\nprovider = \"gemini\"\n", "provider is \"openai\" or \"anthropic\", not \"gemini\""},
+		{"provider", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\nprovider = \"gemini\"\n", "provider is \"openai\", \"anthropic\" or \"claude-code\", not \"gemini\""},
 		{"bad timeout", "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\ntimeout = \"soon\"\n", "not a positive duration"},
 		{"steps", "[[desk]]\nname = \"a\"\nmax_steps = 1000\n", "max_steps"},
 		{"empty", "# nothing\n", "no [[desk]]"},

@@ -87,8 +87,9 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 }
 
 // NewModels builds each desk's chain of model backends, logging to log
-// (nil discards).
-func NewModels(cfg []DeskConfig, log *slog.Logger) (map[string][]deskbot.Model, error) {
+// (nil discards). A provider named in backends is built by it; any other
+// comes from model.New.
+func NewModels(cfg []DeskConfig, log *slog.Logger, backends Backends) (map[string][]deskbot.Model, error) {
 	if log == nil {
 		log = discard
 	}
@@ -96,7 +97,13 @@ func NewModels(cfg []DeskConfig, log *slog.Logger) (map[string][]deskbot.Model, 
 	for _, c := range cfg {
 		for _, mc := range c.Models {
 			mc.Log = log.With("desk", c.Name)
-			m, err := model.New(mc)
+			var m deskbot.Model
+			var err error
+			if f, ok := backends[mc.Provider]; ok {
+				m, err = f(c, mc)
+			} else {
+				m, err = model.New(mc)
+			}
 			if err != nil {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "desk %s: %s", c.Name, deskbot.ErrorMessage(err))
 			}

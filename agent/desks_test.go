@@ -69,8 +69,12 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 	w.tell(t, "Buy 10 RELIANCE at 2500.")
 
 	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitMessage(t, "I asked to buy 10 RELIANCE.")
 	w.waitSettled(t, deskbot.DeskWaiting)
+	// The words closing a turn that held a call are not a chat message of
+	// their own (the request is); they are in the history, shown below.
+	if n := w.count(t, deskbot.EventDeskMessage); n != 0 {
+		t.Errorf("%d desk_message events after a hold, want 0: the request says it", n)
+	}
 	if res := w.primary.LastRequest().ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "needs the user's permission, so it was not run") {
 		t.Fatalf("model was told %+v, want the hold message", res)
 	}
@@ -95,6 +99,8 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 	// The earlier turn is in the history, as a valid conversation.
 	if ms := next.Messages(); len(ms) < 4 || ms[1].Role != "user" || ms[2].Role != "assistant" || !strings.Contains(ms[2].Text, "held for the user's permission") {
 		t.Errorf("history shown = %+v", ms)
+	} else if !strings.Contains(ms[2].Text, "I asked to buy 10 RELIANCE.") {
+		t.Errorf("history keeps %q, want the words that closed the held turn", ms[2].Text)
 	}
 	b, err := w.paper.Book(t.Context(), "main")
 	if err != nil || len(b.Positions) != 1 || b.Positions[0].Quantity != 10 {
@@ -348,8 +354,10 @@ func TestRepeatedHeldCallMakesOneRequest(t *testing.T) {
 	w.primary.Push(modeltest.Calls(order), modeltest.Calls(order), modeltest.Text("Waiting for permission."))
 	w.start(t, w.store)
 	w.tell(t, "Buy 5 SBIN.")
-	w.waitMessage(t, "Waiting for permission.")
 	w.waitSettled(t, deskbot.DeskWaiting)
+	if n := w.count(t, deskbot.EventDeskMessage); n != 0 {
+		t.Errorf("%d desk_message events after a hold, want 0: the request says it", n)
+	}
 
 	if n := w.count(t, deskbot.EventUserRequest); n != 1 {
 		t.Errorf("%d permission requests, want 1", n)
@@ -417,8 +425,12 @@ func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.start(t, w.store)
-			w.waitMessage(t, "Turn over.")
 			w.waitSettled(t, tt.state)
+			// The words closing a turn that held a call are not a chat
+			// message of their own; any other turn's are.
+			if n, want := w.count(t, deskbot.EventDeskMessage), map[bool]int{true: 0, false: 1}[tt.result.Held]; n != want {
+				t.Errorf("%d desk_message events, want %d", n, want)
+			}
 			hist, err := w.store.History(ctx, "main", 10)
 			if err != nil {
 				t.Fatal(err)

@@ -21,7 +21,8 @@ type Gatekeeper interface {
 //
 // Before the gate sees a call, a tool that implements deskbot.ArgumentChecker
 // may refuse its arguments, and a guarded call whose arguments cannot be
-// shown whole to an approver (deskbot.MaxShownArguments) is refused: both go
+// shown whole to an approver (deskbot.MaxShownArguments), or that gives one
+// argument twice (keys equal ignoring case), is refused: both go
 // back to the model as errors and no request exists, so Allow is never
 // offered on a call the approver did not see whole or that would run as
 // something other than it reads.
@@ -151,7 +152,7 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 
 	ex, err := e.gateOrRun(ctx, t, call)
 	if ex.Refused {
-		log.InfoContext(ctx, "call refused: arguments too long to show", "why", ex.Result.Text)
+		log.InfoContext(ctx, "call refused: arguments cannot be shown as they run", "why", ex.Result.Text)
 		return ex, nil, nil
 	}
 	var remember *deskbot.CompletedCall
@@ -201,6 +202,11 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		// call that cannot be shown whole never becomes a request.
 		if n := deskbot.ShownLength(deskbot.ShownArguments(call.Arguments)); n > deskbot.MaxShownArguments {
 			return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
+		}
+		// Nor on a call that names one argument twice: the approver
+		// would read both copies and could not tell which one runs.
+		if msg := sameKeyTwice(call.Name, call.Arguments); msg != "" {
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: msg}, Refused: true}, nil
 		}
 		var req *deskbot.Request
 		var res deskbot.ToolResult

@@ -3,9 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,9 +15,9 @@ const SendMessage = "send_message"
 
 // MessageTool is send_message {text, picture}: it publishes a desk_message
 // event, which the bot posts to the chat (a picture as a photo). A picture
-// must be a file inside the desk's own folder; the event carries its
-// absolute path, resolved through symlinks, so the bot never follows a path
-// the model chose into somewhere else.
+// must be a regular file inside the desk's own folder; the event carries
+// its absolute path there, and the bot opens it again through
+// deskbot.OpenDeskFile, so no path the model chose leads anywhere else.
 type MessageTool struct {
 	Events  deskbot.Publisher
 	DataDir string // a desk's folder is DataDir/desks/<desk>
@@ -85,8 +82,12 @@ func (m *MessageTool) Run(ctx context.Context, desk string, args json.RawMessage
 	return deskbot.ToolResult{Text: "Sent to the chat.", Picture: ev.Picture}, nil
 }
 
-// picturePath resolves rel inside the desk's folder; a non-empty message
-// says why it is refused.
+// picturePath checks that rel names a regular file inside the desk's
+// folder and returns its path there; a non-empty message says why it is
+// refused. The check opens the file through deskbot.OpenDeskFile, as the
+// bot does again before the upload: a desk's path is never resolved on the
+// host, so a symlink out of the folder is refused without the service
+// looking at its target (the desk learns nothing of what exists outside).
 func (m *MessageTool) picturePath(desk, rel string) (string, string) {
 	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
 		return "", "picture must be a path relative to your folder that stays inside it, such as charts/pnl.png, not " + quoteShort(rel) + "."
@@ -95,21 +96,15 @@ func (m *MessageTool) picturePath(desk, rel string) (string, string) {
 	if err != nil {
 		return "", "Your folder does not exist yet, so there is no picture " + quoteShort(rel) + "."
 	}
-	p, err := filepath.EvalSymlinks(filepath.Join(root, rel))
-	if errors.Is(err, fs.ErrNotExist) {
+	f, _, err := deskbot.OpenDeskFile(root, rel)
+	switch {
+	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 		return "", "There is no file " + quoteShort(rel) + " in your folder."
-	} else if err != nil {
-		return "", "The picture " + quoteShort(rel) + " cannot be read."
+	case err != nil:
+		return "", "The picture " + quoteShort(rel) + " cannot be sent: " + deskbot.ErrorMessage(err)
 	}
-	// A symlink inside the folder may point out of it.
-	if r, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(r) {
-		return "", "picture " + quoteShort(rel) + " leads outside your folder."
-	}
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", "picture " + quoteShort(rel) + " is not a regular file."
-	}
-	return p, ""
+	f.Close()
+	return filepath.Join(root, rel), ""
 }
 
 func (m *MessageTool) now() time.Time {

@@ -1,6 +1,8 @@
 // Package agent owns the desks: their tool registries, the loop guard, the
 // ToolCallExecutor every call goes through, and the desk loop that turns
-// triggers into model turns.
+// triggers into model turns. A backend that runs whole turns itself
+// (TurnBackend: Claude Code) is handed the turn, and its calls come back
+// through the same executor.
 //
 // Concurrency: each desk handles one trigger at a time; desks run side by
 // side. Registries are built at start and only read afterwards.

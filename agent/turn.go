@@ -71,7 +71,13 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			break
 		}
 		req := deskbot.ModelRequest{System: SystemPrompt(k.cfg, specs, deps.Now()), Messages: msgs, Tools: specs}
-		reply, err := k.models[m].Complete(ctx, req)
+		var reply deskbot.ModelReply
+		var err error
+		if tb, ok := k.models[m].(TurnBackend); ok {
+			reply, err = k.runBackend(ctx, tb, t, tr, req, &tl, &msgs, ids)
+		} else {
+			reply, err = k.models[m].Complete(ctx, req)
+		}
 		if ctx.Err() != nil {
 			return false
 		}
@@ -102,7 +108,13 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 		msgs = append(msgs, deskbot.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
 		if len(reply.ToolCalls) == 0 {
 			tl.final = strings.TrimSpace(reply.Text)
-			k.say(ctx, tr.ID, tl.final)
+			// After a hold the chat already shows the request; the words
+			// that close the turn ("Waiting for the team.") would be one
+			// message more about it. They stay in the history; a desk
+			// that has more to say uses send_message.
+			if !tl.held {
+				k.say(ctx, tr.ID, tl.final)
+			}
 			break
 		}
 		for _, c := range reply.ToolCalls {

@@ -30,9 +30,18 @@ type Config struct {
 	// Consumer names this process in the event stream's consumer group;
 	// default "bot".
 	Consumer string
+	// Topics gives each desk a forum topic of its own in the group
+	// (TELEGRAM_TOPICS): its chatter goes there, held calls stay in
+	// General, and a plain message in a desk's topic goes to that desk.
+	Topics bool
 }
 
 // Gate is what the bot asks of the permission gate.
+//
+// The one import of a sibling package the bot makes: a decision travels
+// from Decide to Run as gate.PermissionResponse, which carries the gate's
+// own words for the desk. The gate imports only the root package, so the
+// bot pulls in nothing else through it (no Redis client, no model SDK).
 type Gate interface {
 	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
 	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
@@ -69,6 +78,7 @@ type Bot struct {
 	out       *tele.Bot // sends, edits and answers; never stopped
 	sender    *Sender
 	outbox    *Outbox
+	topics    *topics // nil without Config.Topics
 	approvers map[int64]bool
 	desks     map[string]bool
 	track     tracker
@@ -152,7 +162,12 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
+		Book:        b.book,
 	}, deps.Events, deps.Notes, b.sender, log)
+	if cfg.Topics {
+		b.topics = newTopics(cfg.ChatID, deps.Notes, b.sender, cfg.Now, log)
+		b.outbox.topics = b.topics
+	}
 	b.routes()
 	return b, nil
 }
@@ -261,6 +276,14 @@ func (t *tracker) Close() {
 	t.closed = true
 	t.mu.Unlock()
 	t.wg.Wait()
+}
+
+// book reads a desk's book for a request's trading words; nil without a broker.
+func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
+	if b.deps.Broker == nil {
+		return deskbot.Book{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "no broker")
+	}
+	return b.deps.Broker.Book(ctx, desk)
 }
 
 // pictureRoot is the only folder a desk's pictures are sent from: a path a

@@ -27,7 +27,6 @@ const (
 const MaxCallbackData = 64
 
 var (
-	deskArg = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`) // as agent.ValidDeskName
 	toolArg = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
@@ -71,15 +70,19 @@ func validArg(action, arg string) bool {
 	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason:
 		return isRequestID(arg)
 	case ActFlattenAsk, ActFlattenConfirm:
-		return deskArg.MatchString(arg)
+		return deskOrAll(arg)
 	case ActCancel:
-		return arg == "" || deskArg.MatchString(arg)
+		return arg == "" || deskOrAll(arg)
 	case ActRevoke:
 		desk, tool, ok := strings.Cut(arg, "/")
-		return ok && deskArg.MatchString(desk) && toolArg.MatchString(tool)
+		return ok && deskbot.ValidDeskName(desk) == nil && toolArg.MatchString(tool)
 	}
 	return false
 }
+
+// deskOrAll accepts a desk's name (the one rule, deskbot.ValidDeskName) or
+// the word for every desk.
+func deskOrAll(arg string) bool { return arg == deskbot.AllDesks || deskbot.ValidDeskName(arg) == nil }
 
 // isRequestID accepts only the canonical lowercase form of a UUID, the one
 // the store issues, so that one request has exactly one spelling.

@@ -36,6 +36,7 @@ func TestParseCallback(t *testing.T) {
 		{raw: "\ffl|Alpha", wantErr: true},                                                      // not a desk name
 		{raw: "\ffl|../etc", wantErr: true},                                                     // path
 		{raw: "\ffl|", wantErr: true},                                                           // missing desk
+		{raw: "\frv|all/place_order", wantErr: true},                                            // no desk is named all
 		{raw: "\frv|alpha", wantErr: true},                                                      // no tool
 		{raw: "\frv|alpha/", wantErr: true},                                                     // empty tool
 		{raw: "\frv|alpha/a/b", wantErr: true},                                                  // slash in tool

@@ -96,7 +96,34 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
 	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", who(p))
-	return b.reply(ctx, c, "Sent to "+bold(desk)+".", nil)
+	return b.acknowledge(c, "Sent to "+bold(desk)+".")
+}
+
+// ackReaction is the reaction that says a person's message was taken.
+const ackReaction = "👍"
+
+// acknowledge tells the person their message was taken with a reaction on
+// it rather than a message: a message spends the group's budget of about
+// 20 a minute, which held calls need. Where Telegram refuses the reaction
+// for good (reactions turned off in the chat) the fallback reply (HTML)
+// says it instead. Like a reply, it is sent from the chat's reply queue.
+func (b *Bot) acknowledge(c tele.Context, fallback string) error {
+	m := c.Message()
+	chat := c.Chat().ID
+	b.inReplyQueue(chat, func(ctx context.Context) {
+		err := b.sender.React(ctx, chat, m.ID, ackReaction)
+		if err == nil {
+			return
+		}
+		b.log.WarnContext(ctx, "could not react to a message", "chat", chat, "err", b.scrub(err.Error()))
+		if TelegramCode(err) != 400 {
+			return
+		}
+		if _, err := b.sender.Send(ctx, chat, fallback, b.replyOptions(c, nil)); err != nil {
+			b.log.WarnContext(ctx, "could not answer in the chat", "chat", chat, "err", b.scrub(err.Error()))
+		}
+	})
+	return nil
 }
 
 // onPause pauses or resumes desks; the switch survives restarts.
@@ -143,16 +170,35 @@ func (b *Bot) onRequests(c tele.Context) error {
 	// Each request is a message of its own; a long list would spend the
 	// group's budget of about 20 messages a minute.
 	const most = 10
+	books := map[string]*deskbot.Book{}
 	for i, r := range rs {
 		if i == most {
-			return b.reply(ctx, c, fmt.Sprintf("…and %d more; decide these first.", len(rs)-most), nil)
+			return b.reply(ctx, c, moreRequests(rs[most:]), nil)
 		}
-		text, kb := RenderRequest(r)
+		// One read of a desk's book serves its broker calls, answered or not.
+		if _, ok := books[r.Desk]; !ok && brokerCall(r) {
+			books[r.Desk] = b.outbox.book(ctx, r)
+		}
+		text, kb := RenderRequestBook(r, books[r.Desk])
 		if err := b.reply(ctx, c, text, kb); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// moreRequests lists the requests /requests does not show one by one, a
+// line each in trading words, as many as fit one message.
+func moreRequests(rs []*deskbot.Request) string {
+	text := fmt.Sprintf("…and %d more; decide these first.", len(rs))
+	for i, r := range rs {
+		line := "\n" + requestSummary(r)
+		if plainLen(text+line) > MaxMessage-40 {
+			return text + fmt.Sprintf("\n(%d more not listed)", len(rs)-i)
+		}
+		text += line
+	}
+	return text
 }
 
 // onGrants lists standing grants with a Revoke button each.
@@ -221,25 +267,41 @@ func (b *Bot) deskList() string {
 // lands in the right forum topic. text is HTML: callers escape what came
 // from people, desks or models.
 func (b *Bot) reply(ctx context.Context, c tele.Context, text string, kb *tele.ReplyMarkup) error {
-	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, ReplyMarkup: kb, DisableWebPagePreview: true, AllowWithoutReply: true}
-	if m := c.Message(); m != nil && c.Callback() == nil {
-		opt.ReplyTo = m
-	}
+	opt := b.replyOptions(c, kb)
 	chat := c.Chat().ID
-	if !b.track.Add() {
-		return nil
-	}
-	// Sent from the chat's reply queue, not here: the command has done its
-	// work, and the next one in this chat need not wait on Telegram.
-	b.replies.inOrder(chat, func() {
-		defer b.track.Done()
-		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
-		defer cancel()
+	b.inReplyQueue(chat, func(ctx context.Context) {
 		if _, err := b.sender.Send(ctx, chat, text, opt); err != nil {
 			b.log.WarnContext(ctx, "could not answer in the chat", "chat", chat, "err", b.scrub(err.Error()))
 		}
 	})
 	return nil
+}
+
+// inReplyQueue sends from the chat's reply queue, not from the handler: the
+// command has done its work, and the next one in this chat need not wait on
+// Telegram. A send has a minute, and a stop waits for it (track).
+func (b *Bot) inReplyQueue(chat int64, send func(ctx context.Context)) {
+	if !b.track.Add() {
+		return
+	}
+	b.replies.inOrder(chat, func() {
+		defer b.track.Done()
+		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
+		defer cancel()
+		send(ctx)
+	})
+}
+
+// replyOptions answer c's message as a reply (so it lands in its forum
+// topic), or, for a tap, in the tapped message's topic.
+func (b *Bot) replyOptions(c tele.Context, kb *tele.ReplyMarkup) *tele.SendOptions {
+	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, ReplyMarkup: kb, DisableWebPagePreview: true, AllowWithoutReply: true}
+	if m := c.Message(); m != nil && c.Callback() == nil {
+		opt.ReplyTo = m
+	} else if m != nil && m.TopicMessage {
+		opt.ThreadID = m.ThreadID
+	}
+	return opt
 }
 
 // args is the text after the command, all lines of it (telebot's Payload

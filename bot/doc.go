@@ -9,7 +9,11 @@
 // and the one place that names what the bot keeps in the store (keys.go).
 // Outgoing messages go through the Sender (sender.go: paced within
 // Telegram's limits, retrying 429s, 5xx and network errors) and, for events,
-// the Outbox (outbox.go).
+// the Outbox (outbox.go; a desk's words in outbox_desk.go, merged when said
+// close together). Held calls are rendered in render.go, a broker call in
+// trading words above its arguments. With topics on (topics.go) each desk
+// speaks in a forum topic of its own while held calls stay in General. A
+// person's /tell is acknowledged with a reaction, not a message.
 //
 // Concurrency: telebot hands updates over one at a time, in the order
 // Telegram numbered them (Settings.Synchronous), and the dispatcher decides

@@ -99,6 +99,8 @@ type e2e struct {
 	logs   *logBuffer
 	// brokerFor, when set, replaces the broker the next start gives the bot.
 	brokerFor func(deskbot.Broker) deskbot.Broker
+	// topics turns forum topics per desk on for the next start.
+	topics bool
 }
 
 // logBuffer collects the bot's logs, to check that the token never reaches them.
@@ -152,7 +154,7 @@ func (h *e2e) start() {
 		Token: testToken, APIURL: h.tg.URL, ChatID: groupID,
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
-		Sender: fastSender(),
+		Sender: fastSender(), Topics: h.topics,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: h.st, Desks: h.st, Broker: br, Requests: h.st,
 		Notes: h.st, Events: h.st, Audit: h.st,

@@ -57,6 +57,16 @@ func messageOnceKey(chat int64, msgID int) string { return "tg:msg:" + messageRe
 // redeliveries arrive.
 func flattenOnceKey(chat int64, msgID int) string { return "tg:flatten:" + messageRef(chat, msgID) }
 
+// topicKey notes the thread id of desk's forum topic in chat. Kept with
+// no expiry: a topic lives until a person deletes it.
+func topicKey(chat int64, desk string) string {
+	return "tg:topic:" + strconv.FormatInt(chat, 10) + ":" + desk
+}
+
+// topicDeskKey notes the desk whose topic thread is in chat, so a plain
+// message there goes to that desk. Kept with no expiry, like topicKey.
+func topicDeskKey(chat int64, thread int) string { return "tg:topicdesk:" + messageRef(chat, thread) }
+
 // messageRef is "<chatID>:<messageID>", how a note names a chat message;
 // parseMessageRef reads it back.
 func messageRef(chat int64, msgID int) string {

@@ -18,6 +18,8 @@ func TestKeysKeepTheirText(t *testing.T) {
 		{messageOnceKey(chat, msg), "tg:msg:-1001234567890:42"},
 		{flattenOnceKey(chat, msg), "tg:flatten:-1001234567890:42"},
 		{messageRef(chat, msg), "-1001234567890:42"},
+		{topicKey(chat, "alpha"), "tg:topic:-1001234567890:alpha"},
+		{topicDeskKey(chat, msg), "tg:topicdesk:-1001234567890:42"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -27,6 +27,9 @@ type OutboxConfig struct {
 	Block time.Duration
 	// Sleep waits between attempts after a failure; tests inject one.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Book reads a desk's book, so a held broker call is shown in trading
+	// words (the position it leaves, the desk's P&L); nil renders without.
+	Book func(ctx context.Context, desk string) (deskbot.Book, error)
 }
 
 // Outbox delivers events to the group durably: it reads the event stream as
@@ -43,6 +46,7 @@ type Outbox struct {
 	notes  deskbot.Notes
 	s      *Sender
 	log    *slog.Logger
+	topics *topics // desks' forum topics; nil: everything in General
 }
 
 // NewOutbox builds an Outbox; Run starts it. A nil log logs nothing.
@@ -181,7 +185,7 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		o.log.WarnContext(ctx, "outbox: user_request without its request; skipped", "event", ev.ID)
 		return nil
 	}
-	text, kb := RenderRequest(ev.Request)
+	text, kb := RenderRequestBook(ev.Request, o.book(ctx, ev.Request))
 	if ev.Request.State != deskbot.StateOpen {
 		// Decided or lapsed before it reached the chat (an outage, a
 		// backlog): show the outcome, never buttons that can do nothing.

@@ -33,7 +33,7 @@ func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
 	}
 	for i, p := range parts {
 		if err := o.once(ctx, ev.ID, i+1, func() (*tele.Message, error) {
-			return o.s.Send(ctx, o.cfg.ChatID, p, nil)
+			return o.sendDesk(ctx, ev.Desk, p)
 		}, o.noteDesk(ev.Desk)); err != nil {
 			return err
 		}
@@ -60,8 +60,38 @@ func (o *Outbox) deskPicture(ctx context.Context, ev deskbot.Event, parts *[]str
 		caption, *parts = one, nil
 	}
 	return o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {
-		return o.s.SendPhoto(ctx, o.cfg.ChatID, f, size, caption)
+		thread := o.thread(ctx, ev.Desk)
+		m, err := o.s.SendPhotoIn(ctx, o.cfg.ChatID, thread, f, size, caption)
+		if thread != 0 && threadGone(err) {
+			o.topics.forget(ctx, ev.Desk, thread)
+			return o.s.SendPhoto(ctx, o.cfg.ChatID, f, size, caption)
+		}
+		return m, err
 	}, o.noteDesk(ev.Desk))
+}
+
+// thread is the forum topic desk's chatter goes to: its own with
+// TELEGRAM_TOPICS on, else 0, the General topic (or a chat without topics).
+func (o *Outbox) thread(ctx context.Context, desk string) int {
+	if o.topics == nil {
+		return 0
+	}
+	return o.topics.thread(ctx, desk)
+}
+
+// sendDesk sends a desk's words (HTML) to the desk's topic. telebot keeps
+// no topic by itself, so the thread is named on every send. A topic a
+// person deleted is forgotten and the words go to General; the desk's next
+// words get a new topic.
+func (o *Outbox) sendDesk(ctx context.Context, desk, text string) (*tele.Message, error) {
+	thread := o.thread(ctx, desk)
+	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, DisableWebPagePreview: true, ThreadID: thread}
+	m, err := o.s.Send(ctx, o.cfg.ChatID, text, opt)
+	if thread != 0 && threadGone(err) {
+		o.topics.forget(ctx, desk, thread)
+		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
+	}
+	return m, err
 }
 
 // once runs send for part of event id unless it was done before, then runs
@@ -99,18 +129,29 @@ func (o *Outbox) noteDesk(desk string) func(context.Context, *tele.Message) erro
 	}
 }
 
+// mergeGap is how close together a desk's messages must be to be merged:
+// each within this of the one before it, by the time the desk said it.
+const mergeGap = 30 * time.Second
+
 // coalesce sends a run of two or more plain desk_message events of one desk
-// at the head of evs as a single message, as many as fit in one, and
-// acknowledges them. It returns how many it handled; 0 leaves the head to
-// be delivered on its own.
+// at the head of evs, each said within mergeGap of the one before, as a
+// single message under one header, as many as fit in one, and acknowledges
+// them. It returns how many it handled; 0 leaves the head to be delivered
+// on its own.
+//
+// Exactly once across a restart: the merged message is the head's part 1,
+// and as soon as Telegram accepts it every merged event is marked sent,
+// before that part is; a redelivered event marked sent is acknowledged
+// without a send. Only a crash between Telegram's answer and those notes
+// can repeat a message, as for any event.
 func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error) {
 	plain := func(e deskbot.Event) bool { return e.Kind == deskbot.EventDeskMessage && e.Picture == "" }
 	if len(evs) < 2 || !plain(evs[0]) {
 		return 0, nil
 	}
 	var texts []string
-	for _, e := range evs {
-		if !plain(e) || e.Desk != evs[0].Desk {
+	for i, e := range evs {
+		if !plain(e) || e.Desk != evs[0].Desk || (i > 0 && e.Time.Sub(evs[i-1].Time) > mergeGap) {
 			break
 		}
 		// An event with anything sent already is finished on its own, so a
@@ -131,9 +172,20 @@ func (o *Outbox) coalesce(ctx context.Context, evs []deskbot.Event) (int, error)
 		return 0, nil
 	}
 	text := RenderDeskMessages(evs[0].Desk, strings.Join(texts, "\n\n"))[0]
+	note := o.noteDesk(evs[0].Desk)
 	err := o.once(ctx, evs[0].ID, 1, func() (*tele.Message, error) {
-		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
-	}, o.noteDesk(evs[0].Desk))
+		return o.sendDesk(ctx, evs[0].Desk, text)
+	}, func(ctx context.Context, m *tele.Message) error {
+		if err := note(ctx, m); err != nil {
+			return err
+		}
+		for _, e := range evs[:n] {
+			if err := o.notes.PutNote(ctx, sentKey(e.ID), "1", noteTTL); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -153,6 +205,27 @@ func (o *Outbox) anySent(ctx context.Context, id string) (bool, error) {
 		return done, err
 	}
 	return o.sent(ctx, sentPartKey(id, 1))
+}
+
+// bookWait bounds how long a held broker call's message waits for the
+// desk's book: the words it adds are a convenience, the call is the truth.
+const bookWait = 2 * time.Second
+
+// book reads the book of r's desk for its trading words, or nil when r is
+// not a broker call, no broker is configured, or it did not answer within
+// bookWait: the request is then shown without the words that need it.
+func (o *Outbox) book(ctx context.Context, r *deskbot.Request) *deskbot.Book {
+	if o.cfg.Book == nil || !brokerCall(r) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	b, err := o.cfg.Book(ctx, r.Desk)
+	if err != nil {
+		o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err.Error())
+		return nil
+	}
+	return &b
 }
 
 // maxPicture is the largest photo Telegram takes.

@@ -272,3 +272,33 @@ func TestOutboxRestartSendsEachOnce(t *testing.T) {
 		t.Errorf("after a restart the chat shows %q, want each once: %q", got, want)
 	}
 }
+
+// A desk's messages said close together are merged under one header; one
+// said after a pause is a message of its own. A shutdown while the merged
+// message is on its way sends it once, and none of its parts again.
+func TestOutboxMergesMessagesSaidCloseTogether(t *testing.T) {
+	r := mustOutboxRig(t)
+	t0 := r.clock.Now()
+	at := func(e deskbot.Event, d time.Duration) deskbot.Event { e.Time = t0.Add(d); return e }
+	r.publish(t, at(said("alpha", "one"), 0), at(said("alpha", "two"), 5*time.Second), at(said("alpha", "three"), 30*time.Second),
+		at(said("alpha", "an hour on"), time.Hour))
+	r.tg.Hang("sendMessage", 0)
+	stop := r.run(t)
+	deskbottest.Eventually(t, "the merged message to reach Telegram", func() bool { return r.tg.Count("sendMessage") > 0 })
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	r.tg.Release()
+	<-stopped
+	r.tg.ClearFailures()
+	stop = r.run(t)
+	r.publish(t, said("beta", "after the restart"))
+	deskbottest.Eventually(t, "beta's message after the restart", func() bool {
+		got := bodies(r.tg)
+		return len(got) > 0 && got[len(got)-1] == "after the restart"
+	})
+	stop()
+	r.checkAllAcked(t)
+	if got, want := bodies(r.tg), []string{"one\n\ntwo\n\nthree", "an hour on", "after the restart"}; !slices.Equal(got, want) {
+		t.Errorf("chat shows %q, want %q", got, want)
+	}
+}

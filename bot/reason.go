@@ -72,28 +72,47 @@ func (b *Bot) closePrompt(ctx context.Context, m *tele.Message, text string) {
 }
 
 // onText handles replies: to a reason prompt (the reason for a denial) or
-// to a desk's message (a new message for that desk). Other text is chatter
+// to a desk's message (a new message for that desk); and, with topics, a
+// plain message in a desk's topic (for that desk). Other text is chatter
 // among people and is left alone.
 func (b *Bot) onText(c tele.Context) error {
 	m := c.Message()
-	if m == nil || m.ReplyTo == nil {
+	if m == nil {
 		return nil
 	}
 	ctx, cancel := b.handlerContext()
 	defer cancel()
 	text := strings.TrimSpace(m.Text)
-	if id, err := b.deps.Notes.Note(ctx, reasonPromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
-		return b.reason(ctx, c, id, text)
-	} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
-		return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+	desk := ""
+	if m.ReplyTo != nil {
+		if id, err := b.deps.Notes.Note(ctx, reasonPromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
+			return b.reason(ctx, c, id, text)
+		} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+			return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+		}
+		d, err := b.deps.Notes.Note(ctx, deskMessageKey(m.Chat.ID, m.ReplyTo.ID))
+		switch deskbot.ErrorCode(err) {
+		case "":
+			desk = d
+		case deskbot.ENOTFOUND: // a reply to something else
+		default:
+			return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+		}
 	}
-	desk, err := b.deps.Notes.Note(ctx, deskMessageKey(m.Chat.ID, m.ReplyTo.ID))
-	switch deskbot.ErrorCode(err) {
-	case "":
-	case deskbot.ENOTFOUND:
-		return nil // a reply to something else
-	default:
-		return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+	if desk == "" {
+		d, err := b.topicDesk(ctx, m)
+		if err != nil {
+			return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+		}
+		if d == "" {
+			return nil
+		}
+		// People who may not tell a desk anything may still talk in its
+		// topic: their words are left alone, without a reply each.
+		if !b.approver(c.Sender()) {
+			return nil
+		}
+		desk = d
 	}
 	if !b.approver(c.Sender()) {
 		return b.reply(ctx, c, "Only approvers can tell a desk something.", nil)
@@ -102,6 +121,21 @@ func (b *Bot) onText(c tele.Context) error {
 		return nil
 	}
 	return b.tell(ctx, c, desk, text)
+}
+
+// topicDesk returns the desk whose forum topic m was written in, or ""
+// when it was not written in a desk's topic. It goes by is_topic_message,
+// not by the thread id alone: in a group without topics, a reply carries a
+// thread id too.
+func (b *Bot) topicDesk(ctx context.Context, m *tele.Message) (string, error) {
+	if b.topics == nil || !m.TopicMessage || m.ThreadID == 0 || m.Chat == nil || m.Chat.ID != b.cfg.ChatID {
+		return "", nil
+	}
+	desk, err := b.topics.desk(ctx, m.ThreadID)
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return "", nil
+	}
+	return desk, err
 }
 
 // reason hands a denial's reason to the gate, which tells the desk.

@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,8 +52,16 @@ func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
 // bot's own guard should one arrive anyway, and decide refuses a forged
 // Allow on it.
 func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
+	return RenderRequestBook(r, nil)
+}
+
+// RenderRequestBook is RenderRequest with the desk's book as it stands, so
+// a broker call also reads in trading words that need it: the position an
+// order leaves, the desk's P&L, what a flatten would close. A nil book
+// renders without them.
+func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
-	text, whole := requestText(r)
+	text, whole := requestText(r, book)
 	lapses := "\n\nLapses at " + ist(r.ExpiresAt) + "."
 	if !whole {
 		return text + lapses, &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{deny}}}
@@ -66,21 +77,21 @@ func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
 // shownWhole reports whether r's message shows its call whole, so Allow may
 // be offered and taken.
 func shownWhole(r *deskbot.Request) bool {
-	_, whole := requestText(r)
+	_, whole := requestText(r, nil)
 	return whole
 }
 
 // requestText renders what a request asks, and reports whether the call is
-// shown whole. Anything added to the message later (a summary of the call
-// in trading words) goes into the header: the length rule below counts the
-// whole text, so the call stays whole or Allow goes away.
-func requestText(r *deskbot.Request) (text string, whole bool) {
+// shown whole. Whether it is depends on the call alone: the trading words
+// above it (which may need the book) take only the room the call leaves, a
+// line at a time, so a call is shown whole with or without them.
+func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole bool) {
 	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(deskbot.ShowText(r.Desk)), esc(deskbot.ShowText(r.Content.ToolName)))
 	foot := "\nRequest <code>" + esc(r.ID) + "</code>"
 	args := deskbot.ShownArguments(r.Content.Arguments)
 	text = head + "\n<pre>" + esc(args) + "</pre>" + foot
-	if plainLen(text) <= MaxMessage-outcomeRoom {
-		return text, true
+	if room := MaxMessage - outcomeRoom - plainLen(text); room >= 0 {
+		return head + fitLines(tradingWords(r, book), room) + "\n<pre>" + esc(args) + "</pre>" + foot, true
 	}
 	n := utf8.RuneCountInString(args)
 	// No Allow goes with this text, so names too long to be real are cut
@@ -90,11 +101,31 @@ func requestText(r *deskbot.Request) (text string, whole bool) {
 		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(trimRunes(args, cutArgsRunes)) + "</pre>" + foot, false
 }
 
+// fitLines renders plain lines as HTML, one "\n"-led line each, as many
+// as fit in room UTF-16 units; a line that does not fit is left out with
+// those after it, and "…" says so when it fits.
+func fitLines(lines []string, room int) string {
+	var sb strings.Builder
+	used := 0
+	for i, l := range lines {
+		n := 1 + utf16Len(l)
+		if used+n > room || (i < len(lines)-1 && used+n+2 > room) {
+			if used+2 <= room {
+				sb.WriteString("\n…")
+			}
+			break
+		}
+		sb.WriteString("\n" + esc(l))
+		used += n
+	}
+	return sb.String()
+}
+
 // RenderOutcome renders a request after its decision or lapse: the request
 // (no keyboard goes with it), the call still shown whole, and what became of
 // it, cut to the room left.
 func RenderOutcome(r *deskbot.Request) string {
-	text, _ := requestText(r)
+	text, _ := requestText(r, nil)
 	room := MaxMessage - plainLen(text) - 2
 	return text + "\n\n" + outcomeText(r, room)
 }
@@ -245,4 +276,126 @@ func RenderDeskMessages(desk, text string) []string {
 // RenderWarning renders a model_unreachable event.
 func RenderWarning(desk, text string) string {
 	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(trimRunes(showProse(text), 1000))
+}
+
+// tradingWords renders a broker call the way a trader reads it, as plain
+// lines above its arguments:
+//
+//	SELL 50 NIFTY24DECFUT @ 24,512.50
+//	Notional ₹12,25,625.00
+//	Position after: short 50
+//	Desk P&L: realised +₹40.00, open +₹60.00
+//
+// Without the book (the broker did not answer in time) the lines that
+// need it are left out. Arguments the words could misstate (anything but
+// exactly the order's four fields, numbers the words would round) get no
+// words: the call below is what runs, and it is always shown.
+func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
+	var lines []string
+	switch r.Content.ToolName {
+	case deskbot.ToolPlaceOrder:
+		o, ok := orderOf(r.Content.Arguments)
+		if !ok {
+			return nil
+		}
+		lines = append(lines, deskbot.FormatOrder(o), "Notional "+deskbot.Rupees(o.Quantity*o.Price))
+		if book != nil {
+			lines = append(lines, "Position after: "+deskbot.Holding(deskbot.PositionAfter(*book, o)))
+		}
+	case deskbot.ToolFlattenDesk:
+		if book == nil {
+			return []string{"Closes every open position of the desk (its book could not be read just now)."}
+		}
+		plan := deskbot.FlattenPlan(*book)
+		if len(plan) == 0 {
+			return []string{"Would close nothing: the desk has no open positions.", "Desk P&L: " + deskbot.BookPnL(*book)}
+		}
+		lines = append(lines, fmt.Sprintf("Would close %d:", len(plan)))
+		for _, l := range plan {
+			lines = append(lines, "• "+l)
+		}
+	default:
+		return nil
+	}
+	if book != nil {
+		lines = append(lines, "Desk P&L: "+deskbot.BookPnL(*book))
+	}
+	for i, l := range lines {
+		lines[i] = deskbot.ShowText(l)
+	}
+	return lines
+}
+
+// brokerCall reports whether r's words need the desk's book.
+func brokerCall(r *deskbot.Request) bool {
+	return r.Content.ToolName == deskbot.ToolPlaceOrder || r.Content.ToolName == deskbot.ToolFlattenDesk
+}
+
+// requestSummary renders a request on one line of HTML, for lists and
+// digests: the desk, and the call in trading words when it is a broker
+// call, else its tool and the start of its arguments. It needs no book.
+//
+//	alpha: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00
+func requestSummary(r *deskbot.Request) string {
+	desk := "<b>" + esc(trimRunes(deskbot.ShowText(r.Desk), 64)) + "</b>: "
+	switch r.Content.ToolName {
+	case deskbot.ToolPlaceOrder:
+		if o, ok := orderOf(r.Content.Arguments); ok {
+			return desk + esc(deskbot.ShowText(deskbot.OrderSummary(o, nil)))
+		}
+	case deskbot.ToolFlattenDesk:
+		return desk + "flatten_desk (close every open position)"
+	}
+	return desk + esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)) + " " +
+		esc(trimRunes(deskbot.ShownArguments(r.Content.Arguments), 80))
+}
+
+// orderOf reads place_order's arguments for the words, strictly: exactly
+// symbol, side, quantity and price, each once, a known side, positive
+// numbers that the words render exactly. Anything else gets no words.
+func orderOf(args []byte) (deskbot.Order, bool) {
+	var o deskbot.Order
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil || len(fields) != 4 || !uniqueKeys(args) {
+		return o, false
+	}
+	for k, dst := range map[string]any{"symbol": &o.Symbol, "side": &o.Side, "quantity": &o.Quantity, "price": &o.Price} {
+		raw, ok := fields[k]
+		if !ok || json.Unmarshal(raw, dst) != nil || strings.TrimSpace(string(raw)) == "null" {
+			return o, false
+		}
+	}
+	exact := func(x float64, shown string) bool {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
+		return err == nil && v == x
+	}
+	if (o.Side != deskbot.Buy && o.Side != deskbot.Sell) || o.Symbol == "" ||
+		!(o.Quantity > 0) || !(o.Price > 0) ||
+		!exact(o.Quantity, deskbot.GroupedQuantity(o.Quantity)) || !exact(o.Price, deskbot.GroupedPrice(o.Price)) {
+		return o, false
+	}
+	return o, true
+}
+
+// uniqueKeys reports whether a JSON object names each key once: with a
+// repeated key, decoders disagree on which value counts.
+func uniqueKeys(obj []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -92,7 +92,9 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 }
 
 // Send sends text to chatID. With opt nil the text is HTML; a given opt is
-// used as it is (telebot copies it, so a retry sends the same).
+// used as it is (telebot copies it, so a retry sends the same). telebot
+// keeps no forum topic by itself: a send into a topic names it in
+// opt.ThreadID.
 func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.SendOptions) (*tele.Message, error) {
 	if opt == nil {
 		opt = &tele.SendOptions{ParseMode: tele.ModeHTML, DisableWebPagePreview: true}
@@ -121,15 +123,48 @@ func (s *Sender) Edit(ctx context.Context, chatID int64, messageID int, text str
 // checked (deskbot.OpenDeskFile); nothing is opened by name here, so a file
 // swapped for a symlink after the check is never what is uploaded.
 func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, size int64, caption string) (*tele.Message, error) {
+	return s.SendPhotoIn(ctx, chatID, 0, pic, size, caption)
+}
+
+// SendPhotoIn is SendPhoto into a forum topic (thread 0: General, or a
+// chat without topics).
+func (s *Sender) SendPhotoIn(ctx context.Context, chatID int64, thread int, pic io.ReaderAt, size int64, caption string) (*tele.Message, error) {
 	var msg *tele.Message
 	err := s.do(ctx, "sendPhoto", chatID, true, func() (err error) {
 		// A fresh reader and Photo each attempt: a retry uploads the same
 		// bytes from the start, and telebot overwrites the Photo on success.
 		p := &tele.Photo{File: tele.FromReader(io.NewSectionReader(pic, 0, size)), Caption: caption}
-		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML})
+		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML, ThreadID: thread})
 		return err
 	})
 	return msg, err
+}
+
+// React sets the bot's reaction on a message (an emoji from Telegram's
+// standard set): the quiet way to say a command was taken. It keeps the
+// chat's gap but is not a message, so it spends none of the group's
+// message budget.
+func (s *Sender) React(ctx context.Context, chatID int64, messageID int, emoji string) error {
+	msg := tele.StoredMessage{MessageID: fmt.Sprint(messageID), ChatID: chatID}
+	opt := tele.ReactionOptions{Reactions: []tele.Reaction{{Type: "emoji", Emoji: emoji}}}
+	return s.do(ctx, "setMessageReaction", chatID, false, func() error {
+		return s.b.React(tele.ChatID(chatID), msg, opt)
+	})
+}
+
+// CreateTopic creates a forum topic named name in chatID and returns its
+// thread id. Telegram posts a service message for it, so it is paced as a
+// send.
+func (s *Sender) CreateTopic(ctx context.Context, chatID int64, name string) (int, error) {
+	var thread int
+	err := s.do(ctx, "createForumTopic", chatID, true, func() error {
+		t, err := s.b.CreateTopic(&tele.Chat{ID: chatID}, &tele.Topic{Name: name})
+		if err == nil {
+			thread = t.ThreadID
+		}
+		return err
+	})
+	return thread, err
 }
 
 // do runs call in chatID's next slot until it succeeds, fails for good, or

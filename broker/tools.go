@@ -15,9 +15,9 @@ import (
 
 // Tool names: part of the contract with desks' prompts and APPROVAL_TOOLS.
 const (
-	GetPositions = "get_positions"
-	PlaceOrder   = "place_order"
-	FlattenDesk  = "flatten_desk"
+	GetPositions = deskbot.ToolGetPositions
+	PlaceOrder   = deskbot.ToolPlaceOrder
+	FlattenDesk  = deskbot.ToolFlattenDesk
 )
 
 // Tools returns the broker tools over b: get_positions, place_order and

@@ -54,7 +54,7 @@ func TestTelegramOutage(t *testing.T) {
 	for _, d := range desks {
 		w.tell(d, "talk")
 	}
-	deskbottest.EventuallyWithin(t, 20*time.Second, "both tells acknowledged", func() bool { return w.countBot("Sent to") == 2 })
+	deskbottest.EventuallyWithin(t, 20*time.Second, "both tells acknowledged", func() bool { return len(w.tg.Sent("setMessageReaction")) == 2 })
 
 	start := time.Now()
 	w.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 502}) // refuses

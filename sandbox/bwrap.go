@@ -130,6 +130,11 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 		"--ro-bind", "/proc/sys", "/proc/sys",
 		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
 		"--dev", "/dev",
+		// bwrap's /dev is a tmpfs of half the host's memory: read-only, with
+		// /dev/shm (POSIX shared memory) bounded like /tmp, or a desk could
+		// keep that much memory until its sandbox ends.
+		"--size", strconv.FormatInt(cfg.Limits.Tmp, 10), "--tmpfs", "/dev/shm",
+		"--remount-ro", "/dev",
 		"--size", strconv.FormatInt(cfg.Limits.Tmp, 10), "--tmpfs", "/tmp",
 		"--bind", dir, dir,
 		"--chdir", dir,
@@ -327,6 +332,9 @@ func (l *launch) connect(ctx context.Context, cfg Config, slirp string, infoR, s
 	b := make([]byte, 1)
 	if n, err := readyR.Read(b); n != 1 {
 		return fmt.Errorf("slirp4netns did not configure the network: %v: %s", err, strings.TrimSpace(out.String()))
+	}
+	if err := fence(ctx, userns, netns); err != nil {
+		return err
 	}
 	if _, err := goW.Write([]byte{'\n'}); err != nil {
 		return fmt.Errorf("cannot let the sandbox go on: %v", err)

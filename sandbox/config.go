@@ -25,7 +25,8 @@
 // alternatives) and a passwd, group, hosts and resolv.conf made for it,
 // never shadow or the host's users. The desk's folder (DataDir/desks/<name>)
 // is bound writable at the same path and is HOME and the working directory;
-// /tmp is a private tmpfs of Limits.Tmp bytes; the desk has its own PID,
+// /tmp is a private tmpfs of Limits.Tmp bytes, and so is /dev/shm, in a
+// /dev that is otherwise read-only (its devices still work); the desk has its own PID,
 // IPC and UTS namespaces, and /proc/sys is read-only. Nothing else of
 // DataDir is visible. Rlimits set in the shell before the first command,
 // hard and soft so the desk cannot raise them, bound processes (counted per
@@ -38,12 +39,16 @@
 // Network on and slirp4netns usable, slirp4netns connects it to the outside
 // with host loopback disabled: the desk reaches the internet, never the
 // host's loopback (Redis, /metrics, a local Bot API server), neither as
-// 127.0.0.1 nor through the gateway 10.0.2.2. Services that listen on the
-// host's other addresses are reached as from any machine on the network.
-// slirp4netns runs in an empty mount namespace without capabilities and
+// 127.0.0.1 nor through the gateway 10.0.2.2. Before the desk's shell
+// starts, the service makes the host's own addresses and the link-local
+// range (a cloud's metadata service) unreachable in the desk's namespace
+// (fence.go: nsenter and ip), where the desk has no right to change routes:
+// a service bound to 0.0.0.0 is not reached through the host's LAN address
+// either. Other machines of the host's networks are reached as from the
+// host. slirp4netns runs in an empty mount namespace without capabilities and
 // under seccomp, as the desks' user where /dev/net/tun allows it, else as
-// the service's. Where slirp4netns is missing or cannot work, the desk has
-// no network, with one warning at start.
+// the service's. Where slirp4netns, nsenter or ip is missing or cannot
+// work, the desk has no network, with one warning at start.
 //
 // Output a command leaves running in the background with "&" (rather than
 // through bash_background) is read as part of whichever command runs next.
@@ -105,7 +110,7 @@ type Limits struct {
 	Memory    int64 // RLIMIT_DATA per process, bytes
 	FileSize  int64 // RLIMIT_FSIZE, bytes: the largest file a desk can write
 	OpenFiles int   // RLIMIT_NOFILE
-	Tmp       int64 // size of the private /tmp (bwrap mode), bytes
+	Tmp       int64 // size of the private /tmp, and of /dev/shm (bwrap mode), bytes
 }
 
 // DefaultLimits are generous for data work and small enough that a fork

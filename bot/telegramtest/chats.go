@@ -70,11 +70,20 @@ func (s *Server) send(method string, p map[string]string, files map[string]uploa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.chat(chatID)
+	thread, aerr := s.thread(chatID, p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	m.ThreadID, m.TopicMessage = thread, thread != 0
 	if id, ok := parseInt64(p["reply_to_message_id"]); ok {
-		if c.find(int(id)) == nil && p["allow_sending_without_reply"] != "true" {
+		r := c.find(int(id))
+		if r == nil && p["allow_sending_without_reply"] != "true" {
 			return nil, badRequest("message to be replied not found")
 		}
 		m.ReplyTo = int(id)
+		if r != nil && thread == 0 && r.ThreadID != 0 {
+			m.ThreadID, m.TopicMessage = r.ThreadID, true // a reply stays in its topic
+		}
 	}
 	now := s.now()
 	if wait := s.floodWait(chatID, now); wait > 0 {
@@ -228,6 +237,14 @@ func (s *Server) wire(m *Message, reply bool) *wireMessage {
 		Chat:        wireChatOf(m.ChatID),
 		Date:        m.Date.Unix(),
 		ReplyMarkup: toWireMarkup(m.Keyboard),
+		ThreadID:    m.ThreadID,
+		TopicMsg:    m.TopicMessage,
+	}
+	if f := s.forums[m.ChatID]; f != nil {
+		w.Chat.IsForum = true
+		if m.Service == "forum_topic_created" {
+			w.TopicCreated = &wireTopic{Name: f.topics[m.ID], IconColor: 7322096}
+		}
 	}
 	if m.Edits > 0 {
 		w.EditDate = s.now().Unix()

@@ -81,6 +81,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 		result = true
 	case "deleteMyCommands":
 		result = true
+	case "createForumTopic":
+		result, msgID, aerr = s.createTopic(params)
+	case "getChatMember":
+		result, aerr = s.chatMember(params)
+	case "setMessageReaction":
+		msgID, aerr = s.react(params)
+		result = true
 	default:
 		aerr = &apiError{code: 404, desc: "Not Found"}
 	}
@@ -109,6 +116,9 @@ func (s *Server) record(method string, params map[string]string) int {
 	}
 	if id, ok := parseInt64(params["reply_to_message_id"]); ok {
 		c.ReplyTo = int(id)
+	}
+	if id, ok := parseInt64(params["message_thread_id"]); ok {
+		c.ThreadID = int(id)
 	}
 	if m, err := parseMarkup(params["reply_markup"]); err == nil && m != nil {
 		c.Markup, c.ForceReply = m, m.ForceReply

@@ -13,6 +13,9 @@
 // confirms it with a higher offset, so a client that crashes after reading a
 // batch is given the same batch again.
 //
+// Forums: SetForum makes a chat a forum supergroup with topics and the
+// bot's right to create them (forum.go).
+//
 // Strictness: the fake is at least as strict as Telegram where mistakes cost
 // messages: HTML that Telegram would refuse is refused (unknown or unbalanced
 // tags, a bare '<' or '&'), text over 4,096 characters (UTF-16 units after
@@ -78,6 +81,14 @@ type Message struct {
 	Forward *Forward
 	Edits   int
 	Deleted bool
+	// ThreadID is the forum topic the message is in (0: General, or not a
+	// forum); TopicMessage is Telegram's is_topic_message.
+	ThreadID     int
+	TopicMessage bool
+	// Service names a service message ("forum_topic_created"); "" for others.
+	Service string
+	// Reactions are the bot's reactions on the message.
+	Reactions []string
 }
 
 // Labels returns the texts of the message's inline buttons, row by row.
@@ -101,6 +112,7 @@ type Call struct {
 	ParseMode string
 	Markup    *Markup
 	ReplyTo   int
+	ThreadID  int // message_thread_id, when given
 	// ForceReply mirrors Markup.ForceReply for convenience.
 	ForceReply bool
 	Params     map[string]string // every parameter, objects as JSON text
@@ -142,6 +154,7 @@ type Server struct {
 	commands []Command
 	faults   faults
 	nextCbID int
+	forums   map[int64]*forum
 }
 
 // Command is one entry registered with setMyCommands.

@@ -186,6 +186,7 @@ func (c *chat) list() []*Message {
 func copyMessage(m *Message) Message {
 	out := *m
 	out.PhotoData = append([]byte(nil), m.PhotoData...)
+	out.Reactions = append([]string(nil), m.Reactions...)
 	out.Keyboard = nil
 	for _, row := range m.Keyboard {
 		out.Keyboard = append(out.Keyboard, append([]Button(nil), row...))

@@ -27,6 +27,12 @@ type wireChat struct {
 	Type      string `json:"type"`
 	Title     string `json:"title,omitempty"`
 	FirstName string `json:"first_name,omitempty"`
+	IsForum   bool   `json:"is_forum,omitempty"`
+}
+
+type wireTopic struct {
+	Name      string `json:"name"`
+	IconColor int    `json:"icon_color"`
 }
 
 type wireEntity struct {
@@ -65,6 +71,10 @@ type wireMessage struct {
 	Photo       []wirePhotoSize `json:"photo,omitempty"`
 	ReplyTo     *wireMessage    `json:"reply_to_message,omitempty"`
 	ReplyMarkup *wireMarkup     `json:"reply_markup,omitempty"`
+	ThreadID    int             `json:"message_thread_id,omitempty"`
+	TopicMsg    bool            `json:"is_topic_message,omitempty"`
+	// TopicCreated is set on a forum_topic_created service message.
+	TopicCreated *wireTopic `json:"forum_topic_created,omitempty"`
 
 	// Where a forwarded message came from: forward_origin since Bot API
 	// 7.0, the forward_* fields before it.

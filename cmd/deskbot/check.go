@@ -13,6 +13,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
@@ -198,8 +199,23 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 				continue
 			}
 			seen[key] = true
+			if mc.Provider == agent.ClaudeCode {
+				c.claudeCode(ctx, cfg, mc)
+				continue
+			}
 			status, detail := probeModel(ctx, mc)
 			c.add("model "+modelLabel(mc), status, "%s", detail)
 		}
 	}
+}
+
+// claudeCode runs the CLI's version check: the API cannot be probed
+// without spending a turn.
+func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
+	v, err := claudecode.Version(ctx, cfg.ClaudeBin)
+	if err != nil {
+		c.add("model "+modelLabel(mc), statusFail, "cannot run CLAUDE_BIN=%s (install it with npm install -g @anthropic-ai/claude-code): %v", cfg.ClaudeBin, err)
+		return
+	}
+	c.add("model "+modelLabel(mc), statusOK, "Claude Code %s (CLAUDE_BIN=%s); its API is not probed", v, cfg.ClaudeBin)
 }

@@ -95,15 +95,46 @@ func (c *checker) telegram(ctx context.Context, cfg Config) {
 		return
 	}
 	var member struct {
-		Status   string `json:"status"`
-		IsMember *bool  `json:"is_member"`
+		Status          string `json:"status"`
+		IsMember        *bool  `json:"is_member"`
+		CanManageTopics bool   `json:"can_manage_topics"`
 	}
 	_ = json.Unmarshal(res, &member)
 	switch {
 	case member.Status == "left" || member.Status == "kicked" || (member.Status == "restricted" && member.IsMember != nil && !*member.IsMember):
 		c.add("telegram chat", statusFail, "the bot is not a member of chat %d (%s): add it to the group", cfg.TelegramChatID, member.Status)
+		return
 	default:
 		c.add("telegram chat", statusOK, "the bot is in chat %d (%s)", cfg.TelegramChatID, member.Status)
+	}
+	if cfg.TelegramTopics {
+		c.topics(ctx, cfg, member.Status, member.CanManageTopics)
+	}
+}
+
+// topics checks what TELEGRAM_TOPICS needs: a forum supergroup, and the
+// bot an administrator with the right to manage topics. Without them the
+// service still runs, with every desk in the General topic, so a missing
+// right is a warning.
+func (c *checker) topics(ctx context.Context, cfg Config, status string, canManage bool) {
+	res, code, desc, err := tgCall(ctx, cfg, "getChat", map[string]string{"chat_id": strconv.FormatInt(cfg.TelegramChatID, 10)})
+	if err != nil {
+		c.add("telegram topics", statusFail, "%v", err)
+		return
+	}
+	var chat struct {
+		IsForum bool `json:"is_forum"`
+	}
+	_ = json.Unmarshal(res, &chat)
+	switch {
+	case code != 0:
+		c.add("telegram topics", statusWarn, "getChat refused: %d %s", code, desc)
+	case !chat.IsForum:
+		c.add("telegram topics", statusWarn, "TELEGRAM_TOPICS is on, but chat %d has no topics: turn Topics on in the group's settings (until then desks speak in General)", cfg.TelegramChatID)
+	case status != "administrator" && status != "creator" || !canManage:
+		c.add("telegram topics", statusWarn, "TELEGRAM_TOPICS is on, but the bot may not manage topics in chat %d (can_manage_topics): make it an administrator with that right (until then desks speak in General)", cfg.TelegramChatID)
+	default:
+		c.add("telegram topics", statusOK, "the bot may create a topic per desk in chat %d", cfg.TelegramChatID)
 	}
 }
 

@@ -15,10 +15,15 @@ import (
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
+// absent, as a wanted check line, says the line must not be there.
+const absent = "(absent)"
+
 // fakeBotAPI answers getMe and getChatMember the way Telegram does.
 type fakeBotAPI struct {
 	token        string
 	memberStatus string // "" answers "chat not found"
+	// forum makes the chat a forum supergroup; canManageTopics is the bot's right there.
+	forum, canManageTopics bool
 }
 
 func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +41,9 @@ func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
 			return
 		}
-		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"}}}`, f.memberStatus)
+		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"},"can_manage_topics":%v}}`, f.memberStatus, f.canManageTopics)
+	case "getChat":
+		fmt.Fprintf(w, `{"ok":true,"result":{"id":-1001234567890,"type":"supergroup","title":"Desk team","is_forum":%v}}`, f.forum)
 	default:
 		fmt.Fprint(w, `{"ok":false,"error_code":404,"description":"Not Found"}`)
 	}
@@ -127,6 +134,11 @@ func TestCheck(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s.URL
 	}
+	forum := func(status string, canManage bool) string {
+		s := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: status, forum: true, canManageTopics: canManage})
+		t.Cleanup(s.Close)
+		return s.URL
+	}
 	wrongToken := httptest.NewServer(&fakeBotAPI{token: "999:other"})
 	t.Cleanup(wrongToken.Close)
 
@@ -160,6 +172,21 @@ func TestCheck(t *testing.T) {
 		}},
 		{"wrong chat id", map[string]string{"TELEGRAM_API_URL": tgWith("")}, 1, map[string]string{
 			"telegram chat": "FAIL chat -1001234567890: Bad Request: chat not found",
+		}},
+		{"topics without a forum", map[string]string{"TELEGRAM_TOPICS": "true"}, 0, map[string]string{
+			"telegram chat": "ok", "telegram topics": "warn TELEGRAM_TOPICS is on, but chat -1001234567890 has no topics",
+		}},
+		{"topics without the right", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("administrator", false)}, 0, map[string]string{
+			"telegram topics": "warn TELEGRAM_TOPICS is on, but the bot may not manage topics",
+		}},
+		{"topics as a plain member", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
+			"telegram topics": "warn TELEGRAM_TOPICS is on, but the bot may not manage topics",
+		}},
+		{"topics with the right", map[string]string{"TELEGRAM_TOPICS": "true", "TELEGRAM_API_URL": forum("administrator", true)}, 0, map[string]string{
+			"telegram topics": "ok the bot may create a topic per desk",
+		}},
+		{"topics off are not checked", map[string]string{"TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
+			"telegram chat": "ok", "telegram topics": absent,
 		}},
 		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + closedAddr(t) + "/v1"}, 1, map[string]string{
 			"model openai:qwen3": "FAIL no answer",
@@ -210,7 +237,9 @@ func TestCheck(t *testing.T) {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}
 			for name, want := range tt.want {
-				if !strings.HasPrefix(lines[name], want) {
+				if got, ok := lines[name]; want == absent && ok {
+					t.Errorf("%s: %q, want no such line", name, got)
+				} else if want != absent && !strings.HasPrefix(lines[name], want) {
 					t.Errorf("%s: %q, want it to start with %q", name, lines[name], want)
 				}
 			}
@@ -269,5 +298,36 @@ func TestCheckSandboxBwrapUnusable(t *testing.T) {
 	if code, out, lines := checkOut(t, env); code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") ||
 		!strings.Contains(lines["sandbox"], "Debian package bubblewrap") || !strings.Contains(lines["sandbox"], "SANDBOX=none") {
 		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 1 and FAIL naming the fix:\n%s", code, lines["sandbox"], out)
+	}
+}
+
+// A desk on Claude Code: the check runs the CLI's version check (the API
+// itself is not probed) and fails when the CLI cannot run.
+func TestCheckClaudeCode(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-check")
+	dir := t.TempDir()
+	desks := filepath.Join(dir, "desks.toml")
+	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"planner\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	claude := filepath.Join(dir, "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo '2.0.99 (Claude Code)'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, bin, want string }{
+		{"installed", claude, "ok Claude Code 2.0.99 (Claude Code) (CLAUDE_BIN=" + claude + ")"},
+		{"missing", filepath.Join(dir, "nope"), "FAIL cannot run CLAUDE_BIN=" + filepath.Join(dir, "nope")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := goodEnv(t)
+			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
+			_, out, lines := checkOut(t, env)
+			if got := lines["model claude-code:claude-sonnet-4-5"]; !strings.HasPrefix(got, tc.want) {
+				t.Errorf("line = %q, want it to start with %q\n%s", got, tc.want, out)
+			}
+			if strings.Contains(out, "sk-ant-check") {
+				t.Error("check printed the key")
+			}
+		})
 	}
 }

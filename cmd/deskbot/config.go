@@ -24,6 +24,8 @@ type Config struct {
 	TelegramChatID    int64         `env:"TELEGRAM_CHAT_ID,required,notEmpty"`
 	TelegramApprovers []int64       `env:"TELEGRAM_APPROVERS,required,notEmpty" envSeparator:","`
 	DenyReasonWait    time.Duration `env:"DENY_REASON_WAIT" envDefault:"2m"`
+	// TelegramTopics gives each desk a forum topic of its own.
+	TelegramTopics bool `env:"TELEGRAM_TOPICS" envDefault:"false"`
 
 	// The gate and the store: which tools wait for a person, and where
 	// requests, grants and events are kept.
@@ -57,6 +59,9 @@ type Config struct {
 	ModelName       string        `env:"MODEL_NAME" envDefault:"qwen3"`
 	ModelTimeout    time.Duration `env:"MODEL_TIMEOUT" envDefault:"120s"`
 	AnthropicAPIKey string        `env:"ANTHROPIC_API_KEY"`
+	// The Claude Code CLI run by desks whose chain names provider
+	// "claude-code".
+	ClaudeBin string `env:"CLAUDE_BIN" envDefault:"claude"`
 
 	// Operations: /healthz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
@@ -207,12 +212,32 @@ func typeWord(t reflect.Type) string {
 func (c Config) secrets() []string {
 	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey}
 	s = append(s, c.deskKeys...)
-	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			s = append(s, pw)
+	return append(s, redisPasswords(c.RedisURL)...)
+}
+
+// redisPasswords is the password of a Redis URL in both forms a secret may
+// be found in: as Redis takes it, and as written in the URL (escaped where
+// the URL needs it, "p%40ss" for "p@ss").
+func redisPasswords(rawURL string) []string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	pw, ok := u.User.Password()
+	if !ok {
+		return nil
+	}
+	forms := []string{pw}
+	_, rest, _ := strings.Cut(rawURL, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if _, raw, ok := strings.Cut(rest[:at], ":"); ok && raw != pw {
+			forms = append(forms, raw)
 		}
 	}
-	return s
+	return forms
 }
 
 // guard checks the two settings where a mistake would quietly weaken the
@@ -242,8 +267,8 @@ func (c *Config) guard(environ map[string]string) []string {
 			secretValues = append(secretValues, v)
 		}
 	}
-	if u, err := url.Parse(environ["REDIS_URL"]); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && len(pw) >= 8 {
+	for _, pw := range redisPasswords(environ["REDIS_URL"]) {
+		if len(pw) >= 8 {
 			secretValues = append(secretValues, pw)
 		}
 	}

@@ -159,9 +159,10 @@ func TestHeldCallEndToEnd(t *testing.T) {
 	if !strings.Contains(held.Plain, "IST") {
 		t.Errorf("held call message has no India time: %q", held.Plain)
 	}
-	s.mustBotMessage(t, "the desk's words after the hold", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, "Asked the team to allow flatten_desk.")
-	})
+	// The call in trading words, from the desk's book.
+	if !strings.Contains(held.Plain, "Would close nothing: the desk has no open positions.\nDesk P&L: realised +₹0.00, open +₹0.00") {
+		t.Errorf("held flatten_desk does not say what it would close: %q", held.Plain)
+	}
 
 	// A stranger in the group taps Allow: an alert, and nothing changes.
 	q := s.tg.InjectCallback(stranger, groupID, held.ID, button(t, held, "Allow once"))
@@ -192,6 +193,13 @@ func TestHeldCallEndToEnd(t *testing.T) {
 	s.mustBotMessage(t, "the desk's words after the allow", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "Desk is flat now.")
 	})
+	// The words the desk closed the held turn with came before these, and
+	// were not posted: the request said it.
+	for _, m := range s.tg.BotMessages(groupID) {
+		if strings.Contains(m.Plain, "Asked the team to allow flatten_desk.") {
+			t.Errorf("the words closing a held turn were posted: %q", m.Plain)
+		}
+	}
 
 	trail, err := s.main.Store.AuditTrail(t.Context(), 50)
 	if err != nil {

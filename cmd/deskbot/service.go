@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/sandbox"
@@ -42,7 +45,8 @@ type Main struct {
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
-	HTTP    *ops.Server // /healthz and /metrics
+	MCP     *mcpserve.Server // the desks' tools for Claude Code; nil when no desk uses it
+	HTTP    *ops.Server      // /healthz and /metrics
 
 	sweeper *gate.Sweeper
 	drain   *drain
@@ -119,11 +123,19 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	models, err := agent.NewModels(desks, log)
+	models, err := agent.NewModels(desks, log, agent.Backends{agent.ClaudeCode: m.claudeCode})
 	if err != nil {
 		return fmt.Errorf("models: %s", deskbot.ErrorMessage(err))
 	}
-	models = m.Metrics.WrapModels(models)
+	for desk, chain := range models {
+		for i, b := range chain {
+			// A backend running whole turns is not a model call to count
+			// (its tool calls are counted as every desk's are).
+			if _, whole := b.(agent.TurnBackend); !whole {
+				models[desk][i] = m.Metrics.WrapModel(b)
+			}
+		}
+	}
 
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
@@ -153,7 +165,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
-		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry},
+		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 	}, bot.Deps{
 		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
 		Notes: m.Store, Events: m.Store, Audit: m.Store,
@@ -176,6 +188,23 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
 		"http", m.HTTP.Addr())
 	return nil
+}
+
+// claudeCode builds a desk's Claude Code backend, starting the MCP server
+// its turns use on the first call.
+func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (deskbot.Model, error) {
+	if m.MCP == nil {
+		var err error
+		if m.MCP, err = mcpserve.Listen(m.Log); err != nil {
+			return nil, err
+		}
+	}
+	return claudecode.New(claudecode.Config{
+		Name: c.Name, Bin: m.Config.ClaudeBin, Model: c.Model, APIKey: c.APIKey, BaseURL: c.BaseURL, Timeout: c.Timeout,
+		Desk: d.Name, Dir: sandbox.Config{DataDir: m.Config.DataDir}.DeskDir(d.Name),
+		StateDir: filepath.Join(m.Config.DataDir, "claude-code", d.Name),
+		MCP:      m.MCP, Sessions: m.Store, Log: c.Log,
+	})
 }
 
 // knownTools names every tool the sources Run passes to BuildRegistries
@@ -282,6 +311,9 @@ func (m *Main) close() error {
 	var errs []error
 	if m.HTTP != nil {
 		errs = append(errs, m.HTTP.Close())
+	}
+	if m.MCP != nil {
+		errs = append(errs, m.MCP.Close())
 	}
 	if m.Sandbox != nil {
 		errs = append(errs, m.Sandbox.Close())

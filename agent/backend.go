@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"sync"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/model"
+)
+
+// ClaudeCode is the provider, in a desk's chain, of a backend that runs the
+// Claude Code CLI (package claudecode builds it).
+const ClaudeCode = "claude-code"
+
+// TurnBackend is a backend that runs a whole turn itself, like the Claude
+// Code CLI: it plans, calls the desk's tools through req.Call and answers
+// with its final words. Every call it makes goes through the same
+// ToolCallExecutor as the agent loop's, so it gets the same events, loop
+// guard, argument checks, gate and completed-call memory. A desk never calls
+// its Complete.
+//
+// RunTurn returns the desk's message to the chat. An error with code
+// EUNAVAILABLE (a crash, a limit, a timeout) hands the turn to the next
+// backend of the chain, which is shown the calls made so far; any other
+// error ends the turn as a refusal. req.Call is not used after RunTurn
+// returns.
+type TurnBackend interface {
+	deskbot.Model
+	RunTurn(ctx context.Context, req TurnRequest) (string, error)
+}
+
+// TurnRequest is one turn handed to a TurnBackend.
+type TurnRequest struct {
+	Desk, TriggerID string
+	System          string             // the desk's system prompt, as the agent loop sends it
+	Trigger         string             // the trigger, as the model reads it
+	Tools           []deskbot.ToolSpec // the desk's tools, as the agent loop offers them
+	// Completed lists the calls already completed for this trigger (by an
+	// earlier backend or attempt): their results stand, and a repeat is
+	// answered from memory without running again.
+	Completed []deskbot.CompletedCall
+	MaxSteps  int // the desk's cap on model steps
+	// Call runs one tool call through the executor and returns what the
+	// model is told. Calls are run one at a time, in arrival order.
+	Call func(ctx context.Context, call deskbot.ToolCall) deskbot.ToolResult
+}
+
+// Backends builds the backends of providers the model package does not
+// know (ClaudeCode), by provider name.
+type Backends map[string]func(desk DeskConfig, c model.Config) (deskbot.Model, error)
+
+// runBackend runs one turn on a TurnBackend. The calls it makes are noted
+// for the history and added to msgs, so a backend taking over after a
+// failure sees them as made.
+func (k *desk) runBackend(ctx context.Context, tb TurnBackend, t *Turn, tr *deskbot.Trigger, req deskbot.ModelRequest, tl *turnLog, msgs *[]deskbot.Message, ids map[string]bool) (deskbot.ModelReply, error) {
+	var mu sync.Mutex // the Turn serves one call at a time
+	n, over := 0, false
+	call := func(_ context.Context, c deskbot.ToolCall) deskbot.ToolResult {
+		mu.Lock()
+		defer mu.Unlock()
+		if over || ctx.Err() != nil {
+			return deskbot.ToolResult{IsError: true, Text: "This turn has ended; " + c.Name + " was not run."}
+		}
+		n++
+		c.ID = uniqueID(ids, c.ID, 1000+n)
+		// The turn's context, not the caller's: a call that started runs
+		// to its end and is remembered even if the backend dies meanwhile.
+		ex, err := k.d.deps.Executor.Execute(ctx, t, c)
+		if err != nil {
+			k.log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
+		}
+		*msgs = append(*msgs, deskbot.Message{Role: "assistant", ToolCalls: []deskbot.ToolCall{c}}, toolMessage(c.ID, ex.Result))
+		tl.note(c, ex.Result, ex.Held || ex.Result.Held)
+		return ex.Result
+	}
+	text, err := tb.RunTurn(ctx, TurnRequest{
+		Desk: k.cfg.Name, TriggerID: tr.ID, System: req.System, Trigger: triggerText(tr, k.d.deps.Now()),
+		Tools: req.Tools, Completed: t.Completed(), MaxSteps: k.cfg.maxSteps(), Call: call,
+	})
+	mu.Lock() // waits for a call still running
+	over = true
+	mu.Unlock()
+	return deskbot.ModelReply{Text: text}, err
+}
