@@ -22,7 +22,10 @@ type Deps struct {
 	Registries Registries
 	Models     map[string][]deskbot.Model // each desk's failover chain
 	// Requests, when set, lets a desk rest as "waiting for approval" while
-	// any of its requests is open, not only those of its last turn.
+	// any of its requests is open, not only those of its last turn. When it
+	// also counts a desk's open requests (OpenRequestCount(ctx, desk)
+	// (int64, error), as the store does in constant time), that is used
+	// instead of reading every open request.
 	Requests interface {
 		OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
 	}

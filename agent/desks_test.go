@@ -369,7 +369,9 @@ func TestRepeatedHeldCallMakesOneRequest(t *testing.T) {
 }
 
 // A desk with a request still open rests as "waiting for approval" after a
-// later turn that held nothing: /desks must not call it idle.
+// later turn that held nothing: /desks must not call it idle. It learns so
+// from its own count of open requests, never by reading every open request
+// of every desk.
 func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	w := newDeskWorld(t)
 	w.primary.Push(
@@ -392,6 +394,9 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	}
 	w.waitMessage(t, "Denied, fine.")
 	w.waitSettled(t, deskbot.DeskIdle)
+	if n := w.openReads.Load(); n != 0 {
+		t.Errorf("settling read every open request %d times; want the desk's count read instead", n)
+	}
 }
 
 // A turn restarted after a crash learns that a call of it was held from

@@ -55,6 +55,9 @@ type Turn struct {
 	// would put a second, identical request before the team, and allowing
 	// both would run the call twice.
 	held map[string]deskbot.ToolResult
+	// callPublished is closed once the event of the call being executed is
+	// published (nil outside Execute).
+	callPublished chan struct{}
 }
 
 // Execution is the outcome of one call.
@@ -96,35 +99,63 @@ func (t *Turn) Failover() {
 // run) is returned as an error, with a result fit to tell the model.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
-	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call})
-	ex, err := e.execute(ctx, log, t, call)
+	// Redis round trips that do not depend on each other overlap: the call
+	// event is in flight while the call is checked and run (a hold waits
+	// for it, so the request never precedes its call in the stream), and
+	// the call is remembered while its result event is published. The
+	// result event always follows the call event.
+	callEv := deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call}
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		e.publish(ctx, log, callEv)
+	}()
+	t.callPublished = published
+	ex, remember, err := e.execute(ctx, log, t, call)
+	t.callPublished = nil
+	<-published
 	res := ex.Result
+	remembered := make(chan struct{})
+	go func() {
+		defer close(remembered)
+		if remember == nil {
+			return
+		}
+		if merr := e.Memory.RememberCall(context.WithoutCancel(ctx), t.TriggerID, *remember); merr != nil {
+			// The call ran; only a repeat after a crash is at risk now.
+			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
+		}
+	}()
 	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
+	<-remembered
 	return ex, err
 }
 
-func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Turn, call deskbot.ToolCall) (Execution, error) {
+// execute runs the call and returns, besides its outcome, the completed
+// call the trigger must remember (nil when nothing is to be remembered).
+func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Turn, call deskbot.ToolCall) (Execution, *deskbot.CompletedCall, error) {
 	if c, ok := t.takePrior(call); ok {
 		// Same name and arguments as a call completed earlier for this
 		// trigger: the model is told what happened then, nothing runs.
-		return Execution{Result: c.Result, Replayed: true}, nil
+		return Execution{Result: c.Result, Replayed: true}, nil, nil
 	}
 	if res, ok := t.held[callKey(call)]; ok {
-		return Execution{Result: res, Replayed: true}, nil
+		return Execution{Result: res, Replayed: true}, nil, nil
 	}
 	if res, ok := t.guard.Check(call); !ok {
-		return Execution{Result: res, Refused: true}, nil
+		return Execution{Result: res, Refused: true}, nil, nil
 	}
 	if res, ok := e.checkArguments(t.Desk, call); !ok {
 		log.InfoContext(ctx, "call refused: arguments", "why", res.Text)
-		return Execution{Result: res, Refused: true}, nil
+		return Execution{Result: res, Refused: true}, nil, nil
 	}
 
 	ex, err := e.gateOrRun(ctx, t, call)
 	if ex.Refused {
 		log.InfoContext(ctx, "call refused: arguments cannot be shown as they run", "why", ex.Result.Text)
-		return ex, nil
+		return ex, nil, nil
 	}
+	var remember *deskbot.CompletedCall
 	if ex.Held || err == nil {
 		c := deskbot.CompletedCall{Call: call, Result: ex.Result}
 		t.done = append(t.done, c)
@@ -134,12 +165,9 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 			}
 			t.held[callKey(call)] = ex.Result
 		}
-		if merr := e.Memory.RememberCall(context.WithoutCancel(ctx), t.TriggerID, c); merr != nil {
-			// The call ran; only a repeat after a crash is at risk now.
-			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
-		}
+		remember = &c
 	}
-	return ex, err
+	return ex, remember, err
 }
 
 // checkArguments lets the called tool refuse its arguments (a model's
@@ -182,6 +210,9 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		}
 		var req *deskbot.Request
 		var res deskbot.ToolResult
+		if t.callPublished != nil {
+			<-t.callPublished // the call's event comes before its request's
+		}
 		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
 		if err == nil {
 			// Said in a field, not left to the gate's wording: a turn

@@ -63,6 +63,9 @@ type deskWorld struct {
 	// statusReads counts the desks' looks at their pause switch, so a test
 	// can wait for the loop to go round rather than sleep.
 	statusReads atomic.Int64
+	// openReads counts reads of every open request (settling a desk should
+	// count its own instead).
+	openReads atomic.Int64
 }
 
 // countingState counts DeskStatus reads.
@@ -74,6 +77,17 @@ type countingState struct {
 func (c countingState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
 	c.n.Add(1)
 	return c.DeskStore.DeskStatus(ctx, desk)
+}
+
+// countingRequests is the store, counting reads of every open request.
+type countingRequests struct {
+	*store.Store
+	n *atomic.Int64
+}
+
+func (c countingRequests) OpenRequests(ctx context.Context) ([]*deskbot.Request, error) {
+	c.n.Add(1)
+	return c.Store.OpenRequests(ctx)
 }
 
 // fixedNow is Friday 4 December 2026, 10:30 India time.
@@ -132,7 +146,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	w.gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: st,
+		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
 		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})

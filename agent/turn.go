@@ -23,13 +23,22 @@ type turnLog struct {
 func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
+	// The trigger's completed calls and the desk's history are independent
+	// reads: both are in flight at once.
+	var hist []deskbot.Message
+	var histErr error
+	histDone := make(chan struct{})
+	go func() {
+		defer close(histDone)
+		hist, histErr = deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
+	}()
 	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
+	<-histDone
 	if err != nil {
 		log.WarnContext(ctx, "could not load the trigger's completed calls", "err", err)
 		return false
 	}
-	hist, err := deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
-	if err != nil {
+	if err := histErr; err != nil {
 		log.WarnContext(ctx, "could not load history", "err", err)
 		return false
 	}
@@ -123,13 +132,25 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 	if tl.capped {
 		k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
 	}
-	if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
-		deskbot.Message{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
-		deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
-		log.WarnContext(ctx, "could not save history", "err", err)
-	}
+	// Saving the history and finding whether the desk waits are
+	// independent: both are in flight at once.
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
+			deskbot.Message{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
+			deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
+			log.WarnContext(ctx, "could not save history", "err", err)
+		}
+	}()
 	k.settle(ctx, tl.held)
+	<-saved
 	return true
+}
+
+// openCounter counts a desk's open requests in constant time (the store).
+type openCounter interface {
+	OpenRequestCount(ctx context.Context, desk string) (int64, error)
 }
 
 // settle sets the state a desk rests in after a turn: waiting for approval
@@ -138,12 +159,20 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 func (k *desk) settle(ctx context.Context, heldNow bool) {
 	waiting := heldNow
 	if rs := k.d.deps.Requests; rs != nil && !waiting {
-		open, err := rs.OpenRequests(context.WithoutCancel(ctx))
-		for _, r := range open {
-			waiting = waiting || r.Desk == k.cfg.Name
-		}
-		if err != nil {
-			k.log.WarnContext(ctx, "could not read open requests", "err", err)
+		if c, ok := rs.(openCounter); ok {
+			n, err := c.OpenRequestCount(context.WithoutCancel(ctx), k.cfg.Name)
+			waiting = n > 0
+			if err != nil {
+				k.log.WarnContext(ctx, "could not count open requests", "err", err)
+			}
+		} else {
+			open, err := rs.OpenRequests(context.WithoutCancel(ctx))
+			for _, r := range open {
+				waiting = waiting || r.Desk == k.cfg.Name
+			}
+			if err != nil {
+				k.log.WarnContext(ctx, "could not read open requests", "err", err)
+			}
 		}
 	}
 	if waiting {

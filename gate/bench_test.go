@@ -20,6 +20,11 @@ import (
 // work needs. Run:
 //
 //	go test -run '^$' -bench . -benchmem ./gate
+//
+// BenchmarkHold and BenchmarkResolve also run their floor after every
+// operation, timing each separately, and report floor-ns/op and x_floor:
+// on a shared machine both then see the same load, which separate runs of
+// the floor benchmarks cannot promise.
 
 var benchArgs = json.RawMessage(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)
 
@@ -40,72 +45,113 @@ func BenchmarkHold(b *testing.B) {
 	f := mustBench(b)
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	for b.Loop() {
+	floor := holdFloor(f)
+	paired(b, func() {
 		if _, _, err := f.gate.Hold(ctx, "main", "trig", call); err != nil {
 			b.Fatal(err)
 		}
+	}, floor)
+}
+
+// paired runs op and floor alternately b.N times, timing each alone, and
+// reports op's ns/op, the floor's and their ratio.
+func paired(b *testing.B, op, floor func()) {
+	b.Helper()
+	var own, spent time.Duration
+	for range b.N {
+		t0 := time.Now()
+		op()
+		t1 := time.Now()
+		floor()
+		own, spent = own+t1.Sub(t0), spent+time.Since(t1)
 	}
+	b.ReportMetric(float64(own.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(own)/float64(spent), "x_floor")
 }
 
 // BenchmarkHoldFloor is one pipelined round trip with the writes a hold
-// makes: the request hash, its expiry, the open index, the audit and event
-// stream entries.
+// makes: the request hash, its expiry, the open index, the desk's open
+// count, the audit and event stream entries.
 func BenchmarkHoldFloor(b *testing.B) {
-	f := mustBench(b)
+	floor := holdFloor(mustBench(b))
+	for b.Loop() {
+		floor()
+	}
+}
+
+func holdFloor(f *benchFixture) func() {
 	ctx := context.Background()
 	rdb := f.store.Client()
 	data, _ := json.Marshal(map[string]any{"request_id": uuid.NewString(), "desk": "main", "tool_name": "place_order", "call_id": "call_1"})
-	for b.Loop() {
+	rec := "permission\x1fplace_order\x1ftrig\x1f1795942800000\x1fcall_1"
+	return func() {
 		id := uuid.NewString()
 		key := f.store.Key("floor", id)
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, key, "data", data, "args", []byte(benchArgs), "state", "open", "expires_at", 1)
+			p.HSet(ctx, key, "s", "open", "e", 1, "w", "main", "c", rec, "a", []byte(benchArgs))
 			p.PExpireAt(ctx, key, time.Now().Add(time.Hour))
 			p.ZAdd(ctx, f.store.Key("floor-open"), redis.Z{Score: 1, Member: id})
+			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", 1)
 			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: []any{"data", data}})
 			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: []any{"data", data}})
 			return nil
 		})
 		if err != nil {
-			b.Fatal(err)
+			panic(err)
 		}
 	}
 }
 
-// BenchmarkResolve is a full allow: read the request, decide atomically,
-// run the (instant) call, record the result and hand the desk its message.
+// BenchmarkResolve is a full allow of a request the gate held: decide
+// atomically, run the (instant) call, record the result and hand the desk
+// its message. The requests are held before the timer starts.
 func BenchmarkResolve(b *testing.B) {
 	f := mustBench(b)
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	for b.Loop() {
-		b.StopTimer()
+	held := make([]string, 0, b.N)
+	for range b.N {
 		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
-		if _, err := f.gate.Resolve(ctx, r.ID, deskbot.AllowOnce, "", asha); err != nil {
+		held = append(held, r.ID)
+	}
+	floor := resolveFloor(f)
+	b.ResetTimer()
+	paired(b, func() {
+		id := held[0]
+		held = held[1:]
+		if _, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil {
 			b.Fatal(err)
 		}
-	}
+	}, floor)
 }
 
 // BenchmarkResolveFloor is one pipelined round trip carrying the commands of
-// a resolve: the read, the two state changes with their index updates, two
-// audit entries, two events and the desk's inbox entry.
+// a resolve: the read, the two state changes with their index updates and
+// the desk's open count, two audit entries, two events and the desk's inbox
+// entry.
 func BenchmarkResolveFloor(b *testing.B) {
-	f := mustBench(b)
+	floor := resolveFloor(mustBench(b))
+	for b.Loop() {
+		floor()
+	}
+}
+
+func resolveFloor(f *benchFixture) func() {
 	ctx := context.Background()
 	rdb := f.store.Client()
 	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
-	for b.Loop() {
+	return func() {
 		id := uuid.NewString()
 		key := f.store.Key("floor", id)
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.HGetAll(ctx, key)
 			p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
 			p.ZRem(ctx, f.store.Key("floor-open"), id)
+			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", -1)
 			p.SAdd(ctx, f.store.Key("floor-running"), id)
 			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
 			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
@@ -118,7 +164,7 @@ func BenchmarkResolveFloor(b *testing.B) {
 			return nil
 		})
 		if err != nil {
-			b.Fatal(err)
+			panic(err)
 		}
 	}
 }

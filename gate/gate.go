@@ -11,6 +11,12 @@
 // goroutine whose transition moved the request to running; a crash after
 // that leaves it running, and Recover reports it as interrupted instead of
 // running it again.
+//
+// The gate remembers the requests it held (held.go) so that deciding one
+// needs no read of it first; the decision itself is still the store's
+// transition, which checks state and expiry in Redis, so a memory that is
+// stale or missing (another process held it) costs a read, never a wrong
+// decision.
 package gate
 
 import (
@@ -45,7 +51,12 @@ type Gate struct {
 	runner deskbot.ToolRunner
 	now    deskbot.Now
 	log    *slog.Logger
+	held   *heldCache
 }
+
+// heldCacheMax bounds the requests a gate remembers as held: far more than
+// are open at once in practice (each is also a message in the chat).
+const heldCacheMax = 10000
 
 // New builds a gate. runner runs an allowed call through its desk's tools.
 func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) *Gate {
@@ -59,7 +70,7 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	for _, t := range cfg.Tools {
 		tools[t] = true
 	}
-	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log}
+	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
 }
 
 // Guarded reports whether tool is named in APPROVAL_TOOLS at all.
@@ -115,6 +126,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
 		return nil, deskbot.ToolResult{}, err
 	}
+	g.held.put(r)
 	g.log.InfoContext(ctx, "held", "desk", desk, "request", r.ID, "tool", call.Name, "trigger", triggerID)
 	return r, deskbot.ToolResult{Text: HoldMessage(r)}, nil
 }

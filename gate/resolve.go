@@ -33,9 +33,15 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 	if _, err := deskbot.ParseDecision(string(d)); err != nil {
 		return nil, err
 	}
-	r, err := g.Request(ctx, id)
-	if err != nil {
-		return nil, err
+	// What the transition carries (desk, tool, trigger) comes from the
+	// request as held, which never changes: from memory when this gate
+	// held it, else read. Its state is the transition's to check.
+	r, ok := g.held.get(id)
+	if !ok {
+		var err error
+		if r, err = g.Request(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	reason = strings.TrimSpace(reason)
 	now := g.now()
@@ -77,6 +83,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// client's retry found our own decision in place: it is ours.
 		out = deskbot.Applied
 	}
+	g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
 	switch out {
 	case deskbot.Applied:
 		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(d), "by", who(by))
@@ -194,9 +201,12 @@ func (g *Gate) deliverDenial(ctx context.Context, r *deskbot.Request, reason, by
 // lapse closes an open request whose expiry has passed. It returns nil
 // without error when another caller decided or lapsed it first.
 func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
-	r, err := g.store.Request(ctx, id)
-	if err != nil {
-		return nil, err
+	r, ok := g.held.get(id)
+	if !ok {
+		var err error
+		if r, err = g.store.Request(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	now := g.now()
 	msg := LapseMessage(r)
@@ -210,8 +220,14 @@ func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestLapsed, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 		Trigger: g.trigger(r, deskbot.TriggerLapse, msg, now),
 	})
-	if err != nil || out != deskbot.Applied {
+	if err != nil {
 		return nil, err
+	}
+	if out != deskbot.NotDue {
+		g.held.forget(id)
+	}
+	if out != deskbot.Applied {
+		return nil, nil
 	}
 	return after, nil
 }

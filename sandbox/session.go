@@ -58,7 +58,8 @@ func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, 
 		return deskbot.ToolResult{}, err
 	}
 	defer s.release()
-	o, err := s.exec(ctx, "eval "+quote(command)+" </dev/null")
+	// Input is /dev/null already: the shell's own (see readFromFd3).
+	o, err := s.exec(ctx, "eval "+quote(command))
 	if err != nil {
 		return deskbot.ToolResult{}, err
 	}
@@ -127,6 +128,11 @@ type outcome struct {
 // past a command a child might want), so every byte of the line costs: the
 // marker's fixed part lives in a function defined when the shell starts,
 // stderr already shares stdout's pipe, and the id is short.
+//
+// The output is read in the calling goroutine, so a command costs no
+// goroutine, channel or timer, and one wake-up fewer: the timeout is the
+// pipe's read deadline, and whatever must stop the read early (ctx ending,
+// bash exiting) moves the deadline to the past.
 func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	sh, note, err := s.shell()
 	if err != nil {
@@ -136,37 +142,53 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	marker := "__deskbot_" + id + "__ "
 	line := script + ";" + markFunc + " " + id + "\n"
 	c := newCollector(s.m.cfg.MaxOutput)
-	res := make(chan readResult, 1)
-	go func() { res <- readUntil(sh.out, []byte(marker), c) }()
 
 	if _, err := sh.stdin.WriteString(line); err != nil {
-		// bash died between the check and the write; the reader sees EOF.
+		// bash died between the check and the write.
 		s.drop(sh, true)
-		<-res
 		return outcome{note: note, col: c, status: sh.exitCode(), exited: true}, nil
 	}
-	timer := time.NewTimer(s.m.cfg.Timeout)
-	defer timer.Stop()
-	var r readResult
-	select {
-	case r = <-res:
-	case <-sh.done:
-		// Children that inherited the pipe would keep it open past bash's
-		// death; killing the group lets the reader see the end.
-		syscall.Kill(-sh.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case r = <-res:
-		case <-time.After(2 * time.Second): // a child in its own session holds it
-			sh.outR.Close()
-			r = <-res
+	sh.outR.SetReadDeadline(time.Now().Add(s.m.cfg.Timeout))
+	if sh.exited() { // it died before the deadline was set: see shell's waiter
+		sh.outR.SetReadDeadline(past)
+	}
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		sh.outR.SetReadDeadline(past)
+		close(cancelled)
+	})
+	var why stopReason
+	r := readUntil(sh.out, []byte(marker), c, func() bool {
+		switch {
+		case ctx.Err() != nil:
+			why = stoppedByCtx
+		case why == stoppedByExit:
+			// Two seconds after the kill the pipe is still open: a child
+			// in its own session holds it. What was read is the output.
+		case sh.exited():
+			// Children that inherited the pipe would keep it open past
+			// bash's death; killing the group lets the reader see the end.
+			why = stoppedByExit
+			syscall.Kill(-sh.cmd.Process.Pid, syscall.SIGKILL)
+			sh.outR.SetReadDeadline(time.Now().Add(2 * time.Second))
+			return true
+		default:
+			why = stoppedByTimeout
 		}
-	case <-timer.C:
+		return false
+	})
+	if !stop() {
+		// ctx ended as the read finished: its past deadline must be set
+		// before the next command sets its own, or it could cut that
+		// command short.
+		<-cancelled
+	}
+	switch why {
+	case stoppedByTimeout:
 		s.drop(sh, false)
-		<-res
 		return outcome{timedOut: true}, nil
-	case <-ctx.Done():
+	case stoppedByCtx:
 		s.drop(sh, false)
-		<-res
 		return outcome{}, ctx.Err()
 	}
 	if r.marked {
@@ -179,6 +201,19 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	}
 	return outcome{note: note, col: c, status: sh.exitCode(), exited: true}, nil
 }
+
+// stopReason is why reading a command's output stopped before its marker.
+type stopReason int
+
+const (
+	notStopped stopReason = iota
+	stoppedByTimeout
+	stoppedByCtx
+	stoppedByExit // bash exited; what is left is read for two more seconds
+)
+
+// past is a read deadline that has passed: it wakes a reader at once.
+var past = time.Unix(1, 0)
 
 // shell returns the running shell, starting one if there is none, with the
 // note the model must hear (and forgets the note).

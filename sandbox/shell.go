@@ -66,6 +66,17 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		inW.Close()
 		return nil, err
 	}
+	// The desks' user reopens its end of the command pipe (readFromFd3):
+	// the pipe is its own, as its other descriptors are.
+	if uid := m.cfg.asHost(); uid >= 0 {
+		if err := inR.Chown(uid, uid); err != nil {
+			inR.Close()
+			inW.Close()
+			outR.Close()
+			outW.Close()
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot start the terminal of desk %s: %v", desk, err)
+		}
+	}
 	// One pipe for stdout and stderr keeps their order as the model would
 	// see it in a terminal.
 	setIO := func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW }
@@ -99,8 +110,10 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	go func() {
 		cmd.Wait()
 		close(sh.done)
+		// Wake a command's reader: bash is gone (exec decides what next).
+		outR.SetReadDeadline(past)
 	}()
-	if _, err := inW.WriteString(limitsLine(m.cfg, m.status.Mode == ModeBwrap) + markDef); err != nil {
+	if _, err := inW.WriteString(readFromFd3 + limitsLine(m.cfg, m.status.Mode == ModeBwrap) + markDef); err != nil {
 		sh.kill()
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s did not start: %v", desk, err)
 	}
@@ -134,6 +147,17 @@ func (sh *shell) kill() {
 	})
 }
 
+// readFromFd3 is the shell's first line: bash replaces itself with a bash
+// that reads its commands from the same pipe, reopened as a script on fd 3
+// (bash moves it to a high, close-on-exec descriptor; fd 3 is closed), and
+// whose standard input is /dev/null. Every command then reads /dev/null,
+// as it must (the pipe holds the next commands), without a "</dev/null" on
+// each: redirecting the shell's own input was the costliest part of a
+// trivial command. The process stays the same (exec), so its rlimits,
+// process group and exit status are those of the process the service
+// started.
+const readFromFd3 = `exec "$BASH" --noprofile --norc /dev/fd/3 3<&0 </dev/null` + "\nexec 3<&-\n"
+
 // markFunc prints the marker line: a newline (the output may not end with
 // one), "__deskbot_<id>__ " and the status of the command before it. It is
 // a function, not eval'd code's wrapper, so that "declare" and "local" in a
@@ -151,8 +175,9 @@ type readResult struct {
 
 // readUntil copies output to c until the line "<marker> <status>" appears at
 // the start of a line. The marker holds a random id the command never saw,
-// so a command printing marker-like lines cannot end its output early.
-func readUntil(r *bufio.Reader, marker []byte, c *collector) readResult {
+// so a command printing marker-like lines cannot end its output early. When
+// the read deadline passes it asks interrupted whether to go on reading.
+func readUntil(r *bufio.Reader, marker []byte, c *collector, interrupted func() (goOn bool)) readResult {
 	atStart := true
 	for {
 		line, err := r.ReadSlice('\n')
@@ -166,6 +191,9 @@ func readUntil(r *bufio.Reader, marker []byte, c *collector) readResult {
 			atStart = line[len(line)-1] == '\n'
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && interrupted() {
 			continue
 		}
 		if err != nil { // EOF, or the pipe closed under us by kill

@@ -5,22 +5,53 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
 )
 
-// The audit trail and the event stream are Redis streams whose entries hold
-// one field, "data", with the JSON of the entry. Both are capped at about
-// EventsMaxLen entries (approximate trimming is O(1) per append).
+// The event stream is a Redis stream whose entries hold one field, "data",
+// with the JSON of the event. An audit entry is seven plain fields, always
+// all of them and in one order (auditNames), so that the stream stores their
+// names once per block of entries, not once per entry, and the detail (often
+// a call's arguments, themselves JSON) is not quoted inside another JSON.
+// Entries written before this encoding (one "data" JSON field) still read. Both are trimmed on
+// every append, approximately (whole blocks at a time, O(1) per append):
+// the event stream to about EventsMaxLen entries (MAXLEN ~), the audit trail
+// to its AuditRetention (MINID ~ of the id that time ago, by this process's
+// clock, the one Redis stamps its ids with).
 
 // Audit appends e to the audit trail.
 func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
-	data, err := encode(e)
-	if err != nil {
-		return err
+	return s.wrap(s.rdb.XAdd(ctx, s.auditAdd(auditValues(e))).Err())
+}
+
+// auditNames are an audit entry's stream fields, in order: action, desk,
+// tool, request id, by, at (ms since the epoch), detail.
+var auditNames = [...]string{"a", "d", "t", "r", "b", "m", "x"}
+
+// auditValues is e's values in the order of auditNames.
+func auditValues(e deskbot.AuditEntry) []string {
+	at := ""
+	if !e.At.IsZero() {
+		at = strconv.FormatInt(e.At.UnixMilli(), 10)
 	}
-	return s.wrap(s.rdb.XAdd(ctx, s.streamAdd(s.auditKey(), data)).Err())
+	return []string{e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail}
+}
+
+func decodeAudit(m redis.XMessage) (deskbot.AuditEntry, error) {
+	var e deskbot.AuditEntry
+	if data, ok := m.Values["data"].(string); ok { // the earlier encoding
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			return e, fmt.Errorf("store: decode audit entry %s: %w", m.ID, err)
+		}
+		return e, nil
+	}
+	v := func(name string) string { s, _ := m.Values[name].(string); return s }
+	e = deskbot.AuditEntry{Action: v("a"), Desk: v("d"), Tool: v("t"), RequestID: v("r"), By: v("b"), At: msField(v("m")), Detail: v("x")}
+	return e, nil
 }
 
 // AuditTrail returns the last limit entries (all when limit <= 0), oldest
@@ -39,9 +70,9 @@ func (s *Store) AuditTrail(ctx context.Context, limit int) ([]deskbot.AuditEntry
 	}
 	out := make([]deskbot.AuditEntry, 0, len(msgs))
 	for _, m := range msgs {
-		var e deskbot.AuditEntry
-		if err := json.Unmarshal([]byte(dataOf(m)), &e); err != nil {
-			return nil, fmt.Errorf("store: decode audit entry %s: %w", m.ID, err)
+		e, err := decodeAudit(m)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, e)
 	}
@@ -51,6 +82,21 @@ func (s *Store) AuditTrail(ctx context.Context, limit int) ([]deskbot.AuditEntry
 // streamAdd is an XADD of one JSON entry, trimmed to about EventsMaxLen.
 func (s *Store) streamAdd(key, data string) *redis.XAddArgs {
 	return &redis.XAddArgs{Stream: key, MaxLen: s.opts.EventsMaxLen, Approx: true, Values: []any{"data", data}}
+}
+
+// auditAdd is an XADD of one audit entry, trimming entries older than the
+// audit retention.
+func (s *Store) auditAdd(values []string) *redis.XAddArgs {
+	fv := make([]any, 0, 2*len(auditNames))
+	for i, n := range auditNames {
+		fv = append(fv, n, values[i])
+	}
+	return &redis.XAddArgs{Stream: s.auditKey(), MinID: s.auditMinID(), Approx: true, Values: fv}
+}
+
+// auditMinID is the stream id of the oldest audit entry to keep.
+func (s *Store) auditMinID() string {
+	return strconv.FormatInt(time.Now().Add(-s.opts.AuditRetention).UnixMilli(), 10) + "-0"
 }
 
 func dataOf(m redis.XMessage) string {
@@ -77,13 +123,4 @@ func encode(v any) (string, error) {
 		return "", fmt.Errorf("store: encode %T: %w", v, err)
 	}
 	return string(b), nil
-}
-
-func encode2(a, b any) (string, string, error) {
-	x, err := encode(a)
-	if err != nil {
-		return "", "", err
-	}
-	y, err := encode(b)
-	return x, y, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,12 +60,13 @@ func benchRequest(i int) (*deskbot.Request, deskbot.AuditEntry, deskbot.Event) {
 func createFloor(ctx context.Context, s *store.Store, i int) {
 	r, _, _ := benchRequest(i)
 	key := s.Key("floor", r.ID)
-	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
 	entry := `{"action":"hold","desk":"alpha","tool":"flatten_desk","request_id":"` + r.ID + `","by":"system","at":"2026-11-30T09:00:00Z"}`
 	_, err := s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+		p.HSet(ctx, key, "s", "open", "e", r.ExpiresAt.UnixMilli(), "w", "alpha",
+			"c", "permission\x1fflatten_desk\x1f\x1f1795942800000\x1fc", "a", []byte(r.Content.Arguments))
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
 		p.ZAdd(ctx, s.Key("floor-open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
+		p.HIncrBy(ctx, s.Key("floor-openby"), "alpha", 1)
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-events"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
 		return nil
@@ -137,9 +139,9 @@ func BenchmarkTransitionEvalFloor(b *testing.B) {
 // the streams, so that Transition finds it.
 func createFloorInto(ctx context.Context, s *store.Store, p redis.Pipeliner, i int) {
 	r, _, _ := benchRequest(i)
-	data := `{"request_id":"` + r.ID + `","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c","created_at":"2026-11-30T09:00:00Z","expires_at":"2026-11-30T09:05:00Z"}`
 	key := s.Key("req", r.ID)
-	p.HSet(ctx, key, "data", data, "args", []byte(r.Content.Arguments), "state", "open", "expires_at_ms", r.ExpiresAt.UnixMilli())
+	p.HSet(ctx, key, "s", "open", "e", r.ExpiresAt.UnixMilli(), "w", "alpha",
+		"c", "permission\x1fflatten_desk\x1f\x1f1795942800000\x1fc", "a", []byte(r.Content.Arguments))
 	p.PExpireAt(ctx, key, r.ExpiresAt.Add(time.Hour))
 	p.ZAdd(ctx, s.Key("open"), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
 }
@@ -151,8 +153,9 @@ func transitionFloor(ctx context.Context, s *store.Store, i int) {
 	key := s.Key("req", id)
 	entry := `{"action":"allow_once","desk":"alpha","request_id":"` + id + `","by":"Asha (42)","at":"2026-11-30T09:00:00Z"}`
 	s.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HMGet(ctx, key, "state", "expires_at_ms", "delivered_at")
-		p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_by_id", 42, "decided_at", base.UnixMilli())
+		p.HMGet(ctx, key, "s", "e", "l", "w")
+		p.HSet(ctx, key, "s", "running", "d", "allow_once", "b", "Asha", "i", 42, "t", base.UnixMilli())
+		p.HIncrBy(ctx, s.Key("openby"), "alpha", -1)
 		p.ZRem(ctx, s.Key("open"), id)
 		p.SAdd(ctx, s.Key("running"), id)
 		p.XAdd(ctx, &redis.XAddArgs{Stream: s.Key("floor-audit"), MaxLen: 100000, Approx: true, Values: []any{"data", entry}})
@@ -195,5 +198,60 @@ func BenchmarkDueRequests(b *testing.B) {
 				}
 			}, floor{"ping", func(int) { s.Client().Ping(ctx) }})
 		})
+	}
+}
+
+// BenchmarkMemoryPerOpenRequest holds 1,000 open requests as the gate does
+// (a uuid, a trigger, an order's arguments, the hold's audit entry and
+// event) and reports what Redis says they take (MEMORY USAGE of every key
+// they touch, per request) against its MEMORY USAGE of a minimal hash (one
+// short field) on the same server. Needs a real Redis.
+//
+//	go test -run '^$' -bench MemoryPerOpenRequest -benchtime 1x ./store/
+func BenchmarkMemoryPerOpenRequest(b *testing.B) {
+	storetest.NeedsRealRedis(b, "MEMORY USAGE")
+	const n = 1000
+	for b.Loop() {
+		b.StopTimer()
+		s, ctx := storetest.MustOpen(b), context.Background()
+		rdb := s.Client()
+		ids := make([]string, n)
+		for i := range n {
+			now := time.Now()
+			r := &deskbot.Request{ID: uuid.NewString(), Desk: "main", Kind: deskbot.KindPermission, TriggerID: uuid.NewString(),
+				Content:   deskbot.PermissionContent{ToolName: "place_order", CallID: "call_" + strconv.Itoa(i), Arguments: []byte(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)},
+				CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
+			audit := deskbot.AuditEntry{Action: "hold", Tool: "place_order", By: "desk main", At: now, Detail: deskbot.CanonicalArguments(r.Content.Arguments)}
+			ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: "main", Time: now, TriggerID: r.TriggerID}
+			if err := s.CreateRequest(ctx, r, audit, ev); err != nil {
+				b.Fatal(err)
+			}
+			ids[i] = r.ID
+		}
+		usage := func(key string) int64 {
+			v, err := rdb.MemoryUsage(ctx, key, 0).Result()
+			if err == redis.Nil {
+				return 0 // no such key
+			}
+			if err != nil {
+				b.Fatalf("MEMORY USAGE %s: %v", key, err)
+			}
+			return v
+		}
+		var total int64
+		for _, id := range ids {
+			total += usage(s.Key("req", id))
+		}
+		for _, k := range []string{"open", "openby", "audit", "events"} {
+			total += usage(s.Key(k))
+		}
+		minKey := s.Key("minimal")
+		rdb.HSet(ctx, minKey, "f", "v")
+		minimal := usage(minKey)
+		b.StartTimer()
+		per := float64(total) / n
+		b.ReportMetric(per, "B/open-request")
+		b.ReportMetric(float64(minimal), "B/minimal-hash")
+		b.ReportMetric(per/float64(minimal), "x_minimal")
 	}
 }

@@ -34,17 +34,14 @@ func (s *Store) SetDeskState(ctx context.Context, desk string, state deskbot.Des
 
 // SetPaused flips the pause switch and audits it in the same MULTI.
 func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit deskbot.AuditEntry) error {
-	data, err := encode(auditFor(audit, "", desk))
-	if err != nil {
-		return err
-	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	data := auditValues(auditFor(audit, "", desk))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if paused {
 			p.HSet(ctx, s.deskKey(desk), "paused", "1")
 		} else {
 			p.HDel(ctx, s.deskKey(desk), "paused")
 		}
-		p.XAdd(ctx, s.streamAdd(s.auditKey(), data))
+		p.XAdd(ctx, s.auditAdd(data))
 		return nil
 	})
 	return s.wrap(err)

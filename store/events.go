@@ -25,10 +25,83 @@ func (s *Store) Publish(ctx context.Context, e deskbot.Event) error {
 	return s.wrap(s.rdb.XAdd(ctx, s.streamAdd(s.eventsKey(), data)).Err())
 }
 
+// storedEvent is an event as the stream keeps it: one-letter keys, the
+// time in ms, and no request (read as it stands instead). A call's
+// arguments stay raw JSON inside it, never a quoted string.
+type storedEvent struct {
+	Kind      deskbot.EventKind `json:"k"`
+	Desk      string            `json:"d,omitempty"`
+	Time      int64             `json:"m"`
+	TriggerID string            `json:"g,omitempty"`
+	RequestID string            `json:"r,omitempty"`
+	Call      *storedCall       `json:"c,omitempty"`
+	Result    *storedResult     `json:"o,omitempty"`
+	Text      string            `json:"x,omitempty"`
+	Picture   string            `json:"p,omitempty"`
+}
+
+type storedCall struct {
+	ID        string          `json:"i,omitempty"`
+	Name      string          `json:"n"`
+	Arguments json.RawMessage `json:"a,omitempty"`
+}
+
+type storedResult struct {
+	Text    string `json:"x,omitempty"`
+	IsError bool   `json:"e,omitempty"`
+	Picture string `json:"p,omitempty"`
+	Held    bool   `json:"h,omitempty"`
+}
+
 func encodeEvent(e deskbot.Event) (string, error) {
-	e.ID, e.Request = "", nil // both are filled in on read
-	e.Time = e.Time.UTC()
-	return encode(e)
+	se := storedEvent{Kind: e.Kind, Desk: e.Desk, TriggerID: e.TriggerID, RequestID: e.RequestID, Text: e.Text, Picture: e.Picture}
+	if !e.Time.IsZero() {
+		se.Time = e.Time.UnixMilli()
+	}
+	if c := e.Call; c != nil {
+		se.Call = &storedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+			// Raw JSON must be JSON to sit inside the event: a model's
+			// broken arguments are kept as a string instead.
+			q, _ := json.Marshal(string(c.Arguments))
+			se.Call.Arguments = q
+			se.Call.Name = "\x00" + c.Name // marks the arguments as quoted
+		}
+	}
+	if r := e.Result; r != nil {
+		se.Result = &storedResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}
+	}
+	return encode(se)
+}
+
+func decodeEvent(data string) (deskbot.Event, error) {
+	var se storedEvent
+	if err := json.Unmarshal([]byte(data), &se); err != nil {
+		return deskbot.Event{}, err
+	}
+	if se.Kind == "" { // the earlier encoding: the event's own JSON
+		var e deskbot.Event
+		err := json.Unmarshal([]byte(data), &e)
+		return e, err
+	}
+	e := deskbot.Event{Kind: se.Kind, Desk: se.Desk, TriggerID: se.TriggerID, RequestID: se.RequestID, Text: se.Text, Picture: se.Picture}
+	if se.Time != 0 {
+		e.Time = time.UnixMilli(se.Time).UTC()
+	}
+	if c := se.Call; c != nil {
+		e.Call = &deskbot.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if name, quoted := strings.CutPrefix(c.Name, "\x00"); quoted {
+			var raw string
+			if err := json.Unmarshal(c.Arguments, &raw); err != nil {
+				return e, err
+			}
+			e.Call.Name, e.Call.Arguments = name, json.RawMessage(raw)
+		}
+	}
+	if r := se.Result; r != nil {
+		e.Result = &deskbot.ToolResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}
+	}
+	return e, nil
 }
 
 // ReadEvents returns up to count events for consumer in group: its
@@ -41,8 +114,8 @@ func (s *Store) ReadEvents(ctx context.Context, group, consumer string, count in
 	}
 	out := make([]deskbot.Event, 0, len(msgs))
 	for _, m := range msgs {
-		var e deskbot.Event
-		if err := json.Unmarshal([]byte(dataOf(m)), &e); err != nil {
+		e, err := decodeEvent(dataOf(m))
+		if err != nil {
 			return nil, fmt.Errorf("store: decode event %s: %w", m.ID, err)
 		}
 		e.ID = m.ID

@@ -31,7 +31,7 @@ var revokeScript = redis.NewScript(`
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'data', ARGV[3])
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', 'a', ARGV[3], 'd', ARGV[4], 't', ARGV[5], 'r', ARGV[6], 'b', ARGV[7], 'm', ARGV[8], 'x', ARGV[9])
 return 1`)
 
 // Grant returns the active grant for (desk, tool), ENOTFOUND if none.
@@ -90,13 +90,14 @@ func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.Aud
 		return deskbot.Errorf(deskbot.EINVALID, "A grant needs a desk and a tool")
 	}
 	g.GrantedAt, g.ExpiresAt = g.GrantedAt.UTC(), g.ExpiresAt.UTC()
-	gJSON, aJSON, err := encode2(g, auditFor(audit, g.RequestID, g.Desk))
+	aValues := auditValues(auditFor(audit, g.RequestID, g.Desk))
+	gJSON, err := encode(g)
 	if err != nil {
 		return err
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, s.grantsKey(), grantKey(g.Desk, g.Tool), gJSON)
-		p.XAdd(ctx, s.streamAdd(s.auditKey(), aJSON))
+		p.XAdd(ctx, s.auditAdd(aValues))
 		return nil
 	})
 	return s.wrap(err)
@@ -105,12 +106,11 @@ func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.Aud
 // RevokeGrant removes the grant and audits it, atomically; ENOTFOUND (and
 // nothing audited) if there was none.
 func (s *Store) RevokeGrant(ctx context.Context, desk, tool string, audit deskbot.AuditEntry) error {
-	aJSON, err := encode(auditFor(audit, "", desk))
-	if err != nil {
-		return err
+	args := []any{grantKey(desk, tool), s.auditMinID()}
+	for _, v := range auditValues(auditFor(audit, "", desk)) {
+		args = append(args, v)
 	}
-	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey()},
-		grantKey(desk, tool), s.opts.EventsMaxLen, aJSON).Int()
+	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey()}, args...).Int()
 	if err != nil {
 		return s.wrap(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 // base is "now" for tests. Request keys expire at an absolute wall-clock time
@@ -75,3 +76,9 @@ func ids(rs []*deskbot.Request) []string {
 func eq[T comparable](a, b []T) bool {
 	return fmt.Sprint(a) == fmt.Sprint(b) && len(a) == len(b)
 }
+
+func redisZ(at time.Time, id string) redis.Z {
+	return redis.Z{Score: float64(at.UnixMilli()), Member: id}
+}
+
+func msTrunc(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }

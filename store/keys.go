@@ -6,7 +6,8 @@ package store
 //	audit             stream: the audit trail
 //	events            stream: events for the chat and for operations
 //	req:<id>          hash: one request
-//	open              sorted set: open requests by expiry
+//	open              sorted set: open request ids by expiry
+//	openby            hash: desk -> how many of its requests are open
 //	running           set: requests whose allowed call is running
 //	denials           sorted set: denials waiting for a reason, by due time
 //	grants            hash: standing grants, field "desk\x1ftool"
@@ -23,6 +24,7 @@ func (s *Store) auditKey() string                 { return s.Key("audit") }
 func (s *Store) eventsKey() string                { return s.Key("events") }
 func (s *Store) requestKey(id string) string      { return s.Key("req", id) }
 func (s *Store) openKey() string                  { return s.Key("open") }
+func (s *Store) openByDeskKey() string            { return s.Key("openby") }
 func (s *Store) runningKey() string               { return s.Key("running") }
 func (s *Store) denialsKey() string               { return s.Key("denials") }
 func (s *Store) grantsKey() string                { return s.Key("grants") }

@@ -6,47 +6,58 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
 )
 
-// A request is one hash. Its creation data is immutable JSON in "data",
-// except the model's arguments, kept in "args" exactly as the model sent
-// them (not even re-compacted, and valid JSON or not); the mutable fields
-// sit beside them as plain strings, times in ms since the epoch.
+// A request is one hash with one-letter field names (a small hash is kept
+// by Redis as a listpack, so the names cost a byte each, and none repeats
+// inside a value). Its creation data never changes: the desk in "w", the
+// rest in "c" as kind, tool, trigger id, created (ms) and call id joined by
+// US (0x1f; the call id comes last, so it may hold anything, and the others
+// may not hold US), and the model's arguments in "a" exactly as the model
+// sent them (not even re-compacted, valid JSON or not). The mutable fields
+// are plain strings, times in ms since the epoch; the tool's result is the
+// one JSON value. The transition script (transition.lua) reads s, e, l, w.
 const (
-	fData        = "data"
-	fArgs        = "args"
-	fState       = "state"
-	fExpiresAt   = "expires_at_ms"
-	fDecision    = "decision"
-	fDecidedBy   = "decided_by"
-	fDecidedByID = "decided_by_id"
-	fDecidedAt   = "decided_at"
-	fReason      = "reason"
-	fResult      = "result"
-	fResponse    = "response"
-	fDeliveredAt = "delivered_at"
-	fDenyDueAt   = "deny_due_at"
-	fToken       = "decision_token"
+	fCreation    = "c"
+	fDesk        = "w"
+	fArgs        = "a"
+	fState       = "s"
+	fExpiresAt   = "e"
+	fDecision    = "d"
+	fDecidedBy   = "b"
+	fDecidedByID = "i"
+	fDecidedAt   = "t"
+	fReason      = "r"
+	fResult      = "x"
+	fResponse    = "p"
+	fDeliveredAt = "l"
+	fDenyDueAt   = "n"
+	fToken       = "k"
 )
 
-type creation struct {
-	ID        string    `json:"request_id"`
-	Desk      string    `json:"desk"`
-	Kind      string    `json:"kind"`
-	ToolName  string    `json:"tool_name"`
-	CallID    string    `json:"call_id"`
-	TriggerID string    `json:"trigger_id,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
+const unitSep = "\x1f"
+
+// creationRecord is the "c" field of r.
+func creationRecord(r *deskbot.Request) (string, error) {
+	for _, v := range []string{r.Kind, r.Content.ToolName, r.TriggerID} {
+		if strings.Contains(v, unitSep) {
+			return "", deskbot.Errorf(deskbot.EINVALID, "A request's kind, tool and trigger may not contain a unit separator")
+		}
+	}
+	return r.Kind + unitSep + r.Content.ToolName + unitSep + r.TriggerID + unitSep +
+		strconv.FormatInt(r.CreatedAt.UnixMilli(), 10) + unitSep + r.Content.CallID, nil
 }
 
 // CreateRequest saves r as open, with its audit entry and event, in one
-// MULTI/EXEC round trip. Times are cut to milliseconds (what Redis keeps) and
-// r is updated to match, so Go and the Lua expiry check agree to the ms.
+// MULTI/EXEC round trip that reads nothing back; the desk's count of open
+// requests goes up in the same step. Times are cut to milliseconds (what
+// Redis keeps) and r is updated to match, so Go and the Lua expiry check
+// agree to the ms.
 func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) error {
 	if r.ID == "" || r.Desk == "" || r.ExpiresAt.IsZero() {
 		return deskbot.Errorf(deskbot.EINVALID, "A request needs an id, a desk and an expiry")
@@ -57,32 +68,41 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	r.State = deskbot.StateOpen
 	r.CreatedAt = msTime(r.CreatedAt)
 	r.ExpiresAt = msTime(r.ExpiresAt)
-	data, err := json.Marshal(creation{
-		ID: r.ID, Desk: r.Desk, Kind: r.Kind, ToolName: r.Content.ToolName, CallID: r.Content.CallID,
-		TriggerID: r.TriggerID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-	})
+	rec, err := creationRecord(r)
 	if err != nil {
-		return fmt.Errorf("store: encode request: %w", err)
+		return err
 	}
 	audit = auditFor(audit, r.ID, r.Desk)
 	if ev.RequestID == "" {
 		ev.RequestID = r.ID
 	}
-	auditJSON, evJSON, err := encode2(audit, ev)
+	evJSON, err := encodeEvent(ev)
 	if err != nil {
 		return err
 	}
 	key := s.requestKey(r.ID)
+	exp := r.ExpiresAt.UnixMilli()
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, fData, data, fArgs, []byte(r.Content.Arguments),
-			fState, string(deskbot.StateOpen), fExpiresAt, r.ExpiresAt.UnixMilli())
+		p.HSet(ctx, key, fState, string(deskbot.StateOpen), fExpiresAt, exp, fDesk, r.Desk,
+			fCreation, rec, fArgs, []byte(r.Content.Arguments))
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
-		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(r.ExpiresAt.UnixMilli()), Member: r.ID})
-		p.XAdd(ctx, s.streamAdd(s.auditKey(), auditJSON))
+		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(exp), Member: r.ID})
+		p.HIncrBy(ctx, s.openByDeskKey(), r.Desk, 1)
+		p.XAdd(ctx, s.auditAdd(auditValues(audit)))
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), evJSON))
 		return nil
 	})
 	return s.wrap(err)
+}
+
+// OpenRequestCount is the number of the desk's open requests, kept by
+// CreateRequest and the transition script: constant time whatever is open.
+func (s *Store) OpenRequestCount(ctx context.Context, desk string) (int64, error) {
+	n, err := s.rdb.HGet(ctx, s.openByDeskKey(), desk).Int64()
+	if err == redis.Nil {
+		return 0, nil
+	}
+	return max(n, 0), s.wrap(err)
 }
 
 // Request returns the request as it stands; ENOTFOUND once it has vanished.
@@ -183,17 +203,20 @@ func (s *Store) requests(ctx context.Context, ids []string) ([]*deskbot.Request,
 }
 
 func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
-	if len(h) == 0 || h[fData] == "" {
+	if len(h) > 0 && h[fCreation] == "" && h[oldData] != "" {
+		return decodeOldRequest(id, h)
+	}
+	if len(h) == 0 || h[fCreation] == "" {
 		return nil, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
 	}
-	var c creation
-	if err := json.Unmarshal([]byte(h[fData]), &c); err != nil {
-		return nil, fmt.Errorf("store: decode request %s: %w", id, err)
+	c := strings.SplitN(h[fCreation], unitSep, 5)
+	if len(c) != 5 {
+		return nil, fmt.Errorf("store: decode request %s: creation record has %d parts, not 5", id, len(c))
 	}
 	r := &deskbot.Request{
-		ID: c.ID, Desk: c.Desk, Kind: c.Kind, TriggerID: c.TriggerID,
-		CreatedAt: c.CreatedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC(),
-		Content: deskbot.PermissionContent{ToolName: c.ToolName, CallID: c.CallID},
+		ID: id, Desk: h[fDesk], Kind: c[0], TriggerID: c[2],
+		CreatedAt: msField(c[3]), ExpiresAt: msField(h[fExpiresAt]),
+		Content: deskbot.PermissionContent{ToolName: c[1], CallID: c[4]},
 		State:   deskbot.RequestState(h[fState]),
 		// Decision etc. are plain strings; absent fields stay zero.
 		Decision:  deskbot.Decision(h[fDecision]),

@@ -39,8 +39,15 @@ type Options struct {
 	Prefix       string        // every key starts with it; default "deskbot:"
 	Retention    time.Duration // how long a closed request stays readable; default 7*24h
 	HistoryLimit int           // messages kept per desk; default 200
-	EventsMaxLen int64         // approximate cap of the event and audit streams; default 100000
+	EventsMaxLen int64         // approximate cap of the event stream; default 100000
+	// AuditRetention is how long audit entries are kept (trimmed with
+	// MINID ~, so a little longer); default DefaultAuditRetention.
+	AuditRetention time.Duration
 }
+
+// DefaultAuditRetention is how long the audit trail keeps an entry when
+// AuditRetention is not set: 90 days.
+const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Store is the Redis implementation of deskbot's storage interfaces.
 type Store struct {
@@ -69,6 +76,9 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	if o.EventsMaxLen <= 0 {
 		o.EventsMaxLen = 100000
 	}
+	if o.AuditRetention <= 0 {
+		o.AuditRetention = DefaultAuditRetention
+	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded}
 	if s.url == "" {
 		m, url, err := startEmbedded()
@@ -93,6 +103,14 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if !embedded {
+		// Open requests written by an earlier version are rewritten in the
+		// current encoding before anything transitions them.
+		if _, err := s.MigrateRequests(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -34,12 +34,11 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 		from[i] = string(f)
 	}
 	inbox := s.inboxKey("-") // declared even when unused: Redis wants every key named
-	var auditJSON, eventJSON, triggerJSON, grantField, grantJSON string
+	var hasAudit, eventJSON, triggerJSON, grantField, grantJSON string
 	var err error
+	audit := make([]string, len(auditNames))
 	if t.Audit != nil {
-		if auditJSON, err = encode(auditFor(*t.Audit, id, "")); err != nil {
-			return nil, 0, err
-		}
+		hasAudit, audit = "1", auditValues(auditFor(*t.Audit, id, ""))
 	}
 	if t.Event != nil {
 		e := *t.Event
@@ -47,7 +46,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 			e.RequestID = id
 		}
 		e.Request = nil // readers get the request as it stands when they read
-		if eventJSON, err = encode(e); err != nil {
+		if eventJSON, err = encodeEvent(e); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -77,7 +76,10 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	args := []any{
 		"|" + strings.Join(from, "|") + "|", string(t.To), t.Now.UnixMilli(),
 		int(t.Expiry), boolArg(t.RequireUndelivered), id, s.opts.EventsMaxLen,
-		auditJSON, eventJSON, triggerJSON, grantField, grantJSON,
+		hasAudit, eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID(),
+	}
+	for _, v := range audit {
+		args = append(args, v)
 	}
 	args, err = appendPatch(args, t.Set)
 	if err != nil {
@@ -85,7 +87,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	}
 	keys := []string{
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
-		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(),
+		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
 	}
 	res, err := transitionScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {

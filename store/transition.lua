@@ -1,20 +1,28 @@
 -- Applies one deskbot.Transition to a request atomically: check, then set the
--- state and patch, maintain the indexes and append what the transition
--- carries. Lua only compares and stores strings; Go encoded every JSON value,
--- so the model's arguments are never re-encoded (cjson would round numbers).
+-- state and patch, maintain the indexes and the desk's count of open
+-- requests, and append what the transition carries. Lua only compares and
+-- stores strings; Go encoded every JSON value, so the model's arguments are
+-- never re-encoded (cjson would round numbers). Field names: requests.go.
 --
 -- KEYS: 1 request hash, 2 open zset, 3 running set, 4 denials zset,
---       5 audit stream, 6 events stream, 7 inbox stream, 8 grants hash
+--       5 audit stream, 6 events stream, 7 inbox stream, 8 grants hash,
+--       9 open-by-desk hash
 -- ARGV: 1 from states as "|open|running|", 2 to state, 3 now ms,
 --       4 expiry rule (0 any time, 1 before expiry, 2 after expiry),
---       5 require undelivered ("1"/"0"), 6 request id, 7 stream max length,
---       8 audit JSON, 9 event JSON, 10 trigger JSON, 11 grant field, 12 grant JSON
---       (8-12: "" when absent), 13.. patch as field, value pairs
+--       5 require undelivered ("1"/"0"), 6 request id, 7 events max length,
+--       8 "1" with an audit entry, 9 event JSON, 10 trigger JSON, 11 grant
+--       field, 12 grant JSON (8-12: "" when absent), 13 audit min id (older
+--       entries are trimmed), 14-20 the audit entry's fields (audit.go),
+--       21.. patch as field, value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due; {-1} when the request does not exist.
 
-local cur = redis.call('HMGET', KEYS[1], 'state', 'expires_at_ms', 'delivered_at')
-local state, expires, delivered = cur[1], tonumber(cur[2]), cur[3]
+local function reply(code)
+  return {code, redis.call('HGETALL', KEYS[1])}
+end
+
+local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w')
+local state, expires, delivered, desk = cur[1], tonumber(cur[2]), cur[3], cur[4]
 if not state then
   -- Vanished (or never was): make sure no index keeps pointing at it.
   redis.call('ZREM', KEYS[2], ARGV[6])
@@ -23,34 +31,38 @@ if not state then
   return {-1}
 end
 if not string.find(ARGV[1], '|' .. state .. '|', 1, true) then
-  return {1, redis.call('HGETALL', KEYS[1])}
+  return reply(1)
 end
 local now = tonumber(ARGV[3])
 if ARGV[4] == '1' and now >= expires then
-  return {2, redis.call('HGETALL', KEYS[1])}
+  return reply(2)
 end
 if ARGV[4] == '2' and now < expires then
-  return {3, redis.call('HGETALL', KEYS[1])}
+  return reply(3)
 end
 if ARGV[5] == '1' and delivered and delivered ~= '' then
-  return {1, redis.call('HGETALL', KEYS[1])}
+  return reply(1)
 end
 
 local to, id = ARGV[2], ARGV[6]
-local set = {'state', to}
+local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 13, #ARGV, 2 do
+for i = 21, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
-  if ARGV[i] == 'deny_due_at' then denyDue = ARGV[i + 1] end
-  if ARGV[i] == 'delivered_at' then nowDelivered = true end
+  if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end
+  if ARGV[i] == 'l' then nowDelivered = true end
 end
 redis.call('HSET', KEYS[1], unpack(set))
 
 if state == 'open' and to ~= 'open' then
   redis.call('ZREM', KEYS[2], id)
+  if desk and redis.call('HINCRBY', KEYS[9], desk, -1) <= 0 then
+    redis.call('HDEL', KEYS[9], desk)
+  end
 elseif to == 'open' and state ~= 'open' then
   redis.call('ZADD', KEYS[2], expires, id)
+  if desk then redis.call('HINCRBY', KEYS[9], desk, 1) end
 end
 if to == 'running' and state ~= 'running' then
   redis.call('SADD', KEYS[3], id)
@@ -63,12 +75,12 @@ elseif denyDue then
   redis.call('ZADD', KEYS[4], denyDue, id)
 end
 
-local maxlen = ARGV[7]
 if ARGV[8] ~= '' then
-  redis.call('XADD', KEYS[5], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[8])
+  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', ARGV[14], 'd', ARGV[15], 't', ARGV[16],
+    'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', ARGV[20])
 end
 if ARGV[9] ~= '' then
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', maxlen, '*', 'data', ARGV[9])
+  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[9])
 end
 if ARGV[10] ~= '' then
   redis.call('XADD', KEYS[7], '*', 'data', ARGV[10])
@@ -76,4 +88,4 @@ end
 if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[8], ARGV[11], ARGV[12])
 end
-return {0, redis.call('HGETALL', KEYS[1])}
+return reply(0)

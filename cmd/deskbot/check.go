@@ -131,7 +131,7 @@ func (c *checker) redis(ctx context.Context, cfg Config) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix})
+	s, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, AuditRetention: cfg.AuditRetention})
 	if err != nil {
 		// The message never carries the URL (it may hold the password).
 		c.add("redis", statusFail, "unreachable: %s", deskbot.ErrorMessage(err))

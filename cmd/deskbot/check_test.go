@@ -158,6 +158,9 @@ func TestCheck(t *testing.T) {
 		{"bad values", map[string]string{"APPROVAL_EXPIRY": "soon", "SANDBOX": "docker"}, 1, map[string]string{
 			"APPROVAL_EXPIRY": "FAIL not a valid duration", "SANDBOX": "FAIL must be auto, bwrap or none",
 		}},
+		{"audit retention not positive", map[string]string{"AUDIT_RETENTION": "0s"}, 1, map[string]string{
+			"AUDIT_RETENTION": "FAIL must be a positive duration",
+		}},
 		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + closedAddr(t)}, 1, map[string]string{
 			"telegram": "FAIL cannot reach",
 		}},

@@ -32,6 +32,7 @@ type Config struct {
 	RedisURL       string        `env:"REDIS_URL"`
 	RedisPrefix    string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
 	GrantTTL       time.Duration `env:"GRANT_TTL" envDefault:"0s"`
+	AuditRetention time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
 	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk" envSeparator:","`
 	ApprovalExpiry time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	SweepSchedule  string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
@@ -115,6 +116,9 @@ func (c Config) validate() []string {
 	}
 	if c.GrantTTL < 0 {
 		bad("GRANT_TTL", "must be 0 (until revoked) or a positive duration")
+	}
+	if c.AuditRetention <= 0 {
+		bad("AUDIT_RETENTION", "must be a positive duration such as 2160h (90 days)")
 	}
 	if c.DenyReasonWait < 0 {
 		bad("DENY_REASON_WAIT", "must be 0 or a positive duration")

@@ -1,0 +1,230 @@
+package store_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+// A request's hash names each field with one letter, and holds no JSON
+// but the tool's result: the creation data is one record of plain values.
+func TestRequestEncodingIsCompact(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		mustCreate(t, s, "r1", base.Add(5*time.Minute))
+		h, err := s.Client().HGetAll(t.Context(), s.Key("req", "r1")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range h {
+			if len(f) != 1 {
+				t.Errorf("field %q: want a one-letter name", f)
+			}
+			if f != "a" && len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+				t.Errorf("field %q = %q: no JSON besides the arguments", f, v)
+			}
+		}
+		if got, want := h["a"], `{"desk": "alpha",  "qty": 12345678901234567890.123456789, "note": "<b>&"}`; got != want {
+			t.Errorf("arguments stored as %q; want byte for byte %q", got, want)
+		}
+	})
+}
+
+// The count of a desk's open requests follows every way in and out of
+// open, so that settling a desk reads one number.
+func TestOpenRequestCount(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		for _, id := range []string{"a1", "a2", "a3"} {
+			mustCreate(t, s, id, base.Add(5*time.Minute))
+		}
+		b := newRequest("b1", base.Add(5*time.Minute))
+		b.Desk = "beta"
+		if err := s.CreateRequest(ctx, b, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, deskbot.Event{Kind: deskbot.EventUserRequest, Time: base}); err != nil {
+			t.Fatal(err)
+		}
+		count := func(desk string) int64 {
+			t.Helper()
+			n, err := s.OpenRequestCount(ctx, desk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if got := []int64{count("alpha"), count("beta"), count("gamma")}; !eq(got, []int64{3, 1, 0}) {
+			t.Errorf("counts after creating = %v; want [3 1 0]", got)
+		}
+		mustTransition(t, s, "a1", allow(base))
+		if _, out, _ := s.Transition(ctx, "a1", allow(base)); out != deskbot.WrongState {
+			t.Fatalf("second allow = %v; want WrongState", out)
+		}
+		mustTransition(t, s, "a2", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateLapsed, Now: base.Add(6 * time.Minute), Expiry: deskbot.AfterExpiry})
+		mustTransition(t, s, "b1", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base})
+		if got := []int64{count("alpha"), count("beta")}; !eq(got, []int64{1, 0}) {
+			t.Errorf("counts after allow, repeated allow, lapse, deny = %v; want [1 0]", got)
+		}
+	})
+}
+
+// A request written in the earlier encoding (JSON creation data, long
+// field names) is read as it is and, once migrated, transitions as any.
+func TestOldEncodingMigrated(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		exp := base.Add(5 * time.Minute)
+		key := s.Key("req", "old1")
+		data := `{"request_id":"old1","desk":"alpha","kind":"permission","tool_name":"flatten_desk","call_id":"c1","trigger_id":"t1","created_at":"` +
+			base.Format(time.RFC3339Nano) + `","expires_at":"` + exp.Format(time.RFC3339Nano) + `"}`
+		args := `{"qty": 24512.123456789012}`
+		if err := s.Client().HSet(ctx, key, "data", data, "args", args, "state", "open", "expires_at_ms", strconv.FormatInt(exp.UnixMilli(), 10)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.Client().PExpireAt(ctx, key, exp.Add(time.Hour))
+		s.Client().ZAdd(ctx, s.Key("open"), redisZ(exp, "old1"))
+
+		got, err := s.Request(ctx, "old1")
+		if err != nil || got.Desk != "alpha" || got.TriggerID != "t1" || string(got.Content.Arguments) != args || got.State != deskbot.StateOpen {
+			t.Fatalf("old request read as %+v, %v", got, err)
+		}
+		n, err := s.MigrateRequests(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("MigrateRequests = %d, %v; want 1", n, err)
+		}
+		if n, _ := s.MigrateRequests(ctx); n != 0 {
+			t.Errorf("second MigrateRequests rewrote %d; want 0", n)
+		}
+		if c, _ := s.OpenRequestCount(ctx, "alpha"); c != 1 {
+			t.Errorf("open count after migration = %d; want 1", c)
+		}
+		if ttl := s.Client().PTTL(ctx, key).Val(); ttl <= 0 {
+			t.Errorf("PTTL after migration = %v; want kept", ttl)
+		}
+		after := mustTransition(t, s, "old1", allow(base))
+		if after.State != deskbot.StateRunning || string(after.Content.Arguments) != args || after.Content.CallID != "c1" || !after.CreatedAt.Equal(msTrunc(base)) {
+			t.Errorf("migrated request after allow = %+v", after)
+		}
+	})
+}
+
+// The audit trail is trimmed to its retention as entries are appended.
+func TestAuditTrimmedToRetention(t *testing.T) {
+	s := storetest.MustOpenOptions(t, store.Options{AuditRetention: time.Millisecond})
+	ctx := t.Context()
+	const n = 1000
+	for i := range n {
+		if err := s.Audit(ctx, deskbot.AuditEntry{Action: "pause", Desk: "alpha", By: "system", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if i == n/2 {
+			time.Sleep(5 * time.Millisecond) // the first half is then older than the retention
+		}
+	}
+	if got := s.Client().XLen(ctx, s.Key("audit")).Val(); got >= n {
+		t.Errorf("audit length = %d after %d appends with a 1ms retention; want trimmed", got, n)
+	}
+	keep := storetest.MustOpen(t)
+	for range 300 {
+		keep.Audit(ctx, deskbot.AuditEntry{Action: "pause", Desk: "alpha", By: "system", At: time.Now()})
+	}
+	if got := keep.Client().XLen(ctx, keep.Key("audit")).Val(); got != 300 {
+		t.Errorf("audit length with the default retention = %d; want all 300", got)
+	}
+}
+
+// An audit entry is plain fields, the same seven every time (so the stream
+// keeps their names once per block); a call's arguments in its detail are
+// stored as they are, not quoted inside JSON. Entries in the earlier
+// encoding (one JSON field) still read.
+func TestAuditEntriesArePlainFields(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		at := base.Add(1500 * time.Millisecond)
+		args := `{"price":24512.123456789012,"symbol":"INFY"}`
+		if err := s.Audit(ctx, deskbot.AuditEntry{Action: "hold", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "desk alpha", At: at, Detail: args}); err != nil {
+			t.Fatal(err)
+		}
+		old := `{"action":"grant","desk":"beta","by":"Asha (1)","at":"` + base.Format(time.RFC3339Nano) + `"}`
+		if err := s.Client().XAdd(ctx, &redis.XAddArgs{Stream: s.Key("audit"), Values: []any{"data", old}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.Client().XRange(ctx, s.Key("audit"), "-", "+").Result()
+		if err != nil || len(raw) != 2 {
+			t.Fatalf("audit stream = %v, %v", raw, err)
+		}
+		if got := raw[0].Values["x"]; got != args {
+			t.Errorf("detail stored as %q; want the arguments as they are, %q", got, args)
+		}
+		if len(raw[0].Values) != 7 {
+			t.Errorf("fields = %v; want the seven", raw[0].Values)
+		}
+		trail, err := s.AuditTrail(ctx, 0)
+		if err != nil || len(trail) != 2 {
+			t.Fatalf("trail = %v, %v", trail, err)
+		}
+		want := deskbot.AuditEntry{Action: "hold", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "desk alpha", At: at, Detail: args}
+		if got := trail[0]; got != want {
+			t.Errorf("entry = %+v; want %+v", got, want)
+		}
+		if got := trail[1]; got.Action != "grant" || got.Desk != "beta" || !got.At.Equal(base) {
+			t.Errorf("old entry = %+v", got)
+		}
+	})
+}
+
+// An event is kept with one-letter keys and read back as it was published
+// (times to the ms); a model's arguments that are not JSON survive, and an
+// event in the earlier encoding still reads.
+func TestEventsCompactRoundTrip(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		evs := []deskbot.Event{
+			{Kind: deskbot.EventToolCall, Desk: "alpha", Time: base, TriggerID: "t1", Call: &deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"qty":24512.123456789012}`)}},
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base.Add(time.Millisecond), TriggerID: "t1", Call: &deskbot.ToolCall{ID: "c2", Name: "bash", Arguments: []byte(`{"command": "ls`)}, Result: &deskbot.ToolResult{Text: "held", IsError: true, Held: true, Picture: "a.png"}},
+			{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: base, Text: "hello", Picture: "p.png"},
+		}
+		for _, e := range evs {
+			if err := s.Publish(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := `{"kind":"desk_state","desk":"beta","time":"` + base.Format(time.RFC3339Nano) + `","text":"idle"}`
+		s.Client().XAdd(ctx, &redis.XAddArgs{Stream: s.Key("events"), Values: []any{"data", old}})
+		raw, _ := s.Client().XRangeN(ctx, s.Key("events"), "-", "+", 1).Result()
+		if data, _ := raw[0].Values["data"].(string); strings.Contains(data, `"kind"`) || strings.Contains(data, `"arguments"`) {
+			t.Errorf("stored event %s: want one-letter keys", data)
+		}
+		got, err := s.ReadEvents(ctx, "g", "c", 10, 0)
+		if err != nil || len(got) != 4 {
+			t.Fatalf("read %d events, %v", len(got), err)
+		}
+		for i, want := range evs {
+			g := got[i]
+			g.ID = ""
+			if fmt.Sprint(g) != fmt.Sprint(want) && !sameEvent(g, want) {
+				t.Errorf("event %d = %+v; want %+v", i, g, want)
+			}
+		}
+		if g := got[3]; g.Kind != deskbot.EventDeskState || g.Desk != "beta" || g.Text != "idle" || !g.Time.Equal(base) {
+			t.Errorf("old event = %+v", g)
+		}
+	})
+}
+
+func sameEvent(a, b deskbot.Event) bool {
+	if a.Kind != b.Kind || a.Desk != b.Desk || !a.Time.Equal(b.Time) || a.TriggerID != b.TriggerID || a.Text != b.Text || a.Picture != b.Picture {
+		return false
+	}
+	if (a.Call == nil) != (b.Call == nil) || (a.Result == nil) != (b.Result == nil) {
+		return false
+	}
+	if a.Call != nil && (a.Call.ID != b.Call.ID || a.Call.Name != b.Call.Name || string(a.Call.Arguments) != string(b.Call.Arguments)) {
+		return false
+	}
+	return a.Result == nil || *a.Result == *b.Result
+}
