@@ -170,7 +170,7 @@ type world struct {
 func newWorld(t *testing.T, extra map[string]string) *world {
 	t.Helper()
 	mustBinary(t)
-	w := &world{t: t, redis: mustRedis(t), tg: telegramtest.New(t, token), model: modeltest.New(t), data: t.TempDir()}
+	w := &world{t: t, redis: mustRedis(t), tg: telegramtest.New(t, token), model: modeltest.New(t), data: deskbottest.DataDir(t)}
 	w.logs = filepath.Join(t.TempDir(), "deskbot.log")
 	ids := make([]string, len(approvers))
 	for i, a := range approvers {

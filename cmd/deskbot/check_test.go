@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -87,11 +88,7 @@ func goodEnv(t *testing.T) map[string]string {
 	t.Helper()
 	tg := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: "administrator"})
 	t.Cleanup(tg.Close)
-	dataDir := t.TempDir()
-	// As root, desks run as another user, who must pass through DATA_DIR's parents.
-	if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
-		t.Fatal(err)
-	}
+	dataDir := deskbottest.DataDir(t)
 	return map[string]string{
 		"TELEGRAM_TOKEN": testToken, "TELEGRAM_API_URL": tg.URL, "TELEGRAM_CHAT_ID": fmt.Sprint(groupID),
 		"TELEGRAM_APPROVERS": "101", "DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0",

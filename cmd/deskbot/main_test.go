@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,11 +40,7 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 	t.Helper()
 	storetest.MustOpen(t) // skips (or fails in CI) without Redis
 	s := &service{tg: telegramtest.New(t, testToken), model: modeltest.New(t), logs: &strings.Builder{}}
-	dataDir := t.TempDir()
-	// As root, desks run as another user, who must pass through DATA_DIR's parents.
-	if err := os.Chmod(filepath.Dir(dataDir), 0o711); err != nil {
-		t.Fatal(err)
-	}
+	dataDir := deskbottest.DataDir(t)
 	environ := map[string]string{
 		"TELEGRAM_TOKEN":     testToken,
 		"TELEGRAM_API_URL":   s.tg.URL,
