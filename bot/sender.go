@@ -24,6 +24,9 @@ type SenderOptions struct {
 	PerChat time.Duration
 	// PerGroupPerMinute caps messages to one group chat (20).
 	PerGroupPerMinute int
+	// ChatterReserve is how many of a group's sends per minute desk
+	// chatter leaves to held calls, their outcomes and replies (5).
+	ChatterReserve int
 	// Overall is the least gap between any two calls (1/30 s).
 	Overall time.Duration
 	// MinBackoff and MaxBackoff bound the wait before retrying a 5xx or a
@@ -39,8 +42,11 @@ type SenderOptions struct {
 // Sender is the one way out to Telegram. It paces calls within Telegram's
 // flood limits, waits out 429s as told, retries 5xx and network errors with
 // capped exponential backoff until ctx ends, and returns other errors at
-// once. It is safe for concurrent use: callers queue for their slot, in
-// order of arrival per chat.
+// once. It is safe for concurrent use: callers queue for their slot per
+// chat, by lane (the Lane in their context: held calls, then what closes
+// them, then replies, then desk chatter) and in order of arrival within a
+// lane; chatter never takes the last ChatterReserve sends of a group's
+// minute.
 //
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
@@ -51,13 +57,48 @@ type Sender struct {
 	mu      sync.Mutex
 	chats   map[int64]*pace
 	nextAny time.Time
+	seq     uint64
 }
 
-// pace is a chat's schedule: when it may next be written to, and the times
-// of its recent messages (for the per-group budget).
+// pace is a chat's schedule: when it may next be written to, the times of
+// its recent messages (for the per-group budget), and the calls waiting for
+// a slot. changed is closed (and replaced) whenever any of it changes.
 type pace struct {
-	next   time.Time
-	recent []time.Time
+	next    time.Time
+	recent  []time.Time
+	waiting []*waiter
+	changed chan struct{}
+}
+
+type waiter struct {
+	lane Lane
+	seq  uint64
+}
+
+// first is the waiter served next: the highest lane, then the earliest.
+func (p *pace) first() *waiter {
+	var best *waiter
+	for _, w := range p.waiting {
+		if best == nil || w.lane < best.lane || (w.lane == best.lane && w.seq < best.seq) {
+			best = w
+		}
+	}
+	return best
+}
+
+func (p *pace) remove(w *waiter) {
+	for i, x := range p.waiting {
+		if x == w {
+			p.waiting = append(p.waiting[:i], p.waiting[i+1:]...)
+			p.signal()
+			return
+		}
+	}
+}
+
+func (p *pace) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // NewSender wraps b, whose token it scrubs from every error it returns or logs.
@@ -73,6 +114,9 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 	}
 	if opts.PerGroupPerMinute <= 0 {
 		opts.PerGroupPerMinute = 20
+	}
+	if opts.ChatterReserve <= 0 {
+		opts.ChatterReserve = 5
 	}
 	if opts.Overall <= 0 {
 		opts.Overall = time.Second / 30
@@ -138,7 +182,7 @@ func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, s
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
 	backoff := deskbot.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
-		if err := s.opts.Sleep(ctx, s.reserve(chatID, counts)); err != nil {
+		if err := s.acquire(ctx, chatID, counts, laneOf(ctx)); err != nil {
 			return err
 		}
 		err := call()
@@ -167,16 +211,62 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 	}
 }
 
-// reserve books chatID's next slot and returns how long until it.
-func (s *Sender) reserve(chatID int64, counts bool) time.Duration {
+// acquire waits for chatID's next slot for lane and books it. Waiting
+// callers of one chat are served by lane, then in order of arrival, so a
+// held call overtakes chatter that is still waiting; nothing is booked
+// ahead of time, so a lower lane never holds a slot a higher one could use.
+func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opts.Now()
 	p := s.chats[chatID]
 	if p == nil {
-		p = &pace{}
+		p = &pace{changed: make(chan struct{})}
 		s.chats[chatID] = p
 	}
+	s.seq++
+	w := &waiter{lane: lane, seq: s.seq}
+	p.waiting = append(p.waiting, w)
+	defer func() {
+		s.mu.Lock()
+		p.remove(w)
+		s.mu.Unlock()
+	}()
+	for {
+		now := s.opts.Now()
+		at := s.slot(p, chatID, counts, lane, now)
+		first := p.first() == w
+		if first && !at.After(now) {
+			if chatID < 0 && counts {
+				p.recent = append(p.recent, now)
+			}
+			p.next = now.Add(s.opts.PerChat)
+			s.nextAny = now.Add(s.opts.Overall)
+			p.signal()
+			s.mu.Unlock()
+			return nil
+		}
+		changed := p.changed
+		s.mu.Unlock()
+		if first {
+			// A higher lane arriving meanwhile finds us gone to sleep and
+			// waits its own turn; on waking we check again who is first.
+			if err := s.opts.Sleep(ctx, at.Sub(now)); err != nil {
+				return err
+			}
+		} else {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.mu.Lock()
+	}
+}
+
+// slot is the earliest time a call of lane may go to chatID, booking
+// nothing. Chatter leaves the last ChatterReserve sends of a group's minute
+// to the lanes above it.
+func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Time) time.Time {
 	at := now
 	if p.next.After(at) {
 		at = p.next
@@ -187,19 +277,22 @@ func (s *Sender) reserve(chatID int64, counts bool) time.Duration {
 	if chatID < 0 && counts {
 		keep := p.recent[:0]
 		for _, t := range p.recent {
-			if at.Sub(t) < time.Minute {
+			if now.Sub(t) < time.Minute {
 				keep = append(keep, t)
 			}
 		}
 		p.recent = keep
-		if n := len(keep); n >= s.opts.PerGroupPerMinute {
-			at = keep[n-s.opts.PerGroupPerMinute].Add(time.Minute)
+		budget := s.opts.PerGroupPerMinute
+		if lane >= LaneChatter {
+			budget = max(budget-s.opts.ChatterReserve, 1)
 		}
-		p.recent = append(p.recent, at)
+		if n := len(keep); n >= budget {
+			if t := keep[n-budget].Add(time.Minute); t.After(at) {
+				at = t
+			}
+		}
 	}
-	p.next = at.Add(s.opts.PerChat)
-	s.nextAny = at.Add(s.opts.Overall)
-	return at.Sub(now)
+	return at
 }
 
 // block keeps chatID quiet until t, as a 429 asked.
@@ -208,5 +301,6 @@ func (s *Sender) block(chatID int64, t time.Time) {
 	defer s.mu.Unlock()
 	if p := s.chats[chatID]; p != nil && t.After(p.next) {
 		p.next = t
+		p.signal()
 	}
 }

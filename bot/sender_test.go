@@ -134,14 +134,21 @@ func TestSenderPacesWithinTelegramLimits(t *testing.T) {
 	}
 }
 
-// Concurrent callers get distinct slots that keep the limits between them.
+// Concurrent callers of every lane get distinct slots that keep the limits
+// between them.
 func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	clock := newDeliveryClock()
-	s := NewSender(nil, SenderOptions{Now: clock.Now})
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	slots := make(chan time.Time, 50)
 	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() { slots <- clock.Now().Add(s.reserve(dlGroup, true)) })
+	for i := range 50 {
+		ctx := WithLane(t.Context(), Lane(i%4))
+		wg.Go(func() {
+			if err := s.acquire(ctx, dlGroup, true, laneOf(ctx)); err != nil {
+				t.Error(err)
+			}
+			slots <- clock.Now()
+		})
 	}
 	wg.Wait()
 	close(slots)
@@ -151,6 +158,51 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	}
 	slices.SortFunc(calls, func(a, b telegramtest.Call) int { return a.At.Compare(b.At) })
 	checkPacing(t, calls)
+}
+
+// Chatter leaves the last sends of the group's minute to the lanes above
+// it, and the next caller served is the highest lane, then the earliest.
+func TestSenderLanes(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	chatter := WithLane(t.Context(), LaneChatter)
+	start := clock.Now()
+	for range 15 {
+		if err := s.acquire(chatter, dlGroup, true, LaneChatter); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.chats[dlGroup]
+	now := clock.Now()
+	if got, want := s.slot(p, dlGroup, true, LaneChatter, now), start.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("16th chatter slot at %v; want %v (a minute after the first)", got.Sub(start), want.Sub(start))
+	}
+	for _, l := range []Lane{LaneRequest, LaneClose, LaneReply} {
+		if got := s.slot(p, dlGroup, true, l, now); got.Sub(now) > time.Second {
+			t.Errorf("lane %d waits %v behind chatter's share; want at most the per-chat gap", l, got.Sub(now))
+		}
+	}
+	for range 5 {
+		if err := s.acquire(t.Context(), dlGroup, true, LaneRequest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := clock.Now().Sub(start); got >= time.Minute {
+		t.Errorf("20 sends took %v; want them within the minute", got)
+	}
+
+	q := &pace{changed: make(chan struct{})}
+	ws := []*waiter{{LaneChatter, 1}, {LaneReply, 2}, {LaneChatter, 3}, {LaneRequest, 4}, {LaneRequest, 5}}
+	q.waiting = append(q.waiting, ws...)
+	var order []uint64
+	for len(q.waiting) > 0 {
+		w := q.first()
+		order = append(order, w.seq)
+		q.remove(w)
+	}
+	if want := []uint64{4, 5, 2, 1, 3}; !slices.Equal(order, want) {
+		t.Errorf("served %v; want %v", order, want)
+	}
 }
 
 func TestSenderRetries(t *testing.T) {
