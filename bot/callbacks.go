@@ -49,6 +49,8 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.flattenTap(ctx, c, action, arg)
 	case ActRevoke:
 		b.revoke(ctx, c, arg)
+	case ActOpen:
+		b.open(ctx, c, arg)
 	default:
 		b.answer(c, refusedData, true)
 	}
@@ -96,6 +98,30 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 	b.answer(c, "Denied; it will not run.", false)
 	if resp.Request.DeliveredAt.IsZero() {
 		b.askReason(ctx, c, resp.Request, p)
+	}
+}
+
+// open sends a request shown in a digest row as its own message: the call
+// whole, with the buttons its message always has. Its outcome later edits
+// that message too (the outbox's closeAll).
+func (b *Bot) open(ctx context.Context, c tele.Context, id string) {
+	r, err := b.deps.Gate.Request(ctx, id)
+	if err != nil {
+		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if r.State != deskbot.StateOpen {
+		b.answer(c, "That request is already closed; nothing was done.", false)
+		return
+	}
+	b.answer(c, "", false)
+	text, kb := RenderRequest(r)
+	m := b.say(WithLane(ctx, LaneRequest), c.Callback().Message.Chat.ID, text, kb)
+	if m == nil {
+		return
+	}
+	if err := b.deps.Notes.PutNote(ctx, openMessageKey(r.ID), messageRef(m.Chat.ID, m.ID), noteTTL); err != nil {
+		b.log.WarnContext(ctx, "could not note an opened request's message", "request", r.ID, "err", b.scrub(err.Error()))
 	}
 }
 

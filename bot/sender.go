@@ -185,6 +185,11 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 		if err := s.acquire(ctx, chatID, counts, laneOf(ctx)); err != nil {
 			return err
 		}
+		if check := checkOf(ctx); check != nil {
+			if err := check(ctx); err != nil {
+				return err
+			}
+		}
 		err := call()
 		if err == nil || isNotModified(err) {
 			return nil
@@ -230,16 +235,19 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		p.remove(w)
 		s.mu.Unlock()
 	}()
+	var due time.Time // the slot this waiter last slept until
 	for {
 		now := s.opts.Now()
 		at := s.slot(p, chatID, counts, lane, now)
 		first := p.first() == w
-		if first && !at.After(now) {
+		// Slept until the slot and still first: it is ours, even if a
+		// clock that does not move says otherwise.
+		if first && (!at.After(now) || !at.After(due)) {
 			if chatID < 0 && counts {
-				p.recent = append(p.recent, now)
+				p.recent = append(p.recent, at)
 			}
-			p.next = now.Add(s.opts.PerChat)
-			s.nextAny = now.Add(s.opts.Overall)
+			p.next = at.Add(s.opts.PerChat)
+			s.nextAny = at.Add(s.opts.Overall)
 			p.signal()
 			s.mu.Unlock()
 			return nil
@@ -252,6 +260,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 			if err := s.opts.Sleep(ctx, at.Sub(now)); err != nil {
 				return err
 			}
+			due = at
 		} else {
 			select {
 			case <-changed:
@@ -277,7 +286,7 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 	if chatID < 0 && counts {
 		keep := p.recent[:0]
 		for _, t := range p.recent {
-			if now.Sub(t) < time.Minute {
+			if at.Sub(t) < time.Minute {
 				keep = append(keep, t)
 			}
 		}
