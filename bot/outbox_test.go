@@ -35,9 +35,16 @@ func mustOutboxRig(t *testing.T) *outboxRig {
 // function that waits for it to return.
 func (r *outboxRig) run(t *testing.T) (stop func()) {
 	t.Helper()
+	return r.runWith(t, OutboxConfig{})
+}
+
+// runWith is run with cfg's Request, Open and DigestAfter.
+func (r *outboxRig) runWith(t *testing.T, cfg OutboxConfig) (stop func()) {
+	t.Helper()
 	o := NewOutbox(OutboxConfig{
 		ChatID: dlGroup, Consumer: "bot", Now: r.clock.Now, Sleep: r.clock.Sleep, Block: 20 * time.Millisecond,
 		PictureRoot: func(desk string) string { return filepath.Join(r.pictures, desk) },
+		Request:     cfg.Request, Open: cfg.Open, DigestAfter: cfg.DigestAfter,
 	}, r.st, r.st, r.s, quietLog())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
