@@ -25,7 +25,8 @@ type SenderOptions struct {
 	// PerGroupPerMinute caps messages to one group chat (20).
 	PerGroupPerMinute int
 	// ChatterReserve is how many of a group's sends per minute desk
-	// chatter leaves to held calls, their outcomes and replies (5).
+	// chatter leaves to held calls, their outcomes and replies (8);
+	// chatter's share is spread evenly over the minute.
 	ChatterReserve int
 	// Overall is the least gap between any two calls (1/30 s).
 	Overall time.Duration
@@ -64,10 +65,12 @@ type Sender struct {
 // its recent messages (for the per-group budget), and the calls waiting for
 // a slot. changed is closed (and replaced) whenever any of it changes.
 type pace struct {
-	next    time.Time
-	recent  []time.Time
-	waiting []*waiter
-	changed chan struct{}
+	next   time.Time
+	recent []time.Time
+	// lastChatter is when chatter last took one of the group's sends.
+	lastChatter time.Time
+	waiting     []*waiter
+	changed     chan struct{}
 }
 
 type waiter struct {
@@ -116,7 +119,7 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 		opts.PerGroupPerMinute = 20
 	}
 	if opts.ChatterReserve <= 0 {
-		opts.ChatterReserve = 5
+		opts.ChatterReserve = 8
 	}
 	if opts.Overall <= 0 {
 		opts.Overall = time.Second / 30
@@ -245,6 +248,9 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		if first && (!at.After(now) || !at.After(due)) {
 			if chatID < 0 && counts {
 				p.recent = append(p.recent, at)
+				if lane >= LaneChatter {
+					p.lastChatter = at
+				}
 			}
 			p.next = at.Add(s.opts.PerChat)
 			s.nextAny = at.Add(s.opts.Overall)
@@ -293,7 +299,13 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 		p.recent = keep
 		budget := s.opts.PerGroupPerMinute
 		if lane >= LaneChatter {
+			// Chatter also goes evenly through the minute, never in a
+			// burst that leaves held calls only the reserve for the
+			// rest of it.
 			budget = max(budget-s.opts.ChatterReserve, 1)
+			if t := p.lastChatter.Add(time.Minute / time.Duration(budget)); t.After(at) {
+				at = t
+			}
 		}
 		if n := len(keep); n >= budget {
 			if t := keep[n-budget].Add(time.Minute); t.After(at) {
