@@ -219,7 +219,7 @@ func TestFlood(t *testing.T) {
 		if k := len(r.ToolResults()); k < n {
 			var calls []modeltest.ToolCall
 			for j := k; j < min(k+25, n); j++ {
-				calls = append(calls, modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"%sS%d","side":"buy","quantity":1,"price":%d}`, desk, j, 100+j)})
+				calls = append(calls, modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"%sS%d","side":"buy","quantity":1,"price":%d}`, strings.ToUpper(desk), j, 100+j)})
 			}
 			return modeltest.Calls(calls...)
 		}
