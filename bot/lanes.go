@@ -174,3 +174,7 @@ func (q *lanes) backlog(desk string) int {
 	defer q.mu.Unlock()
 	return len(q.desks[desk])
 }
+
+// ChatBacklog is how many of desk's messages wait in the outbox's chatter
+// lane (deskbot.ChatBacklog).
+func (b *Bot) ChatBacklog(desk string) int { return b.outbox.q.backlog(desk) }
