@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -16,6 +17,7 @@ const (
 	refusedData   = "Sorry, I don't recognise that button, so nothing was done."
 	unknownReq    = "Sorry, I don't know that request (it may be too old), so nothing was done."
 	notShownWhole = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
+	openFirst     = "This row does not show the whole call. Tap Open to see it whole, and allow it there."
 )
 
 // onCallback handles every tap. Callback data carries no trust: it is
@@ -74,6 +76,10 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 			b.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "from", senderID(c))
 			b.answer(c, notShownWhole, true)
 			return
+		} else if err == nil && b.onDigest(ctx, c, r) && !rowShowsWhole(r) {
+			b.log.WarnContext(ctx, "refused an allow from a digest row that does not show the call whole", "request", id, "from", senderID(c))
+			b.answer(c, openFirst, true)
+			return
 		}
 	}
 	resp, err := b.deps.Gate.Decide(ctx, id, d, "", p)
@@ -99,6 +105,20 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 	if resp.Request.DeliveredAt.IsZero() {
 		b.askReason(ctx, c, resp.Request, p)
 	}
+}
+
+// onDigest reports whether the tapped message is a page of r's desk's
+// digest. A failed read counts as a digest: the stricter rule applies.
+func (b *Bot) onDigest(ctx context.Context, c tele.Context, r *deskbot.Request) bool {
+	m := c.Callback().Message
+	if m == nil {
+		return true
+	}
+	v, err := b.deps.Notes.Note(ctx, digestKey(r.Desk))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return false
+	}
+	return err != nil || slices.Contains(strings.Split(v, ","), messageRef(m.Chat.ID, m.ID))
 }
 
 // open sends a request shown in a digest row as its own message: the call

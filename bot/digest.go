@@ -263,7 +263,12 @@ func (o *Outbox) renderDigest(ctx context.Context, desk string) error {
 			rows = append(rows, r)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b *deskbot.Request) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(rows, func(a, b *deskbot.Request) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	pages := DigestPages(desk, rows)
 	var refs []string
 	if v, err := o.notes.Note(ctx, digestKey(desk)); err == nil && v != "" {
@@ -365,10 +370,18 @@ func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
 	tool := deskbot.ShowText(r.Content.ToolName)
 	args := deskbot.ShownArguments(r.Content.Arguments)
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "❌ Deny " + num}
-	if utf16Len(tool)+utf16Len(args) <= rowWhole && shownWhole(r) {
+	if rowShowsWhole(r) {
 		line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>", num, esc(tool), esc(args))
 		return line, []tele.InlineButton{{Unique: ActAllowOnce, Data: r.ID, Text: "✅ Allow " + num}, deny}
 	}
 	line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>… (cut; Open shows it whole)", num, esc(trimRunes(tool, 64)), esc(trimRunes(args, rowCut)))
 	return line, []tele.InlineButton{{Unique: ActOpen, Data: r.ID, Text: "🔎 Open " + num}, deny}
+}
+
+// rowShowsWhole reports whether a digest row shows r's call whole, so the
+// row may offer Allow and a tap on it may be taken.
+func rowShowsWhole(r *deskbot.Request) bool {
+	tool := deskbot.ShowText(r.Content.ToolName)
+	args := deskbot.ShownArguments(r.Content.Arguments)
+	return utf16Len(tool)+utf16Len(args) <= rowWhole && shownWhole(r)
 }

@@ -76,26 +76,29 @@ func newLanes() *lanes {
 	return &lanes{seen: map[string]bool{}, order: map[string]int{}, desks: map[string][]deskbot.Event{}, wake: make(chan struct{})}
 }
 
-// add puts ev at the end of its lane, once however often it is read.
-func (q *lanes) add(ev deskbot.Event) {
+// add puts each event at the end of its lane, once however often it is
+// read; a batch goes in at once, so a worker sees it whole.
+func (q *lanes) add(evs ...deskbot.Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.seen[ev.ID] {
-		return
-	}
-	q.seen[ev.ID] = true
-	q.added++
-	q.order[ev.ID] = q.added
-	switch ev.Kind {
-	case deskbot.EventUserRequest:
-		q.requests = append(q.requests, ev)
-	case deskbot.EventDeskMessage:
-		if len(q.desks[ev.Desk]) == 0 {
-			q.turn = append(q.turn, ev.Desk)
+	for _, ev := range evs {
+		if q.seen[ev.ID] {
+			continue
 		}
-		q.desks[ev.Desk] = append(q.desks[ev.Desk], ev)
-	default:
-		q.closes = append(q.closes, ev)
+		q.seen[ev.ID] = true
+		q.added++
+		q.order[ev.ID] = q.added
+		switch ev.Kind {
+		case deskbot.EventUserRequest:
+			q.requests = append(q.requests, ev)
+		case deskbot.EventDeskMessage:
+			if len(q.desks[ev.Desk]) == 0 {
+				q.turn = append(q.turn, ev.Desk)
+			}
+			q.desks[ev.Desk] = append(q.desks[ev.Desk], ev)
+		default:
+			q.closes = append(q.closes, ev)
+		}
 	}
 	close(q.wake)
 	q.wake = make(chan struct{})

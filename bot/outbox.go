@@ -153,11 +153,13 @@ func (o *Outbox) read(ctx context.Context) {
 // enqueue puts each event in its lane; what is not for the chat (or was
 // trimmed from the stream) is acknowledged at once.
 func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
+	var chat []deskbot.Event
+	defer func() { o.q.add(chat...) }()
 	for _, ev := range evs {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
 			deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
-			o.q.add(ev)
+			chat = append(chat, ev)
 		default:
 			if err := o.events.AckEvent(ctx, o.cfg.Group, ev.ID); err != nil {
 				return err
