@@ -31,7 +31,9 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	h.start()
-	d := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "held calls waiting") && len(m.Keyboard) == 5 })
+	d := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "held calls waiting") && len(m.Keyboard) == 5
+	})
 	rowOf := map[string]int{} // request id -> row number
 	for i, row := range d.Keyboard {
 		_, id, _ := bot.ParseCallback(row[0].Data)
@@ -87,7 +89,9 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 	if got, _ := h.answer(h.tap(asha, full, "Allow once")); got != "Allowed; running…" {
 		t.Errorf("Allow on the opened message answered %q", got)
 	}
-	h.waitMessage(func(m telegramtest.Message) bool { return m.ID == full.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Ran") })
+	h.waitMessage(func(m telegramtest.Message) bool {
+		return m.ID == full.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Ran")
+	})
 	h.waitMessage(func(m telegramtest.Message) bool { return m.ID == d.ID && len(m.Keyboard) == 3 })
 	if h.tool.Runs() != 1 {
 		t.Errorf("%d runs; want 1", h.tool.Runs())
