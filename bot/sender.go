@@ -246,6 +246,9 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		// Slept until the slot and still first: it is ours, even if a
 		// clock that does not move says otherwise.
 		if first && (!at.After(now) || !at.After(due)) {
+			// A sleep that overran books the slot as taken now, so the
+			// gap to the next call is kept from when this one goes.
+			at = later(at, now)
 			if chatID < 0 && counts {
 				p.recent = append(p.recent, at)
 				if lane >= LaneChatter {
@@ -324,4 +327,11 @@ func (s *Sender) block(chatID int64, t time.Time) {
 		p.next = t
 		p.signal()
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
