@@ -26,7 +26,7 @@ type SenderOptions struct {
 	PerGroupPerMinute int
 	// ChatterReserve is how many of a group's sends per minute desk
 	// chatter leaves to held calls, their outcomes and replies (8);
-	// chatter's share is spread evenly over the minute.
+	// chatter's share is spread evenly over the minute, in short bursts.
 	ChatterReserve int
 	// Overall is the least gap between any two calls (1/30 s).
 	Overall time.Duration
@@ -61,16 +61,21 @@ type Sender struct {
 	seq     uint64
 }
 
+// chatterBurst is how many chatter sends may go back to back; beyond it
+// chatter's share is spread evenly over the minute, so it never takes a
+// minute's share in a burst and leaves held calls only the reserve.
+const chatterBurst = 3
+
 // pace is a chat's schedule: when it may next be written to, the times of
 // its recent messages (for the per-group budget), and the calls waiting for
 // a slot. changed is closed (and replaced) whenever any of it changes.
 type pace struct {
 	next   time.Time
 	recent []time.Time
-	// lastChatter is when chatter last took one of the group's sends.
-	lastChatter time.Time
-	waiting     []*waiter
-	changed     chan struct{}
+	// chatter holds the times of chatter's last sends to the group.
+	chatter []time.Time
+	waiting []*waiter
+	changed chan struct{}
 }
 
 type waiter struct {
@@ -252,7 +257,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 			if chatID < 0 && counts {
 				p.recent = append(p.recent, at)
 				if lane >= LaneChatter {
-					p.lastChatter = at
+					p.chatter = append(p.chatter[max(0, len(p.chatter)-chatterBurst+1):], at)
 				}
 			}
 			p.next = at.Add(s.opts.PerChat)
@@ -302,12 +307,14 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 		p.recent = keep
 		budget := s.opts.PerGroupPerMinute
 		if lane >= LaneChatter {
-			// Chatter also goes evenly through the minute, never in a
-			// burst that leaves held calls only the reserve for the
-			// rest of it.
+			// Chatter also goes evenly through the minute, in bursts of
+			// at most chatterBurst.
 			budget = max(budget-s.opts.ChatterReserve, 1)
-			if t := p.lastChatter.Add(time.Minute / time.Duration(budget)); t.After(at) {
-				at = t
+			if n := len(p.chatter); n >= chatterBurst {
+				every := time.Minute / time.Duration(budget)
+				if t := p.chatter[n-chatterBurst].Add(chatterBurst * every); t.After(at) {
+					at = t
+				}
 			}
 		}
 		if n := len(keep); n >= budget {

@@ -174,8 +174,8 @@ func TestSenderLanes(t *testing.T) {
 	}
 	p := s.chats[dlGroup]
 	now := clock.Now()
-	if got, want := now.Sub(start), 55*time.Second; got != want {
-		t.Errorf("12 chatter sends took %v; want %v (spread evenly over the minute)", got, want)
+	if got, want := now.Sub(start), 47*time.Second; got != want {
+		t.Errorf("12 chatter sends took %v; want %v (bursts of three, spread evenly over the minute)", got, want)
 	}
 	if got, want := s.slot(p, dlGroup, true, LaneChatter, now), start.Add(time.Minute); !got.Equal(want) {
 		t.Errorf("13th chatter slot at %v; want %v (a minute after the first)", got.Sub(start), want.Sub(start))
