@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -190,15 +191,18 @@ func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, s
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
 	backoff := deskbot.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
-		if err := s.acquire(ctx, chatID, counts, laneOf(ctx)); err != nil {
+		at, err := s.acquire(ctx, chatID, counts, laneOf(ctx))
+		if err != nil {
 			return err
 		}
 		if check := checkOf(ctx); check != nil {
 			if err := check(ctx); err != nil {
 				return err
 			}
+			// The check took time: the call goes now, not at its slot.
+			s.moved(chatID, counts, at)
 		}
-		err := call()
+		err = call()
 		if err == nil || isNotModified(err) {
 			return nil
 		}
@@ -228,7 +232,7 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 // callers of one chat are served by lane, then in order of arrival, so a
 // held call overtakes chatter that is still waiting; nothing is booked
 // ahead of time, so a lower lane never holds a slot a higher one could use.
-func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane) error {
+func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane) (time.Time, error) {
 	s.mu.Lock()
 	p := s.chats[chatID]
 	if p == nil {
@@ -264,7 +268,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 			s.nextAny = at.Add(s.opts.Overall)
 			p.signal()
 			s.mu.Unlock()
-			return nil
+			return at, nil
 		}
 		changed := p.changed
 		s.mu.Unlock()
@@ -272,14 +276,14 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 			// A higher lane arriving meanwhile finds us gone to sleep and
 			// waits its own turn; on waking we check again who is first.
 			if err := s.opts.Sleep(ctx, at.Sub(now)); err != nil {
-				return err
+				return time.Time{}, err
 			}
 			due = at
 		} else {
 			select {
 			case <-changed:
 			case <-ctx.Done():
-				return ctx.Err()
+				return time.Time{}, ctx.Err()
 			}
 		}
 		s.mu.Lock()
@@ -324,6 +328,28 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 		}
 	}
 	return at
+}
+
+// moved records that the call booked at went out later, now: the gaps
+// after it count from now.
+func (s *Sender) moved(chatID int64, counts bool, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	p := s.chats[chatID]
+	if p == nil || !now.After(at) {
+		return
+	}
+	p.next = later(p.next, now.Add(s.opts.PerChat))
+	s.nextAny = later(s.nextAny, now.Add(s.opts.Overall))
+	if chatID < 0 && counts {
+		if i := slices.Index(p.recent, at); i >= 0 {
+			p.recent[i] = now
+		}
+		if i := slices.Index(p.chatter, at); i >= 0 {
+			p.chatter[i] = now
+		}
+	}
 }
 
 // block keeps chatID quiet until t, as a 429 asked.

@@ -144,7 +144,7 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	for i := range 50 {
 		ctx := WithLane(t.Context(), Lane(i%4))
 		wg.Go(func() {
-			if err := s.acquire(ctx, dlGroup, true, laneOf(ctx)); err != nil {
+			if _, err := s.acquire(ctx, dlGroup, true, laneOf(ctx)); err != nil {
 				t.Error(err)
 			}
 			slots <- clock.Now()
@@ -168,7 +168,7 @@ func TestSenderLanes(t *testing.T) {
 	chatter := WithLane(t.Context(), LaneChatter)
 	start := clock.Now()
 	for range 12 {
-		if err := s.acquire(chatter, dlGroup, true, LaneChatter); err != nil {
+		if _, err := s.acquire(chatter, dlGroup, true, LaneChatter); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestSenderLanes(t *testing.T) {
 	// The other eight sends of the minute are left to the lanes above.
 	for i := range 8 {
 		before := clock.Now()
-		if err := s.acquire(t.Context(), dlGroup, true, []Lane{LaneRequest, LaneClose, LaneReply}[i%3]); err != nil {
+		if _, err := s.acquire(t.Context(), dlGroup, true, []Lane{LaneRequest, LaneClose, LaneReply}[i%3]); err != nil {
 			t.Fatal(err)
 		}
 		if waited := clock.Now().Sub(before); waited > time.Second {
@@ -280,5 +280,28 @@ func TestSenderEditNotModifiedIsDone(t *testing.T) {
 	}
 	if err := r.s.Edit(t.Context(), dlGroup, 999, "x", nil); TelegramCode(err) != 400 {
 		t.Errorf("edit of a missing message: %v, want a 400", err)
+	}
+}
+
+// A call that goes out after its slot (the request check took a while)
+// keeps the gap to the next from when it went.
+func TestSenderGapCountsFromTheSend(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	at, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clock.Sleep(t.Context(), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	s.moved(dlGroup, true, at)
+	sent := clock.Now()
+	next, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := next.Sub(sent); gap < time.Second {
+		t.Errorf("next call %v after the late one; want at least a second", gap)
 	}
 }
