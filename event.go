@@ -52,3 +52,9 @@ type EventLog interface {
 	ReadEvents(ctx context.Context, group, consumer string, count int, block time.Duration) ([]Event, error)
 	AckEvent(ctx context.Context, group, id string) error
 }
+
+// ChatBacklog says how many of a desk's chat messages wait to be posted, so
+// a desk that says more than the team's chat can take is told to wait.
+type ChatBacklog interface {
+	ChatBacklog(desk string) int
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,15 +19,28 @@ const SendMessage = "send_message"
 // must be a regular file inside the desk's own folder; the event carries
 // its absolute path there, and the bot opens it again through
 // deskbot.OpenDeskFile, so no path the model chose leads anywhere else.
+//
+// The team's chat takes about 20 messages a minute, held calls first: a desk
+// with ChatShare or more messages still waiting to be posted is told to
+// wait, and its message is not published.
 type MessageTool struct {
 	Events  deskbot.Publisher
 	DataDir string // a desk's folder is DataDir/desks/<desk>
 	Now     deskbot.Now
+	Backlog deskbot.ChatBacklog // nil: never told to wait
 }
 
-// MessageTools returns a tool source for BuildRegistries.
-func MessageTools(events deskbot.Publisher, dataDir string, now deskbot.Now) func(string) []deskbot.Tool {
+// ChatShare is how many of a desk's messages may wait to be posted before
+// send_message tells it to wait.
+const ChatShare = 5
+
+// MessageTools returns a tool source for BuildRegistries; backlog (at most
+// one) tells it how many of a desk's messages wait to be posted.
+func MessageTools(events deskbot.Publisher, dataDir string, now deskbot.Now, backlog ...deskbot.ChatBacklog) func(string) []deskbot.Tool {
 	t := &MessageTool{Events: events, DataDir: dataDir, Now: now}
+	if len(backlog) > 0 {
+		t.Backlog = backlog[0]
+	}
 	return func(string) []deskbot.Tool { return []deskbot.Tool{t} }
 }
 
@@ -67,6 +81,12 @@ func (m *MessageTool) Run(ctx context.Context, desk string, args json.RawMessage
 	}
 	if n := len([]rune(text)); n > maxMessage {
 		return toolError("The message is too long for the chat: keep it under 4000 characters."), nil
+	}
+	if m.Backlog != nil {
+		if n := m.Backlog.ChatBacklog(desk); n >= ChatShare {
+			return toolError(fmt.Sprintf("The team's chat is busy: %d of your messages are still waiting to be posted, so this message was NOT sent. "+
+				"Wait before you send more: carry on with your work, and send only what matters once your earlier messages are out (or say it in your final reply).", n)), nil
+		}
 	}
 	ev := deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: desk, Time: m.now(), Text: text}
 	if a.Picture != "" {

@@ -91,3 +91,40 @@ func TestSendMessage(t *testing.T) {
 		t.Errorf("event = %+v", e)
 	}
 }
+
+type backlog map[string]int
+
+func (b backlog) ChatBacklog(desk string) int { return b[desk] }
+
+// A desk with its share of messages still waiting is told to wait, and
+// its message is not published; another desk still speaks.
+func TestSendMessageOverShareWaits(t *testing.T) {
+	st := storetest.MustOpen(t)
+	tool := agent.MessageTools(st, t.TempDir(), time.Now, backlog{"chatty": agent.ChatShare})("")[0]
+	tests := []struct {
+		desk    string
+		wantErr string
+	}{
+		{desk: "chatty", wantErr: "was NOT sent"},
+		{desk: "quiet"},
+	}
+	for _, tt := range tests {
+		res, err := tool.Run(t.Context(), tt.desk, json.RawMessage(`{"text":"hello"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.IsError && strings.Contains(res.Text, tt.wantErr); tt.wantErr != "" && !got {
+			t.Errorf("%s: result %+v; want a tool error with %q", tt.desk, res, tt.wantErr)
+		}
+		if tt.wantErr == "" && res.IsError {
+			t.Errorf("%s: result %+v; want it sent", tt.desk, res)
+		}
+	}
+	evs, err := st.ReadEvents(t.Context(), "test", "t", 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Desk != "quiet" {
+		t.Errorf("published %+v; want only the quiet desk's message", evs)
+	}
+}

@@ -51,7 +51,7 @@ type failingEvents struct {
 	script []bool
 }
 
-func (f *failingEvents) ReadEvents(ctx context.Context, group, consumer string, count int, block time.Duration) ([]deskbot.Event, error) {
+func (f *failingEvents) ReadEventsAfter(ctx context.Context, group, consumer, after string, count int, block time.Duration) ([]deskbot.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fail := true

@@ -64,7 +64,7 @@ type Deps struct {
 	Broker   deskbot.Broker
 	Requests OpenRequests
 	Notes    deskbot.Notes
-	Events   deskbot.EventLog
+	Events   OutboxEvents
 	Audit    deskbot.Auditor
 }
 
@@ -156,7 +156,16 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		so.Log = log
 	}
 	b.sender = NewSender(out, so)
+	oc := OutboxConfig{}
+	if deps.Gate != nil {
+		oc.Request = deps.Gate.Request
+	}
+	if deps.Requests != nil {
+		oc.Open = deps.Requests.OpenRequests
+	}
 	b.outbox = NewOutbox(OutboxConfig{
+		Request:     oc.Request,
+		Open:        oc.Open,
 		ChatID:      cfg.ChatID,
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,

@@ -21,6 +21,7 @@ const (
 	ActFlattenConfirm = "fc" // arg: desk or "all"
 	ActCancel         = "fx" // arg: desk or "all", or empty
 	ActRevoke         = "rv" // arg: "desk/tool"
+	ActOpen           = "op" // arg: request id; sends the request's own message
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -67,7 +68,7 @@ func ParseCallback(raw string) (action, arg string, err error) {
 
 func validArg(action, arg string) bool {
 	switch action {
-	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason:
+	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason, ActOpen:
 		return isRequestID(arg)
 	case ActFlattenAsk, ActFlattenConfirm:
 		return deskOrAll(arg)

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -16,6 +17,7 @@ const (
 	refusedData   = "Sorry, I don't recognise that button, so nothing was done."
 	unknownReq    = "Sorry, I don't know that request (it may be too old), so nothing was done."
 	notShownWhole = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
+	openFirst     = "This row does not show the whole call. Tap Open to see it whole, and allow it there."
 )
 
 // onCallback handles every tap. Callback data carries no trust: it is
@@ -49,6 +51,8 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.flattenTap(ctx, c, action, arg)
 	case ActRevoke:
 		b.revoke(ctx, c, arg)
+	case ActOpen:
+		b.open(ctx, c, arg)
 	default:
 		b.answer(c, refusedData, true)
 	}
@@ -71,6 +75,10 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 		if r, err := b.deps.Gate.Request(ctx, id); err == nil && !shownWhole(r) {
 			b.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "from", senderID(c))
 			b.answer(c, notShownWhole, true)
+			return
+		} else if err == nil && b.onDigest(ctx, c, r) && !rowShowsWhole(r) {
+			b.log.WarnContext(ctx, "refused an allow from a digest row that does not show the call whole", "request", id, "from", senderID(c))
+			b.answer(c, openFirst, true)
 			return
 		}
 	}
@@ -96,6 +104,44 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 	b.answer(c, "Denied; it will not run.", false)
 	if resp.Request.DeliveredAt.IsZero() {
 		b.askReason(ctx, c, resp.Request, p)
+	}
+}
+
+// onDigest reports whether the tapped message is a page of r's desk's
+// digest. A failed read counts as a digest: the stricter rule applies.
+func (b *Bot) onDigest(ctx context.Context, c tele.Context, r *deskbot.Request) bool {
+	m := c.Callback().Message
+	if m == nil {
+		return true
+	}
+	v, err := b.deps.Notes.Note(ctx, digestKey(r.Desk))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return false
+	}
+	return err != nil || slices.Contains(strings.Split(v, ","), messageRef(m.Chat.ID, m.ID))
+}
+
+// open sends a request shown in a digest row as its own message: the call
+// whole, with the buttons its message always has. Its outcome later edits
+// that message too (the outbox's closeAll).
+func (b *Bot) open(ctx context.Context, c tele.Context, id string) {
+	r, err := b.deps.Gate.Request(ctx, id)
+	if err != nil {
+		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if r.State != deskbot.StateOpen {
+		b.answer(c, "That request is already closed; nothing was done.", false)
+		return
+	}
+	b.answer(c, "", false)
+	text, kb := RenderRequest(r)
+	m := b.say(WithLane(ctx, LaneRequest), c.Callback().Message.Chat.ID, text, kb)
+	if m == nil {
+		return
+	}
+	if err := b.deps.Notes.PutNote(ctx, openMessageKey(r.ID), messageRef(m.Chat.ID, m.ID), noteTTL); err != nil {
+		b.log.WarnContext(ctx, "could not note an opened request's message", "request", r.ID, "err", b.scrub(err.Error()))
 	}
 }
 

@@ -28,9 +28,18 @@
 // concurrent use); Run waits for every handler and held call it started
 // before it returns.
 //
+// The group's budget (about 20 sends a minute) goes by lane (lanes.go):
+// held calls first, then what closes them, then replies to commands, then
+// desk chatter, which never takes the last sends of the minute and whose
+// desks take turns. A held call is checked right before its message goes
+// out and is never offered once closed. When more held calls wait than can
+// be shown one by one, each desk's are listed in one digest message edited
+// in place (digest.go), a row per request.
+//
 // Delivery: events are read from the store's stream in a consumer group and
 // acknowledged only after Telegram accepted the message, so a restart or an
-// outage loses nothing; a note per sent event keeps a redelivered one from
+// outage loses nothing (the lanes are a schedule over the unacknowledged
+// entries, rebuilt from them at start); a note per sent event keeps a redelivered one from
 // being sent twice (only a hard crash between Telegram's answer and that
 // note can duplicate a message). Updates Telegram redelivers after a crash
 // are deduplicated before anything with a side effect runs. Callback data

@@ -32,6 +32,15 @@ const (
 // request id, so its outcome edits that message.
 func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestID }
 
+// digestKey notes the messages ("<chatID>:<messageID>", comma separated,
+// one a page) of desk's digest of held calls. A request shown there has
+// digestMark as its requestMessageKey.
+func digestKey(desk string) string { return "tg:digest:" + desk }
+
+// openMessageKey notes the message Open sent for a request shown in a
+// digest, so its outcome edits that message too.
+func openMessageKey(requestID string) string { return "tg:open:" + requestID }
+
 // deskMessageKey notes the desk that said message msgID in chat, so a reply
 // to it goes to that desk.
 func deskMessageKey(chat int64, msgID int) string { return "tg:deskmsg:" + messageRef(chat, msgID) }

@@ -2,14 +2,24 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
 )
+
+// OutboxEvents is the event stream as the outbox reads it: paging through
+// what it holds unacknowledged after a restart, then new events past the
+// many it may hold in its lanes.
+type OutboxEvents interface {
+	ReadEventsAfter(ctx context.Context, group, consumer, after string, count int, block time.Duration) ([]deskbot.Event, error)
+	AckEvent(ctx context.Context, group, id string) error
+}
 
 // OutboxConfig configures an Outbox.
 type OutboxConfig struct {
@@ -20,7 +30,15 @@ type OutboxConfig struct {
 	// PictureRoot returns the folder a desk's pictures must be in
 	// (DataDir/desks/<desk>); "" refuses every picture of the desk.
 	PictureRoot func(desk string) string
-	Batch       int // events read at once; default 20
+	// Request reads a request as it stands now, checked right before its
+	// message goes out; nil trusts the state the event was read with.
+	Request func(ctx context.Context, id string) (*deskbot.Request, error)
+	// Open lists the open requests, for the digests; nil turns digests off.
+	Open func(ctx context.Context) ([]*deskbot.Request, error)
+	// DigestAfter is how many held calls may wait to be shown one by one;
+	// more than that are shown as one digest message per desk (default 3).
+	DigestAfter int
+	Batch       int // events read at once; default 100
 	// Block is how long a read waits for new events; default 1s. A read in
 	// progress is not interrupted when ctx ends, so this bounds how long
 	// Run takes to return.
@@ -33,24 +51,31 @@ type OutboxConfig struct {
 }
 
 // Outbox delivers events to the group durably: it reads the event stream as
-// a consumer group, sends each event in order through the Sender, and
-// acknowledges an event only once Telegram accepted what it produced. After
-// a crash the unacknowledged events come back; a note per event (and per
-// part of a long message) records what was already accepted, so nothing is
-// sent twice unless the crash fell between Telegram's answer and the note.
+// a consumer group into lanes (lanes.go) and acknowledges an event only
+// once Telegram accepted what it produced. After a crash the
+// unacknowledged events come back, and the lanes are rebuilt from them; a
+// note per event (and per part of a long message) records what was already
+// accepted, so nothing is sent twice unless the crash fell between
+// Telegram's answer and the note.
+//
+// Two workers drain the lanes side by side, each sending through the
+// Sender in its own lane: approvals (held calls first, then what closes
+// them) and chatter (desks in turn, each desk's words in order). The Sender
+// decides who goes first, so a held call overtakes chatter already waiting.
 //
 // One Outbox runs per process; Run is not safe to call twice at once.
 type Outbox struct {
 	cfg    OutboxConfig
-	events deskbot.EventLog
+	events OutboxEvents
 	notes  deskbot.Notes
 	s      *Sender
 	log    *slog.Logger
 	topics *topics // desks' forum topics; nil: everything in General
+	q      *lanes
 }
 
 // NewOutbox builds an Outbox; Run starts it. A nil log logs nothing.
-func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s *Sender, log *slog.Logger) *Outbox {
+func NewOutbox(cfg OutboxConfig, events OutboxEvents, notes deskbot.Notes, s *Sender, log *slog.Logger) *Outbox {
 	if cfg.Group == "" {
 		cfg.Group = OutboxGroup
 	}
@@ -63,8 +88,11 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 	if cfg.PictureRoot == nil {
 		cfg.PictureRoot = func(string) string { return "" }
 	}
+	if cfg.DigestAfter <= 0 {
+		cfg.DigestAfter = 3
+	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = 20
+		cfg.Batch = 100
 	}
 	if cfg.Block <= 0 {
 		cfg.Block = time.Second
@@ -75,51 +103,113 @@ func NewOutbox(cfg OutboxConfig, events deskbot.EventLog, notes deskbot.Notes, s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Outbox{cfg: cfg, events: events, notes: notes, s: s, log: log}
+	return &Outbox{cfg: cfg, events: events, notes: notes, s: s, log: log, q: newLanes()}
 }
 
 // Run delivers events until ctx ends, and returns ctx's error. Failures
 // (Redis down, Telegram refusing the bot) are logged and retried with
 // backoff up to a minute; the events wait in the stream meanwhile.
 func (o *Outbox) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { o.work(ctx, "approvals", o.approvals) })
+	wg.Go(func() { o.work(ctx, "chatter", o.chatter) })
+	o.read(ctx)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// read fills the lanes: first every event this consumer holds
+// unacknowledged (a restart), page by page, then new ones.
+func (o *Outbox) read(ctx context.Context) {
 	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
-	for {
-		evs, err := o.events.ReadEvents(ctx, o.cfg.Group, o.cfg.Consumer, o.cfg.Batch, o.cfg.Block)
+	after := "0"
+	for ctx.Err() == nil {
+		block := o.cfg.Block
+		if after != ">" {
+			block = 0
+		}
+		evs, err := o.events.ReadEventsAfter(ctx, o.cfg.Group, o.cfg.Consumer, after, o.cfg.Batch, block)
 		if err == nil {
-			err = o.deliver(ctx, evs)
+			err = o.enqueue(ctx, evs)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return
 		}
-		if err == nil {
-			backoff.Reset()
+		if err != nil {
+			wait := backoff.Next()
+			o.log.WarnContext(ctx, "outbox: cannot read the event stream, will retry", "err", err.Error(), "wait", wait)
+			if o.cfg.Sleep(ctx, wait) != nil {
+				return
+			}
 			continue
 		}
-		wait := backoff.Next()
-		o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "err", err.Error(), "wait", wait)
-		if err := o.cfg.Sleep(ctx, wait); err != nil {
-			return err
+		backoff.Reset()
+		switch {
+		case after == ">":
+		case len(evs) == 0:
+			after = ">"
+		default:
+			after = evs[len(evs)-1].ID
 		}
 	}
 }
 
-// deliver handles a batch in order, stopping at the first event it could
-// not deliver (it comes back with the next read, as do those after it).
-func (o *Outbox) deliver(ctx context.Context, evs []deskbot.Event) error {
-	for i := 0; i < len(evs); {
-		n, err := o.coalesce(ctx, evs[i:])
-		if err != nil {
-			return err
+// enqueue puts each event in its lane; what is not for the chat (or was
+// trimmed from the stream) is acknowledged at once.
+func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
+	var chat []deskbot.Event
+	defer func() { o.q.add(chat...) }()
+	for _, ev := range evs {
+		switch ev.Kind {
+		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
+			deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
+			chat = append(chat, ev)
+		default:
+			if err := o.events.AckEvent(ctx, o.cfg.Group, ev.ID); err != nil {
+				return err
+			}
 		}
-		if n > 0 {
-			i += n
+	}
+	return nil
+}
+
+// work runs one lane's worker until ctx ends: step handles what the lanes
+// hold (false: nothing to do, wait for more); a failure is retried with
+// backoff, the event staying at the head of its lane.
+func (o *Outbox) work(ctx context.Context, name string, step func(context.Context) (bool, error)) {
+	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
+	for ctx.Err() == nil {
+		wake := o.q.waiter()
+		did, err := step(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			wait := backoff.Next()
+			o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "lane", name, "err", err.Error(), "wait", wait)
+			if o.cfg.Sleep(ctx, wait) != nil {
+				return
+			}
 			continue
 		}
-		if err := o.one(ctx, evs[i]); err != nil {
-			return fmt.Errorf("event %s (%s): %w", evs[i].ID, evs[i].Kind, err)
+		backoff.Reset()
+		if !did {
+			select {
+			case <-wake:
+			case <-ctx.Done():
+			}
 		}
-		i++
 	}
+}
+
+// finish delivers ev, acknowledges it and takes it off its lane. A message
+// Telegram refuses for good (our rendering, a vanished message) would block
+// every later event if retried, so it is logged and passed over.
+func (o *Outbox) finish(ctx context.Context, ev deskbot.Event) error {
+	if err := o.one(ctx, ev); err != nil {
+		return fmt.Errorf("event %s (%s): %w", ev.ID, ev.Kind, err)
+	}
+	o.q.drop(ev.ID)
 	return nil
 }
 
@@ -186,14 +276,44 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		return nil
 	}
 	text, kb := RenderRequestBook(ev.Request, o.book(ctx, ev.Request))
-	if ev.Request.State != deskbot.StateOpen {
-		// Decided or lapsed before it reached the chat (an outage, a
-		// backlog): show the outcome, never buttons that can do nothing.
-		text, kb = RenderOutcome(ev.Request), nil
-	}
-	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+	// The request is checked right before its message goes out: one that
+	// was decided or lapsed meanwhile is not offered; its outcome is
+	// folded into one notice (closeAll).
+	ctx = withCheck(WithLane(ctx, LaneRequest), func(ctx context.Context) error {
+		r, err := o.current(ctx, ev)
+		if err == nil && !o.live(r) {
+			err = errClosed
+		}
+		return err
+	})
+	err := o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, htmlOpts(kb))
 	}, o.noteRequest(ev.Request.ID))
+	if errors.Is(err, errClosed) {
+		return nil
+	}
+	return err
+}
+
+// errClosed stops a request's message: the request is no longer open.
+var errClosed = errors.New("the request is closed")
+
+// current reads the request of ev as it stands now (as it was read, when
+// the outbox has no way to read it again). A vanished request is closed.
+func (o *Outbox) current(ctx context.Context, ev deskbot.Event) (*deskbot.Request, error) {
+	if o.cfg.Request == nil {
+		return ev.Request, nil
+	}
+	r, err := o.cfg.Request(ctx, ev.RequestID)
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return nil, nil
+	}
+	return r, err
+}
+
+// live reports whether r may be offered: open and not past its expiry.
+func (o *Outbox) live(r *deskbot.Request) bool {
+	return r != nil && r.State == deskbot.StateOpen && o.cfg.Now().Before(r.ExpiresAt)
 }
 
 // noteRequest records which message shows the request, for later edits.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +25,10 @@ type SenderOptions struct {
 	PerChat time.Duration
 	// PerGroupPerMinute caps messages to one group chat (20).
 	PerGroupPerMinute int
+	// ChatterReserve is how many of a group's sends per minute desk
+	// chatter leaves to held calls, their outcomes and replies (8);
+	// chatter's share is spread evenly over the minute, in short bursts.
+	ChatterReserve int
 	// Overall is the least gap between any two calls (1/30 s).
 	Overall time.Duration
 	// MinBackoff and MaxBackoff bound the wait before retrying a 5xx or a
@@ -39,8 +44,11 @@ type SenderOptions struct {
 // Sender is the one way out to Telegram. It paces calls within Telegram's
 // flood limits, waits out 429s as told, retries 5xx and network errors with
 // capped exponential backoff until ctx ends, and returns other errors at
-// once. It is safe for concurrent use: callers queue for their slot, in
-// order of arrival per chat.
+// once. It is safe for concurrent use: callers queue for their slot per
+// chat, by lane (the Lane in their context: held calls, then what closes
+// them, then replies, then desk chatter) and in order of arrival within a
+// lane; chatter never takes the last ChatterReserve sends of a group's
+// minute.
 //
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
@@ -51,13 +59,55 @@ type Sender struct {
 	mu      sync.Mutex
 	chats   map[int64]*pace
 	nextAny time.Time
+	seq     uint64
 }
 
-// pace is a chat's schedule: when it may next be written to, and the times
-// of its recent messages (for the per-group budget).
+// chatterBurst is how many chatter sends may go back to back; beyond it
+// chatter's share is spread evenly over the minute, so it never takes a
+// minute's share in a burst and leaves held calls only the reserve.
+const chatterBurst = 3
+
+// pace is a chat's schedule: when it may next be written to, the times of
+// its recent messages (for the per-group budget), and the calls waiting for
+// a slot. changed is closed (and replaced) whenever any of it changes.
 type pace struct {
 	next   time.Time
 	recent []time.Time
+	// chatter holds the times of chatter's last sends to the group.
+	chatter []time.Time
+	waiting []*waiter
+	changed chan struct{}
+}
+
+type waiter struct {
+	lane Lane
+	seq  uint64
+}
+
+// first is the waiter served next: the highest lane, then the earliest.
+func (p *pace) first() *waiter {
+	var best *waiter
+	for _, w := range p.waiting {
+		if best == nil || w.lane < best.lane || (w.lane == best.lane && w.seq < best.seq) {
+			best = w
+		}
+	}
+	return best
+}
+
+func (p *pace) remove(w *waiter) {
+	for i, x := range p.waiting {
+		if x == w {
+			p.waiting = append(p.waiting[:i], p.waiting[i+1:]...)
+			p.signal()
+			return
+		}
+	}
+}
+
+func (p *pace) signal() {
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // NewSender wraps b, whose token it scrubs from every error it returns or logs.
@@ -73,6 +123,9 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 	}
 	if opts.PerGroupPerMinute <= 0 {
 		opts.PerGroupPerMinute = 20
+	}
+	if opts.ChatterReserve <= 0 {
+		opts.ChatterReserve = 8
 	}
 	if opts.Overall <= 0 {
 		opts.Overall = time.Second / 30
@@ -173,10 +226,18 @@ func (s *Sender) CreateTopic(ctx context.Context, chatID int64, name string) (in
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
 	backoff := deskbot.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
-		if err := s.opts.Sleep(ctx, s.reserve(chatID, counts)); err != nil {
+		at, err := s.acquire(ctx, chatID, counts, laneOf(ctx))
+		if err != nil {
 			return err
 		}
-		err := call()
+		if check := checkOf(ctx); check != nil {
+			if err := check(ctx); err != nil {
+				return err
+			}
+			// The check took time: the call goes now, not at its slot.
+			s.moved(chatID, counts, at)
+		}
+		err = call()
 		if err == nil || isNotModified(err) {
 			return nil
 		}
@@ -202,16 +263,72 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 	}
 }
 
-// reserve books chatID's next slot and returns how long until it.
-func (s *Sender) reserve(chatID int64, counts bool) time.Duration {
+// acquire waits for chatID's next slot for lane and books it. Waiting
+// callers of one chat are served by lane, then in order of arrival, so a
+// held call overtakes chatter that is still waiting; nothing is booked
+// ahead of time, so a lower lane never holds a slot a higher one could use.
+func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane) (time.Time, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.opts.Now()
 	p := s.chats[chatID]
 	if p == nil {
-		p = &pace{}
+		p = &pace{changed: make(chan struct{})}
 		s.chats[chatID] = p
 	}
+	s.seq++
+	w := &waiter{lane: lane, seq: s.seq}
+	p.waiting = append(p.waiting, w)
+	defer func() {
+		s.mu.Lock()
+		p.remove(w)
+		s.mu.Unlock()
+	}()
+	var due time.Time // the slot this waiter last slept until
+	for {
+		now := s.opts.Now()
+		at := s.slot(p, chatID, counts, lane, now)
+		first := p.first() == w
+		// Slept until the slot and still first: it is ours, even if a
+		// clock that does not move says otherwise.
+		if first && (!at.After(now) || !at.After(due)) {
+			// A sleep that overran books the slot as taken now, so the
+			// gap to the next call is kept from when this one goes.
+			at = later(at, now)
+			if chatID < 0 && counts {
+				p.recent = append(p.recent, at)
+				if lane >= LaneChatter {
+					p.chatter = append(p.chatter[max(0, len(p.chatter)-chatterBurst+1):], at)
+				}
+			}
+			p.next = at.Add(s.opts.PerChat)
+			s.nextAny = at.Add(s.opts.Overall)
+			p.signal()
+			s.mu.Unlock()
+			return at, nil
+		}
+		changed := p.changed
+		s.mu.Unlock()
+		if first {
+			// A higher lane arriving meanwhile finds us gone to sleep and
+			// waits its own turn; on waking we check again who is first.
+			if err := s.opts.Sleep(ctx, at.Sub(now)); err != nil {
+				return time.Time{}, err
+			}
+			due = at
+		} else {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return time.Time{}, ctx.Err()
+			}
+		}
+		s.mu.Lock()
+	}
+}
+
+// slot is the earliest time a call of lane may go to chatID, booking
+// nothing. Chatter leaves the last ChatterReserve sends of a group's minute
+// to the lanes above it.
+func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Time) time.Time {
 	at := now
 	if p.next.After(at) {
 		at = p.next
@@ -227,14 +344,47 @@ func (s *Sender) reserve(chatID int64, counts bool) time.Duration {
 			}
 		}
 		p.recent = keep
-		if n := len(keep); n >= s.opts.PerGroupPerMinute {
-			at = keep[n-s.opts.PerGroupPerMinute].Add(time.Minute)
+		budget := s.opts.PerGroupPerMinute
+		if lane >= LaneChatter {
+			// Chatter also goes evenly through the minute, in bursts of
+			// at most chatterBurst.
+			budget = max(budget-s.opts.ChatterReserve, 1)
+			if n := len(p.chatter); n >= chatterBurst {
+				every := time.Minute / time.Duration(budget)
+				if t := p.chatter[n-chatterBurst].Add(chatterBurst * every); t.After(at) {
+					at = t
+				}
+			}
 		}
-		p.recent = append(p.recent, at)
+		if n := len(keep); n >= budget {
+			if t := keep[n-budget].Add(time.Minute); t.After(at) {
+				at = t
+			}
+		}
 	}
-	p.next = at.Add(s.opts.PerChat)
-	s.nextAny = at.Add(s.opts.Overall)
-	return at.Sub(now)
+	return at
+}
+
+// moved records that the call booked at went out later, now: the gaps
+// after it count from now.
+func (s *Sender) moved(chatID int64, counts bool, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	p := s.chats[chatID]
+	if p == nil || !now.After(at) {
+		return
+	}
+	p.next = later(p.next, now.Add(s.opts.PerChat))
+	s.nextAny = later(s.nextAny, now.Add(s.opts.Overall))
+	if chatID < 0 && counts {
+		if i := slices.Index(p.recent, at); i >= 0 {
+			p.recent[i] = now
+		}
+		if i := slices.Index(p.chatter, at); i >= 0 {
+			p.chatter[i] = now
+		}
+	}
 }
 
 // block keeps chatID quiet until t, as a 429 asked.
@@ -243,5 +393,13 @@ func (s *Sender) block(chatID int64, t time.Time) {
 	defer s.mu.Unlock()
 	if p := s.chats[chatID]; p != nil && t.After(p.next) {
 		p.next = t
+		p.signal()
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

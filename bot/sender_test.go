@@ -134,14 +134,21 @@ func TestSenderPacesWithinTelegramLimits(t *testing.T) {
 	}
 }
 
-// Concurrent callers get distinct slots that keep the limits between them.
+// Concurrent callers of every lane get distinct slots that keep the limits
+// between them.
 func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	clock := newDeliveryClock()
-	s := NewSender(nil, SenderOptions{Now: clock.Now})
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	slots := make(chan time.Time, 50)
 	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() { slots <- clock.Now().Add(s.reserve(dlGroup, true)) })
+	for i := range 50 {
+		ctx := WithLane(t.Context(), Lane(i%4))
+		wg.Go(func() {
+			if _, err := s.acquire(ctx, dlGroup, true, laneOf(ctx)); err != nil {
+				t.Error(err)
+			}
+			slots <- clock.Now()
+		})
 	}
 	wg.Wait()
 	close(slots)
@@ -151,6 +158,51 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	}
 	slices.SortFunc(calls, func(a, b telegramtest.Call) int { return a.At.Compare(b.At) })
 	checkPacing(t, calls)
+}
+
+// Chatter leaves the last sends of the group's minute to the lanes above
+// it, and the next caller served is the highest lane, then the earliest.
+func TestSenderLanes(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	chatter := WithLane(t.Context(), LaneChatter)
+	start := clock.Now()
+	for range 12 {
+		if _, err := s.acquire(chatter, dlGroup, true, LaneChatter); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.chats[dlGroup]
+	now := clock.Now()
+	if got, want := now.Sub(start), 47*time.Second; got != want {
+		t.Errorf("12 chatter sends took %v; want %v (bursts of three, spread evenly over the minute)", got, want)
+	}
+	if got, want := s.slot(p, dlGroup, true, LaneChatter, now), start.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("13th chatter slot at %v; want %v (a minute after the first)", got.Sub(start), want.Sub(start))
+	}
+	// The other eight sends of the minute are left to the lanes above.
+	for i := range 8 {
+		before := clock.Now()
+		if _, err := s.acquire(t.Context(), dlGroup, true, []Lane{LaneRequest, LaneClose, LaneReply}[i%3]); err != nil {
+			t.Fatal(err)
+		}
+		if waited := clock.Now().Sub(before); waited > time.Second {
+			t.Errorf("send %d above chatter waited %v; want at most the per-chat gap", i, waited)
+		}
+	}
+
+	q := &pace{changed: make(chan struct{})}
+	ws := []*waiter{{LaneChatter, 1}, {LaneReply, 2}, {LaneChatter, 3}, {LaneRequest, 4}, {LaneRequest, 5}}
+	q.waiting = append(q.waiting, ws...)
+	var order []uint64
+	for len(q.waiting) > 0 {
+		w := q.first()
+		order = append(order, w.seq)
+		q.remove(w)
+	}
+	if want := []uint64{4, 5, 2, 1, 3}; !slices.Equal(order, want) {
+		t.Errorf("served %v; want %v", order, want)
+	}
 }
 
 func TestSenderRetries(t *testing.T) {
@@ -228,5 +280,28 @@ func TestSenderEditNotModifiedIsDone(t *testing.T) {
 	}
 	if err := r.s.Edit(t.Context(), dlGroup, 999, "x", nil); TelegramCode(err) != 400 {
 		t.Errorf("edit of a missing message: %v, want a 400", err)
+	}
+}
+
+// A call that goes out after its slot (the request check took a while)
+// keeps the gap to the next from when it went.
+func TestSenderGapCountsFromTheSend(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	at, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clock.Sleep(t.Context(), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	s.moved(dlGroup, true, at)
+	sent := clock.Now()
+	next, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := next.Sub(sent); gap < time.Second {
+		t.Errorf("next call %v after the late one; want at least a second", gap)
 	}
 }

@@ -124,6 +124,42 @@ func (s *Store) ReadEvents(ctx context.Context, group, consumer string, count in
 	return out, s.hydrate(ctx, out)
 }
 
+// ReadEventsAfter reads the group's events for consumer without the
+// pending-first rule of ReadEvents, so a consumer that keeps many events in
+// hand can page through them: after ">" returns new events only (waiting up
+// to block), any other id returns the consumer's unacknowledged events with
+// a greater id ("0" from the first), never new ones. Events whose entry was
+// trimmed from the stream come back with no Kind; they cannot be handled and
+// may be acknowledged.
+func (s *Store) ReadEventsAfter(ctx context.Context, group, consumer, after string, count int, block time.Duration) ([]deskbot.Event, error) {
+	if count <= 0 {
+		count = 1
+	}
+	if after != ">" {
+		block = -1
+	} else if block <= 0 {
+		block = -1
+	} else if block < time.Millisecond {
+		block = time.Millisecond
+	}
+	msgs, err := s.xreadgroup(ctx, s.eventsKey(), group, consumer, int64(count), after, block)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]deskbot.Event, 0, len(msgs))
+	for _, m := range msgs {
+		var e deskbot.Event
+		if d := dataOf(m); d != "" {
+			if err := json.Unmarshal([]byte(d), &e); err != nil {
+				return nil, fmt.Errorf("store: decode event %s: %w", m.ID, err)
+			}
+		}
+		e.ID = m.ID
+		out = append(out, e)
+	}
+	return out, s.hydrate(ctx, out)
+}
+
 // hydrate fills Event.Request in one pipelined round trip for the batch.
 func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event) error {
 	var ids []string

@@ -109,3 +109,46 @@ func TestReadEventsBlocks(t *testing.T) {
 		}
 	})
 }
+
+// A consumer holding events in hand reads new ones past them, and pages
+// through what it holds after a restart.
+func TestReadEventsAfter(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		mustPublish(t, s,
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "one", Time: base},
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "two", Time: base},
+		)
+		first, err := s.ReadEventsAfter(ctx, "bot", "c1", ">", 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustPublish(t, s, deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "three", Time: base})
+		next, err := s.ReadEventsAfter(ctx, "bot", "c1", ">", 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := texts(append(first, next...)), []string{"one", "two", "three"}; !eq(got, want) {
+			t.Fatalf("new reads = %q; want %q", got, want)
+		}
+		if err := s.AckEvent(ctx, "bot", first[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		var held []string
+		after := "0"
+		for {
+			page, err := s.ReadEventsAfter(ctx, "bot", "c1", after, 1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			held = append(held, texts(page)...)
+			after = page[len(page)-1].ID
+		}
+		if want := []string{"one", "three"}; !eq(held, want) {
+			t.Fatalf("pending pages = %q; want %q", held, want)
+		}
+	})
+}

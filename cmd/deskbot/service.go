@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -115,11 +116,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
 		return m.Store.EventBacklog(ctx, outboxGroup)
 	})
+	backlog := &chatBacklog{}
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
 		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, log) }),
-		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now)))
+		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
@@ -172,6 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
+	backlog.bot.Store(m.Bot)
 
 	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.HealthHandler(3*time.Second,
 		ops.Check{Name: "redis", Func: m.Store.Ping},
@@ -358,4 +361,15 @@ func (m *Main) flush() {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// chatBacklog hands send_message the bot's count of a desk's messages
+// waiting to be posted; the tools are built before the bot.
+type chatBacklog struct{ bot atomic.Pointer[bot.Bot] }
+
+func (c *chatBacklog) ChatBacklog(desk string) int {
+	if b := c.bot.Load(); b != nil {
+		return b.ChatBacklog(desk)
+	}
+	return 0
 }

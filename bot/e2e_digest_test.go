@@ -1,0 +1,99 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+)
+
+// A flood of held calls is shown as a digest: Deny on a row decides
+// exactly that request; a row that shows its call whole offers Allow; a
+// row that cannot offers Open, and a forged Allow on it is refused until
+// the call is opened and allowed from its own message.
+func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
+	h := mustE2E(t)
+	h.shutdown()
+	var reqs []*deskbot.Request
+	for i := range 5 {
+		args := fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":%d}`, i, i+1)
+		if i == 4 {
+			args = `{"symbol":"LONG","side":"buy","quantity":1,"note":"` + strings.Repeat("n", 400) + `"}`
+		}
+		r, _, err := h.gate.Hold(t.Context(), "alpha", fmt.Sprintf("trigger-%d", i), deskbot.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "place_order", Arguments: json.RawMessage(args)})
+		if err != nil {
+			t.Fatalf("hold: %v", err)
+		}
+		reqs = append(reqs, r)
+	}
+	h.start()
+	d := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "held calls waiting") && len(m.Keyboard) == 5
+	})
+	rowOf := map[string]int{} // request id -> row number
+	for i, row := range d.Keyboard {
+		_, id, _ := bot.ParseCallback(row[0].Data)
+		rowOf[id] = i + 1
+		want := []string{bot.CallbackData(bot.ActAllowOnce, id), bot.CallbackData(bot.ActDeny, id)}
+		if id == reqs[4].ID {
+			want[0] = bot.CallbackData(bot.ActOpen, id)
+		}
+		if got := []string{row[0].Data, row[1].Data}; got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("row %d: %q; want %q", i+1, got, want)
+		}
+	}
+	if len(rowOf) != 5 {
+		t.Fatalf("rows for %d requests; want 5", len(rowOf))
+	}
+	if n := len(h.tg.BotMessages(groupID)); n != 1 {
+		t.Errorf("%d messages; want the one digest", n)
+	}
+
+	// A forged Allow on the row that does not show the call whole.
+	q := h.tg.InjectCallback(asha, groupID, d.ID, bot.CallbackData(bot.ActAllowOnce, reqs[4].ID))
+	if got, alert := h.answer(q); !strings.Contains(got, "Tap Open") || !alert {
+		t.Errorf("forged Allow on a cut row answered %q (alert %v)", got, alert)
+	}
+	if r, _ := h.gate.Request(t.Context(), reqs[4].ID); r.State != deskbot.StateOpen || h.tool.Runs() != 0 {
+		t.Fatalf("after a forged Allow: %s, %d runs; want open, none", r.State, h.tool.Runs())
+	}
+
+	// Deny on a row decides that row's request, and only it.
+	if got, _ := h.answer(h.tap(asha, d, fmt.Sprintf("❌ Deny %d", rowOf[reqs[1].ID]))); got != "Denied; it will not run." {
+		t.Errorf("Deny answered %q", got)
+	}
+	h.waitMessage(func(m telegramtest.Message) bool { return m.ID == d.ID && len(m.Keyboard) == 4 })
+	for i, r := range reqs {
+		got, _ := h.gate.Request(t.Context(), r.ID)
+		if want := map[bool]deskbot.RequestState{true: deskbot.StateDenied, false: deskbot.StateOpen}[i == 1]; got.State != want {
+			t.Errorf("request %d is %s; want %s", i+1, got.State, want)
+		}
+	}
+
+	// Open sends the long call's own message; Allow there runs it.
+	d, _ = h.tg.Message(groupID, d.ID)
+	var open string
+	for _, l := range d.Labels() {
+		if strings.HasPrefix(l, "🔎 Open") {
+			open = l
+		}
+	}
+	h.answer(h.tap(asha, d, open))
+	full := h.waitMessage(func(m telegramtest.Message) bool {
+		return m.ID != d.ID && strings.Contains(m.Text, reqs[4].ID) && strings.Contains(m.Plain, strings.Repeat("n", 400))
+	})
+	if got, _ := h.answer(h.tap(asha, full, "Allow once")); got != "Allowed; running…" {
+		t.Errorf("Allow on the opened message answered %q", got)
+	}
+	h.waitMessage(func(m telegramtest.Message) bool {
+		return m.ID == full.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Ran")
+	})
+	h.waitMessage(func(m telegramtest.Message) bool { return m.ID == d.ID && len(m.Keyboard) == 3 })
+	if h.tool.Runs() != 1 {
+		t.Errorf("%d runs; want 1", h.tool.Runs())
+	}
+}

@@ -1,0 +1,176 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
+)
+
+// A held call published behind a backlog of chatter reaches the chat
+// among the first messages, within Telegram's pace.
+func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
+	r := mustOutboxRig(t)
+	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
+	for i := range 30 {
+		r.publish(t, said([]string{"alpha", "beta", "gamma"}[i%3], fmt.Sprintf("chatter %02d", i)))
+	}
+	r.mustHold(t, reqID)
+	r.runWith(t, OutboxConfig{Request: r.st.Request})
+	deskbottest.Eventually(t, "the held call", func() bool {
+		for _, m := range r.tg.BotMessages(dlGroup) {
+			if strings.Contains(m.Plain, reqID) {
+				return true
+			}
+		}
+		return false
+	})
+	msgs := r.tg.BotMessages(dlGroup)
+	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, reqID) })
+	if at > 2 {
+		t.Errorf("the held call was message %d, after %d chatter messages; want it among the first", at+1, at)
+	}
+	deskbottest.Eventually(t, "all the chatter", func() bool { return len(r.tg.BotMessages(dlGroup)) == 31 })
+	checkPacing(t, r.tg.Sent("sendMessage"))
+	// Desks took turns: in every run of three chatter messages each desk
+	// spoke once.
+	var desks []string
+	for _, m := range r.tg.BotMessages(dlGroup) {
+		if !strings.Contains(m.Plain, reqID) {
+			desks = append(desks, strings.Fields(m.Plain)[1])
+		}
+	}
+	for i := 0; i+3 <= len(desks); i += 3 {
+		if got := slices.Sorted(slices.Values(desks[i : i+3])); !slices.Equal(got, []string{"alpha", "beta", "gamma"}) {
+			t.Fatalf("chatter order %v: desks did not take turns", desks)
+		}
+	}
+	r.checkAllAcked(t)
+}
+
+// eventuallyAllAcked waits until the outbox holds nothing unacknowledged
+// (reading only what it holds, so it takes nothing new from it).
+func (r *outboxRig) eventuallyAllAcked(t *testing.T) {
+	t.Helper()
+	deskbottest.Eventually(t, "every event acknowledged", func() bool {
+		held, err := r.st.ReadEventsAfter(t.Context(), OutboxGroup, "bot", "0", 100, 0)
+		return err == nil && len(held) == 0
+	})
+}
+
+// A request that closes while its message waits for a slot is not sent.
+func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
+	r := mustOutboxRig(t)
+	req := r.mustHold(t, reqID)
+	lapsed := *req
+	lapsed.State = deskbot.StateLapsed
+	r.runWith(t, OutboxConfig{Request: func(ctx context.Context, id string) (*deskbot.Request, error) { return &lapsed, nil }})
+	r.publish(t, said("alpha", "after the request"))
+	deskbottest.Eventually(t, "the desk message after it", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 1 })
+	r.eventuallyAllAcked(t)
+	for _, m := range r.tg.BotMessages(dlGroup) {
+		if strings.Contains(m.Plain, reqID) {
+			t.Errorf("a closed request was offered: %q", m.Plain)
+		}
+	}
+}
+
+// A flood of held calls is shown as one digest message per desk, a row a
+// request, and the digest is edited as requests close.
+func TestOutboxFloodShowsDigests(t *testing.T) {
+	r := mustOutboxRig(t)
+	var reqs []*deskbot.Request
+	for i := range 8 {
+		reqs = append(reqs, r.mustHold(t, fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
+	}
+	r.runWith(t, OutboxConfig{Request: r.st.Request, Open: r.st.OpenRequests, DigestAfter: 3})
+	deskbottest.Eventually(t, "a digest of eight rows", func() bool {
+		m := r.tg.BotMessages(dlGroup)
+		return len(m) == 1 && len(m[0].Keyboard) == 8
+	})
+	d := r.tg.BotMessages(dlGroup)[0]
+	for i, row := range d.Keyboard {
+		if got := []string{row[0].Data, row[1].Data}; !slices.Equal(got, []string{CallbackData(ActAllowOnce, reqs[i].ID), CallbackData(ActDeny, reqs[i].ID)}) {
+			t.Errorf("row %d decides %q; want request %s", i+1, got, reqs[i].ID)
+		}
+	}
+	r.mustTransition(t, reqs[0], deskbot.Transition{To: deskbot.StateDenied, Now: time.Now(), Expiry: deskbot.BeforeExpiry,
+		Set: deskbot.RequestPatch{Decision: deskbot.Deny, DecidedBy: deskbot.Person{ID: 501, Name: "Asha"}, DecidedAt: time.Now()}},
+		deskbot.EventRequestDecided)
+	deskbottest.Eventually(t, "the digest edited to seven rows", func() bool {
+		m, _ := r.tg.Message(dlGroup, d.ID)
+		return len(m.Keyboard) == 7 && !strings.Contains(fmt.Sprint(m.Keyboard), reqs[0].ID)
+	})
+	// A request held later joins its desk's digest; no new message.
+	late := r.mustHold(t, "00000000-0000-4000-8000-000000000099")
+	deskbottest.Eventually(t, "the late request in the digest", func() bool {
+		m, _ := r.tg.Message(dlGroup, d.ID)
+		return len(m.Keyboard) == 8 && strings.Contains(fmt.Sprint(m.Keyboard), late.ID)
+	})
+	if n := len(r.tg.BotMessages(dlGroup)); n != 1 {
+		t.Errorf("%d messages; want the one digest", n)
+	}
+	r.eventuallyAllAcked(t)
+}
+
+// Digest pages stay within Telegram's limits; each open request is one row
+// deciding exactly it; Allow only on a call the row shows whole.
+func TestDigestPages(t *testing.T) {
+	var rows []*deskbot.Request
+	for i := range 150 {
+		r := heldRequest()
+		r.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+		if i%10 == 0 {
+			r.Content.Arguments = json.RawMessage(`{"note":"` + strings.Repeat("x", 400) + `"}`)
+		}
+		rows = append(rows, r)
+	}
+	pages := DigestPages("alpha", rows)
+	seen := map[string]int{}
+	for p, pg := range pages {
+		if n := plainLen(pg.Text); n > MaxMessage {
+			t.Errorf("page %d is %d characters", p, n)
+		}
+		buttons := 0
+		for _, row := range pg.Markup.InlineKeyboard {
+			buttons += len(row)
+			if len(row) != 2 || row[0].Data != row[1].Data {
+				t.Fatalf("page %d row %v: want two buttons on one request", p, row)
+			}
+			for _, b := range row {
+				if n := len(CallbackData(b.Unique, b.Data)); n > MaxCallbackData {
+					t.Errorf("callback data of %d bytes", n)
+				}
+			}
+			seen[row[0].Data]++
+		}
+		if buttons > 100 {
+			t.Errorf("page %d has %d buttons", p, buttons)
+		}
+	}
+	for i, r := range rows {
+		if seen[r.ID] != 1 {
+			t.Errorf("request %d has %d rows", i, seen[r.ID])
+		}
+	}
+	for _, pg := range pages {
+		for _, row := range pg.Markup.InlineKeyboard {
+			var i int
+			fmt.Sscanf(row[0].Data[len(row[0].Data)-12:], "%d", &i)
+			want := ActAllowOnce
+			if i%10 == 0 {
+				want = ActOpen
+			}
+			if row[0].Unique != want || row[1].Unique != ActDeny {
+				t.Errorf("request %d row offers %s, %s; want %s, %s", i, row[0].Unique, row[1].Unique, want, ActDeny)
+			}
+		}
+	}
+}
