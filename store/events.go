@@ -150,7 +150,7 @@ func (s *Store) ReadEventsAfter(ctx context.Context, group, consumer, after stri
 	for _, m := range msgs {
 		var e deskbot.Event
 		if d := dataOf(m); d != "" {
-			if err := json.Unmarshal([]byte(d), &e); err != nil {
+			if e, err = decodeEvent(d); err != nil {
 				return nil, fmt.Errorf("store: decode event %s: %w", m.ID, err)
 			}
 		}
