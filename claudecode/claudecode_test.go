@@ -92,7 +92,6 @@ func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 	w.tell(t, "Buy 10 RELIANCE at 2500.")
 
 	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitMessage(t, "I asked to buy 10 RELIANCE.")
 	w.waitSettled(t, deskbot.DeskWaiting)
 	req, err := w.gate.Request(t.Context(), held.RequestID)
 	if err != nil {
@@ -110,6 +109,13 @@ func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 	}
 	w.waitMessage(t, "Bought 10 RELIANCE.")
 	w.waitSettled(t, deskbot.DeskIdle)
+	// The words the CLI ended the held turn with stay in the history: the
+	// request spoke for the desk.
+	for _, e := range w.readEvents(t) {
+		if e.Kind == deskbot.EventDeskMessage && strings.Contains(e.Text, "I asked to buy 10 RELIANCE.") {
+			t.Errorf("the text after the hold was posted: %q", e.Text)
+		}
+	}
 	rec := w.record(t, 2)
 	if got := rec.Flags["--resume"]; got != "0000-session-1" {
 		t.Errorf("second turn --resume = %q, want the first turn's session", got)
