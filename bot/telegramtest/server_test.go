@@ -136,6 +136,7 @@ func TestUpdatesReachHandlers(t *testing.T) {
 	b := mustBot(t, srv)
 	var mu sync.Mutex
 	var texts, replies, data []string
+	var whoamiAnswered, tapAnswered bool
 	b.Handle(telebot.OnText, func(c telebot.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -146,13 +147,21 @@ func TestUpdatesReachHandlers(t *testing.T) {
 		return nil
 	})
 	b.Handle("/whoami", func(c telebot.Context) error {
-		return c.Send("you are " + c.Sender().FirstName)
+		err := c.Send("you are " + c.Sender().FirstName)
+		mu.Lock()
+		whoamiAnswered = true
+		mu.Unlock()
+		return err
 	})
 	b.Handle(telebot.OnCallback, func(c telebot.Context) error {
 		mu.Lock()
 		data = append(data, c.Callback().Data)
 		mu.Unlock()
-		return c.Respond(&telebot.CallbackResponse{Text: "Only approvers can decide.", ShowAlert: true})
+		err := c.Respond(&telebot.CallbackResponse{Text: "Only approvers can decide.", ShowAlert: true})
+		mu.Lock()
+		tapAnswered = true
+		mu.Unlock()
+		return err
 	})
 	start(t, b)
 
@@ -167,7 +176,11 @@ func TestUpdatesReachHandlers(t *testing.T) {
 
 	srv.WaitFor(t, 5*time.Second, func(s *telegramtest.Server) bool {
 		_, _, answered := s.CallbackAnswer(q)
-		return answered && len(s.Sent("sendMessage")) == 2 && s.PendingUpdates() == 0
+		mu.Lock()
+		defer mu.Unlock()
+		// The handler's own send must have returned, not only reached the
+		// server: the test's end stops the bot and would cancel it.
+		return answered && tapAnswered && whoamiAnswered && len(s.Sent("sendMessage")) == 2 && s.PendingUpdates() == 0
 	})
 	mu.Lock()
 	defer mu.Unlock()
