@@ -9,7 +9,7 @@ import (
 
 // DefaultWait bounds Eventually: long enough for a loaded 2-core CI machine,
 // short enough that a broken test fails within the run.
-const DefaultWait = 10 * time.Second
+const DefaultWait = 20 * time.Second
 
 // Eventually fails the test unless cond becomes true within DefaultWait. It
 // is the one way tests wait for something to happen; to show that something
