@@ -235,9 +235,14 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 				return err
 			}
 			// The check took time: the call goes now, not at its slot.
-			s.moved(chatID, counts, at)
+			at = s.moved(chatID, counts, at)
 		}
 		err = call()
+		// Telegram counted the call somewhere between its start and its
+		// answer: the gaps and the group's minute count from the answer, so
+		// a request slowed on its way can never land a 21st send inside
+		// Telegram's own minute.
+		s.moved(chatID, counts, at)
 		if err == nil || isNotModified(err) {
 			return nil
 		}
@@ -365,15 +370,16 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 	return at
 }
 
-// moved records that the call booked at went out later, now: the gaps
-// after it count from now.
-func (s *Sender) moved(chatID int64, counts bool, at time.Time) {
+// moved records that the call booked at went out (or was answered) later,
+// now: the gaps after it count from now. It returns the time the call is
+// now recorded at.
+func (s *Sender) moved(chatID int64, counts bool, at time.Time) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
 	p := s.chats[chatID]
 	if p == nil || !now.After(at) {
-		return
+		return at
 	}
 	p.next = later(p.next, now.Add(s.opts.PerChat))
 	s.nextAny = later(s.nextAny, now.Add(s.opts.Overall))
@@ -385,6 +391,7 @@ func (s *Sender) moved(chatID int64, counts bool, at time.Time) {
 			p.chatter[i] = now
 		}
 	}
+	return now
 }
 
 // block keeps chatID quiet until t, as a 429 asked.

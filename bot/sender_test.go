@@ -305,3 +305,28 @@ func TestSenderGapCountsFromTheSend(t *testing.T) {
 		t.Errorf("next call %v after the late one; want at least a second", gap)
 	}
 }
+
+// Telegram counts a send somewhere between its start and its answer. A slow
+// send must not let the 21st of a minute start before a minute has passed
+// since the first was answered, or Telegram may see 21 in its own minute.
+func TestSenderMinuteCountsFromTheAnswer(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	var starts, answers []time.Time
+	for range 21 {
+		err := s.do(t.Context(), "sendMessage", dlGroup, true, func() error {
+			starts = append(starts, clock.Now())
+			if err := clock.Sleep(t.Context(), 2*time.Second); err != nil { // a slow request
+				return err
+			}
+			answers = append(answers, clock.Now())
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := starts[20].Sub(answers[0]); got < time.Minute {
+		t.Errorf("the 21st send started %v after the first was answered; want at least a minute", got)
+	}
+}
