@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -81,12 +81,7 @@ func TestCallerCancelIsNotAFailover(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := deskbottest.ClosedAddr(t)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			c := b.config(nil)

@@ -2,32 +2,20 @@ package store_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-// closedPort is a local port with nothing listening.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestRedisDownIsUnavailable(t *testing.T) {
 	const secret = "s3cret-pw"
 	t.Run("at open", func(t *testing.T) {
-		_, err := store.Open(t.Context(), store.Options{URL: "redis://:" + secret + "@" + closedPort(t)})
+		_, err := store.Open(t.Context(), store.Options{URL: "redis://:" + secret + "@" + deskbottest.ClosedAddr(t)})
 		checkUnavailable(t, err, secret)
 	})
 	t.Run("bad url", func(t *testing.T) {

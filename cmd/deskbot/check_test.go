@@ -72,17 +72,6 @@ func fakeModels(t *testing.T, status int, ids ...string) string {
 	return srv.URL + "/v1"
 }
 
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // goodEnv is a configuration every check passes (warnings aside).
 func goodEnv(t *testing.T) map[string]string {
 	t.Helper()
@@ -158,7 +147,7 @@ func TestCheck(t *testing.T) {
 		{"audit retention not positive", map[string]string{"AUDIT_RETENTION": "0s"}, 1, map[string]string{
 			"AUDIT_RETENTION": "FAIL must be a positive duration",
 		}},
-		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + closedAddr(t)}, 1, map[string]string{
+		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + deskbottest.ClosedAddr(t)}, 1, map[string]string{
 			"telegram": "FAIL cannot reach",
 		}},
 		{"token refused", map[string]string{"TELEGRAM_API_URL": wrongToken.URL}, 1, map[string]string{
@@ -185,7 +174,7 @@ func TestCheck(t *testing.T) {
 		{"topics off are not checked", map[string]string{"TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
 			"telegram chat": "ok", "telegram topics": absent,
 		}},
-		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + closedAddr(t) + "/v1"}, 1, map[string]string{
+		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + deskbottest.ClosedAddr(t) + "/v1"}, 1, map[string]string{
 			"model openai:qwen3": "FAIL no answer",
 		}},
 		{"model key refused", map[string]string{"MODEL_BASE_URL": fakeModels(t, 401)}, 1, map[string]string{
@@ -206,7 +195,7 @@ func TestCheck(t *testing.T) {
 		{"port in use", map[string]string{"HTTP_ADDR": busy.Addr().String()}, 1, map[string]string{
 			"HTTP_ADDR": "FAIL cannot listen",
 		}},
-		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + closedAddr(t)}, 1, map[string]string{
+		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + deskbottest.ClosedAddr(t)}, 1, map[string]string{
 			"redis": "FAIL unreachable",
 		}},
 		{"approval tool misspelt", map[string]string{"APPROVAL_TOOLS": "place_order, flatten-desk"}, 1, map[string]string{

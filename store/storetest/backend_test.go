@@ -3,7 +3,6 @@ package storetest
 import (
 	"bufio"
 	"flag"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,18 +13,6 @@ import (
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 )
-
-// closedURL is a Redis URL on a loopback port nobody listens on.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "redis://:secret-never-shown@" + addr
-}
 
 func TestChooseOrder(t *testing.T) {
 	server := redisServerDir(t)
@@ -41,10 +28,10 @@ func TestChooseOrder(t *testing.T) {
 		want Kind
 	}{
 		{name: "configured answers", env: map[string]string{"REDIS_URL": answering, "PATH": server}, want: Configured},
-		{name: "TEST_REDIS_URL first", env: map[string]string{"TEST_REDIS_URL": answering, "REDIS_URL": closedURL(t)}, want: Configured},
-		{name: "closed port, redis-server on PATH", env: map[string]string{"REDIS_URL": closedURL(t), "PATH": server}, want: Throwaway},
-		{name: "closed port, nothing on PATH", env: map[string]string{"REDIS_URL": closedURL(t), "PATH": noServer}, want: Embedded},
-		{name: "closed port, Redis required", env: map[string]string{"REDIS_URL": closedURL(t), "PATH": server, "DESKBOT_REQUIRE_REDIS": "1"}, want: Unavailable},
+		{name: "TEST_REDIS_URL first", env: map[string]string{"TEST_REDIS_URL": answering, "REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t)}, want: Configured},
+		{name: "closed port, redis-server on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": server}, want: Throwaway},
+		{name: "closed port, nothing on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": noServer}, want: Embedded},
+		{name: "closed port, Redis required", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": server, "DESKBOT_REQUIRE_REDIS": "1"}, want: Unavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
