@@ -11,6 +11,9 @@ import (
 // store puts its own prefix in front of a note key. Notes outlive a restart
 // and an upgrade, so a key's text must never change: a renamed key forgets
 // what was sent (and sends it again) or which message a reply answers.
+// The store puts the deployment's hash tag in front as well, so a note
+// shares the slot of every other key of the deployment on a Redis Cluster
+// (store/keys.go); nothing here needs braces of its own.
 
 // OutboxGroup is the bot's consumer group on the event stream: the outbox
 // reads and acknowledges events in it, and the service reports its backlog.

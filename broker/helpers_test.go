@@ -23,7 +23,7 @@ func mustPaper(t testing.TB) *broker.Paper {
 
 // mustRedis is the test binary's Redis under a key prefix of this test's
 // own, whose keys are deleted when the test ends.
-func mustRedis(t testing.TB) (*redis.Client, func(parts ...string) string) {
+func mustRedis(t testing.TB) (redis.UniversalClient, func(parts ...string) string) {
 	t.Helper()
 	s := storetest.MustOpen(t)
 	return s.Client(), s.Key

@@ -6,6 +6,11 @@ package broker
 //	broker:book:<desk>     hash: symbol -> "quantity avg last realised"
 //	broker:trades:<desk>   list: the desk's capped trade journal
 //
+// Both are built with the store's Key, so both carry the deployment's hash
+// tag ("{deskbot}:broker:book:main"): each script (script.go) touches a
+// desk's book and journal together, which on a Redis Cluster must hash to
+// one slot.
+//
 // The desk name is last in both keys so that no desk name can make one
 // desk's book collide with another's journal (and deskbot.ValidDeskName
 // allows no ":" anyway).

@@ -54,7 +54,8 @@ import (
 const journalCap = 1000
 
 // Redis is what the paper broker needs of a Redis client: its own scripts,
-// and two reads. *redis.Client (the store's, in the service) has it.
+// and two reads. Every go-redis client has it (redis.UniversalClient: the
+// store's, in the service, a single server's, Sentinel's or a Cluster's).
 type Redis interface {
 	redis.Scripter
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd

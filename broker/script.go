@@ -8,6 +8,9 @@ import "github.com/redis/go-redis/v9"
 // An exponent always follows a decimal point ("1.0e+22", not "1e+22")
 // because the embedded Redis's Lua (gopher-lua) cannot read the shorter form
 // back; Redis's own Lua reads both.
+// Both scripts name their two keys (KEYS), a desk's book and journal,
+// which share the deployment's hash tag (keys.go), so they run unchanged on
+// a Redis Cluster.
 // Replies are strings for the same reason (a Lua number reply is truncated
 // to an integer). Each fill is also appended to the desk's journal list as
 // "millis side quantity price realised symbol", capped to the last ARGV cap.

@@ -15,7 +15,7 @@ func TestEmbeddedRedisRefusesClientsWithoutPassword(t *testing.T) {
 	if err != nil || !got {
 		t.Fatalf("RequiresAuth = %v, %v; want true", got, err)
 	}
-	addr := s.Client().Options().Addr
+	addr := s.Client().(*redis.Client).Options().Addr
 	anon := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
 	defer anon.Close()
 	if err := anon.Set(t.Context(), s.Key("forged"), "allow", 0).Err(); err == nil {

@@ -1,7 +1,26 @@
 package store
 
+import (
+	"strings"
+
+	"github.com/deskbot/deskbot"
+)
+
 // Every key the store uses is named here, and only here: Key(parts...)
-// is the prefix followed by the parts joined by ":".
+// is "{tag}:" followed by the parts joined by ":", where the tag is the
+// prefix without its trailing ":" ("deskbot:" gives "{deskbot}:audit").
+//
+// Why one hash tag for the whole deployment: on Redis Cluster every key a
+// Lua script or a MULTI touches must hash to one slot, and only the text in
+// the first braces is hashed. The transition script writes a request, the
+// indexes that span every desk (open, running, denials, openby), the audit
+// trail, the event stream, a desk's inbox and the grants in one step, and
+// the sweep reads the indexes across desks: no narrower tag keeps those
+// together. The cost is that one Cluster node holds all of a deployment's
+// keys; a deployment is small (requests, streams capped by length and age),
+// and another deployment (another prefix) lands on its own slot. Anything
+// else that keeps keys through the store (the bot's notes, the paper
+// broker's books) inherits the tag through Key.
 //
 //	audit             stream: the audit trail
 //	events            stream: events for the chat and for operations
@@ -33,6 +52,17 @@ func (s *Store) inboxKey(desk string) string      { return s.Key("inbox", desk) 
 func (s *Store) callsKey(triggerID string) string { return s.Key("calls", triggerID) }
 func (s *Store) historyKey(desk string) string    { return s.Key("history", desk) }
 func (s *Store) noteKey(key string) string        { return s.Key("note", key) }
+
+// keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
+// braces. A brace inside the prefix would end the tag early or start
+// another, so it is refused, as is a prefix with nothing to hash.
+func keyBase(prefix string) (string, error) {
+	tag := strings.TrimSuffix(prefix, ":")
+	if tag == "" || strings.ContainsAny(tag, "{}") {
+		return "", deskbot.Errorf(deskbot.EINVALID, "REDIS_PREFIX must have some text before its last \":\" and no braces")
+	}
+	return "{" + tag + "}:", nil
+}
 
 // The inbox's consumer group and its one consumer: one worker runs a desk at
 // a time, and a worker that restarts must find the trigger its predecessor

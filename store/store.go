@@ -3,8 +3,17 @@
 // inbox, status, call memory and history, and adapters' notes. One *Store
 // implements every storage interface of package deskbot.
 //
-// Keys: every key is named in keys.go. The paper broker shares the Redis
-// and the prefix through Client, under a namespace of its own.
+// Keys: every key is named in keys.go, all of a deployment's keys under one
+// Redis Cluster hash tag (the prefix in braces), so that every script and
+// MULTI touches one slot. The paper broker shares the Redis and the prefix
+// through Client, under a namespace of its own.
+//
+// Redis: a single server (URL), a primary watched by Sentinel, or a Cluster
+// (client.go), through go-redis's universal client. A command that meets a
+// short outage (a restart's LOADING, a refused connection, a failover) is
+// retried for a few seconds before anyone is told (retry.go). A transition
+// returns only once the replicas the primary has acknowledge it (WAIT,
+// replicas.go), so a failover cannot lose a decision a person was told of.
 //
 // Concurrency: a *Store is safe for concurrent use, and any number of Stores
 // (goroutines, processes) may share one Redis and prefix. A request's state
@@ -26,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -34,15 +44,37 @@ import (
 )
 
 // Options configure Open. Zero values take the documented defaults.
+//
+// Which Redis: URL for one server; SentinelAddrs with MasterName for a
+// primary that Sentinel watches; ClusterAddrs for a Cluster. At most one of
+// the three; none of them means the embedded in-memory miniredis (the
+// caller warns).
 type Options struct {
-	URL          string        // redis://...; "" means embedded in-memory miniredis (caller warns)
-	Prefix       string        // every key starts with it; default "deskbot:"
+	URL           string   // redis://, rediss:// or unix://
+	SentinelAddrs []string // host:port of the sentinels
+	MasterName    string   // the primary's name in Sentinel
+	ClusterAddrs  []string // host:port of some of the Cluster's nodes
+	// Username and Password log in to the data nodes of Sentinel and
+	// Cluster, and to the URL's server when the URL carries none.
+	// SentinelPassword logs in to the sentinels themselves. Never logged.
+	Username, Password, SentinelPassword string
+
+	// Prefix names the deployment: every key is "{prefix}:..." (the
+	// trailing ":" of the prefix left out inside the braces); default
+	// "deskbot:". It may not contain braces.
+	Prefix       string
 	Retention    time.Duration // how long a closed request stays readable; default 7*24h
 	HistoryLimit int           // messages kept per desk; default 200
 	EventsMaxLen int64         // approximate cap of the event stream; default 100000
 	// AuditRetention is how long audit entries are kept (trimmed with
 	// MINID ~, so a little longer); default DefaultAuditRetention.
 	AuditRetention time.Duration
+	// RetryFor is how long a command that met a short outage is retried
+	// before its caller gets EUNAVAILABLE; default DefaultRetryFor.
+	RetryFor time.Duration
+	// WaitTimeout bounds one WAIT for the replicas after a transition;
+	// default DefaultWaitTimeout.
+	WaitTimeout time.Duration
 }
 
 // DefaultAuditRetention is how long the audit trail keeps an entry when
@@ -51,16 +83,21 @@ const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Store is the Redis implementation of deskbot's storage interfaces.
 type Store struct {
-	rdb      *redis.Client
+	rdb      redis.UniversalClient
 	mini     *miniredis.Miniredis // non-nil when this Store started the embedded server
 	embedded bool
 	url      string // kept only for Reopen; never logged or shown
 	opts     Options
+	base     string      // every key starts with it: "{tag}:"
+	up       atomic.Bool // set once Open's ping answered: from then on, blips are retried
+	replicas replicaCount
 }
 
-// Open connects and pings. An unreachable Redis is an EUNAVAILABLE error.
+// Open connects and pings. An unreachable Redis is an EUNAVAILABLE error,
+// given at once (a service that cannot reach Redis at its start says so);
+// later blips are retried (retry.go).
 func Open(ctx context.Context, o Options) (*Store, error) {
-	return open(ctx, o, o.URL == "")
+	return open(ctx, o, o.URL == "" && len(o.SentinelAddrs) == 0 && len(o.ClusterAddrs) == 0)
 }
 
 func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
@@ -79,34 +116,42 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	if o.AuditRetention <= 0 {
 		o.AuditRetention = DefaultAuditRetention
 	}
-	s := &Store{opts: o, url: o.URL, embedded: embedded}
-	if s.url == "" {
+	if o.RetryFor <= 0 {
+		o.RetryFor = DefaultRetryFor
+	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = DefaultWaitTimeout
+	}
+	base, err := keyBase(o.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{opts: o, url: o.URL, embedded: embedded, base: base}
+	if embedded && s.url == "" {
 		m, url, err := startEmbedded()
 		if err != nil {
 			return nil, err
 		}
 		s.mini, s.url = m, url
 	}
-	ro, err := redis.ParseURL(s.url)
-	if err != nil {
+	if s.rdb, err = newClient(s.opts, s.url, false); err != nil {
 		s.closeMini()
-		// The parse error may quote the URL, password and all.
-		return nil, deskbot.Errorf(deskbot.EINVALID, "REDIS_URL is not a valid redis:// URL")
+		return nil, err
 	}
-	ro.DisableIdentity = true // CLIENT SETINFO is one more round trip per connection, and 7.0 rejects it
-	// A hold or a button press waits on these: with Redis down, say so within
-	// about half a second rather than after go-redis's default ~2s of redials.
-	if ro.DialerRetries == 0 {
-		ro.DialerRetries, ro.DialerRetryTimeout = 1, 50*time.Millisecond
-	}
-	s.rdb = redis.NewClient(ro)
+	s.rdb.AddHook(blipHook{s})
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.up.Store(true)
 	if !embedded {
-		// Open requests written by an earlier version are rewritten in the
-		// current encoding before anything transitions them.
+		// Keys named before the hash tag move under it, and open requests
+		// written by an earlier version are rewritten in the current
+		// encoding, before anything transitions them.
+		if _, err := s.migrateKeyNames(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
 		if _, err := s.MigrateRequests(ctx); err != nil {
 			s.Close()
 			return nil, err
@@ -142,18 +187,20 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.wrap(s.rdb.Ping(ctx).Err())
 }
 
-// Client is the underlying client. Its one user outside this package is the
-// paper broker (package broker), which keeps its books in the same Redis
-// under its own "broker:" keys and changes them with its own scripts,
-// through a narrow interface it declares; it never touches the store's
-// keys (keys.go), and this package never touches its.
-func (s *Store) Client() *redis.Client { return s.rdb }
+// Client is the underlying client: a single server's, Sentinel's or a
+// Cluster's, with the store's retry of short outages. Its one user outside
+// this package is the paper broker (package broker), which keeps its books
+// in the same Redis under its own "broker:" keys and changes them with its
+// own scripts, through a narrow interface it declares; it never touches the
+// store's keys (keys.go), and this package never touches its.
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
-// Prefix is the prefix every key starts with.
+// Prefix is the prefix the Store was opened with (REDIS_PREFIX).
 func (s *Store) Prefix() string { return s.opts.Prefix }
 
-// Key is the prefix followed by parts joined by ":".
-func (s *Store) Key(parts ...string) string { return s.opts.Prefix + strings.Join(parts, ":") }
+// Key is the deployment's hash tag followed by parts joined by ":"
+// (keys.go says why every key shares the tag).
+func (s *Store) Key(parts ...string) string { return s.base + strings.Join(parts, ":") }
 
 // Embedded reports whether the Store runs on an in-memory server that
 // forgets everything when the process ends.
@@ -208,13 +255,10 @@ func (s *Store) RequiresAuth(ctx context.Context) (bool, error) {
 	if s.embedded {
 		return true, nil
 	}
-	ro, err := redis.ParseURL(s.url)
+	anon, err := newClient(s.opts, s.url, true)
 	if err != nil {
-		return false, deskbot.Errorf(deskbot.EINVALID, "REDIS_URL is not a valid redis:// URL")
+		return false, err
 	}
-	ro.Username, ro.Password = "", ""
-	ro.DisableIdentity = true
-	anon := redis.NewClient(ro)
 	defer anon.Close()
 	err = anon.Ping(ctx).Err()
 	if err == nil {

@@ -21,7 +21,8 @@ var transitionScript = redis.NewScript(transitionSrc)
 // Transition applies t to request id in one Lua script, so that of any
 // number of concurrent callers in any number of processes exactly one
 // applies it, and its audit entry, event, trigger and grant are recorded
-// with it or not at all. It returns the request as it stands afterwards.
+// with it or not at all. It returns the request as it stands afterwards,
+// once the primary's replicas have the change (replicas.go).
 func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
 	if len(t.From) == 0 || t.To == "" {
 		return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
@@ -89,9 +90,9 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
 		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
 	}
-	res, err := transitionScript.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := s.runDecisive(ctx, transitionScript, keys, args...)
 	if err != nil {
-		return nil, 0, s.wrap(err)
+		return nil, 0, err
 	}
 	code, _ := res[0].(int64)
 	if code < 0 {

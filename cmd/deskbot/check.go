@@ -125,13 +125,13 @@ func (c *checker) httpAddr(cfg Config) {
 }
 
 func (c *checker) redis(ctx context.Context, cfg Config) {
-	if cfg.RedisURL == "" {
+	if !cfg.redisNamed() {
 		c.add("redis", statusWarn, "REDIS_URL not set: in-memory Redis; requests, grants and the audit trail are lost at every restart")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, AuditRetention: cfg.AuditRetention})
+	s, err := store.Open(ctx, cfg.storeOptions())
 	if err != nil {
 		// The message never carries the URL (it may hold the password).
 		c.add("redis", statusFail, "unreachable: %s", deskbot.ErrorMessage(err))

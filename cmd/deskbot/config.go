@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"reflect"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/caarlos0/env/v11"
+	"github.com/deskbot/deskbot/store"
 )
 
 // Config is the whole service configuration, read from the environment.
@@ -29,16 +31,25 @@ type Config struct {
 
 	// The gate and the store: which tools wait for a person, and where
 	// requests, grants and events are kept.
-	RedisURL       string        `env:"REDIS_URL"`
-	RedisPrefix    string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
-	GrantTTL       time.Duration `env:"GRANT_TTL" envDefault:"0s"`
-	AuditRetention time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
-	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk" envSeparator:","`
-	ApprovalExpiry time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
-	SweepSchedule  string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
-	DataDir        string        `env:"DATA_DIR" envDefault:"./data"`
-	LogLevel       string        `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat      string        `env:"LOG_FORMAT" envDefault:"text"`
+	// One Redis: REDIS_URL for a single server, or REDIS_SENTINELS with
+	// REDIS_MASTER_NAME for a primary Sentinel watches, or
+	// REDIS_CLUSTER_ADDRS for a Cluster (see storeOptions).
+	RedisURL              string        `env:"REDIS_URL"`
+	RedisSentinels        []string      `env:"REDIS_SENTINELS" envSeparator:","`
+	RedisMasterName       string        `env:"REDIS_MASTER_NAME"`
+	RedisClusterAddrs     []string      `env:"REDIS_CLUSTER_ADDRS" envSeparator:","`
+	RedisUsername         string        `env:"REDIS_USERNAME"`
+	RedisPassword         string        `env:"REDIS_PASSWORD"`
+	RedisSentinelPassword string        `env:"REDIS_SENTINEL_PASSWORD"`
+	RedisPrefix           string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
+	GrantTTL              time.Duration `env:"GRANT_TTL" envDefault:"0s"`
+	AuditRetention        time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
+	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk" envSeparator:","`
+	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
+	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
+	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
 	// no secret of the service (see guard).
@@ -106,11 +117,7 @@ func (c Config) validate() []string {
 	if u, err := url.Parse(c.TelegramAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("TELEGRAM_API_URL", "must be an http(s) URL")
 	}
-	if c.RedisURL != "" {
-		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
-			bad("REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
-		}
-	}
+	p = append(p, c.validateRedis()...)
 	if c.ApprovalExpiry <= 0 {
 		bad("APPROVAL_EXPIRY", "must be a positive duration such as 5m")
 	}
@@ -156,6 +163,80 @@ func (c Config) validate() []string {
 		bad("DATA_DIR", "must not be empty")
 	}
 	return p
+}
+
+// validateRedis checks that the Redis variables name exactly one Redis (or
+// none: the embedded one) and that nothing set goes unused or contradicts
+// another setting. No message carries a value: a URL or a password is a
+// secret.
+func (c Config) validateRedis() []string {
+	var p []string
+	bad := func(name, why string) { p = append(p, name+": "+why) }
+	named := 0
+	for _, set := range []bool{c.RedisURL != "", len(c.RedisSentinels) > 0, len(c.RedisClusterAddrs) > 0} {
+		if set {
+			named++
+		}
+	}
+	if named > 1 {
+		bad("REDIS_URL", "set only one of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_ADDRS (they name different kinds of Redis)")
+	}
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
+			bad("REDIS_URL", "must be a redis://, rediss:// or unix:// URL")
+		} else if pw, ok := u.User.Password(); ok && pw != "" && c.RedisPassword != "" && pw != c.RedisPassword {
+			bad("REDIS_PASSWORD", "differs from the password in REDIS_URL; set one of them")
+		}
+	}
+	for _, v := range []struct {
+		name  string
+		addrs []string
+	}{{"REDIS_SENTINELS", c.RedisSentinels}, {"REDIS_CLUSTER_ADDRS", c.RedisClusterAddrs}} {
+		for _, a := range v.addrs {
+			if _, port, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil || port == "" {
+				bad(v.name, "must be a comma-separated list of host:port")
+				break
+			}
+		}
+	}
+	switch {
+	case len(c.RedisSentinels) > 0 && c.RedisMasterName == "":
+		bad("REDIS_MASTER_NAME", "required with REDIS_SENTINELS: the name the sentinels know the primary by (sentinel monitor <name> ...)")
+	case len(c.RedisSentinels) == 0 && c.RedisMasterName != "":
+		bad("REDIS_MASTER_NAME", "set without REDIS_SENTINELS: name the sentinels too")
+	}
+	if c.RedisSentinelPassword != "" && len(c.RedisSentinels) == 0 {
+		bad("REDIS_SENTINEL_PASSWORD", "set without REDIS_SENTINELS")
+	}
+	if tag := strings.TrimSuffix(c.RedisPrefix, ":"); tag == "" || strings.ContainsAny(tag, "{}") {
+		bad("REDIS_PREFIX", "must have some text before its last \":\" and no braces (it becomes the keys' Cluster hash tag)")
+	}
+	return p
+}
+
+// storeOptions is the store's configuration: which Redis, its credentials,
+// the key prefix and the audit trail's retention.
+func (c Config) storeOptions() store.Options {
+	trim := func(addrs []string) []string {
+		var out []string
+		for _, a := range addrs {
+			if a = strings.TrimSpace(a); a != "" {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	return store.Options{
+		URL: c.RedisURL, SentinelAddrs: trim(c.RedisSentinels), MasterName: c.RedisMasterName,
+		ClusterAddrs: trim(c.RedisClusterAddrs), Username: c.RedisUsername, Password: c.RedisPassword,
+		SentinelPassword: c.RedisSentinelPassword, Prefix: c.RedisPrefix, AuditRetention: c.AuditRetention,
+	}
+}
+
+// redisNamed reports whether a Redis is configured (else the embedded one
+// runs).
+func (c Config) redisNamed() bool {
+	return c.RedisURL != "" || len(c.RedisSentinels) > 0 || len(c.RedisClusterAddrs) > 0
 }
 
 // envProblems turns the env library's errors into one line per variable.
@@ -210,7 +291,7 @@ func typeWord(t reflect.Type) string {
 
 // secrets are the values no log line may carry.
 func (c Config) secrets() []string {
-	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey}
+	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword}
 	s = append(s, c.deskKeys...)
 	return append(s, redisPasswords(c.RedisURL)...)
 }
@@ -320,7 +401,7 @@ func approvalTools(entries []string) ([]string, error) {
 // secretEnv are the variables holding the service's own secrets. Names
 // starting with REDIS_ are refused too, whatever they hold.
 func secretEnv() []string {
-	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 }
 
 // deskKeyEnvs returns the variables DESKS_FILE names as api_key_env. A file

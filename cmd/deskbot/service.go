@@ -88,7 +88,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
 
-	if m.Store, err = store.Open(ctx, store.Options{URL: cfg.RedisURL, Prefix: cfg.RedisPrefix, AuditRetention: cfg.AuditRetention}); err != nil {
+	if m.Store, err = store.Open(ctx, cfg.storeOptions()); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
 	if m.Store.Embedded() {

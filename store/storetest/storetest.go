@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/store"
+	"github.com/redis/go-redis/v9"
 )
 
 // URL is the Redis the tests use (see the package comment). It may carry a
@@ -125,28 +126,43 @@ func RandomPrefix() string {
 	return "deskbot-test:" + hex.EncodeToString(b) + ":"
 }
 
-// deleteKeys removes every key under s's prefix. The test's context is
-// already cancelled when cleanups run, hence Background.
+// deleteKeys removes every key under s's prefix (its hash tag, so on a
+// Cluster they are all on one node; every primary is scanned all the same).
+// The test's context is already cancelled when cleanups run, hence
+// Background.
 func deleteKeys(t testing.TB, s *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	rdb := s.Client()
-	iter := rdb.Scan(ctx, 0, s.Prefix()+"*", 1000).Iterator()
+	each := func(ctx context.Context, rdb *redis.Client) error { return deleteMatching(ctx, rdb, s.Key()+"*") }
+	var err error
+	switch c := s.Client().(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, each)
+	case *redis.Client:
+		err = each(ctx, c)
+	}
+	if err != nil {
+		t.Errorf("clean up keys under %s: %v", s.Prefix(), err)
+	}
+}
+
+func deleteMatching(ctx context.Context, rdb *redis.Client, pattern string) error {
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 	var keys []string
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
 		if len(keys) == 1000 {
-			rdb.Unlink(ctx, keys...)
+			if err := rdb.Unlink(ctx, keys...).Err(); err != nil {
+				return err
+			}
 			keys = keys[:0]
 		}
 	}
 	if err := iter.Err(); err != nil {
-		t.Errorf("clean up keys under %s: %v", s.Prefix(), err)
-		return
+		return err
 	}
 	if len(keys) > 0 {
-		if err := rdb.Unlink(ctx, keys...).Err(); err != nil {
-			t.Errorf("clean up keys under %s: %v", s.Prefix(), err)
-		}
+		return rdb.Unlink(ctx, keys...).Err()
 	}
+	return nil
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -22,7 +23,7 @@ func TestMustOpenCleansUpOnlyItsPrefix(t *testing.T) {
 			}
 		}
 	})
-	n, err := other.Client().Keys(ctx, prefix+"*").Result()
+	n, err := other.Client().Keys(ctx, "{"+strings.TrimSuffix(prefix, ":")+"}*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

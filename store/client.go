@@ -1,0 +1,61 @@
+package store
+
+import (
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/redis/go-redis/v9"
+)
+
+// newClient builds the client Options ask for: a single server's from the
+// URL, else Sentinel's (a client of the primary that asks the sentinels
+// where it is, again after a failover), else a Cluster's. anon leaves every
+// credential out (RequiresAuth asks whether Redis lets such a client in).
+// No error text carries a URL or a password.
+func newClient(o Options, url string, anon bool) (redis.UniversalClient, error) {
+	var u *redis.UniversalOptions
+	switch {
+	case len(o.SentinelAddrs) > 0 && len(o.ClusterAddrs) > 0,
+		url != "" && (len(o.SentinelAddrs) > 0 || len(o.ClusterAddrs) > 0):
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Name one Redis: a URL, sentinels or Cluster nodes, not several")
+	case len(o.SentinelAddrs) > 0:
+		if o.MasterName == "" {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Sentinel needs the primary's name (REDIS_MASTER_NAME)")
+		}
+		u = &redis.UniversalOptions{Addrs: o.SentinelAddrs, MasterName: o.MasterName,
+			Username: o.Username, Password: o.Password, SentinelPassword: o.SentinelPassword}
+	case len(o.ClusterAddrs) > 0:
+		u = &redis.UniversalOptions{Addrs: o.ClusterAddrs, IsClusterMode: true,
+			Username: o.Username, Password: o.Password}
+	default:
+		ro, err := redis.ParseURL(url)
+		if err != nil {
+			// The parse error may quote the URL, password and all.
+			return nil, deskbot.Errorf(deskbot.EINVALID, "REDIS_URL is not a valid redis:// URL")
+		}
+		if ro.Password == "" && ro.Username == "" {
+			ro.Username, ro.Password = o.Username, o.Password
+		}
+		if anon {
+			ro.Username, ro.Password = "", ""
+		}
+		tune(&ro.DisableIdentity, &ro.DialerRetries, &ro.DialerRetryTimeout)
+		return redis.NewClient(ro), nil
+	}
+	if anon {
+		u.Username, u.Password, u.SentinelPassword = "", "", ""
+	}
+	tune(&u.DisableIdentity, &u.DialerRetries, &u.DialerRetryTimeout)
+	return redis.NewUniversalClient(u), nil
+}
+
+// tune sets what every client of the store has. CLIENT SETINFO is one more
+// round trip per connection, and 7.0 rejects it. One quick redial, not
+// go-redis's default ~2 s of them: a failed dial is the store's to retry
+// (retry.go), where the rule for how long lives.
+func tune(disableIdentity *bool, dialerRetries *int, dialerRetryTimeout *time.Duration) {
+	*disableIdentity = true
+	if *dialerRetries == 0 {
+		*dialerRetries, *dialerRetryTimeout = 1, 50*time.Millisecond
+	}
+}
