@@ -55,7 +55,8 @@ func creationRecord(r *deskbot.Request) (string, error) {
 
 // CreateRequest saves r as open, with its audit entry and event, in one
 // MULTI/EXEC round trip that reads nothing back; the desk's count of open
-// requests goes up in the same step. Times are cut to milliseconds (what
+// requests goes up in the same step. Like a transition, it returns once the
+// primary's replicas have it: people are shown the request and its buttons. Times are cut to milliseconds (what
 // Redis keeps) and r is updated to match, so Go and the Lua expiry check
 // agree to the ms.
 func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) error {
@@ -82,7 +83,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	}
 	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err = s.txDecisive(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key, fState, string(deskbot.StateOpen), fExpiresAt, exp, fDesk, r.Desk,
 			fCreation, rec, fArgs, []byte(r.Content.Arguments))
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
@@ -92,7 +93,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), evJSON))
 		return nil
 	})
-	return s.wrap(err)
+	return err
 }
 
 // OpenRequestCount is the number of the desk's open requests, kept by

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,10 +21,11 @@ import (
 type Kind string
 
 const (
-	Configured  Kind = "configured" // TEST_REDIS_URL, REDIS_URL or the default 127.0.0.1:6379
-	Throwaway   Kind = "throwaway"  // a redis-server from PATH, started for this test binary
-	Embedded    Kind = "embedded"   // the in-memory miniredis the service runs on without REDIS_URL
-	Unavailable Kind = "unavailable"
+	Configured        Kind = "configured" // TEST_REDIS_URL, REDIS_URL or the default 127.0.0.1:6379
+	Throwaway         Kind = "throwaway"  // a redis-server from PATH, started for this test binary
+	Embedded          Kind = "embedded"   // the in-memory miniredis the service runs on without REDIS_URL
+	ClusterConfigured Kind = "cluster"    // the Redis Cluster at TEST_REDIS_CLUSTER_ADDRS
+	Unavailable       Kind = "unavailable"
 )
 
 // defaultURL is tried when neither TEST_REDIS_URL nor REDIS_URL is set.
@@ -33,8 +35,11 @@ const defaultURL = "redis://127.0.0.1:6379"
 type backend struct {
 	kind Kind
 	url  string // never logged: it may carry a password
-	why  string // how it was chosen, for the log line and skip messages
-	err  error  // set when kind is Unavailable
+	// A Cluster's nodes and password (never logged) instead of url.
+	clusterAddrs []string
+	password     string
+	why          string // how it was chosen, for the log line and skip messages
+	err          error  // set when kind is Unavailable
 }
 
 var (
@@ -56,6 +61,9 @@ func required() bool { return os.Getenv("DESKBOT_REQUIRE_REDIS") == "1" }
 // DESKBOT_REQUIRE_REDIS=1 only the configured URL will do, so CI proves the
 // real Redis it set up.
 func choose() backend {
+	if addrs := os.Getenv("TEST_REDIS_CLUSTER_ADDRS"); addrs != "" {
+		return chooseCluster(strings.Split(addrs, ","), os.Getenv("TEST_REDIS_PASSWORD"))
+	}
 	name, u := "TEST_REDIS_URL", os.Getenv("TEST_REDIS_URL")
 	if u == "" {
 		name, u = "REDIS_URL", os.Getenv("REDIS_URL")
@@ -81,6 +89,24 @@ func choose() backend {
 		return backend{kind: Unavailable, why: tried, err: fmt.Errorf("%s; embedded: %w", tried, eerr)}
 	}
 	return backend{kind: Embedded, url: url, why: tried + "; the embedded miniredis the service runs on without REDIS_URL"}
+}
+
+// chooseCluster takes the Cluster at addrs if it answers and is ok; with
+// it named, nothing else will do.
+func chooseCluster(addrs []string, password string) backend {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := c.ClusterInfo(ctx).Result()
+	if err == nil && !strings.Contains(info, "cluster_state:ok") {
+		err = errors.New("cluster_state is not ok")
+	}
+	if err != nil {
+		why := fmt.Sprintf("the Redis Cluster at TEST_REDIS_CLUSTER_ADDRS does not answer (%s)", redacted(err))
+		return backend{kind: Unavailable, why: why, err: errors.New(why)}
+	}
+	return backend{kind: ClusterConfigured, clusterAddrs: addrs, password: password, why: "Redis Cluster at TEST_REDIS_CLUSTER_ADDRS"}
 }
 
 // ping checks that u answers PING within a couple of seconds.

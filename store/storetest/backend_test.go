@@ -36,6 +36,7 @@ func TestChooseOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("TEST_REDIS_URL", "")
+			t.Setenv("TEST_REDIS_CLUSTER_ADDRS", "")
 			t.Setenv("DESKBOT_REQUIRE_REDIS", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)

@@ -8,6 +8,12 @@
 //  3. else the embedded miniredis the service itself runs on without
 //     REDIS_URL, shared by the binary's tests through its URL.
 //
+// TEST_REDIS_CLUSTER_ADDRS (with TEST_REDIS_PASSWORD) names a Redis Cluster
+// instead, and then nothing else is tried: the whole suite runs on the
+// Cluster (.ci/run starts a throwaway one for the store, gate, bot, broker
+// and service packages). Topologies of a test's own (a replicated primary,
+// Sentinel, a Cluster) come from topology.go.
+//
 // The first test to open a store logs which one was used (visible with -v).
 // With DESKBOT_REQUIRE_REDIS=1 (as in CI) only the configured Redis will do:
 // nothing falls back, and every skip for want of Redis is a failure.
@@ -21,6 +27,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -29,8 +37,29 @@ import (
 )
 
 // URL is the Redis the tests use (see the package comment). It may carry a
-// password: pass it on, never log it.
+// password: pass it on, never log it. It is "" on a Cluster: see Env, or
+// NeedsURL.
 func URL() string { return current().url }
+
+// Env is the service's environment naming the Redis the tests use:
+// REDIS_URL, or REDIS_CLUSTER_ADDRS and REDIS_PASSWORD on a Cluster. Values
+// may be secrets: pass them on, never log them.
+func Env() map[string]string {
+	b := current()
+	if b.kind == ClusterConfigured {
+		return map[string]string{"REDIS_CLUSTER_ADDRS": strings.Join(b.clusterAddrs, ","), "REDIS_PASSWORD": b.password}
+	}
+	return map[string]string{"REDIS_URL": b.url}
+}
+
+// NeedsURL skips t when the tests run on a Cluster, saying why the test
+// needs a single server's URL (a proxy in front of it, say).
+func NeedsURL(t testing.TB, why string) {
+	t.Helper()
+	if use(t); Which() == ClusterConfigured {
+		t.Skipf("runs on a single Redis only: %s", why)
+	}
+}
 
 // Which is the kind of Redis the test binary uses.
 func Which() Kind { return current().kind }
@@ -50,7 +79,7 @@ func use(t testing.TB) string {
 		}
 	})
 	if b.kind == Unavailable {
-		if required() {
+		if required() || os.Getenv("TEST_REDIS_CLUSTER_ADDRS") != "" {
 			t.Fatalf("redis required (DESKBOT_REQUIRE_REDIS=1) but unavailable: %v", b.err)
 		}
 		t.Skipf("no Redis, skipping: %v", b.err)
@@ -83,6 +112,9 @@ func MustOpen(t testing.TB) *store.Store {
 func MustOpenOptions(t testing.TB, o store.Options) *store.Store {
 	t.Helper()
 	o.URL, o.Prefix = use(t), RandomPrefix()
+	if b := current(); b.kind == ClusterConfigured {
+		o.ClusterAddrs, o.Password = b.clusterAddrs, b.password
+	}
 	s, err := store.Open(context.Background(), o)
 	if err != nil {
 		t.Fatalf("open store on the %s Redis: %v", Which(), err)
