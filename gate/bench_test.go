@@ -41,8 +41,31 @@ func mustBench(b *testing.B) *benchFixture {
 	return f
 }
 
-func BenchmarkHold(b *testing.B) {
-	f := mustBench(b)
+func BenchmarkHold(b *testing.B) { benchHold(b, mustBench(b)) }
+
+// BenchmarkHoldReplica and BenchmarkResolveReplica are BenchmarkHold and
+// BenchmarkResolve on a primary with one replica (started for the
+// benchmark, on loopback): the store waits for the replica (WAIT) before a
+// hold or a decision returns; the floor does not. Compare them with
+// BenchmarkHold and BenchmarkResolve in the same run for the cost of WAIT.
+func BenchmarkHoldReplica(b *testing.B) { benchHold(b, mustBenchReplica(b)) }
+
+func BenchmarkResolveReplica(b *testing.B) { benchResolve(b, mustBenchReplica(b)) }
+
+func mustBenchReplica(b *testing.B) *benchFixture {
+	b.Helper()
+	set := storetest.StartReplicated(b)
+	s, err := store.Open(context.Background(), store.Options{URL: set.URL(), Prefix: storetest.RandomPrefix()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	f := &benchFixture{store: s, clock: newClock()}
+	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, f.store, &runner{}, f.clock.Now, quietLog())
+	return f
+}
+
+func benchHold(b *testing.B, f *benchFixture) {
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
 	floor := holdFloor(f)
@@ -106,8 +129,9 @@ func holdFloor(f *benchFixture) func() {
 // BenchmarkResolve is a full allow of a request the gate held: decide
 // atomically, run the (instant) call, record the result and hand the desk
 // its message. The requests are held before the timer starts.
-func BenchmarkResolve(b *testing.B) {
-	f := mustBench(b)
+func BenchmarkResolve(b *testing.B) { benchResolve(b, mustBench(b)) }
+
+func benchResolve(b *testing.B, f *benchFixture) {
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
 	held := make([]string, 0, b.N)

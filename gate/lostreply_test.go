@@ -101,6 +101,7 @@ func (p *lossyProxy) accept() {
 // the person being told someone else decided and the call waiting for a
 // restart; for the record of the run, the retry finds it recorded.
 func TestLostReplyStillRunsOnce(t *testing.T) {
+	storetest.NeedsURL(t, "a lossy proxy stands in front of one Redis server")
 	for _, tt := range []struct {
 		name string
 		skip int32
