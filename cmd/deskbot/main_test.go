@@ -46,7 +46,6 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 		"TELEGRAM_API_URL":   s.tg.URL,
 		"TELEGRAM_CHAT_ID":   fmt.Sprint(groupID),
 		"TELEGRAM_APPROVERS": "101,102",
-		"REDIS_URL":          storetest.URL(),
 		"REDIS_PREFIX":       storetest.RandomPrefix(),
 		"DATA_DIR":           dataDir,
 		"MODEL_BASE_URL":     s.model.URL + "/v1",
@@ -54,6 +53,9 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 		"MODEL_TIMEOUT":      "5s",
 		"HTTP_ADDR":          "127.0.0.1:0",
 		"LOG_LEVEL":          "debug",
+	}
+	for k, v := range storetest.Env() { // REDIS_URL, or a Cluster's nodes
+		environ[k] = v
 	}
 	for k, v := range extra {
 		environ[k] = v
