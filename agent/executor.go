@@ -10,7 +10,7 @@ import (
 
 // Gatekeeper is the part of the gate the executor needs.
 type Gatekeeper interface {
-	NeedsPermission(ctx context.Context, desk, tool string) (bool, error)
+	NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error)
 	Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error)
 }
 
@@ -196,7 +196,7 @@ func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (d
 }
 
 func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
-	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call.Name)
+	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call)
 	if err == nil && need {
 		// An approver must see the whole call before Allow is offered; a
 		// call that cannot be shown whole never becomes a request.

@@ -106,27 +106,45 @@ func holdFloor(f *benchFixture) func() {
 // BenchmarkResolve is a full allow of a request the gate held: decide
 // atomically, run the (instant) call, record the result and hand the desk
 // its message. The requests are held before the timer starts.
+//
+// approvers=1 is a request that needs one approver (every allow still goes
+// through the count); approvers=2 needs two, and its op is both taps: the
+// first is counted (the request stays open), the second meets the count
+// and runs the call. Run it in the same run as BenchmarkResolveFloor.
 func BenchmarkResolve(b *testing.B) {
-	f := mustBench(b)
-	ctx := context.Background()
-	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	held := make([]string, 0, b.N)
-	for range b.N {
-		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
-		if err != nil {
-			b.Fatal(err)
-		}
-		held = append(held, r.ID)
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("approvers=%d", n), func(b *testing.B) {
+			f := mustBench(b)
+			if n > 1 {
+				f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute,
+					Policies: deskbot.Policies{"main": {"place_order": {Approvals: n}}}}, f.store, &runner{}, f.clock.Now, quietLog())
+			}
+			ctx := context.Background()
+			call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
+			held := make([]string, 0, b.N)
+			for range b.N {
+				r, _, err := f.gate.Hold(ctx, "main", "trig", call)
+				if err != nil {
+					b.Fatal(err)
+				}
+				held = append(held, r.ID)
+			}
+			floor := resolveFloor(f)
+			b.ResetTimer()
+			paired(b, func() {
+				id := held[0]
+				held = held[1:]
+				if n > 1 {
+					if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
+						b.Fatal(resp, err)
+					}
+				}
+				if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+					b.Fatal(resp, err)
+				}
+			}, floor)
+		})
 	}
-	floor := resolveFloor(f)
-	b.ResetTimer()
-	paired(b, func() {
-		id := held[0]
-		held = held[1:]
-		if _, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil {
-			b.Fatal(err)
-		}
-	}, floor)
 }
 
 // BenchmarkResolveFloor is one pipelined round trip carrying the commands of
