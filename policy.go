@@ -5,6 +5,7 @@ package deskbot
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -174,4 +175,19 @@ func uniqueKeys(obj []byte) bool {
 		}
 	}
 	return true
+}
+
+// OrderCounter counts the orders each desk puts forward (runs or has held)
+// in a day, for max_orders_per_day.
+type OrderCounter interface {
+	// CountOrder counts one more order of desk on day (India date,
+	// 2006-01-02) unless max are counted already, atomically; it returns
+	// the count and whether this order was counted.
+	CountOrder(ctx context.Context, desk, day string, max int) (int, bool, error)
+}
+
+// LimitMessage is what a desk's model is told when a hard limit refused its
+// call: nothing ran, nobody was asked, and splitting it will not help.
+func LimitMessage(tool, why string) string {
+	return fmt.Sprintf("%s was refused by a hard limit of this desk, so it was not run and nobody was asked: %s. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters.", tool, why)
 }
