@@ -70,7 +70,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 	}
 	switch d {
 	case deskbot.AlwaysAllow:
-		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: who(by), GrantedAt: now, RequestID: id,
+		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: g.grantors(ctx, r, by), GrantedAt: now, RequestID: id,
 			Limit: g.cfg.Policies.GrantLimit(r.Desk, r.Content.ToolName), Approvers: r.Needs()}
 		if g.cfg.GrantTTL > 0 {
 			gr.ExpiresAt = now.Add(g.cfg.GrantTTL)
@@ -123,6 +123,24 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", deskbot.Clock(after.ExpiresAt))
 	}
 	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+}
+
+// grantors names who gives a grant: by alone, or, when the request needs
+// several approvers, those who approved before by too (read now; a failed
+// read names by alone, the audit trail keeps every approval anyway).
+func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Person) string {
+	if r.Needs() < 2 {
+		return who(by)
+	}
+	cur, err := g.store.Request(ctx, r.ID)
+	if err != nil {
+		return who(by)
+	}
+	var names []string
+	for _, a := range cur.Approvals {
+		names = append(names, who(deskbot.Person{ID: a.ByID, Name: a.By}))
+	}
+	return strings.Join(append(names, who(by)), " and ")
 }
 
 // Run runs the call of a request that Decide left running, records the
