@@ -33,6 +33,20 @@ func TestLoadDesksPolicy(t *testing.T) {
 			t.Errorf("policy = %+v; want %+v", got, want)
 		}
 	})
+	t.Run("the documented example", func(t *testing.T) {
+		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+		desks, err := agent.LoadDesks(nil, "../docs/desks.example.toml", defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := agent.Policies(desks)
+		if got, want := p["main"]["place_order"].Words("place_order"), "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
+			t.Errorf("main's place_order policy: %q; want %q", got, want)
+		}
+		if err := p.Check([]string{"flatten_desk", "place_order"}, 2); err != nil {
+			t.Errorf("the example's policies with the tools it names: %v", err)
+		}
+	})
 	t.Run("none", func(t *testing.T) {
 		desks, err := load(t, "")
 		if err != nil || len(agent.Policies(desks)) != 0 {
