@@ -19,12 +19,11 @@ import (
 )
 
 type limitFixture struct {
-	store  *store.Store
-	paper  *broker.Paper
-	exec   *agent.ToolCallExecutor
-	now    time.Time
-	mu     sync.Mutex
-	guards []string
+	store *store.Store
+	paper *broker.Paper
+	exec  *agent.ToolCallExecutor
+	now   time.Time
+	mu    sync.Mutex
 }
 
 // mustLimits is an executor over the real paper broker and gate, with
