@@ -66,7 +66,9 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 	}
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
-		t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID}
+		if r.Needs() > 1 { // one approval of one is never short of the count
+			t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID}
+		}
 	}
 	switch d {
 	case deskbot.AlwaysAllow:
