@@ -14,6 +14,7 @@ const (
 	EventUserRequest      EventKind = "user_request"
 	EventRequestDecided   EventKind = "request_decided" // any decision; for allows, again once the call ran
 	EventRequestLapsed    EventKind = "request_lapsed"
+	EventRequestApproved  EventKind = "request_approved" // an approval counted, more needed: the request is still open
 	EventDeskMessage      EventKind = "desk_message"
 	EventDeskState        EventKind = "desk_state"
 	EventModelUnreachable EventKind = "model_unreachable"

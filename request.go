@@ -88,6 +88,23 @@ type Request struct {
 	// reply from Redis was lost, and whose retry finds the request already
 	// decided, can tell its own decision from someone else's.
 	DecisionToken string `json:"decision_token,omitempty"`
+	// Required is how many distinct approvers the call needs, fixed when
+	// it was held (a later policy or restart cannot lower it); 0 reads as 1.
+	Required int `json:"required,omitempty"`
+	// Approvals are the allows counted so far, in order, one per person;
+	// the one that met Required is the last.
+	Approvals []Approval `json:"approvals,omitempty"`
+}
+
+// Needs is how many distinct approvers r needs: never below 1.
+func (r *Request) Needs() int { return max(r.Required, 1) }
+
+// Approval is one person's allow, counted toward a request's Required.
+type Approval struct {
+	By       string    `json:"by"` // display name
+	ByID     int64     `json:"by_id"`
+	Decision Decision  `json:"decision"` // allow_once or always_allow
+	At       time.Time `json:"at"`
 }
 
 // Person is someone in the chat who acts on a request.
@@ -134,16 +151,26 @@ type Transition struct {
 	Event              *Event   // published when the transition applies
 	Trigger            *Trigger // handed to the desk's inbox when it applies
 	Grant              *Grant   // recorded when it applies
+	// Approve makes the transition an allow that counts toward the
+	// request's Required, one per person (by ID): short of the count only
+	// the approval is recorded (with an "approve" audit entry and Approved,
+	// outcome Counted); the approval that meets it applies the transition.
+	// A grant is recorded only if every counted approval is always_allow
+	// (else the decision reads allow_once).
+	Approve  *Approval
+	Approved *Event // published when an approval is counted short of the count
 }
 
 // Outcome says what a transition did.
 type Outcome int
 
 const (
-	Applied    Outcome = iota
-	WrongState         // another caller got there first; Request is as it now stands
-	Expired            // BeforeExpiry, and the request's expiry had passed
-	NotDue             // AfterExpiry, and the request's expiry has not passed
+	Applied         Outcome = iota
+	WrongState              // another caller got there first; Request is as it now stands
+	Expired                 // BeforeExpiry, and the request's expiry had passed
+	NotDue                  // AfterExpiry, and the request's expiry has not passed
+	Counted                 // Approve: the approval was recorded; more are needed
+	AlreadyApproved         // Approve: this person's approval was already counted; nothing changed
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the
@@ -175,6 +202,26 @@ type Grant struct {
 	GrantedAt time.Time `json:"granted_at"`
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero: until revoked
 	RequestID string    `json:"request_id,omitempty"`
+	// Limit is the largest notional (rupees) of an order the grant covers;
+	// 0: no limit. A grant never covers an order above its policy's
+	// two-approver threshold.
+	Limit float64 `json:"limit,omitempty"`
+	// Approvers is how many people gave the grant (0 reads as 1): it covers
+	// only calls that need no more approvers than that.
+	Approvers int `json:"approvers,omitempty"`
+}
+
+// Covers reports whether the grant lets call run without asking, given
+// that it needs required approvers.
+func (g Grant) Covers(call ToolCall, required int) bool {
+	if max(g.Approvers, 1) < required {
+		return false
+	}
+	if g.Limit <= 0 {
+		return true
+	}
+	o, ok := OrderArguments(call.Arguments)
+	return ok && o.Quantity*o.Price <= g.Limit
 }
 
 // Active reports whether the grant still holds at now.
@@ -193,7 +240,7 @@ type GrantStore interface {
 
 // AuditEntry is one line of the append-only audit trail.
 type AuditEntry struct {
-	Action    string    `json:"action"` // hold, allow_once, always_allow, deny, ran, failed, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
+	Action    string    `json:"action"` // hold, approve, allow_once, always_allow, deny, refuse, ran, failed, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
 	Desk      string    `json:"desk,omitempty"`
 	Tool      string    `json:"tool,omitempty"`
 	RequestID string    `json:"request_id,omitempty"`

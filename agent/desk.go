@@ -3,7 +3,9 @@ package agent
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +38,21 @@ type DeskConfig struct {
 	Tools     []string       // empty means every tool
 	Schedules []Schedule
 	MaxSteps  int // model calls per turn (Claude Code: --max-turns); 0 means DefaultMaxSteps
+	// Policy is the desk's approval policy and hard limits per tool
+	// ([desk.policy.<tool>]); a tool without one needs one approver when
+	// held and has no limits.
+	Policy map[string]deskbot.ToolPolicy
+}
+
+// policyFile is one [desk.policy.<tool>] table. Pointers tell a key left
+// out (the default) from one set to 0, which is a mistake: approvals = 0
+// would read as "nobody needs to say yes".
+type policyFile struct {
+	Approvals           *int
+	TwoApproversAbove   *float64 `toml:"two_approvers_above"`
+	MaxOrderNotional    *float64 `toml:"max_order_notional"`
+	MaxPositionNotional *float64 `toml:"max_position_notional"`
+	MaxOrdersPerDay     *int     `toml:"max_orders_per_day"`
 }
 
 // deskFile is the TOML layout of DESKS_FILE (see docs/desks.example.toml).
@@ -59,6 +76,7 @@ type deskFile struct {
 			Cron string
 			Text string
 		}
+		Policy map[string]policyFile
 	}
 }
 
@@ -105,7 +123,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]])", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day)", strings.Join(keys, ", "))
 	}
 	if len(f.Desk) == 0 {
 		return nil, fmt.Errorf("no [[desk]] defined")
@@ -154,9 +172,80 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for _, s := range d.Schedule {
 			dc.Schedules = append(dc.Schedules, Schedule{Cron: strings.TrimSpace(s.Cron), Text: strings.TrimSpace(s.Text)})
 		}
+		if dc.Policy, err = readPolicies(d.Name, d.Tools, d.Policy); err != nil {
+			return nil, err
+		}
 		desks = append(desks, dc)
 	}
 	return desks, nil
+}
+
+// readPolicies reads a desk's [desk.policy.<tool>] tables. Every number set
+// must be meant: 0 or a negative number is an error, never "no limit" or
+// "nobody", and a policy names a tool the desk is offered.
+// two_approvers_above alone means approvals = 2.
+func readPolicies(desk string, tools []string, in map[string]policyFile) (map[string]deskbot.ToolPolicy, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]deskbot.ToolPolicy, len(in))
+	for tool, p := range in {
+		where := fmt.Sprintf("desk %q policy for %s", desk, tool)
+		if len(tools) > 0 && !slices.Contains(tools, tool) {
+			return nil, fmt.Errorf("%s: the desk is not offered %s (its tools are %s)", where, tool, strings.Join(tools, ", "))
+		}
+		var tp deskbot.ToolPolicy
+		positive := func(key string, v *float64, dst *float64) error {
+			if v == nil {
+				return nil
+			}
+			if !(*v > 0) || math.IsInf(*v, 0) {
+				return fmt.Errorf("%s: %s must be a number of rupees above 0 (leave it out for no limit), not %v", where, key, *v)
+			}
+			*dst = *v
+			return nil
+		}
+		if p.Approvals != nil {
+			if *p.Approvals < 1 || *p.Approvals > deskbot.MaxApprovals {
+				return nil, fmt.Errorf("%s: approvals must be between 1 and %d, not %d", where, deskbot.MaxApprovals, *p.Approvals)
+			}
+			tp.Approvals = *p.Approvals
+		}
+		if p.MaxOrdersPerDay != nil {
+			if *p.MaxOrdersPerDay < 1 {
+				return nil, fmt.Errorf("%s: max_orders_per_day must be 1 or more (leave it out for no limit), not %d", where, *p.MaxOrdersPerDay)
+			}
+			tp.MaxOrdersPerDay = *p.MaxOrdersPerDay
+		}
+		for _, e := range []error{
+			positive("two_approvers_above", p.TwoApproversAbove, &tp.TwoApproversAbove),
+			positive("max_order_notional", p.MaxOrderNotional, &tp.MaxOrderNotional),
+			positive("max_position_notional", p.MaxPositionNotional, &tp.MaxPositionNotional),
+		} {
+			if e != nil {
+				return nil, e
+			}
+		}
+		if tp.TwoApproversAbove > 0 && p.Approvals == nil {
+			tp.Approvals = 2
+		}
+		if err := (deskbot.Policies{desk: {tool: tp}}).Check([]string{tool}, 0); err != nil {
+			return nil, fmt.Errorf("%s", deskbot.ErrorMessage(err))
+		}
+		out[tool] = tp
+	}
+	return out, nil
+}
+
+// Policies returns the desks' policies for the gate and the executor.
+func Policies(desks []DeskConfig) deskbot.Policies {
+	p := deskbot.Policies{}
+	for _, d := range desks {
+		if len(d.Policy) > 0 {
+			p[d.Name] = d.Policy
+		}
+	}
+	return p
 }
 
 func validateDesks(desks []DeskConfig) error {

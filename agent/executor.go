@@ -10,7 +10,7 @@ import (
 
 // Gatekeeper is the part of the gate the executor needs.
 type Gatekeeper interface {
-	NeedsPermission(ctx context.Context, desk, tool string) (bool, error)
+	NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error)
 	Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error)
 }
 
@@ -25,7 +25,8 @@ type Gatekeeper interface {
 // argument twice (keys equal ignoring case), is refused: both go
 // back to the model as errors and no request exists, so Allow is never
 // offered on a call the approver did not see whole or that would run as
-// something other than it reads.
+// something other than it reads. A call over its desk's hard limits
+// (Limits) is refused the same way, and audited.
 type ToolCallExecutor struct {
 	// Runner runs calls. When it can also name a desk's tool (Registries
 	// can), the tool's ArgumentChecker is consulted before the gate.
@@ -35,7 +36,10 @@ type ToolCallExecutor struct {
 	Memory     deskbot.CallMemory
 	Now        deskbot.Now
 	MaxRepeats int // loop guard: identical calls allowed per turn (default 3)
-	Log        *slog.Logger
+	// Limits refuses a call over its desk's hard limits before the gate
+	// sees it: no request, nobody asked (nil: no limits).
+	Limits *Limits
+	Log    *slog.Logger
 }
 
 // ToolFinder names the tool a call of a desk would run.
@@ -65,7 +69,7 @@ type Execution struct {
 	Result   deskbot.ToolResult
 	Held     bool             // the call became a permission request; the turn should end
 	Replayed bool             // the call had already completed for this trigger; it was not run again
-	Refused  bool             // the loop guard or an argument check refused it: nothing ran, nothing was held
+	Refused  bool             // the loop guard, an argument check or a hard limit refused it: nothing ran, nothing was held
 	Request  *deskbot.Request // when Held
 }
 
@@ -149,6 +153,14 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 		log.InfoContext(ctx, "call refused: arguments", "why", res.Text)
 		return Execution{Result: res, Refused: true}, nil, nil
 	}
+	if e.Limits != nil {
+		release, refusal := e.Limits.Check(ctx, t.Desk, call)
+		if release == nil {
+			log.InfoContext(ctx, "call refused: hard limit", "why", refusal)
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: refusal}, Refused: true}, nil, nil
+		}
+		defer release() // until the call is held or has run
+	}
 
 	ex, err := e.gateOrRun(ctx, t, call)
 	if ex.Refused {
@@ -196,7 +208,7 @@ func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (d
 }
 
 func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
-	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call.Name)
+	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call)
 	if err == nil && need {
 		// An approver must see the whole call before Allow is offered; a
 		// call that cannot be shown whole never becomes a request.

@@ -66,6 +66,11 @@ func (b *Bot) onCallback(c tele.Context) error {
 // the held call on the service's lifetime, not the tap's: the tap is
 // answered at once and the outbox edits the message when the call ends.
 //
+// An allow is one approval: a call that needs more approvers than have
+// allowed it is only counted (the answer says how many more), a person's
+// second allow is answered that they already approved, and the call runs
+// with the approval that meets the count.
+//
 // Allow is refused on a call its message could not show whole: the message
 // offers no such button, and a forged tap must not do what no button does.
 func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.Decision) {
@@ -85,6 +90,12 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 	resp, err := b.deps.Gate.Decide(ctx, id, d, "", p)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if resp.Counted {
+		// One approval of several: nothing runs yet; the outbox edits the
+		// message to show who approved.
+		b.answer(c, gate.CountedMessage(resp.Request), false)
 		return
 	}
 	if resp.Allows() {

@@ -201,7 +201,9 @@ func moreRequests(rs []*deskbot.Request) string {
 	return text
 }
 
-// onGrants lists standing grants with a Revoke button each.
+// onGrants lists standing grants with a Revoke button each, each with its
+// scope: the desk, the tool, the largest order it covers, and how many
+// people gave it.
 func (b *Bot) onGrants(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
 	defer cancel()
@@ -225,8 +227,14 @@ func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error)
 	sb.WriteString("<b>Standing grants</b>")
 	kb := &tele.ReplyMarkup{}
 	for _, g := range gs {
-		fmt.Fprintf(&sb, "\n%s may use %s without asking; granted by %s at %s IST",
-			bold(g.Desk), code(g.Tool), html.EscapeString(g.GrantedBy), deskbot.Clock(g.GrantedAt))
+		fmt.Fprintf(&sb, "\n%s may use %s without asking", bold(g.Desk), code(g.Tool))
+		if g.Limit > 0 {
+			fmt.Fprintf(&sb, ", for orders up to %s notional", deskbot.Rupees(g.Limit))
+		}
+		if g.Approvers > 1 {
+			fmt.Fprintf(&sb, " (given by %d approvers)", g.Approvers)
+		}
+		fmt.Fprintf(&sb, "; granted by %s at %s IST", html.EscapeString(g.GrantedBy), deskbot.Clock(g.GrantedAt))
 		if !g.ExpiresAt.IsZero() {
 			fmt.Fprintf(&sb, ", until %s IST", deskbot.Clock(g.ExpiresAt))
 		}

@@ -188,7 +188,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	_, m := h.mustHold("alpha")
 	h.answer(h.tap(asha, m, "Always allow"))
 	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Ran") })
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", "place_order"); need {
+	if need, _ := h.gate.NeedsPermission(ctx, "alpha", deskbot.ToolCall{Name: "place_order"}); need {
 		t.Fatalf("always allow left the gate closed")
 	}
 	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))
@@ -198,7 +198,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	if got, _ := h.answer(h.tap(ravi, grants, "Revoke alpha/place_order")); !strings.HasPrefix(got, "Revoked") {
 		t.Errorf("revoke answered %q", got)
 	}
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", "place_order"); !need {
+	if need, _ := h.gate.NeedsPermission(ctx, "alpha", deskbot.ToolCall{Name: "place_order"}); !need {
 		t.Errorf("the gate does not hold place_order again after the revoke")
 	}
 	h.waitMessage(func(x telegramtest.Message) bool {

@@ -162,7 +162,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 	for _, ev := range evs {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
-			deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
+			deskbot.EventRequestApproved, deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
 			chat = append(chat, ev)
 		default:
 			if err := o.events.AckEvent(ctx, o.cfg.Group, ev.ID); err != nil {
@@ -227,6 +227,8 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.request(ctx, ev)
 	case deskbot.EventRequestDecided, deskbot.EventRequestLapsed:
 		err = o.outcome(ctx, ev)
+	case deskbot.EventRequestApproved:
+		err = o.approval(ctx, ev)
 	case deskbot.EventDeskMessage:
 		err = o.deskMessage(ctx, ev)
 	case deskbot.EventModelUnreachable:
@@ -345,4 +347,28 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
 	}, o.noteRequest(ev.Request.ID))
+}
+
+// approval edits a request's message when an approval is counted and more
+// are needed: the same call and buttons, with who has approved. It goes in
+// the closing lane (an edit, no new message). A request no longer open is
+// left to its outcome's edit; one shown only as a digest row, or whose
+// message is not known, is not edited (the tap's answer told the person).
+func (o *Outbox) approval(ctx context.Context, ev deskbot.Event) error {
+	r, err := o.current(ctx, ev)
+	if err != nil || r == nil || !o.live(r) {
+		return err
+	}
+	loc, err := o.notes.Note(ctx, requestMessageKey(r.ID))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	chatID, msgID, ok := parseMessageRef(loc)
+	if !ok {
+		return nil
+	}
+	text, kb := RenderRequestBook(r, o.book(ctx, r))
+	return o.s.Edit(ctx, chatID, msgID, text, kb)
 }

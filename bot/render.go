@@ -14,6 +14,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
 )
 
 // Everything here renders for Telegram's HTML parse mode. Text that comes
@@ -62,7 +63,7 @@ func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
 func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
 	text, whole := requestText(r, book)
-	lapses := "\n\nLapses at " + ist(r.ExpiresAt) + "."
+	lapses := approversLine(r) + "\n\nLapses at " + ist(r.ExpiresAt) + "."
 	if !whole {
 		return text + lapses, &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{deny}}}
 	}
@@ -72,6 +73,20 @@ func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.Re
 		deny,
 	}}}
 	return text + lapses, kb
+}
+
+// approversLine says, while a request is open, how many approvers it needs
+// and who has approved ("needs 2 approvers: Asha ✓, one more"); "" when one
+// is enough. The message is edited as approvals arrive.
+func approversLine(r *deskbot.Request) string {
+	if r.Needs() < 2 || r.State != deskbot.StateOpen {
+		return ""
+	}
+	s := fmt.Sprintf("\n👥 This call needs %d approvers: ", r.Needs())
+	for _, a := range r.Approvals {
+		s += esc(trimRunes(deskbot.ShowText(a.By), 32)) + " ✓, "
+	}
+	return s + gate.More(r)
 }
 
 // shownWhole reports whether r's message shows its call whole, so Allow may
@@ -133,7 +148,7 @@ func RenderOutcome(r *deskbot.Request) string {
 // outcomeText renders what became of a request in at most room UTF-16
 // units of plain text: the result or reason is what gets cut.
 func outcomeText(r *deskbot.Request, room int) string {
-	by := esc(r.DecidedBy) + " at " + ist(r.DecidedAt)
+	by := esc(gate.DecidedBy(r)) + " at " + ist(r.DecidedAt)
 	decided := map[deskbot.Decision]string{
 		deskbot.AllowOnce: "Allowed once", deskbot.AlwaysAllow: "Always allowed", deskbot.Deny: "Denied",
 	}[r.Decision]

@@ -50,7 +50,7 @@ func BenchmarkHold(b *testing.B) { benchHold(b, mustBench(b)) }
 // BenchmarkHold and BenchmarkResolve in the same run for the cost of WAIT.
 func BenchmarkHoldReplica(b *testing.B) { benchHold(b, mustBenchReplica(b)) }
 
-func BenchmarkResolveReplica(b *testing.B) { benchResolve(b, mustBenchReplica(b)) }
+func BenchmarkResolveReplica(b *testing.B) { benchResolve(b, mustBenchReplica(b), 1) }
 
 func mustBenchReplica(b *testing.B) *benchFixture {
 	b.Helper()
@@ -129,9 +129,20 @@ func holdFloor(f *benchFixture) func() {
 // BenchmarkResolve is a full allow of a request the gate held: decide
 // atomically, run the (instant) call, record the result and hand the desk
 // its message. The requests are held before the timer starts.
-func BenchmarkResolve(b *testing.B) { benchResolve(b, mustBench(b)) }
+//
+// It needs one approver (every allow still goes through the count);
+// BenchmarkResolveTwoApprovers needs two, and its op is both taps: the first
+// is counted (the request stays open), the second meets the count and runs
+// the call. Run them in the same run as BenchmarkResolveFloor.
+func BenchmarkResolve(b *testing.B) { benchResolve(b, mustBench(b), 1) }
 
-func benchResolve(b *testing.B, f *benchFixture) {
+func BenchmarkResolveTwoApprovers(b *testing.B) { benchResolve(b, mustBench(b), 2) }
+
+func benchResolve(b *testing.B, f *benchFixture, n int) {
+	if n > 1 {
+		f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute,
+			Policies: deskbot.Policies{"main": {"place_order": {Approvals: n}}}}, f.store, &runner{}, f.clock.Now, quietLog())
+	}
 	ctx := context.Background()
 	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
 	held := make([]string, 0, b.N)
@@ -147,8 +158,13 @@ func benchResolve(b *testing.B, f *benchFixture) {
 	paired(b, func() {
 		id := held[0]
 		held = held[1:]
-		if _, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil {
-			b.Fatal(err)
+		if n > 1 {
+			if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
+				b.Fatal(resp, err)
+			}
+		}
+		if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+			b.Fatal(resp, err)
 		}
 	}, floor)
 }

@@ -17,6 +17,11 @@
 // transition, which checks state and expiry in Redis, so a memory that is
 // stale or missing (another process held it) costs a read, never a wrong
 // decision.
+//
+// Four eyes: a held call needs as many distinct approvers as its desk's
+// policy said when it was held (deskbot.Policies.Required, kept with the
+// request). Each allow is counted in the same transition that decides, once
+// per person, so the count is met exactly once and the call runs only then.
 package gate
 
 import (
@@ -34,6 +39,10 @@ type Config struct {
 	Expiry         time.Duration // APPROVAL_EXPIRY
 	GrantTTL       time.Duration // GRANT_TTL; 0 keeps grants until revoked
 	DenyReasonWait time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
+	// Policies say how many distinct approvers a desk's held call needs
+	// (fixed with the request when it is held) and how far a grant reaches;
+	// nil: one approver, grants without limit.
+	Policies deskbot.Policies
 }
 
 // Store is what the gate keeps in Redis.
@@ -76,17 +85,19 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 // Guarded reports whether tool is named in APPROVAL_TOOLS at all.
 func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
 
-// NeedsPermission reports whether a call to tool by desk must be held: the
-// tool is guarded and no standing grant covers it. An error means the
-// answer is unknown, and the caller must not run the call.
-func (g *Gate) NeedsPermission(ctx context.Context, desk, tool string) (bool, error) {
-	if !g.tools[tool] {
+// NeedsPermission reports whether desk's call must be held: the tool is
+// guarded and no standing grant covers it. A grant covers a call only if as
+// many people gave it as the call needs now, and only up to its limit (an
+// order above the two-approver threshold is always held). An error means
+// the answer is unknown, and the caller must not run the call.
+func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
+	if !g.tools[call.Name] {
 		return false, nil
 	}
-	_, err := g.store.Grant(ctx, desk, tool, g.now())
+	gr, err := g.store.Grant(ctx, desk, call.Name, g.now())
 	switch deskbot.ErrorCode(err) {
 	case "":
-		return false, nil
+		return !gr.Covers(call, g.cfg.Policies.Required(desk, call)), nil
 	case deskbot.ENOTFOUND:
 		return true, nil
 	}
@@ -120,6 +131,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		CreatedAt: now,
 		ExpiresAt: now.Add(g.cfg.Expiry),
 		State:     deskbot.StateOpen,
+		Required:  g.cfg.Policies.Required(desk, call),
 	}
 	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}

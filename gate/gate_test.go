@@ -285,7 +285,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 	ctx := t.Context()
 	mustNeed := func(t *testing.T, want bool) {
 		t.Helper()
-		got, err := f.gate.NeedsPermission(ctx, "main", "flatten_desk")
+		got, err := f.gate.NeedsPermission(ctx, "main", deskbot.ToolCall{Name: "flatten_desk"})
 		if err != nil || got != want {
 			t.Fatalf("NeedsPermission = %v, %v; want %v", got, err, want)
 		}
@@ -300,7 +300,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 		t.Errorf("message = %q", resp.Message(resp.Request.Result))
 	}
 	mustNeed(t, false)
-	if need, _ := f.gate.NeedsPermission(ctx, "fno", "flatten_desk"); !need {
+	if need, _ := f.gate.NeedsPermission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"}); !need {
 		t.Error("a grant for desk main let desk fno through")
 	}
 	grants, err := f.gate.Grants(ctx)
@@ -322,11 +322,11 @@ func TestGrantTTL(t *testing.T) {
 	if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
 		t.Fatal(err)
 	}
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", "flatten_desk"); need {
+	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); need {
 		t.Fatal("grant not in force")
 	}
 	f.clock.Advance(time.Hour)
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", "flatten_desk"); !need {
+	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); !need {
 		t.Fatal("grant outlived GRANT_TTL")
 	}
 }

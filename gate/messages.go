@@ -39,6 +39,9 @@ type PermissionResponse struct {
 	Request  *deskbot.Request // as it stands after the decision (and the run)
 	Decision deskbot.Decision
 	Reason   string
+	// Counted: the allow was counted and more approvers are needed; the
+	// request is still open and nothing may run.
+	Counted bool
 }
 
 // Check validates the decision.
@@ -85,6 +88,41 @@ func (p PermissionResponse) Message(result *deskbot.ToolResult) string {
 	return b.String()
 }
 
+// The texts below are for people (tap answers), not for a desk's model.
+
+// More says how many approvers r still needs: "one more", "2 more".
+func More(r *deskbot.Request) string {
+	n := r.Needs() - len(r.Approvals)
+	if n == 1 {
+		return "one more"
+	}
+	return itoa(int64(max(n, 0))) + " more"
+}
+
+// AlreadyApprovedMessage answers a person who allows a request they
+// already approved.
+func AlreadyApprovedMessage(r *deskbot.Request) string {
+	return "You already approved; it needs " + More(r) + "."
+}
+
+// CountedMessage answers an approval counted short of the count.
+func CountedMessage(r *deskbot.Request) string {
+	return fmt.Sprintf("Approved (%d of %d); it needs %s before it runs.", len(r.Approvals), r.Needs(), More(r))
+}
+
+// DecidedBy names who decided r: every approver of an allow that needed
+// more than one ("Asha and Ravi"), else the one who decided.
+func DecidedBy(r *deskbot.Request) string {
+	if r.State == deskbot.StateDenied || r.State == deskbot.StateOpen || r.State == deskbot.StateLapsed || len(r.Approvals) < 2 {
+		return r.DecidedBy
+	}
+	names := make([]string, len(r.Approvals))
+	for i, a := range r.Approvals {
+		names[i] = a.By
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // Describe says what already happened to a request, for a person who taps
 // a button too late ("Already allowed by Asha at 14:02 IST").
 func Describe(r *deskbot.Request) string {
@@ -100,7 +138,7 @@ func Describe(r *deskbot.Request) string {
 	if r.Decision == deskbot.AlwaysAllow {
 		verb = "always allowed"
 	}
-	s := "Already " + verb + " by " + r.DecidedBy + " at " + deskbot.Clock(r.DecidedAt) + " IST"
+	s := "Already " + verb + " by " + DecidedBy(r) + " at " + deskbot.Clock(r.DecidedAt) + " IST"
 	switch r.State {
 	case deskbot.StateRunning:
 		s += "; it is running."

@@ -15,7 +15,7 @@ import (
 // answering a button tap) call the two themselves.
 func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
 	resp, err := g.Decide(ctx, id, d, reason, by)
-	if err != nil || !resp.Allows() {
+	if err != nil || !resp.Allows() || resp.Counted {
 		return resp, err
 	}
 	return g.Run(ctx, resp)
@@ -29,6 +29,15 @@ func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reaso
 // everyone else gets an ECONFLICT error whose message says what already
 // happened. A won allow leaves the request running: the caller must call
 // Run, exactly once, with the response.
+//
+// An allow is one approval: when the request needs more approvers than
+// have allowed it, the transition only counts it (resp.Counted, the
+// request stays open and nothing may run); the same person's second allow
+// is an ECONFLICT that says how many are still needed. Counting happens in
+// the same transition as the decision, so of two approvers tapping at once
+// exactly one meets the count. An always-allow grants only if every
+// counted approval was one (else it is an allow once), and its grant never
+// reaches past the policy's two-approver threshold.
 func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
 	if _, err := deskbot.ParseDecision(string(d)); err != nil {
 		return nil, err
@@ -55,9 +64,16 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
 		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 	}
+	if d.Allows() {
+		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
+		if r.Needs() > 1 { // one approval of one is never short of the count
+			t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID}
+		}
+	}
 	switch d {
 	case deskbot.AlwaysAllow:
-		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: who(by), GrantedAt: now, RequestID: id}
+		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: g.grantors(ctx, r, by), GrantedAt: now, RequestID: id,
+			Limit: g.cfg.Policies.GrantLimit(r.Desk, r.Content.ToolName), Approvers: r.Needs()}
 		if g.cfg.GrantTTL > 0 {
 			gr.ExpiresAt = now.Add(g.cfg.GrantTTL)
 		}
@@ -83,10 +99,22 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// client's retry found our own decision in place: it is ours.
 		out = deskbot.Applied
 	}
+	switch out {
+	case deskbot.Counted:
+		// Still open: the next approver decides it through this memory.
+		g.log.InfoContext(ctx, "approval counted", "desk", r.Desk, "request", id, "by", who(by), "approvals", len(after.Approvals), "needs", after.Needs())
+		resp.Counted = true
+		return resp, nil
+	case deskbot.AlreadyApproved:
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", AlreadyApprovedMessage(after))
+	}
 	g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
 	switch out {
 	case deskbot.Applied:
-		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(d), "by", who(by))
+		// The decision that ran may be narrower than the tap: an always
+		// allow among allow-onces is an allow once (no grant).
+		resp.Decision = after.Decision
+		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(after.Decision), "by", who(by))
 		return resp, nil
 	case deskbot.Expired:
 		// The sweep has not reached it yet; lapse it now so the desk hears
@@ -97,6 +125,24 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", deskbot.Clock(after.ExpiresAt))
 	}
 	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+}
+
+// grantors names who gives a grant: by alone, or, when the request needs
+// several approvers, those who approved before by too (read now; a failed
+// read names by alone, the audit trail keeps every approval anyway).
+func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Person) string {
+	if r.Needs() < 2 {
+		return who(by)
+	}
+	cur, err := g.store.Request(ctx, r.ID)
+	if err != nil {
+		return who(by)
+	}
+	var names []string
+	for _, a := range cur.Approvals {
+		names = append(names, who(deskbot.Person{ID: a.ByID, Name: a.By}))
+	}
+	return strings.Join(append(names, who(by)), " and ")
 }
 
 // Run runs the call of a request that Decide left running, records the

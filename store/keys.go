@@ -35,23 +35,25 @@ import (
 //	calls:<trigger>   list: a trigger's completed calls
 //	history:<desk>    list: a desk's conversation
 //	note:<key>        string: an adapter's note, with its TTL
+//	orders:<desk>:<day> string: orders a desk put forward that India day
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
 
-func (s *Store) auditKey() string                 { return s.Key("audit") }
-func (s *Store) eventsKey() string                { return s.Key("events") }
-func (s *Store) requestKey(id string) string      { return s.Key("req", id) }
-func (s *Store) openKey() string                  { return s.Key("open") }
-func (s *Store) openByDeskKey() string            { return s.Key("openby") }
-func (s *Store) runningKey() string               { return s.Key("running") }
-func (s *Store) denialsKey() string               { return s.Key("denials") }
-func (s *Store) grantsKey() string                { return s.Key("grants") }
-func (s *Store) deskKey(desk string) string       { return s.Key("desk", desk) }
-func (s *Store) inboxKey(desk string) string      { return s.Key("inbox", desk) }
-func (s *Store) callsKey(triggerID string) string { return s.Key("calls", triggerID) }
-func (s *Store) historyKey(desk string) string    { return s.Key("history", desk) }
-func (s *Store) noteKey(key string) string        { return s.Key("note", key) }
+func (s *Store) auditKey() string                  { return s.Key("audit") }
+func (s *Store) eventsKey() string                 { return s.Key("events") }
+func (s *Store) requestKey(id string) string       { return s.Key("req", id) }
+func (s *Store) openKey() string                   { return s.Key("open") }
+func (s *Store) openByDeskKey() string             { return s.Key("openby") }
+func (s *Store) runningKey() string                { return s.Key("running") }
+func (s *Store) denialsKey() string                { return s.Key("denials") }
+func (s *Store) grantsKey() string                 { return s.Key("grants") }
+func (s *Store) deskKey(desk string) string        { return s.Key("desk", desk) }
+func (s *Store) inboxKey(desk string) string       { return s.Key("inbox", desk) }
+func (s *Store) callsKey(triggerID string) string  { return s.Key("calls", triggerID) }
+func (s *Store) historyKey(desk string) string     { return s.Key("history", desk) }
+func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
+func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

@@ -21,7 +21,11 @@ import (
 // may not hold US), and the model's arguments in "a" exactly as the model
 // sent them (not even re-compacted, valid JSON or not). The mutable fields
 // are plain strings, times in ms since the epoch; the tool's result is the
-// one JSON value. The transition script (transition.lua) reads s, e, l, w.
+// one JSON value. The approvals a request needs ("q", only when more than
+// one) are fixed at creation; the approvals counted so far ("v") are
+// records of approver id, decision, ms and name joined by US, each led by
+// RS (0x1e), written only by the transition script, which reads s, e, l,
+// w, q and v.
 const (
 	fCreation    = "c"
 	fDesk        = "w"
@@ -38,9 +42,37 @@ const (
 	fDeliveredAt = "l"
 	fDenyDueAt   = "n"
 	fToken       = "k"
+	fRequired    = "q"
+	fApprovals   = "v"
 )
 
-const unitSep = "\x1f"
+const (
+	unitSep   = "\x1f"
+	recordSep = "\x1e"
+)
+
+// approvalRecord is an approval as the transition script keeps it. The name
+// is the only free text: separators in it become U+FFFD, so no name can
+// pass for another record or id.
+func approvalRecord(a deskbot.Approval) string {
+	name := strings.NewReplacer(unitSep, "\uFFFD", recordSep, "\uFFFD").Replace(a.By)
+	return strconv.FormatInt(a.ByID, 10) + unitSep + string(a.Decision) + unitSep +
+		strconv.FormatInt(a.At.UnixMilli(), 10) + unitSep + name
+}
+
+// decodeApprovals reads the "v" field.
+func decodeApprovals(v string) []deskbot.Approval {
+	var out []deskbot.Approval
+	for _, rec := range strings.Split(v, recordSep) {
+		f := strings.SplitN(rec, unitSep, 4)
+		if len(f) != 4 {
+			continue
+		}
+		id, _ := strconv.ParseInt(f[0], 10, 64)
+		out = append(out, deskbot.Approval{ByID: id, Decision: deskbot.Decision(f[1]), At: msField(f[2]), By: f[3]})
+	}
+	return out
+}
 
 // creationRecord is the "c" field of r.
 func creationRecord(r *deskbot.Request) (string, error) {
@@ -83,9 +115,13 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	}
 	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
+	fields := []any{fState, string(deskbot.StateOpen), fExpiresAt, exp, fDesk, r.Desk,
+		fCreation, rec, fArgs, []byte(r.Content.Arguments)}
+	if r.Required > 1 {
+		fields = append(fields, fRequired, r.Required)
+	}
 	err = s.txDecisive(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, fState, string(deskbot.StateOpen), fExpiresAt, exp, fDesk, r.Desk,
-			fCreation, rec, fArgs, []byte(r.Content.Arguments))
+		p.HSet(ctx, key, fields...)
 		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
 		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(exp), Member: r.ID})
 		p.HIncrBy(ctx, s.openByDeskKey(), r.Desk, 1)
@@ -234,6 +270,9 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 	r.DecidedAt = msField(h[fDecidedAt])
 	r.DeliveredAt = msField(h[fDeliveredAt])
 	r.DenyDueAt = msField(h[fDenyDueAt])
+	r.Required, _ = strconv.Atoi(h[fRequired])
+	r.Required = max(r.Required, 1)
+	r.Approvals = decodeApprovals(h[fApprovals])
 	if res := h[fResult]; res != "" {
 		r.Result = new(deskbot.ToolResult)
 		if err := json.Unmarshal([]byte(res), r.Result); err != nil {

@@ -23,6 +23,8 @@ var transitionScript = redis.NewScript(transitionSrc)
 // applies it, and its audit entry, event, trigger and grant are recorded
 // with it or not at all. It returns the request as it stands afterwards,
 // once the primary's replicas have the change (replicas.go).
+// With t.Approve the script counts the approval first (deskbot.Transition):
+// outcome Counted or AlreadyApproved leaves the request open.
 func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
 	if len(t.From) == 0 || t.To == "" {
 		return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
@@ -74,6 +76,20 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 			return nil, 0, err
 		}
 	}
+	var approval, approvedJSON string
+	if t.Approve != nil {
+		approval = approvalRecord(*t.Approve)
+		if t.Approved != nil {
+			e := *t.Approved
+			if e.RequestID == "" {
+				e.RequestID = id
+			}
+			e.Request = nil
+			if approvedJSON, err = encodeEvent(e); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
 	args := []any{
 		"|" + strings.Join(from, "|") + "|", string(t.To), t.Now.UnixMilli(),
 		int(t.Expiry), boolArg(t.RequireUndelivered), id, s.opts.EventsMaxLen,
@@ -82,6 +98,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	for _, v := range audit {
 		args = append(args, v)
 	}
+	args = append(args, approval, approvedJSON)
 	args, err = appendPatch(args, t.Set)
 	if err != nil {
 		return nil, 0, err

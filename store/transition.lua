@@ -13,9 +13,12 @@
 --       8 "1" with an audit entry, 9 event JSON, 10 trigger JSON, 11 grant
 --       field, 12 grant JSON (8-12: "" when absent), 13 audit min id (older
 --       entries are trimmed), 14-20 the audit entry's fields (audit.go),
---       21.. patch as field, value pairs
+--       21 approval record (below; "" for any other transition), 22 event
+--       JSON when an approval is counted short of the count,
+--       23.. patch as field, value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
--- state, 2 expired, 3 not due; {-1} when the request does not exist.
+-- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
+-- already approved by this person; {-1} when the request does not exist.
 
 local function reply(code)
   return {code, redis.call('HGETALL', KEYS[1])}
@@ -44,14 +47,56 @@ if ARGV[5] == '1' and delivered and delivered ~= '' then
   return reply(1)
 end
 
+-- Four eyes. An allow that counts (ARGV[21]: approver id, decision, ms and
+-- name joined by US) counts once per person toward the approvals the
+-- request was held with (q; 1 when absent), kept in v as RS-led records.
+-- Short of the count only the approval is kept, with an "approve" audit
+-- entry and the event ARGV[22], and the request stays open. The approval
+-- that meets the count applies the transition, with its grant only if every
+-- counted approval was always_allow (else it is an allow once). Counted
+-- here, after the state and expiry checks, the count is met exactly once
+-- however many tap at once.
+local auditAction, auditDetail, grantField = ARGV[14], ARGV[20], ARGV[11]
+local approvals, allowOnce = nil, false
+if ARGV[21] ~= '' then
+  local list = redis.call('HGET', KEYS[1], 'v') or ''
+  local approver = string.match(ARGV[21], '^[^\31]*')
+  if string.find(list, '\30' .. approver .. '\31', 1, true) then
+    return reply(5)
+  end
+  list = list .. '\30' .. ARGV[21]
+  local _, n = string.gsub(list, '\30', '')
+  local need = tonumber(redis.call('HGET', KEYS[1], 'q')) or 1
+  if n < need then
+    redis.call('HSET', KEYS[1], 'v', list)
+    if ARGV[8] ~= '' then
+      redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', 'approve', 'd', ARGV[15], 't', ARGV[16],
+        'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', n .. ' of ' .. need)
+    end
+    if ARGV[22] ~= '' then
+      redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[22])
+    end
+    return reply(4)
+  end
+  approvals = list
+  if need > 1 and auditDetail == '' then auditDetail = n .. ' of ' .. need end
+  local _, always = string.gsub(list, '\30[^\31]*\31always_allow\31', '')
+  allowOnce = always < n
+  if allowOnce then grantField, auditAction = '', 'allow_once' end
+end
+
 local to, id = ARGV[2], ARGV[6]
 local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 21, #ARGV, 2 do
+for i = 23, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
   if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end
   if ARGV[i] == 'l' then nowDelivered = true end
+end
+if approvals then
+  set[#set + 1], set[#set + 2] = 'v', approvals
+  if allowOnce then set[#set + 1], set[#set + 2] = 'd', 'allow_once' end -- the later copy wins
 end
 redis.call('HSET', KEYS[1], unpack(set))
 
@@ -76,8 +121,8 @@ elseif denyDue then
 end
 
 if ARGV[8] ~= '' then
-  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', ARGV[14], 'd', ARGV[15], 't', ARGV[16],
-    'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', ARGV[20])
+  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', auditAction, 'd', ARGV[15], 't', ARGV[16],
+    'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', auditDetail)
 end
 if ARGV[9] ~= '' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[9])
@@ -85,7 +130,7 @@ end
 if ARGV[10] ~= '' then
   redis.call('XADD', KEYS[7], '*', 'data', ARGV[10])
 end
-if ARGV[11] ~= '' then
-  redis.call('HSET', KEYS[8], ARGV[11], ARGV[12])
+if grantField ~= '' then
+  redis.call('HSET', KEYS[8], grantField, ARGV[12])
 end
 return reply(0)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -191,6 +193,7 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}
+	c.policies(cfg, desks)
 	seen := map[string]bool{}
 	for _, d := range desks {
 		for _, mc := range d.Models {
@@ -218,4 +221,27 @@ func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
 		return
 	}
 	c.add("model "+modelLabel(mc), statusOK, "Claude Code %s (CLAUDE_BIN=%s); its API is not probed", v, cfg.ClaudeBin)
+}
+
+// policies checks the desks' approval policies against APPROVAL_TOOLS and
+// the approvers, and says each in words: a mistake there must stop the
+// start, never unguard a tool.
+func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
+	p := agent.Policies(desks)
+	if err := p.Check(cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+		c.add("policy", statusFail, "%s", deskbot.ErrorMessage(err))
+		return
+	}
+	for _, d := range desks {
+		var words []string
+		for _, tool := range cfg.ApprovalTools {
+			if _, ok := d.Policy[tool]; !ok {
+				words = append(words, tool+": 1 approver when held")
+			}
+		}
+		for _, tool := range slices.Sorted(maps.Keys(d.Policy)) {
+			words = append(words, d.Policy[tool].Words(tool))
+		}
+		c.add("policy "+d.Name, statusOK, "%s", strings.Join(words, "; "))
+	}
 }

@@ -113,6 +113,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
+	policies := agent.Policies(desks)
+	if err := policies.Check(cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
+	}
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
 		return m.Store.EventBacklog(ctx, outboxGroup)
 	})
@@ -141,7 +145,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
-		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait,
+		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
 	}, m.Store, regs, m.Now, log)
 	// Before anything can decide: a call left running by a crash is
 	// reported, never run again.
@@ -154,7 +158,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return errors.New(deskbot.ErrorMessage(err))
 	}
 
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log}
+	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log,
+		Limits: &agent.Limits{Policies: policies, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}}
 	m.Desks = agent.New(desks, agent.Deps{
 		Inbox: &inbox{Inbox: m.Store, d: m.drain}, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
 		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log, Requests: m.Store,

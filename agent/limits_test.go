@@ -1,0 +1,191 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+type limitFixture struct {
+	store *store.Store
+	paper *broker.Paper
+	exec  *agent.ToolCallExecutor
+	now   time.Time
+	mu    sync.Mutex
+}
+
+// mustLimits is an executor over the real paper broker and gate, with
+// desk main's place_order under policy; guarded says whether place_order
+// is held for approval.
+func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture {
+	t.Helper()
+	s := storetest.MustOpen(t)
+	f := &limitFixture{store: s, now: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
+	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
+	f.paper = broker.NewPaper(s.Client(), s.Key, now)
+	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	policies := deskbot.Policies{"main": {"place_order": tp}}
+	var tools []string
+	if guarded {
+		tools = []string{"place_order"}
+	}
+	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies}, s, regs, now, log)
+	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log,
+		Limits: &agent.Limits{Policies: policies, Broker: f.paper, Requests: s, Counter: s, Audit: s, Now: now, Log: log}}
+	return f
+}
+
+func order(side string, qty, price float64) string {
+	return fmt.Sprintf(`{"symbol":"TCS","side":%q,"quantity":%v,"price":%v}`, side, qty, price)
+}
+
+func (f *limitFixture) place(t *testing.T, trigger, args string) agent.Execution {
+	t.Helper()
+	turn, err := f.exec.Begin(t.Context(), "main", trigger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := f.exec.Execute(t.Context(), turn, deskbot.ToolCall{ID: trigger, Name: "place_order", Arguments: []byte(args)})
+	if err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	return ex
+}
+
+func (f *limitFixture) refusals(t *testing.T) []string {
+	t.Helper()
+	trail, err := f.store.AuditTrail(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range trail {
+		if e.Action == "refuse" {
+			out = append(out, e.Desk+" "+e.Tool+" "+e.By+": "+e.Detail)
+		}
+	}
+	return out
+}
+
+func TestHardLimitOnOneOrderRefusesWithoutARequest(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxOrderNotional: 2000000}, true)
+	ex := f.place(t, "t1", order("buy", 1000, 4000)) // ₹40,00,000
+	want := "place_order was refused by a hard limit of this desk, so it was not run and nobody was asked: its notional ₹40,00,000.00 is above the desk's limit of ₹20,00,000.00 for one order. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters."
+	if !ex.Refused || ex.Held || !ex.Result.IsError || ex.Result.Text != want {
+		t.Fatalf("execution = %+v;\nwant refused with %q", ex, want)
+	}
+	if open, _ := f.store.OpenRequests(t.Context()); len(open) != 0 {
+		t.Fatalf("a request exists: %+v", open[0])
+	}
+	wantAudit := []string{`main place_order desk main: its notional ₹40,00,000.00 is above the desk's limit of ₹20,00,000.00 for one order; {"price":4000,"quantity":1000,"side":"buy","symbol":"TCS"}`}
+	if got := f.refusals(t); fmt.Sprint(got) != fmt.Sprint(wantAudit) {
+		t.Errorf("audit = %q; want %q", got, wantAudit)
+	}
+	// At the limit is not above it: held as usual.
+	if ex := f.place(t, "t2", order("buy", 500, 4000)); !ex.Held {
+		t.Fatalf("an order at the limit: %+v; want held", ex)
+	}
+}
+
+// The hostile desk splits a large position into many small held orders:
+// orders still waiting for approval count as filled, so the split stops
+// where the whole would have.
+func TestHardLimitOnPositionCountsHeldOrders(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, true) // 1,000 TCS at ₹1,000
+	var held, refused int
+	for i := range 10 {
+		ex := f.place(t, fmt.Sprintf("split-%d", i), order("buy", 300, 1000))
+		switch {
+		case ex.Held:
+			held++
+		case ex.Refused:
+			refused++
+			if !strings.Contains(ex.Result.Text, "it would take the desk's TCS position to long 1,200 (₹12,00,000.00 at this price, orders waiting for approval counted as filled), above the desk's position limit of ₹10,00,000.00") {
+				t.Errorf("refusal = %q", ex.Result.Text)
+			}
+		}
+	}
+	if held != 3 || refused != 7 {
+		t.Fatalf("held %d, refused %d; want 3 and 7", held, refused)
+	}
+	// An order that shrinks the position is never refused for it.
+	if ex := f.place(t, "reduce", order("sell", 300, 1000)); !ex.Held {
+		t.Fatalf("reducing order: %+v; want held", ex)
+	}
+	// Going short through zero past the limit is refused too.
+	if ex := f.place(t, "flip", order("sell", 2500, 1000)); !ex.Refused {
+		t.Fatalf("short past the limit: %+v; want refused", ex)
+	}
+}
+
+// Orders put forward at once from many turns: exactly the day's maximum
+// runs, the rest are refused; the next India day starts afresh.
+func TestHardLimitOnOrdersPerDay(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxOrdersPerDay: 3}, false)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var texts []string
+	for i := range 12 {
+		wg.Go(func() {
+			ex := f.place(t, fmt.Sprintf("day-%d", i), order("buy", 1, 100))
+			if ex.Refused {
+				mu.Lock()
+				texts = append(texts, ex.Result.Text)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	trades, err := f.paper.Trades(t.Context(), "main", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trades) != 3 || len(texts) != 9 {
+		t.Fatalf("fills %d, refused %d; want 3 and 9", len(trades), len(texts))
+	}
+	want := "place_order was refused by a hard limit of this desk, so it was not run and nobody was asked: the desk has already put forward 3 orders today (India time), its daily limit. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters."
+	if texts[0] != want {
+		t.Errorf("refusal = %q; want %q", texts[0], want)
+	}
+	if got := len(f.refusals(t)); got != 9 {
+		t.Errorf("audited refusals = %d; want 9", got)
+	}
+	f.mu.Lock()
+	f.now = f.now.Add(16 * time.Hour) // past midnight in India
+	f.mu.Unlock()
+	if ex := f.place(t, "next-day", order("buy", 1, 100)); ex.Refused {
+		t.Fatalf("next day: %+v; want run", ex)
+	}
+}
+
+// Limits that cannot be checked never let the call through.
+func TestHardLimitUncheckedIsNotRun(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
+	f.exec.Limits.Broker = downBroker{}
+	ex := f.place(t, "t", order("buy", 1, 100))
+	if !ex.Refused || !strings.HasPrefix(ex.Result.Text, "place_order was not run: the desk's hard limits could not be checked") {
+		t.Fatalf("execution = %+v", ex)
+	}
+	if trades, _ := f.paper.Trades(t.Context(), "main", 10); len(trades) != 0 {
+		t.Fatal("the order filled")
+	}
+}
+
+type downBroker struct{ deskbot.Broker }
+
+func (downBroker) Book(context.Context, string) (deskbot.Book, error) {
+	return deskbot.Book{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")
+}

@@ -1,0 +1,110 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model"
+)
+
+func TestLoadDesksPolicy(t *testing.T) {
+	defaults := []model.Config{{Provider: model.OpenAI, Model: "qwen3"}}
+	load := func(t *testing.T, policy string) ([]agent.DeskConfig, error) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "desks.toml")
+		body := "[[desk]]\nname = \"main\"\ntools = [\"place_order\", \"flatten_desk\", \"bash\"]\n" + policy
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return agent.LoadDesks(nil, path, defaults)
+	}
+	t.Run("read", func(t *testing.T) {
+		desks, err := load(t, "[desk.policy.place_order]\ntwo_approvers_above = 500000\nmax_order_notional = 2000000.5\nmax_position_notional = 5000000\nmax_orders_per_day = 40\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := agent.Policies(desks)["main"]["place_order"]
+		want := deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000, MaxOrderNotional: 2000000.5, MaxPositionNotional: 5000000, MaxOrdersPerDay: 40}
+		if got != want {
+			t.Errorf("policy = %+v; want %+v", got, want)
+		}
+	})
+	t.Run("the documented example", func(t *testing.T) {
+		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+		desks, err := agent.LoadDesks(nil, "../docs/desks.example.toml", defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := agent.Policies(desks)
+		if got, want := p["main"]["place_order"].Words("place_order"), "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
+			t.Errorf("main's place_order policy: %q; want %q", got, want)
+		}
+		if err := p.Check([]string{"flatten_desk", "place_order"}, 2); err != nil {
+			t.Errorf("the example's policies with the tools it names: %v", err)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		desks, err := load(t, "")
+		if err != nil || len(agent.Policies(desks)) != 0 {
+			t.Fatalf("policies = %v, %v; want none", agent.Policies(desks), err)
+		}
+	})
+	errs := []struct {
+		name, policy, want string
+	}{
+		{"approvals 0", "[desk.policy.flatten_desk]\napprovals = 0\n", `desk "main" policy for flatten_desk: approvals must be between 1 and 5, not 0`},
+		{"approvals negative", "[desk.policy.flatten_desk]\napprovals = -2\n", "approvals must be between 1 and 5, not -2"},
+		{"approvals too many", "[desk.policy.flatten_desk]\napprovals = 9\n", "approvals must be between 1 and 5, not 9"},
+		{"threshold 0", "[desk.policy.place_order]\ntwo_approvers_above = 0\n", "two_approvers_above must be a number of rupees above 0 (leave it out for no limit), not 0"},
+		{"threshold with one approver", "[desk.policy.place_order]\napprovals = 1\ntwo_approvers_above = 500000\n", "two_approvers_above needs approvals of 2 or more"},
+		{"negative limit", "[desk.policy.place_order]\nmax_order_notional = -5\n", "max_order_notional must be a number of rupees above 0"},
+		{"orders per day 0", "[desk.policy.place_order]\nmax_orders_per_day = 0\n", "max_orders_per_day must be 1 or more"},
+		{"limit on another tool", "[desk.policy.flatten_desk]\nmax_order_notional = 5\n", "two_approvers_above and the hard limits apply to place_order only"},
+		{"tool not offered", "[desk.policy.send_message]\napprovals = 2\n", `desk "main" policy for send_message: the desk is not offered send_message`},
+		{"unknown key", "[desk.policy.place_order]\napproval = 2\n", "unknown key desk.policy.place_order.approval"},
+		{"text for a number", "[desk.policy.place_order]\napprovals = \"2\"\n", "DESKS_FILE"},
+	}
+	for _, tc := range errs {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.policy)
+			if err == nil || !strings.Contains(deskbot.ErrorMessage(err), tc.want) {
+				t.Errorf("LoadDesks: %v; want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Policies that pass the file's own checks are checked again against the
+// service's configuration: a policy must guard what it names.
+func TestPoliciesCheck(t *testing.T) {
+	p := deskbot.Policies{"main": {"place_order": {Approvals: 2}}}
+	tests := []struct {
+		name      string
+		p         deskbot.Policies
+		guarded   []string
+		approvers int
+		want      string
+	}{
+		{"fine", p, []string{"place_order"}, 2, ""},
+		{"not guarded", p, []string{"flatten_desk"}, 2, `desk "main" policy for place_order: place_order is not in APPROVAL_TOOLS`},
+		{"too few approvers", p, []string{"place_order"}, 1, "approvals is 2 but TELEGRAM_APPROVERS names 1"},
+		{"limits on an unguarded order are fine", deskbot.Policies{"main": {"place_order": {MaxOrdersPerDay: 3}}}, nil, 1, ""},
+		{"negative from a hand-made config", deskbot.Policies{"main": {"place_order": {Approvals: -1}}}, []string{"place_order"}, 2, "numbers may not be negative"},
+	}
+	for _, tc := range tests {
+		err := tc.p.Check(tc.guarded, tc.approvers)
+		if got := deskbot.ErrorMessage(err); (tc.want == "") != (err == nil) || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q; want %q", tc.name, got, tc.want)
+		}
+	}
+	// A hand-made approvals of 0 or less never lets a call run on nobody's yes.
+	for _, n := range []int{-3, 0} {
+		if got := (deskbot.Policies{"main": {"flatten_desk": {Approvals: n}}}).Required("main", deskbot.ToolCall{Name: "flatten_desk"}); got != 1 {
+			t.Errorf("Required with approvals %d = %d; want 1", n, got)
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package gate_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+var mira = deskbot.Person{ID: 103, Name: "Mira"}
+
+// twoForFlatten makes flatten_desk on desk main need two approvers, and
+// place_order two above ₹5,00,000 notional.
+func twoForFlatten(c *gate.Config) {
+	c.Policies = deskbot.Policies{"main": {
+		"flatten_desk": {Approvals: 2},
+		"place_order":  {Approvals: 2, TwoApproversAbove: 500000},
+	}}
+}
+
+const (
+	smallOrder = `{"symbol":"TCS","side":"buy","quantity":100,"price":4000}`  // ₹4,00,000
+	largeOrder = `{"symbol":"TCS","side":"buy","quantity":1000,"price":4000}` // ₹40,00,000
+	edgeOrder  = `{"symbol":"TCS","side":"buy","quantity":125,"price":4000}`  // ₹5,00,000: at the threshold
+)
+
+func (f *fixture) mustResolve(t *testing.T, id string, d deskbot.Decision, by deskbot.Person) *gate.PermissionResponse {
+	t.Helper()
+	resp, err := f.gate.Resolve(t.Context(), id, d, "", by)
+	if err != nil {
+		t.Fatalf("resolve by %s: %v", by.Name, err)
+	}
+	return resp
+}
+
+func TestHoldFixesTheCountANeeds(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	tests := []struct {
+		desk, tool, args string
+		want             int
+	}{
+		{"main", "flatten_desk", `{}`, 2},
+		{"fno", "flatten_desk", `{}`, 1}, // no policy
+		{"main", "place_order", smallOrder, 1},
+		{"main", "place_order", edgeOrder, 1},
+		{"main", "place_order", largeOrder, 2},
+		{"main", "place_order", `{"symbol":"TCS"}`, 2}, // not readable as an order: the stricter count
+	}
+	for _, tc := range tests {
+		r := f.mustHold(t, tc.desk, tc.tool, tc.args)
+		got, err := f.store.Request(t.Context(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Needs() != tc.want {
+			t.Errorf("%s %s %s needs %d; want %d", tc.desk, tc.tool, tc.args, got.Needs(), tc.want)
+		}
+	}
+}
+
+// Two approvers tapping at the same moment, each from two devices, on two
+// service processes: the call runs exactly once, every round.
+func TestTwoApproversAtOnceRunOnce(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	const rounds = 40
+	for round := range rounds {
+		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		counted, ran, refused := 0, 0, 0
+		for i, p := range []deskbot.Person{asha, ravi, asha, ravi} {
+			g := f.gate
+			if i%2 == 1 {
+				g = other
+			}
+			wg.Go(func() {
+				resp, err := g.Resolve(context.Background(), r.ID, deskbot.AllowOnce, "", p)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case deskbot.ErrorCode(err) == deskbot.ECONFLICT:
+					refused++
+				case err != nil:
+					t.Errorf("resolve: %v", err)
+				case resp.Counted:
+					counted++
+				default:
+					ran++
+				}
+			})
+		}
+		wg.Wait()
+		if counted != 1 || ran != 1 || refused != 2 {
+			t.Fatalf("round %d: counted %d, ran %d, refused %d; want 1, 1, 2", round, counted, ran, refused)
+		}
+	}
+	if got := len(f.runner.runs()); got != rounds {
+		t.Fatalf("runs = %d; want %d (one per request)", got, rounds)
+	}
+}
+
+func TestOneApproverTappingTwiceCountsOnce(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	resp := f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+	if !resp.Counted {
+		t.Fatalf("first approval of two: %+v; want counted", resp)
+	}
+	if got, want := gate.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
+		t.Errorf("counted message %q; want %q", got, want)
+	}
+	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
+		_, err := f.gate.Resolve(t.Context(), r.ID, d, "", asha)
+		if got, want := deskbot.ErrorMessage(err), "You already approved; it needs one more."; got != want {
+			t.Errorf("Asha's second tap (%s): %q; want %q", d, got, want)
+		}
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("ran on one person's taps: %v", got)
+	}
+	if inbox := f.mustInbox(t, "main"); len(inbox) != 0 {
+		t.Fatalf("desk told %+v before the count was met", inbox)
+	}
+	resp = f.mustResolve(t, r.ID, deskbot.AllowOnce, ravi)
+	if resp.Counted || resp.Request.State != deskbot.StateRan || len(f.runner.runs()) != 1 {
+		t.Fatalf("Ravi's approval: %+v, runs %d; want ran once", resp.Request, len(f.runner.runs()))
+	}
+	// The desk reads the same words as with one approver.
+	want := "The user allowed flatten_desk (request " + r.ID + "), and the harness ran it with the arguments you gave. It was run:\nclosed 2 positions"
+	if inbox := f.mustInbox(t, "main"); len(inbox) != 1 || inbox[0].Text != want {
+		t.Fatalf("inbox = %+v; want %q", inbox, want)
+	}
+	_, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	if got, want := deskbot.ErrorMessage(err), "Already allowed by Asha and Ravi at 14:00 IST; it ran."; got != want {
+		t.Errorf("late tap: %q; want %q", got, want)
+	}
+}
+
+func TestDenyAfterOneApproval(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "too big", ravi)
+	if err != nil || resp.Request.State != deskbot.StateDenied {
+		t.Fatalf("deny: %+v, %v", resp, err)
+	}
+	_, err = f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	if got, want := deskbot.ErrorMessage(err), "Already denied by Ravi at 14:00 IST."; got != want {
+		t.Errorf("allow after deny: %q; want %q", got, want)
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("denied call ran: %v", got)
+	}
+	want := "The user denied flatten_desk (request " + r.ID + "), so it was not run. Their reason: too big Do not try to reach the same result another way; ask them if it still matters."
+	if inbox := f.mustInbox(t, "main"); len(inbox) != 1 || inbox[0].Text != want {
+		t.Fatalf("inbox = %+v; want %q", inbox, want)
+	}
+}
+
+func TestLapseAfterOneApproval(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+	f.clock.Advance(5 * time.Minute)
+	if rep, err := f.gate.Sweep(t.Context()); err != nil || rep.Lapsed != 1 {
+		t.Fatalf("sweep = %+v, %v; want 1 lapsed", rep, err)
+	}
+	_, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
+		t.Errorf("approval after lapse: %q; want %q", got, want)
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("lapsed call ran: %v", got)
+	}
+	want := "Request " + r.ID + " for flatten_desk lapsed at 14:05 India time without an answer, so it was not run. Ask the user again only if it still matters."
+	if inbox := f.mustInbox(t, "main"); len(inbox) != 1 || inbox[0].Text != want {
+		t.Fatalf("inbox = %+v; want %q", inbox, want)
+	}
+}
+
+// A restart between the two approvals, even into a configuration that no
+// longer asks for two: the count held with the request stands, Asha's
+// approval survived, and her second tap still runs nothing.
+func TestRestartBetweenApprovals(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+
+	cfg := f.cfg
+	cfg.Policies = nil // the policy was removed before the restart
+	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	_, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	if got, want := deskbot.ErrorMessage(err), "You already approved; it needs one more."; got != want {
+		t.Fatalf("Asha after restart: %q; want %q", got, want)
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("ran on one person's taps across a restart: %v", got)
+	}
+	got, err := restarted.Request(t.Context(), r.ID)
+	if err != nil || got.Needs() != 2 || len(got.Approvals) != 1 || got.Approvals[0].ByID != asha.ID {
+		t.Fatalf("request after restart: %+v, %v", got, err)
+	}
+	resp, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	if err != nil || resp.Counted || len(f.runner.runs()) != 1 {
+		t.Fatalf("Ravi after restart: %+v, %v; runs %d", resp, err, len(f.runner.runs()))
+	}
+}
+
+func TestGrantUnderFourEyes(t *testing.T) {
+	ctx := context.Background()
+	need := func(t *testing.T, g *gate.Gate, tool, args string) bool {
+		t.Helper()
+		n, err := g.NeedsPermission(ctx, "main", deskbot.ToolCall{Name: tool, Arguments: []byte(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Run("always allow needs two people", func(t *testing.T) {
+		f := mustFixture(t, twoForFlatten)
+		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		if resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha); !resp.Counted {
+			t.Fatal("one always allow of two ran")
+		}
+		if !need(t, f.gate, "flatten_desk", `{}`) {
+			t.Fatal("one person's always allow granted")
+		}
+		resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
+		if resp.Decision != deskbot.AlwaysAllow || need(t, f.gate, "flatten_desk", `{}`) {
+			t.Fatalf("two always allows: decision %s, still held", resp.Decision)
+		}
+		gs, err := f.gate.Grants(ctx)
+		if err != nil || len(gs) != 1 || gs[0].Approvers != 2 {
+			t.Fatalf("grants = %+v, %v", gs, err)
+		}
+	})
+	t.Run("always allow with an allow once grants nothing", func(t *testing.T) {
+		f := mustFixture(t, twoForFlatten)
+		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+		resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
+		if resp.Decision != deskbot.AllowOnce || !need(t, f.gate, "flatten_desk", `{}`) {
+			t.Fatalf("decision %s; want allow_once and no grant", resp.Decision)
+		}
+		want := "The user allowed flatten_desk (request " + r.ID + "), and the harness ran it with the arguments you gave. It was run:\nclosed 2 positions"
+		if got := resp.Request.Response; got != want {
+			t.Errorf("desk told %q; want %q (no word of a grant)", got, want)
+		}
+	})
+	t.Run("a one-person grant does not cover a call that now needs two", func(t *testing.T) {
+		f := mustFixture(t)
+		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
+		cfg := f.cfg
+		twoForFlatten(&cfg)
+		stricter := gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+		if !need(t, stricter, "flatten_desk", `{}`) {
+			t.Fatal("a grant one person gave covers a call that needs two")
+		}
+	})
+	t.Run("a grant never covers an order above the threshold", func(t *testing.T) {
+		f := mustFixture(t, twoForFlatten)
+		r := f.mustHold(t, "main", "place_order", smallOrder)
+		if resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha); resp.Counted {
+			t.Fatal("a small order needed two")
+		}
+		for _, tc := range []struct {
+			args string
+			want bool
+		}{{smallOrder, false}, {edgeOrder, false}, {largeOrder, true}, {`{"symbol":"TCS"}`, true}} {
+			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
+				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+			}
+		}
+		// Two people always-allowing a large order: the grant still
+		// stops at the threshold.
+		r = f.mustHold(t, "main", "place_order", largeOrder)
+		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
+		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
+		if !need(t, f.gate, "place_order", largeOrder) {
+			t.Error("a grant covers an order above the threshold")
+		}
+		gs, _ := f.gate.Grants(ctx)
+		if len(gs) != 1 || gs[0].Limit != 500000 {
+			t.Errorf("grants = %+v; want one limited to 500000", gs)
+		}
+	})
+}
+
+func TestCountedApprovalIsAudited(t *testing.T) {
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+	f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, ravi)
+	trail, err := f.store.AuditTrail(t.Context(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range trail {
+		if e.RequestID == r.ID {
+			got = append(got, e.Action+" by "+e.By+" "+e.Detail)
+		}
+	}
+	want := []string{"hold by desk main {}", "approve by Asha (101) 1 of 2", "allow_once by Ravi (102) 2 of 2", "ran by system " + got[len(got)-1][len("ran by system "):]}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("audit = %q; want %q", got, want)
+	}
+}

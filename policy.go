@@ -1,0 +1,193 @@
+// Approval policies: how many distinct people must allow a desk's held
+// call (four eyes), and hard limits that refuse a broker order outright.
+
+package deskbot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+)
+
+// MaxApprovals bounds a policy's approvals: more than that is a typo, and
+// a count nobody can reach would hold every call until it lapses.
+const MaxApprovals = 5
+
+// ToolPolicy is how one desk's calls to one tool are guarded beyond
+// APPROVAL_TOOLS. The zero value is the rule without a policy: one
+// approver, no limits.
+type ToolPolicy struct {
+	// Approvals is how many distinct approvers a held call needs; below 1
+	// counts as 1, so no value can let a held call run on nobody's yes.
+	Approvals int
+	// TwoApproversAbove (place_order only): Approvals applies to orders
+	// whose notional (quantity × price, rupees) is above it; orders at or
+	// below it need one approver. 0: Approvals applies to every order.
+	TwoApproversAbove float64
+	// Hard limits (place_order only; 0: none). A call over one is refused
+	// before the gate sees it: no request, nobody is asked.
+	MaxOrderNotional    float64 // one order's notional
+	MaxPositionNotional float64 // the symbol's position after the order (open requests counted as filled), × the order's price
+	MaxOrdersPerDay     int     // orders put forward (run or held) in an India day
+}
+
+// Limited reports whether the policy has a hard limit.
+func (p ToolPolicy) Limited() bool {
+	return p.MaxOrderNotional > 0 || p.MaxPositionNotional > 0 || p.MaxOrdersPerDay > 0
+}
+
+// Policies is desk → tool → policy. A nil Policies is the rule without
+// policies: one approver for every held call, no limits.
+type Policies map[string]map[string]ToolPolicy
+
+// For returns the policy of desk's calls to tool (the zero policy if none).
+func (p Policies) For(desk, tool string) ToolPolicy { return p[desk][tool] }
+
+// Required is how many distinct approvers the held call needs under p:
+// never below 1. An order whose notional cannot be read needs the larger
+// count.
+func (p Policies) Required(desk string, call ToolCall) int {
+	tp := p.For(desk, call.Name)
+	n := max(tp.Approvals, 1)
+	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder {
+		if o, ok := OrderArguments(call.Arguments); ok && o.Quantity*o.Price <= tp.TwoApproversAbove {
+			return 1
+		}
+	}
+	return n
+}
+
+// GrantLimit is the largest notional a standing grant for desk's tool may
+// cover: the policy's TwoApproversAbove for place_order (a grant never
+// covers an order above the threshold, however many gave it), else 0 (no
+// limit).
+func (p Policies) GrantLimit(desk, tool string) float64 {
+	if tool != ToolPlaceOrder {
+		return 0
+	}
+	return p.For(desk, tool).TwoApproversAbove
+}
+
+// Check refuses policies that a mistake made: a count for a tool the gate
+// does not hold (it would guard nothing), a count more than the approvers
+// could give, a negative number, a hard limit on a tool it cannot apply
+// to. guarded is APPROVAL_TOOLS; approvers is how many people may decide
+// (0: not known here, not checked).
+func (p Policies) Check(guarded []string, approvers int) error {
+	for _, desk := range slices.Sorted(maps.Keys(p)) {
+		for _, tool := range slices.Sorted(maps.Keys(p[desk])) {
+			tp := p[desk][tool]
+			where := fmt.Sprintf("desk %q policy for %s", desk, tool)
+			switch {
+			case tp.Approvals < 0 || tp.TwoApproversAbove < 0 || tp.MaxOrderNotional < 0 || tp.MaxPositionNotional < 0 || tp.MaxOrdersPerDay < 0:
+				return Errorf(EINVALID, "%s: numbers may not be negative", where)
+			case tp.Approvals > MaxApprovals:
+				return Errorf(EINVALID, "%s: approvals is %d; at most %d", where, tp.Approvals, MaxApprovals)
+			case (tp.Approvals > 0 || tp.TwoApproversAbove > 0) && !slices.Contains(guarded, tool):
+				return Errorf(EINVALID, "%s: %s is not in APPROVAL_TOOLS, so nobody is asked before it runs and approvals would guard nothing; add it to APPROVAL_TOOLS or remove the policy", where, tool)
+			case approvers > 0 && tp.Approvals > approvers:
+				return Errorf(EINVALID, "%s: approvals is %d but TELEGRAM_APPROVERS names %d, so such a call could never be allowed", where, tp.Approvals, approvers)
+			case tool != ToolPlaceOrder && (tp.TwoApproversAbove > 0 || tp.Limited()):
+				return Errorf(EINVALID, "%s: two_approvers_above and the hard limits apply to %s only", where, ToolPlaceOrder)
+			case tp.TwoApproversAbove > 0 && tp.Approvals < 2:
+				return Errorf(EINVALID, "%s: two_approvers_above needs approvals of 2 or more", where)
+			}
+		}
+	}
+	return nil
+}
+
+// Words says a desk's policy for tool as a desk team reads it, e.g.
+// "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below);
+// refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position,
+// after 40 orders a day".
+func (p ToolPolicy) Words(tool string) string {
+	var parts []string
+	n := max(p.Approvals, 1)
+	switch {
+	case n > 1 && p.TwoApproversAbove > 0:
+		parts = append(parts, fmt.Sprintf("%d approvers above %s notional (1 at or below)", n, Rupees(p.TwoApproversAbove)))
+	case n > 1:
+		parts = append(parts, fmt.Sprintf("%d approvers for every call", n))
+	default:
+		parts = append(parts, "1 approver when held")
+	}
+	var refused []string
+	if p.MaxOrderNotional > 0 {
+		refused = append(refused, "above "+Rupees(p.MaxOrderNotional)+" an order")
+	}
+	if p.MaxPositionNotional > 0 {
+		refused = append(refused, "above "+Rupees(p.MaxPositionNotional)+" a position")
+	}
+	if p.MaxOrdersPerDay > 0 {
+		refused = append(refused, fmt.Sprintf("after %d orders a day", p.MaxOrdersPerDay))
+	}
+	s := tool + ": " + strings.Join(parts, ", ")
+	if len(refused) > 0 {
+		s += "; refused " + strings.Join(refused, ", ")
+	}
+	return s
+}
+
+// OrderArguments reads place_order's arguments strictly: exactly symbol,
+// side, quantity and price, each once and spelled so, with a known side and
+// finite positive numbers. Anything else is not an order (false): a policy
+// then applies its stricter rule.
+func OrderArguments(args []byte) (Order, bool) {
+	var o Order
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil || len(fields) != 4 || !uniqueKeys(args) {
+		return o, false
+	}
+	for k, dst := range map[string]any{"symbol": &o.Symbol, "side": &o.Side, "quantity": &o.Quantity, "price": &o.Price} {
+		raw, ok := fields[k]
+		if !ok || json.Unmarshal(raw, dst) != nil || strings.TrimSpace(string(raw)) == "null" {
+			return o, false
+		}
+	}
+	ok := (o.Side == Buy || o.Side == Sell) && o.Symbol != "" &&
+		o.Quantity > 0 && o.Price > 0 && !math.IsInf(o.Quantity*o.Price, 0)
+	return o, ok
+}
+
+// uniqueKeys reports whether a JSON object names each key once.
+func uniqueKeys(obj []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, ok := t.(string)
+		if err != nil || !ok || seen[k] {
+			return false
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// OrderCounter counts the orders each desk puts forward (runs or has held)
+// in a day, for max_orders_per_day.
+type OrderCounter interface {
+	// CountOrder counts one more order of desk on day (India date,
+	// 2006-01-02) unless max are counted already, atomically; it returns
+	// the count and whether this order was counted.
+	CountOrder(ctx context.Context, desk, day string, max int) (int, bool, error)
+}
+
+// LimitMessage is what a desk's model is told when a hard limit refused its
+// call: nothing ran, nobody was asked, and splitting it will not help.
+func LimitMessage(tool, why string) string {
+	return fmt.Sprintf("%s was refused by a hard limit of this desk, so it was not run and nobody was asked: %s. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters.", tool, why)
+}
