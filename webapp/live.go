@@ -82,6 +82,7 @@ func (s *Server) follow(ctx context.Context) error {
 		}
 		backoff.Reset()
 		for _, ev := range evs {
+			s.recent.note(ev)
 			e := liveEvent{Kind: string(ev.Kind), Desk: ev.Desk, Request: ev.RequestID}
 			if ev.Request != nil {
 				e.State = string(ev.Request.State)
@@ -114,6 +115,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	}
 	ch, done := s.hub.subscribe()
 	defer done()
+	stop := s.lifetime().Done()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no") // nginx: do not hold events back
 	w.WriteHeader(http.StatusOK)
@@ -127,6 +129,8 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-stop:
+			return // the service stops: the page reconnects to the next one
 		case <-expire.C:
 			fmt.Fprint(w, "event: expired\ndata: {}\n\n")
 			fl.Flush()
@@ -139,4 +143,55 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		}
 		fl.Flush()
 	}
+}
+
+// recentCalls keeps each desk's last tool calls and their results as the
+// event stream tells them (tool_result events, and the outcomes of held
+// calls), for the desk's page. It is memory only: after a restart it
+// fills again from the calls made since.
+type recentCalls struct {
+	mu sync.Mutex
+	m  map[string][]callRow // oldest first
+}
+
+// recentDepth is how many calls a desk's page lists.
+const recentDepth = 20
+
+func (rc *recentCalls) note(ev deskbot.Event) {
+	var row callRow
+	switch {
+	case ev.Kind == deskbot.EventToolResult && ev.Call != nil && ev.Result != nil:
+		row = callRow{Tool: ev.Call.Name, Args: deskbot.ShownArguments(ev.Call.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+	case ev.Kind == deskbot.EventRequestDecided && ev.Result != nil && ev.Request != nil:
+		r := ev.Request
+		row = callRow{Tool: r.Content.ToolName + " (" + string(r.Decision) + " by " + r.DecidedBy + ")",
+			Args: deskbot.ShownArguments(r.Content.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+	default:
+		return
+	}
+	row.At = deskbot.Clock(ev.Time) + " IST"
+	row.Tool, row.Result = deskbot.ShowText(row.Tool), clip(deskbot.ShowText(row.Result), 2000)
+	row.Args = clip(row.Args, 2000)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.m == nil {
+		rc.m = map[string][]callRow{}
+	}
+	l := append(rc.m[ev.Desk], row)
+	if len(l) > recentDepth {
+		l = l[len(l)-recentDepth:]
+	}
+	rc.m[ev.Desk] = l
+}
+
+// of returns a desk's recent calls, newest first.
+func (rc *recentCalls) of(desk string) []callRow {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	l := rc.m[desk]
+	out := make([]callRow, len(l))
+	for i, r := range l {
+		out[len(l)-1-i] = r
+	}
+	return out
 }

@@ -77,25 +77,25 @@ type Deps struct {
 	Requests interface {
 		OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
 	}
-	Desks   deskbot.DeskStore
-	Broker  deskbot.Broker
-	Trades  func(ctx context.Context, desk string, limit int) ([]Trade, error)
-	History deskbot.History
-	Audit   deskbot.Auditor
-	Notes   deskbot.Notes
-	Events  Events
+	Desks  deskbot.DeskStore
+	Broker deskbot.Broker
+	Trades func(ctx context.Context, desk string, limit int) ([]Trade, error)
+	Audit  deskbot.Auditor
+	Notes  deskbot.Notes
+	Events Events
 }
 
 // Server serves the page. Handler is mounted at Path on the HTTP server;
 // Run follows the event stream for the live view.
 type Server struct {
-	cfg   Config
-	deps  Deps
-	log   *slog.Logger
-	path  string // with a trailing slash
-	tmpl  *template.Template
-	desks map[string]Desk
-	hub   *hub
+	cfg    Config
+	deps   Deps
+	log    *slog.Logger
+	path   string // with a trailing slash
+	tmpl   *template.Template
+	desks  map[string]Desk
+	hub    *hub
+	recent recentCalls
 
 	mu      sync.Mutex
 	life    context.Context // the service's lifetime, for allowed calls

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -113,8 +112,8 @@ type tradeRow struct {
 }
 
 type callRow struct {
-	Tool, Args, Result string
-	Error              bool
+	At, Tool, Args, Result string
+	Error                  bool
 }
 
 func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -155,39 +154,10 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 		t := trades[i]
 		rows = append(rows, tradeRow{At: t.At.In(deskbot.IST).Format("02 Jan 15:04"), Fill: deskbot.FormatFill(t.Fill), PnL: deskbot.SignedRupees(t.RealisedPnL), Loss: t.RealisedPnL < 0})
 	}
-	hist, err := s.deps.History.History(ctx, name, 60)
-	if err != nil {
-		return "", nil, err
-	}
 	return "desk", s.page(v, map[string]any{
-		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": recentCalls(hist, 15),
+		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
 		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
 	}), nil
-}
-
-// recentCalls pairs a desk's last tool calls with their results, newest
-// first, as its history holds them.
-func recentCalls(hist []deskbot.Message, most int) []callRow {
-	results := map[string]deskbot.Message{}
-	for _, m := range hist {
-		if m.Role == "tool" {
-			results[m.ToolCallID] = m
-		}
-	}
-	var rows []callRow
-	for i := len(hist) - 1; i >= 0 && len(rows) < most; i-- {
-		m := hist[i]
-		for j := len(m.ToolCalls) - 1; j >= 0 && len(rows) < most; j-- {
-			c := m.ToolCalls[j]
-			row := callRow{Tool: deskbot.ShowText(c.Name), Args: clip(deskbot.ShownArguments(c.Arguments), 2000), Result: "(no result yet)"}
-			if res, ok := results[c.ID]; ok {
-				row.Result = clip(deskbot.ShowText(res.Content), 2000)
-				row.Error = strings.HasPrefix(res.Content, "Error") || strings.Contains(res.Content, "needs the user's permission")
-			}
-			rows = append(rows, row)
-		}
-	}
-	return rows
 }
 
 // clip cuts s to n runes, saying so.
