@@ -557,3 +557,75 @@ func TestDesksPageButtons(t *testing.T) {
 		t.Error("a non-approver got the menu button")
 	}
 }
+
+// TestDesksPageFlattenAndPause: Flatten from the page needs its
+// confirmation, acts once however often the confirmation is sent, closes
+// the positions as /flatten does and tells the group; Pause and Resume
+// switch the desk and tell the group.
+func TestDesksPageFlattenAndPause(t *testing.T) {
+	s := startWithPage(t, nil)
+	s.orderModel(t) // the desk is told of its flatten and answers
+	if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 50, Price: 24500}); err != nil {
+		t.Fatal(err)
+	}
+	asks := initDataFor(asha, time.Now())
+	if code, body, _ := s.pageCall(t, "POST", "a/flatten", asks, url.Values{"desk": {"main"}, "token": {"made-up"}}); code != 409 {
+		t.Errorf("a flatten without its confirmation: %d %q", code, body)
+	}
+	code, body, _ := s.pageCall(t, "GET", "v/flatten?desk=main", asks, nil)
+	i := strings.Index(body, `data-token="`)
+	if code != 200 || i < 0 || !strings.Contains(body, "Yes, flatten main") {
+		t.Fatalf("the confirmation: %d %q", code, body)
+	}
+	token := body[i+len(`data-token="`):]
+	token = token[:strings.Index(token, `"`)]
+	// Ravi cannot use Asha's confirmation.
+	if code, _, _ := s.pageCall(t, "POST", "a/flatten", initDataFor(ravi, time.Now()), url.Values{"desk": {"main"}, "token": {token}}); code != 409 {
+		t.Errorf("another approver used Asha's confirmation: %d", code)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 3)
+	for n := range codes {
+		wg.Go(func() {
+			codes[n], _, _ = s.pageCall(t, "POST", "a/flatten", asks, url.Values{"desk": {"main"}, "token": {token}})
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, c := range codes {
+		if c == 200 {
+			ok++
+		}
+	}
+	if ok != 1 {
+		t.Errorf("three sends of one confirmation answered %v, want exactly one 200", codes)
+	}
+	book, err := s.main.Broker.Book(t.Context(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range book.Positions {
+		if p.Quantity != 0 {
+			t.Errorf("after the flatten: %+v", p)
+		}
+	}
+	s.mustBotMessage(t, "the group told of the flatten", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "Flattened by Asha") && strings.Contains(m.Plain, "from the desks page")
+	})
+	if code, body, _ := s.pageCall(t, "POST", "a/pause", asks, url.Values{"desk": {"main"}}); code != 200 {
+		t.Fatalf("pause: %d %q", code, body)
+	}
+	if st, _ := s.main.Store.DeskStatus(t.Context(), "main"); !st.Paused {
+		t.Error("the desk is not paused")
+	}
+	s.mustBotMessage(t, "the group told of the pause", func(m telegramtest.Message) bool { return strings.HasPrefix(m.Plain, "Paused main (Asha") })
+	if code, _, _ := s.pageCall(t, "POST", "a/resume", asks, url.Values{"desk": {"main"}}); code != 200 {
+		t.Fatal("resume refused")
+	}
+	if st, _ := s.main.Store.DeskStatus(t.Context(), "main"); st.Paused {
+		t.Error("the desk is still paused")
+	}
+	if code, _, _ := s.pageCall(t, "POST", "a/pause", asks, url.Values{"desk": {"nosuch"}}); code != 404 {
+		t.Errorf("pausing an unknown desk answered %d", code)
+	}
+}
