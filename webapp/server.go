@@ -107,7 +107,7 @@ type Server struct {
 func CheckURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL %q is not an address like https://desks.example.com/desks/", raw)
+		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL: must be an address like https://desks.example.com/desks/")
 	}
 	switch u.Scheme {
 	case "https":
@@ -115,14 +115,14 @@ func CheckURL(raw string) (*url.URL, error) {
 		host := u.Hostname()
 		ip := net.ParseIP(host)
 		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL must be https (Telegram opens Mini Apps only over https); http is accepted only for a loopback host")
+			return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL: must be https (Telegram opens Mini Apps only over https); http is accepted only for a loopback host")
 		}
 	default:
-		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL must be https")
+		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL: must be https")
 	}
 	p := "/" + strings.Trim(u.Path, "/")
 	if p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/healthz/") || strings.HasPrefix(p, "/metrics/") {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL's path %s would hide /healthz or /metrics", p)
+		return nil, deskbot.Errorf(deskbot.EINVALID, "WEBAPP_URL: its path %s would hide /healthz or /metrics", p)
 	}
 	return u, nil
 }

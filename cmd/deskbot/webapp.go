@@ -18,7 +18,8 @@ func (c Config) webAppProblems() []string {
 	var p []string
 	if c.WebAppURL != "" {
 		if _, err := webapp.CheckURL(c.WebAppURL); err != nil {
-			p = append(p, "WEBAPP_URL: "+deskbot.ErrorMessage(err))
+			p = append(p, deskbot.ErrorMessage(err)) // it names WEBAPP_URL
+
 		}
 	} else if c.WebAppName != "" {
 		p = append(p, "WEBAPP_NAME: needs WEBAPP_URL, the page's https address")
