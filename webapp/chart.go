@@ -85,8 +85,10 @@ func dayChart(trades []Trade, unrealised float64, now time.Time) template.HTML {
 	fmt.Fprintf(&b, `<path class="line" d="%s"/>`, path.String())
 	fmt.Fprintf(&b, `<path class="line open" d="M%.1f %.1f V%.1f"/>`, x(last.t), yv(last.v), yv(withOpen.v))
 	fmt.Fprintf(&b, `<circle class="dot" cx="%.1f" cy="%.1f" r="3"/>`, x(withOpen.t), yv(withOpen.v))
-	for _, t := range []time.Time{start, time.Date(y, m, d, 12, 0, 0, 0, deskbot.IST), end} {
-		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x(t), chartH-6, esc(t.Format("15:04")))
+	// The first and last labels hang inward, so neither is cut at an edge.
+	for i, t := range []time.Time{start, time.Date(y, m, d, 12, 0, 0, 0, deskbot.IST), end} {
+		anchor := [...]string{"start", "middle", "end"}[i]
+		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(t), chartH-6, anchor, esc(t.Format("15:04")))
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
