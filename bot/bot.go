@@ -34,6 +34,9 @@ type Config struct {
 	// (TELEGRAM_TOPICS): its chatter goes there, held calls stay in
 	// General, and a plain message in a desk's topic goes to that desk.
 	Topics bool
+	// WebApp is the desks page, opened from /desks and from approvers'
+	// menu buttons (webapp.go); zero: no page.
+	WebApp WebApp
 }
 
 // Gate is what the bot asks of the permission gate.
@@ -84,6 +87,7 @@ type Bot struct {
 	track     tracker
 	dispatch  dispatcher // handlers: taps at once, messages in order per chat
 	replies   dispatcher // replies to messages, in order per chat
+	members   memberCache
 
 	mu  sync.Mutex
 	ctx context.Context // the service's lifetime, set by Run
@@ -198,6 +202,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err := b.setCommands(ctx); err != nil {
 		// The menu is a convenience; the commands work without it.
 		b.log.WarnContext(ctx, "could not register the command menu", "err", b.scrub(err.Error()))
+	}
+	if b.track.Add() {
+		go func() { defer b.track.Done(); b.setMenuButtons(ctx) }()
 	}
 	outErr := make(chan error, 1)
 	go func() { outErr <- b.outbox.Run(ctx) }()

@@ -141,18 +141,30 @@ func (b *Bot) onPause(c tele.Context, pause bool) error {
 	if desks == nil {
 		return b.reply(ctx, c, msg, nil)
 	}
-	p := person(c.Sender())
-	for _, d := range desks {
-		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: who(p), At: b.now()}
-		if err := b.deps.Desks.SetPaused(ctx, d, pause, audit); err != nil {
-			return b.reply(ctx, c, b.explain(ctx, "could not "+verb+" a desk", err), nil)
-		}
+	if err := b.setPaused(ctx, desks, pause, person(c.Sender())); err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not "+verb+" a desk", err), nil)
 	}
 	done := "Paused "
 	if !pause {
 		done = "Resumed "
 	}
 	return b.reply(ctx, c, done+boldList(desks)+".", nil)
+}
+
+// setPaused pauses or resumes desks, each with its audit entry; /pause,
+// /resume and the desks page all switch here.
+func (b *Bot) setPaused(ctx context.Context, desks []string, pause bool, p deskbot.Person) error {
+	verb := "pause"
+	if !pause {
+		verb = "resume"
+	}
+	for _, d := range desks {
+		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: who(p), At: b.now()}
+		if err := b.deps.Desks.SetPaused(ctx, d, pause, audit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // onRequests shows every open request again with its buttons, so a request

@@ -28,6 +28,9 @@ func (b *Bot) onDesks(c tele.Context) error {
 	}
 	var parts []string
 	kb := &tele.ReplyMarkup{}
+	if row := b.pageButton(c.Chat()); row != nil {
+		kb.InlineKeyboard = append(kb.InlineKeyboard, row)
+	}
 	for _, d := range b.cfg.Desks {
 		part, err := b.deskView(ctx, d, waiting[d])
 		if err != nil {
@@ -80,16 +83,7 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 	if err != nil {
 		return "", err
 	}
-	state := string(st.State)
-	if state == "" {
-		state = string(deskbot.DeskIdle)
-	}
-	if st.Paused {
-		state = string(deskbot.DeskPaused)
-		if st.State != "" && st.State != deskbot.DeskIdle && st.State != deskbot.DeskPaused {
-			state += ", " + string(st.State) // a turn in flight finishes after a pause
-		}
-	}
+	state := deskbot.ShownState(st)
 	book, err := b.deps.Broker.Book(ctx, desk)
 	if err != nil {
 		return "", err
@@ -169,6 +163,18 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 		return
 	}
 	b.answer(c, "Flattening…", false)
+	lines := b.flattenDesks(ctx, desks, p)
+	text := "Flattened by " + html.EscapeString(p.Name) + " at " + deskbot.Clock(b.now()) + " IST.\n" + strings.Join(lines, "\n")
+	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
+		b.log.WarnContext(ctx, "could not show a flatten's outcome", "err", b.scrub(err.Error()))
+		b.say(ctx, m.Chat.ID, text, nil)
+	}
+}
+
+// flattenDesks closes the positions of desks, audits each flatten and
+// tells each desk; it returns a line (HTML) per desk saying what was
+// closed. The chat's confirmation and the desks page both flatten here.
+func (b *Bot) flattenDesks(ctx context.Context, desks []string, p deskbot.Person) []string {
 	var lines []string
 	for _, d := range desks {
 		rep, err := b.deps.Broker.Flatten(ctx, d)
@@ -189,11 +195,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 			lines = append(lines, bold(d)+": "+html.EscapeString(b.explain(ctx, "could not tell a desk of its flatten", err)))
 		}
 	}
-	text := "Flattened by " + html.EscapeString(p.Name) + " at " + deskbot.Clock(b.now()) + " IST.\n" + strings.Join(lines, "\n")
-	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
-		b.log.WarnContext(ctx, "could not show a flatten's outcome", "err", b.scrub(err.Error()))
-		b.say(ctx, m.Chat.ID, text, nil)
-	}
+	return lines
 }
 
 // say sends text to a chat, logging a failure (the person asked for

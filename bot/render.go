@@ -1,12 +1,9 @@
 package bot
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -293,58 +290,14 @@ func RenderWarning(desk, text string) string {
 	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(trimRunes(showProse(text), 1000))
 }
 
-// tradingWords renders a broker call the way a trader reads it, as plain
-// lines above its arguments:
-//
-//	SELL 50 NIFTY24DECFUT @ 24,512.50
-//	Notional ₹12,25,625.00
-//	Position after: short 50
-//	Desk P&L: realised +₹40.00, open +₹60.00
-//
-// Without the book (the broker did not answer in time) the lines that
-// need it are left out. Arguments the words could misstate (anything but
-// exactly the order's four fields, numbers the words would round) get no
-// words: the call below is what runs, and it is always shown.
+// tradingWords renders a broker call the way a trader reads it
+// (deskbot.TradingWords: the desks page shows the same words).
 func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
-	var lines []string
-	switch r.Content.ToolName {
-	case deskbot.ToolPlaceOrder:
-		o, ok := orderOf(r.Content.Arguments)
-		if !ok {
-			return nil
-		}
-		lines = append(lines, deskbot.FormatOrder(o), "Notional "+deskbot.Rupees(o.Quantity*o.Price))
-		if book != nil {
-			lines = append(lines, "Position after: "+deskbot.Holding(deskbot.PositionAfter(*book, o)))
-		}
-	case deskbot.ToolFlattenDesk:
-		if book == nil {
-			return []string{"Closes every open position of the desk (its book could not be read just now)."}
-		}
-		plan := deskbot.FlattenPlan(*book)
-		if len(plan) == 0 {
-			return []string{"Would close nothing: the desk has no open positions.", "Desk P&L: " + deskbot.BookPnL(*book)}
-		}
-		lines = append(lines, fmt.Sprintf("Would close %d:", len(plan)))
-		for _, l := range plan {
-			lines = append(lines, "• "+l)
-		}
-	default:
-		return nil
-	}
-	if book != nil {
-		lines = append(lines, "Desk P&L: "+deskbot.BookPnL(*book))
-	}
-	for i, l := range lines {
-		lines[i] = deskbot.ShowText(l)
-	}
-	return lines
+	return deskbot.TradingWords(r, book)
 }
 
 // brokerCall reports whether r's words need the desk's book.
-func brokerCall(r *deskbot.Request) bool {
-	return r.Content.ToolName == deskbot.ToolPlaceOrder || r.Content.ToolName == deskbot.ToolFlattenDesk
-}
+func brokerCall(r *deskbot.Request) bool { return deskbot.BrokerCall(r) }
 
 // requestSummary renders a request on one line of HTML, for lists and
 // digests: the desk, and the call in trading words when it is a broker
@@ -365,52 +318,5 @@ func requestSummary(r *deskbot.Request) string {
 		esc(trimRunes(deskbot.ShownArguments(r.Content.Arguments), 80))
 }
 
-// orderOf reads place_order's arguments for the words, strictly: exactly
-// symbol, side, quantity and price, each once, a known side, positive
-// numbers that the words render exactly. Anything else gets no words.
-func orderOf(args []byte) (deskbot.Order, bool) {
-	var o deskbot.Order
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(args, &fields) != nil || len(fields) != 4 || !uniqueKeys(args) {
-		return o, false
-	}
-	for k, dst := range map[string]any{"symbol": &o.Symbol, "side": &o.Side, "quantity": &o.Quantity, "price": &o.Price} {
-		raw, ok := fields[k]
-		if !ok || json.Unmarshal(raw, dst) != nil || strings.TrimSpace(string(raw)) == "null" {
-			return o, false
-		}
-	}
-	exact := func(x float64, shown string) bool {
-		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
-		return err == nil && v == x
-	}
-	if (o.Side != deskbot.Buy && o.Side != deskbot.Sell) || o.Symbol == "" ||
-		!(o.Quantity > 0) || !(o.Price > 0) ||
-		!exact(o.Quantity, deskbot.GroupedQuantity(o.Quantity)) || !exact(o.Price, deskbot.GroupedPrice(o.Price)) {
-		return o, false
-	}
-	return o, true
-}
-
-// uniqueKeys reports whether a JSON object names each key once: with a
-// repeated key, decoders disagree on which value counts.
-func uniqueKeys(obj []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		k, ok := t.(string)
-		if err != nil || !ok || seen[k] {
-			return false
-		}
-		seen[k] = true
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return false
-		}
-	}
-	return true
-}
+// orderOf reads place_order's arguments for the words (deskbot.OrderOf).
+func orderOf(args []byte) (deskbot.Order, bool) { return deskbot.OrderOf(args) }

@@ -9,14 +9,22 @@ import (
 )
 
 // Server serves /healthz and /metrics on its own listener, apart from
-// everything the team does, so a scrape can never slow a decision.
+// everything the team does in the chat, so a scrape can never slow a
+// decision; the desks page, when configured, is mounted beside them.
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
+// Mount is a handler served beside /healthz and /metrics under a path
+// (its pattern, such as "/desks/"): the desks page.
+type Mount struct {
+	Pattern string
+	Handler http.Handler
+}
+
 // Listen binds addr (HTTP_ADDR; port 0 picks a free one) and starts serving.
-func Listen(addr string, health, metrics http.Handler) (*Server, error) {
+func Listen(addr string, health, metrics http.Handler, mounts ...Mount) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -24,6 +32,9 @@ func Listen(addr string, health, metrics http.Handler) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /metrics", metrics)
+	for _, m := range mounts {
+		mux.Handle(m.Pattern, m.Handler)
+	}
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -63,6 +63,9 @@ func (s *Server) send(method string, p map[string]string, files map[string]uploa
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
+	if chatID, _ := parseInt64(p["chat_id"]); chatID < 0 && mk.hasWebApp() {
+		return nil, badRequest("BUTTON_TYPE_INVALID")
+	}
 	if mk != nil {
 		m.Keyboard, m.ForceReply = mk.Inline, mk.ForceReply
 	}

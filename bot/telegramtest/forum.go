@@ -121,7 +121,8 @@ func (s *Server) thread(chatID int64, p map[string]string) (int, *apiError) {
 }
 
 // chatMember serves getChatMember: the bot is an administrator of a forum
-// with its topic right as set, a member elsewhere; people are members.
+// with its topic right as set, a member elsewhere; people are members
+// unless SetMemberStatus said otherwise.
 func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 	chatID, ok := parseInt64(p["chat_id"])
 	user, ok2 := parseInt64(p["user_id"])
@@ -131,7 +132,11 @@ func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if user != s.bot.ID {
-		return map[string]any{"status": "member", "user": toWireUser(User{ID: user}, false)}, nil
+		status := s.members[user]
+		if status == "" {
+			status = "member"
+		}
+		return map[string]any{"status": status, "user": toWireUser(User{ID: user}, false)}, nil
 	}
 	f := s.forums[chatID]
 	if f == nil {

@@ -85,6 +85,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 		result, msgID, aerr = s.createTopic(params)
 	case "getChatMember":
 		result, aerr = s.chatMember(params)
+	case "setChatMenuButton":
+		aerr = s.setMenuButton(params)
+		result = true
 	case "setMessageReaction":
 		msgID, aerr = s.react(params)
 		result = true

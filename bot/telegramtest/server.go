@@ -47,6 +47,9 @@ type Button struct {
 	Text string
 	Data string // callback_data as on the wire, e.g. "\fa1|<uuid>"
 	URL  string
+	// WebApp is a web_app button's URL; Telegram takes such buttons only
+	// in private chats.
+	WebApp string
 }
 
 // Markup is a decoded reply_markup.
@@ -155,6 +158,8 @@ type Server struct {
 	faults   faults
 	nextCbID int
 	forums   map[int64]*forum
+	members  map[int64]string // getChatMember's status of a person (default "member")
+	menus    map[int64]MenuButton
 }
 
 // Command is one entry registered with setMyCommands.
@@ -184,6 +189,8 @@ func New(tb testing.TB, token string) *Server {
 		wake:    make(chan struct{}),
 		chats:   map[int64]*chat{},
 		answers: map[string]*answer{},
+		members: map[int64]string{},
+		menus:   map[int64]MenuButton{},
 	}
 	s.http = httptest.NewServer(s)
 	s.URL = s.http.URL

@@ -50,9 +50,14 @@ type wirePhotoSize struct {
 }
 
 type wireButton struct {
-	Text string `json:"text"`
-	Data string `json:"callback_data,omitempty"`
-	URL  string `json:"url,omitempty"`
+	Text   string      `json:"text"`
+	Data   string      `json:"callback_data,omitempty"`
+	URL    string      `json:"url,omitempty"`
+	WebApp *wireWebApp `json:"web_app,omitempty"`
+}
+
+type wireWebApp struct {
+	URL string `json:"url"`
 }
 
 type wireMarkup struct {
@@ -224,13 +229,20 @@ func parseMarkup(s string) (*Markup, error) {
 	for _, row := range m.Inline {
 		var r []Button
 		for _, b := range row {
-			if b.URL == "" && (len(b.Data) < 1 || len(b.Data) > 64) {
+			if b.WebApp != nil && !strings.HasPrefix(b.WebApp.URL, "https://") {
+				return nil, errors.New("BUTTON_URL_INVALID")
+			}
+			if b.URL == "" && b.WebApp == nil && (len(b.Data) < 1 || len(b.Data) > 64) {
 				return nil, errors.New("BUTTON_DATA_INVALID")
 			}
 			if strings.TrimSpace(b.Text) == "" {
 				return nil, errors.New("text buttons are unallowed in the inline keyboard")
 			}
-			r = append(r, Button(b))
+			btn := Button{Text: b.Text, Data: b.Data, URL: b.URL}
+			if b.WebApp != nil {
+				btn.WebApp = b.WebApp.URL
+			}
+			r = append(r, btn)
 		}
 		if len(r) > 0 {
 			out.Inline = append(out.Inline, r)
@@ -247,7 +259,11 @@ func toWireMarkup(kb [][]Button) *wireMarkup {
 	for _, row := range kb {
 		var r []wireButton
 		for _, b := range row {
-			r = append(r, wireButton(b))
+			wb := wireButton{Text: b.Text, Data: b.Data, URL: b.URL}
+			if b.WebApp != "" {
+				wb.WebApp = &wireWebApp{URL: b.WebApp}
+			}
+			r = append(r, wb)
 		}
 		m.Inline = append(m.Inline, r)
 	}

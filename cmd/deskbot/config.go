@@ -77,6 +77,12 @@ type Config struct {
 	// Operations: /healthz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 
+	// The desks page, a Telegram Mini App served on HTTP_ADDR at
+	// WEBAPP_URL's path (webapp.go); off while WEBAPP_URL is empty.
+	WebAppURL    string        `env:"WEBAPP_URL"`
+	WebAppName   string        `env:"WEBAPP_NAME"`
+	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
+
 	// deskKeys are the values of the variables DESKS_FILE names as
 	// api_key_env: secrets the log scrubber must know.
 	deskKeys []string
@@ -114,6 +120,7 @@ func (c Config) validate() []string {
 			break
 		}
 	}
+	p = append(p, c.webAppProblems()...)
 	if u, err := url.Parse(c.TelegramAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("TELEGRAM_API_URL", "must be an http(s) URL")
 	}

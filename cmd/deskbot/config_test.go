@@ -143,3 +143,37 @@ func TestLoggerScrubsDeskKeys(t *testing.T) {
 		t.Errorf("no redaction in %q", b.String())
 	}
 }
+
+// The desks page's variables: an address Telegram can open, a short name
+// only with it, a positive sign-in age; each mistake named.
+func TestLoadConfigWebApp(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"off", nil, ""},
+		{"https", map[string]string{"WEBAPP_URL": "https://desks.example.com/desks/", "WEBAPP_NAME": "desks"}, ""},
+		{"loopback http", map[string]string{"WEBAPP_URL": "http://127.0.0.1:8080/desks/"}, ""},
+		{"http on a network", map[string]string{"WEBAPP_URL": "http://desks.example.com/desks/"}, "WEBAPP_URL: must be https"},
+		{"name without URL", map[string]string{"WEBAPP_NAME": "desks"}, "WEBAPP_NAME: needs WEBAPP_URL"},
+		{"bad name", map[string]string{"WEBAPP_URL": "https://d.example.com/", "WEBAPP_NAME": "my desks"}, "WEBAPP_NAME: the Mini App's short name"},
+		{"zero age", map[string]string{"WEBAPP_URL": "https://d.example.com/", "WEBAPP_MAX_AGE": "0s"}, "WEBAPP_MAX_AGE: must be a positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := minimalEnv()
+			maps.Copy(env, tt.env)
+			_, err := LoadConfig(env)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}

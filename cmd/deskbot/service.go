@@ -25,6 +25,7 @@ import (
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/webapp"
 )
 
 // Main is the whole service. Run starts it and returns; Close stops it.
@@ -48,6 +49,7 @@ type Main struct {
 	Metrics *ops.Metrics
 	MCP     *mcpserve.Server // the desks' tools for Claude Code; nil when no desk uses it
 	HTTP    *ops.Server      // /healthz and /metrics
+	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
 
 	sweeper *gate.Sweeper
 	drain   *drain
@@ -173,6 +175,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
+		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName},
 	}, bot.Deps{
 		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
 		Notes: m.Store, Events: m.Store, Audit: m.Store,
@@ -181,10 +184,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	backlog.bot.Store(m.Bot)
 
+	mounts, err := m.webApp(desks)
+	if err != nil {
+		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
+	}
 	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.HealthHandler(3*time.Second,
 		ops.Check{Name: "redis", Func: m.Store.Ping},
 		ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }},
-	), m.Metrics.Handler()); err != nil {
+	), m.Metrics.Handler(), mounts...); err != nil {
 		return fmt.Errorf("HTTP_ADDR %s: %v", cfg.HTTPAddr, err)
 	}
 
@@ -192,6 +199,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", log) })
+	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
+		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
+	}
 	log.Info("deskbot started", "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
 		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
 		"http", m.HTTP.Addr())

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/webapp"
+)
+
+// webAppName is a Mini App's short name as @BotFather accepts it.
+var webAppName = regexp.MustCompile(`^[A-Za-z0-9_]{3,30}$`)
+
+// webAppProblems checks the WEBAPP_* variables.
+func (c Config) webAppProblems() []string {
+	var p []string
+	if c.WebAppURL != "" {
+		if _, err := webapp.CheckURL(c.WebAppURL); err != nil {
+			p = append(p, deskbot.ErrorMessage(err)) // it names WEBAPP_URL
+
+		}
+	} else if c.WebAppName != "" {
+		p = append(p, "WEBAPP_NAME: needs WEBAPP_URL, the page's https address")
+	}
+	if c.WebAppName != "" && !webAppName.MatchString(c.WebAppName) {
+		p = append(p, "WEBAPP_NAME: the Mini App's short name from @BotFather: 3 to 30 letters, digits or underscores")
+	}
+	if c.WebAppMaxAge <= 0 {
+		p = append(p, "WEBAPP_MAX_AGE: must be a positive duration such as 1h")
+	}
+	return p
+}
+
+// webApp builds the desks page when WEBAPP_URL is set, and returns what
+// the HTTP server mounts for it.
+func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
+	cfg := m.Config
+	if cfg.WebAppURL == "" {
+		return nil, nil
+	}
+	shown := make([]webapp.Desk, len(desks))
+	for i, d := range desks {
+		shown[i].Name = d.Name
+		for _, s := range d.Schedules {
+			shown[i].Schedule = append(shown[i].Schedule, s.Cron+": "+s.Text)
+		}
+	}
+	trades := func(ctx context.Context, desk string, limit int) ([]webapp.Trade, error) {
+		ts, err := m.Broker.Trades(ctx, desk, limit)
+		out := make([]webapp.Trade, len(ts))
+		for i, t := range ts {
+			out[i] = webapp.Trade{Fill: t.Fill, At: t.At}
+		}
+		return out, err
+	}
+	var err error
+	m.Web, err = webapp.New(webapp.Config{
+		URL: cfg.WebAppURL, Token: cfg.TelegramToken, MaxAge: cfg.WebAppMaxAge, Desks: shown, Now: m.Now,
+	}, webapp.Deps{
+		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker, Trades: trades,
+		Audit: m.Store, Notes: m.Store, Events: m.Store,
+	}, m.Log)
+	if err != nil {
+		return nil, err
+	}
+	return []ops.Mount{{Pattern: m.Web.Path(), Handler: m.Web.Handler()}}, nil
+}

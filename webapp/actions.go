@@ -1,0 +1,162 @@
+package webapp
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/google/uuid"
+)
+
+// actionWait bounds an action's own work; an allowed call then runs on the
+// service's lifetime, as a tap's does.
+const actionWait = 15 * time.Second
+
+// decide takes an approver's decision on a request through the gate, as a
+// tap in the chat does: of any number of decisions from anywhere, the
+// first wins and the others are told what already happened. The outbox
+// edits the request's chat message from the decision's event.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	id := r.PostForm.Get("id")
+	d, err := deskbot.ParseDecision(r.PostForm.Get("decision"))
+	if err != nil || id == "" {
+		s.refuse(w, http.StatusBadRequest, "That decision could not be read; nothing was changed.")
+		return
+	}
+	reason := r.PostForm.Get("reason")
+	if d != deskbot.Deny {
+		q, err := s.deps.Gate.Request(ctx, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !renderRequest(q, nil).Whole {
+			s.refuse(w, http.StatusConflict, "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter.")
+			return
+		}
+		reason = "" // a reason goes with a denial only
+	}
+	p := v.Person()
+	resp, err := s.deps.Gate.Decide(ctx, id, d, reason, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if resp.Allows() {
+		s.running.Add(1)
+		go func() {
+			defer s.running.Done()
+			ctx := s.lifetime()
+			if _, err := s.deps.Gate.Run(ctx, resp); err != nil {
+				s.log.WarnContext(ctx, "webapp: held call not run", "desk", resp.Request.Desk, "request", id, "err", deskbot.ErrorMessage(err))
+			}
+		}()
+		msg := "Allowed once; running…"
+		if d == deskbot.AlwaysAllow {
+			msg = "Always allowed; running…"
+		}
+		say(w, http.StatusOK, msg)
+		return
+	}
+	// The page asks for the reason with the denial, so the desk is told
+	// now rather than after the chat's wait for a reason.
+	if resp.Request.DeliveredAt.IsZero() {
+		if _, err := s.deps.Gate.AddReason(ctx, id, "", p); err != nil && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+			s.log.WarnContext(ctx, "webapp: could not tell a desk of its denial now; the sweep will", "request", id, "err", deskbot.ErrorMessage(err))
+		}
+	}
+	say(w, http.StatusOK, "Denied; it will not run.")
+}
+
+// flattenAsk offers the confirmation of a flatten: a one-time token,
+// bound to the desk and the person, that the confirmation must carry.
+func (s *Server) flattenAsk(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	if !s.deps.Team.Approver(v.ID) {
+		return "", nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Only approvers can flatten a desk.")
+	}
+	desk := r.URL.Query().Get("desk")
+	if _, ok := s.desks[desk]; !ok && desk != "all" {
+		return "", nil, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named %q.", desk)
+	}
+	token := uuid.NewString()
+	if err := s.deps.Notes.PutNote(ctx, flattenAskKey(token), desk+"|"+strconv.FormatInt(v.ID, 10), flattenAskTTL); err != nil {
+		return "", nil, err
+	}
+	return "flatten", s.page(v, map[string]string{"Desk": desk, "Token": token}), nil
+}
+
+// flatten acts on a confirmation, once, however often it is sent: the
+// chat's /flatten path (Team.FlattenFromPage).
+func (s *Server) flatten(w http.ResponseWriter, r *http.Request, v Viewer) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	token := r.PostForm.Get("token")
+	want, err := s.deps.Notes.Note(ctx, flattenAskKey(token))
+	desk, user, _ := strings.Cut(want, "|")
+	if token == "" || deskbot.ErrorCode(err) == deskbot.ENOTFOUND || user != strconv.FormatInt(v.ID, 10) || desk != r.PostForm.Get("desk") {
+		s.refuse(w, http.StatusConflict, "This confirmation is not valid (too old, or not yours); nothing was closed. Tap Flatten again.")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	first, err := s.deps.Notes.PutNoteOnce(ctx, flattenDoneKey(token), "1", flattenAskTTL)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !first {
+		s.refuse(w, http.StatusConflict, "This flatten was already done.")
+		return
+	}
+	summary, err := s.deps.Team.FlattenFromPage(ctx, desk, v.Person())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	say(w, http.StatusOK, "Flattened. "+summary)
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, v Viewer, pause bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	desk := r.PostForm.Get("desk")
+	if _, ok := s.desks[desk]; !ok {
+		s.refuse(w, http.StatusNotFound, "There is no such desk; nothing was changed.")
+		return
+	}
+	if err := s.deps.Team.PauseFromPage(ctx, desk, pause, v.Person()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if pause {
+		say(w, http.StatusOK, "Paused "+desk+".")
+	} else {
+		say(w, http.StatusOK, "Resumed "+desk+".")
+	}
+}
+
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request, v Viewer) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	desk, tool := r.PostForm.Get("desk"), r.PostForm.Get("tool")
+	if _, ok := s.desks[desk]; !ok || tool == "" {
+		s.refuse(w, http.StatusBadRequest, "There is no such grant; nothing was changed.")
+		return
+	}
+	err := s.deps.Gate.Revoke(ctx, desk, tool, v.Person())
+	switch deskbot.ErrorCode(err) {
+	case "":
+		say(w, http.StatusOK, "Revoked: "+desk+" asks again before "+tool+".")
+	case deskbot.ENOTFOUND:
+		s.refuse(w, http.StatusNotFound, "There is no such grant (already revoked?).")
+	default:
+		s.fail(w, r, err)
+	}
+}

@@ -1,0 +1,296 @@
+package webapp
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// bookWait bounds a read of a desk's book for a request's trading words,
+// as the chat's messages do: the words are a help, the call is what runs.
+const bookWait = 2 * time.Second
+
+// journalDepth is how many of a desk's last fills the page reads: today's
+// curve and the recent days' bars come from them.
+const journalDepth = 1000
+
+type deskCard struct {
+	Name      string
+	State     string
+	Paused    bool
+	Open      int
+	Positions []positionRow
+	Realised  string // today, from the journal
+	OpenPnL   string
+	Last      string
+}
+
+type positionRow struct {
+	Symbol, Holding, Avg, Last, PnL string
+	Loss                            bool
+}
+
+type page struct {
+	Approver bool
+	Viewer   string
+	Data     any
+}
+
+func (s *Server) desksView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	open, err := s.deps.Requests.OpenRequests(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	waiting := map[string]int{}
+	for _, q := range open {
+		waiting[q.Desk]++
+	}
+	var cards []deskCard
+	for _, d := range s.cfg.Desks {
+		c, err := s.card(ctx, d.Name, waiting[d.Name])
+		if err != nil {
+			return "", nil, err
+		}
+		cards = append(cards, c)
+	}
+	return "desks", s.page(v, map[string]any{"Desks": cards, "Open": len(open)}), nil
+}
+
+func (s *Server) page(v Viewer, data any) page {
+	return page{Approver: s.deps.Team.Approver(v.ID), Viewer: v.Person().Name, Data: data}
+}
+
+func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, error) {
+	st, err := s.deps.Desks.DeskStatus(ctx, desk)
+	if err != nil {
+		return deskCard{}, err
+	}
+	book, err := s.deps.Broker.Book(ctx, desk)
+	if err != nil {
+		return deskCard{}, err
+	}
+	trades, err := s.deps.Trades(ctx, desk, journalDepth)
+	if err != nil {
+		return deskCard{}, err
+	}
+	c := deskCard{Name: desk, State: deskbot.ShownState(st), Paused: st.Paused, Open: open, Last: "no activity yet"}
+	if !st.LastActivity.IsZero() {
+		c.Last = deskbot.Clock(st.LastActivity) + " IST"
+	}
+	var unreal float64
+	for _, p := range book.Positions {
+		if p.Quantity == 0 {
+			continue
+		}
+		u := p.UnrealisedPnL()
+		unreal += u
+		c.Positions = append(c.Positions, positionRow{
+			Symbol: p.Symbol, Holding: deskbot.Holding(p.Quantity), Avg: deskbot.GroupedPrice(p.AvgPrice),
+			Last: deskbot.GroupedPrice(p.LastPrice), PnL: deskbot.SignedRupees(u), Loss: u < 0,
+		})
+	}
+	day := dayOf(s.cfg.Now())
+	var today float64
+	for _, t := range trades {
+		if dayOf(t.At) == day {
+			today += t.RealisedPnL
+		}
+	}
+	c.Realised, c.OpenPnL = deskbot.SignedRupees(today), deskbot.SignedRupees(unreal)
+	return c, nil
+}
+
+// dayOf is the India day of t, as "2006-01-02".
+func dayOf(t time.Time) string { return t.In(deskbot.IST).Format("2006-01-02") }
+
+type tradeRow struct {
+	At, Fill, PnL string
+	Loss          bool
+}
+
+type callRow struct {
+	At, Tool, Args, Result string
+	Error                  bool
+}
+
+func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	name := r.PathValue("desk")
+	d, ok := s.desks[name]
+	if !ok {
+		return "", nil, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named %q.", name)
+	}
+	open, err := s.deps.Requests.OpenRequests(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	n := 0
+	for _, q := range open {
+		if q.Desk == name {
+			n++
+		}
+	}
+	c, err := s.card(ctx, name, n)
+	if err != nil {
+		return "", nil, err
+	}
+	trades, err := s.deps.Trades(ctx, name, journalDepth)
+	if err != nil {
+		return "", nil, err
+	}
+	book, err := s.deps.Broker.Book(ctx, name)
+	if err != nil {
+		return "", nil, err
+	}
+	now := s.cfg.Now()
+	var unreal float64
+	for _, p := range book.Positions {
+		unreal += p.UnrealisedPnL()
+	}
+	var rows []tradeRow
+	for i := len(trades) - 1; i >= 0 && len(rows) < 50; i-- {
+		t := trades[i]
+		rows = append(rows, tradeRow{At: t.At.In(deskbot.IST).Format("02 Jan 15:04"), Fill: deskbot.FormatFill(t.Fill), PnL: deskbot.SignedRupees(t.RealisedPnL), Loss: t.RealisedPnL < 0})
+	}
+	return "desk", s.page(v, map[string]any{
+		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
+		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
+	}), nil
+}
+
+// clip cuts s to n runes, saying so.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "… (cut)"
+}
+
+type requestCard struct {
+	ID, Desk, Tool, Args, Lapses string
+	Words                        []string
+	Whole                        bool
+}
+
+func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	open, err := s.deps.Requests.OpenRequests(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	now := s.cfg.Now()
+	books := map[string]*deskbot.Book{}
+	var cards []requestCard
+	for _, q := range open {
+		if q.State != deskbot.StateOpen || !now.Before(q.ExpiresAt) {
+			continue // never offered after it lapsed
+		}
+		if _, ok := books[q.Desk]; !ok && deskbot.BrokerCall(q) {
+			books[q.Desk] = s.book(ctx, q.Desk)
+		}
+		cards = append(cards, renderRequest(q, books[q.Desk]))
+	}
+	return "requests", s.page(v, cards), nil
+}
+
+// renderRequest is a request as the page shows it: the chat's trading
+// words, then the call's arguments whole, as deskbot.ShownArguments shows
+// them to an approver in the chat. Allow is offered only on a call the
+// chat could show whole too, so the page never allows what the chat would
+// refuse.
+func renderRequest(q *deskbot.Request, book *deskbot.Book) requestCard {
+	args := deskbot.ShownArguments(q.Content.Arguments)
+	return requestCard{
+		ID: q.ID, Desk: deskbot.ShowText(q.Desk), Tool: deskbot.ShowText(q.Content.ToolName), Args: args,
+		Words: deskbot.TradingWords(q, book), Lapses: deskbot.Clock(q.ExpiresAt) + " IST",
+		Whole: deskbot.ShownLength(args) <= deskbot.MaxShownArguments,
+	}
+}
+
+func (s *Server) book(ctx context.Context, desk string) *deskbot.Book {
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	b, err := s.deps.Broker.Book(ctx, desk)
+	if err != nil {
+		return nil
+	}
+	return &b
+}
+
+type grantRow struct {
+	Desk, Tool, By, At, Until string
+}
+
+func (s *Server) grantsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	gs, err := s.deps.Gate.Grants(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var rows []grantRow
+	for _, g := range gs {
+		row := grantRow{Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: g.GrantedAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST", Until: "until revoked"}
+		if !g.ExpiresAt.IsZero() {
+			row.Until = "until " + g.ExpiresAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST"
+		}
+		rows = append(rows, row)
+	}
+	return "grants", s.page(v, rows), nil
+}
+
+// auditDepth is how much of the trail the filters search.
+const auditDepth = 5000
+
+type auditRow struct {
+	At, Action, Desk, Tool, By, Detail, Request string
+}
+
+func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	q := r.URL.Query()
+	f := struct{ Desk, Tool, By, Day string }{q.Get("desk"), q.Get("tool"), q.Get("by"), q.Get("day")}
+	if f.Day != "" {
+		if _, err := time.Parse("2006-01-02", f.Day); err != nil {
+			return "", nil, deskbot.Errorf(deskbot.EINVALID, "A day is written like 2026-12-01.")
+		}
+	}
+	trail, err := s.deps.Audit.AuditTrail(ctx, auditDepth)
+	if err != nil {
+		return "", nil, err
+	}
+	var rows []auditRow
+	tools, people := map[string]bool{}, map[string]bool{}
+	for i := len(trail) - 1; i >= 0; i-- {
+		e := trail[i]
+		if e.Tool != "" {
+			tools[e.Tool] = true
+		}
+		if e.By != "" {
+			people[e.By] = true
+		}
+		if (f.Desk != "" && e.Desk != f.Desk) || (f.Tool != "" && e.Tool != f.Tool) ||
+			(f.By != "" && e.By != f.By) || (f.Day != "" && dayOf(e.At) != f.Day) || len(rows) >= 200 {
+			continue
+		}
+		rows = append(rows, auditRow{
+			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: e.Action, Desk: e.Desk, Tool: e.Tool,
+			By: e.By, Detail: clip(deskbot.ShowText(e.Detail), 300), Request: e.RequestID,
+		})
+	}
+	names := make([]string, 0, len(s.cfg.Desks))
+	for _, d := range s.cfg.Desks {
+		names = append(names, d.Name)
+	}
+	return "audit", s.page(v, map[string]any{
+		"Rows": rows, "Filter": f, "Desks": names, "Tools": sorted(tools), "People": sorted(people),
+	}), nil
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

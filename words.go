@@ -1,0 +1,80 @@
+package deskbot
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The trading words of a held broker call: the one rendering the chat's
+// request messages and the desks page both show, so a call reads the same
+// wherever an approver decides it. Plain text; each caller escapes it for
+// its medium.
+
+// TradingWords renders a broker call the way a trader reads it, as plain
+// lines above its arguments:
+//
+//	SELL 50 NIFTY24DECFUT @ 24,512.50
+//	Notional ₹12,25,625.00
+//	Position after: short 50
+//	Desk P&L: realised +₹40.00, open +₹60.00
+//
+// Without the book (the broker did not answer in time) the lines that
+// need it are left out. Arguments the words could misstate (anything but
+// exactly the order's four fields, numbers the words would round) get no
+// words: the call below is what runs, and it is always shown.
+func TradingWords(r *Request, book *Book) []string {
+	var lines []string
+	switch r.Content.ToolName {
+	case ToolPlaceOrder:
+		o, ok := OrderOf(r.Content.Arguments)
+		if !ok {
+			return nil
+		}
+		lines = append(lines, FormatOrder(o), "Notional "+Rupees(o.Quantity*o.Price))
+		if book != nil {
+			lines = append(lines, "Position after: "+Holding(PositionAfter(*book, o)))
+		}
+	case ToolFlattenDesk:
+		if book == nil {
+			return []string{"Closes every open position of the desk (its book could not be read just now)."}
+		}
+		plan := FlattenPlan(*book)
+		if len(plan) == 0 {
+			return []string{"Would close nothing: the desk has no open positions.", "Desk P&L: " + BookPnL(*book)}
+		}
+		lines = append(lines, fmt.Sprintf("Would close %d:", len(plan)))
+		for _, l := range plan {
+			lines = append(lines, "• "+l)
+		}
+	default:
+		return nil
+	}
+	if book != nil {
+		lines = append(lines, "Desk P&L: "+BookPnL(*book))
+	}
+	for i, l := range lines {
+		lines[i] = ShowText(l)
+	}
+	return lines
+}
+
+// BrokerCall reports whether r's words need the desk's book.
+func BrokerCall(r *Request) bool {
+	return r.Content.ToolName == ToolPlaceOrder || r.Content.ToolName == ToolFlattenDesk
+}
+
+// OrderOf reads place_order's arguments for the words: an order as
+// OrderArguments reads it whose numbers the words also render exactly.
+// Anything else gets no words.
+func OrderOf(args []byte) (Order, bool) {
+	o, ok := OrderArguments(args)
+	exact := func(x float64, shown string) bool {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
+		return err == nil && v == x
+	}
+	if !ok || !exact(o.Quantity, GroupedQuantity(o.Quantity)) || !exact(o.Price, GroupedPrice(o.Price)) {
+		return o, false
+	}
+	return o, true
+}
