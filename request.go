@@ -88,6 +88,10 @@ type Request struct {
 	// reply from Redis was lost, and whose retry finds the request already
 	// decided, can tell its own decision from someone else's.
 	DecisionToken string `json:"decision_token,omitempty"`
+	// Fence is the fencing token of the leader that made the request's
+	// last leader-only change: while it runs, the leader that runs it (see
+	// Transition.Fence). 0 when no leader has touched it.
+	Fence int64 `json:"fence,omitempty"`
 }
 
 // Person is someone in the chat who acts on a request.
@@ -134,6 +138,10 @@ type Transition struct {
 	Event              *Event   // published when the transition applies
 	Trigger            *Trigger // handed to the desk's inbox when it applies
 	Grant              *Grant   // recorded when it applies
+	// Fence, when not 0, makes the transition a leader's: it applies only
+	// while Fence is the fencing token of the current leader lease, and is
+	// kept as the request's Fence; otherwise the outcome is Stale.
+	Fence int64
 }
 
 // Outcome says what a transition did.
@@ -144,6 +152,7 @@ const (
 	WrongState         // another caller got there first; Request is as it now stands
 	Expired            // BeforeExpiry, and the request's expiry had passed
 	NotDue             // AfterExpiry, and the request's expiry has not passed
+	Stale              // Fence is not the current leader's token: another process leads
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the

@@ -16,6 +16,8 @@ package store
 //	calls:<trigger>   list: a trigger's completed calls
 //	history:<desk>    list: a desk's conversation
 //	note:<key>        string: an adapter's note, with its TTL
+//	leader            string: the leader lease, the holder's fencing token, with its TTL
+//	leader:term       counter: the last fencing token handed out
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -33,6 +35,8 @@ func (s *Store) inboxKey(desk string) string      { return s.Key("inbox", desk) 
 func (s *Store) callsKey(triggerID string) string { return s.Key("calls", triggerID) }
 func (s *Store) historyKey(desk string) string    { return s.Key("history", desk) }
 func (s *Store) noteKey(key string) string        { return s.Key("note", key) }
+func (s *Store) leaderKey() string                { return s.Key("leader") }
+func (s *Store) leaderTermKey() string            { return s.Key("leader", "term") }
 
 // The inbox's consumer group and its one consumer: one worker runs a desk at
 // a time, and a worker that restarts must find the trigger its predecessor

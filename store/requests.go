@@ -38,6 +38,7 @@ const (
 	fDeliveredAt = "l"
 	fDenyDueAt   = "n"
 	fToken       = "k"
+	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
 )
 
 const unitSep = "\x1f"
@@ -226,6 +227,7 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 
 		DecisionToken: h[fToken],
 	}
+	r.Fence, _ = strconv.ParseInt(h[fFence], 10, 64)
 	if a, ok := h[fArgs]; ok && a != "" {
 		r.Content.Arguments = json.RawMessage(a)
 	}
