@@ -44,6 +44,10 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		}
 	}
 	reason = strings.TrimSpace(reason)
+	fence, err := g.fence()
+	if err != nil {
+		return nil, err
+	}
 	now := g.now()
 	resp := &PermissionResponse{Request: r, Decision: d, Reason: reason}
 	t := deskbot.Transition{
@@ -54,6 +58,9 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason, Token: uuid.NewString()},
 		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
 		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
+		// Only the leader decides: the allowed call then runs here, and
+		// carries this term's token as its owner's.
+		Fence: fence,
 	}
 	switch d {
 	case deskbot.AlwaysAllow:
@@ -82,6 +89,9 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// Redis applied our transition but its reply was lost, and the
 		// client's retry found our own decision in place: it is ours.
 		out = deskbot.Applied
+	}
+	if out == deskbot.Stale {
+		return nil, errNotLeader
 	}
 	g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
 	switch out {
