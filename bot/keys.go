@@ -76,6 +76,12 @@ func topicKey(chat int64, desk string) string {
 // message there goes to that desk. Kept with no expiry, like topicKey.
 func topicDeskKey(chat int64, thread int) string { return "tg:topicdesk:" + messageRef(chat, thread) }
 
+// updateOffsetKey keeps the last Telegram update the leader handed over,
+// for bot botID (the token's public number: another bot's updates are
+// numbered apart). Written only by the leader (poll.go), kept with no
+// expiry.
+func updateOffsetKey(botID int64) string { return "tg:offset:" + strconv.FormatInt(botID, 10) }
+
 // messageRef is "<chatID>:<messageID>", how a note names a chat message;
 // parseMessageRef reads it back.
 func messageRef(chat int64, msgID int) string {
