@@ -43,6 +43,7 @@ type poller struct {
 	offsets offsetStore
 	leader  deskbot.Leadership
 	saved   int // the offset last written to the store
+	savedAt time.Time
 	handed  int // the last update telebot took off its channel, batch complete
 }
 
@@ -154,7 +155,7 @@ func handedOver(ctx context.Context, dest chan tele.Update) bool {
 func (p *poller) loadOffset(ctx context.Context, b *tele.Bot, sleep func(context.Context, time.Duration) error) bool {
 	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 5 * time.Second}
 	for {
-		v, err := p.offsets.Note(ctx, updateOffsetKey(b.Me.ID))
+		v, err := p.offsets.Note(ctx, updateOffsetKey(b.Me.ID, b.URL))
 		if err == nil || deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
 			if id, _ := strconv.Atoi(v); id > p.last {
 				p.last = id
@@ -174,14 +175,14 @@ func (p *poller) loadOffset(ctx context.Context, b *tele.Bot, sleep func(context
 // leader's token. false: the store refused the token (another process
 // leads).
 func (p *poller) saveOffset(ctx context.Context, b *tele.Bot) (bool, error) {
-	if p.handed == p.saved {
+	if p.handed == p.saved && time.Since(p.savedAt) < offsetTTL/2 {
 		return true, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ok, err := p.offsets.PutNoteFenced(ctx, updateOffsetKey(b.Me.ID), strconv.Itoa(p.handed), 0, p.leader.Token())
+	ok, err := p.offsets.PutNoteFenced(ctx, updateOffsetKey(b.Me.ID, b.URL), strconv.Itoa(p.handed), offsetTTL, p.leader.Token())
 	if ok {
-		p.saved = p.handed
+		p.saved, p.savedAt = p.handed, time.Now()
 	}
 	return ok, err
 }

@@ -95,7 +95,7 @@ func TestPollerNextLeaderNeitherSkipsNorReplays(t *testing.T) {
 		t.Fatalf("third update %q", got)
 	}
 	deskbottest.Eventually(t, "the old leader's offset saved", func() bool {
-		v, err := st.Note(t.Context(), updateOffsetKey(0))
+		v, err := st.Note(t.Context(), updateOffsetKey(0, tg.URL))
 		return err == nil && v != "" && v != "0"
 	})
 	a.halt()

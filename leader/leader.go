@@ -86,7 +86,9 @@ func (e *Elector) Margin() time.Duration { return e.TTL / 4 }
 
 // TryAcquire makes one attempt to take the lease. It returns nil, nil when
 // another process holds it. A term returned is renewed in the background
-// until it ends; its context derives from ctx.
+// until it ends, by Release or by losing the lease, never by ctx ending
+// (its context keeps ctx's values only): a leader keeps its lease while it
+// stops gracefully, and gives it up last.
 func (e *Elector) TryAcquire(ctx context.Context) (*Term, error) {
 	sent := e.now()
 	tctx, cancel := context.WithTimeout(ctx, e.RenewEvery())
@@ -96,7 +98,7 @@ func (e *Elector) TryAcquire(ctx context.Context) (*Term, error) {
 		return nil, err
 	}
 	t := &Term{e: e, token: token, done: make(chan struct{})}
-	t.ctx, t.cancel = context.WithCancelCause(ctx)
+	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	t.validUntil = sent.Add(e.TTL - e.Margin())
 	go t.keep()
 	return t, nil
