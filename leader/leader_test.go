@@ -122,7 +122,7 @@ func TestLeaderStepsDownBeforeLeaseLapses(t *testing.T) {
 		if cause := context.Cause(term.Context()); !errors.Is(cause, leader.ErrLost) {
 			t.Errorf("term ended with %v, want ErrLost", cause)
 		}
-		if margin := lapses.Sub(time.Now()); margin < ttl/4 {
+		if margin := time.Until(lapses); margin < ttl/4 {
 			t.Errorf("the leader stopped %v before the lease lapses, want at least %v", margin, ttl/4)
 		}
 		if term.Valid() {
