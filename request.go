@@ -94,6 +94,10 @@ type Request struct {
 	// Approvals are the allows counted so far, in order, one per person;
 	// the one that met Required is the last.
 	Approvals []Approval `json:"approvals,omitempty"`
+	// Fence is the fencing token of the leader that made the request's
+	// last leader-only change: while it runs, the leader that runs it (see
+	// Transition.Fence). 0 when no leader has touched it.
+	Fence int64 `json:"fence,omitempty"`
 }
 
 // Needs is how many distinct approvers r needs: never below 1.
@@ -159,6 +163,10 @@ type Transition struct {
 	// (else the decision reads allow_once).
 	Approve  *Approval
 	Approved *Event // published when an approval is counted short of the count
+	// Fence, when not 0, makes the transition a leader's: it applies only
+	// while Fence is the fencing token of the current leader lease, and is
+	// kept as the request's Fence; otherwise the outcome is Stale.
+	Fence int64
 }
 
 // Outcome says what a transition did.
@@ -171,6 +179,7 @@ const (
 	NotDue                  // AfterExpiry, and the request's expiry has not passed
 	Counted                 // Approve: the approval was recorded; more are needed
 	AlreadyApproved         // Approve: this person's approval was already counted; nothing changed
+	Stale                   // Fence is not the current leader's token: another process leads
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the

@@ -69,6 +69,10 @@ type Deps struct {
 	Notes    deskbot.Notes
 	Events   OutboxEvents
 	Audit    deskbot.Auditor
+	// Leader, when set, is this process's leadership among several on one
+	// Redis: the update offset is then kept in Notes (which must also keep
+	// notes only the leader may write) and polling stops when it ends.
+	Leader deskbot.Leadership
 }
 
 // Bot is the team's Telegram bot.
@@ -122,10 +126,18 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	for _, d := range cfg.Desks {
 		b.desks[d] = true
 	}
+	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: deps.Leader}
+	if deps.Leader != nil {
+		offsets, ok := deps.Notes.(offsetStore)
+		if !ok {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
+		}
+		p.offsets = offsets
+	}
 	tb, err := tele.NewBot(tele.Settings{
 		URL:     cfg.APIURL,
 		Token:   cfg.Token,
-		Poller:  &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub},
+		Poller:  p,
 		Verbose: false, // verbose mode prints request URLs, token and all
 		// Updates reach the handlers in Telegram's order; guard decides
 		// what runs side by side (order.go).

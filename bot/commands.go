@@ -93,6 +93,9 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 	p := person(c.Sender())
 	t := deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: text, From: p.Name, CreatedAt: b.now()}
 	if err := b.deps.Inbox.Enqueue(ctx, t); err != nil {
+		// Nothing was queued: the message is not handled, so a redelivery
+		// (to the next leader, when this one is stopping) must act on it.
+		_ = b.deps.Notes.DeleteNote(context.WithoutCancel(ctx), messageOnceKey(c.Message().Chat.ID, c.Message().ID))
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
 	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", who(p))

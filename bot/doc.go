@@ -44,4 +44,10 @@
 // note can duplicate a message). Updates Telegram redelivers after a crash
 // are deduplicated before anything with a side effect runs. Callback data
 // carries no trust: every tap is checked against the store.
+//
+// Several processes: only the leader runs a bot (Deps.Leader). It keeps
+// the Telegram update offset in the store, written with its fencing token
+// before Telegram is told (poll.go), so the next leader starts where it
+// stopped: no confirmed update is given again, none is skipped; and a
+// process that may have lost the lease hands no update over.
 package bot

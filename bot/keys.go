@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,22 @@ func topicKey(chat int64, desk string) string {
 // topicDeskKey notes the desk whose topic thread is in chat, so a plain
 // message there goes to that desk. Kept with no expiry, like topicKey.
 func topicDeskKey(chat int64, thread int) string { return "tg:topicdesk:" + messageRef(chat, thread) }
+
+// updateOffsetKey keeps the last Telegram update the leader handed over,
+// for bot botID (the token's public number) on Bot API server apiURL (a
+// short hash of it): updates are numbered per bot and server. Written only
+// by the leader (poll.go), for offsetTTL.
+func updateOffsetKey(botID int64, apiURL string) string {
+	h := fnv.New32a()
+	h.Write([]byte(apiURL))
+	return "tg:offset:" + strconv.FormatInt(botID, 10) + ":" + strconv.FormatUint(uint64(h.Sum32()), 36)
+}
+
+// offsetTTL: Telegram numbers a bot's updates in sequence, but picks the
+// next number at random after a week without updates; an offset older
+// than a day is let go (Telegram's own confirmation then rules) rather
+// than risk asking past a new, lower number.
+const offsetTTL = 24 * time.Hour
 
 // messageRef is "<chatID>:<messageID>", how a note names a chat message;
 // parseMessageRef reads it back.

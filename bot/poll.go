@@ -19,6 +19,16 @@ import (
 // Delivery: an update is confirmed to Telegram only by the next getUpdates
 // (offset = last id + 1), so a batch read just before a crash is delivered
 // again after the restart; handlers are idempotent for that reason.
+//
+// With a leader (offsets set), the offset is also kept in the store: a batch
+// counts as handed over once telebot took every update of it off its
+// channel, and its last id is written to the store, fenced by the leader's
+// token, before the getUpdates that confirms it to Telegram (and when
+// polling stops). A new leader starts from the stored offset, so it is
+// never given an update the old one confirmed, and is given again only a
+// batch the old one had not finished handing over. A process whose fenced
+// write is refused, or whose lease may have lapsed, stops polling without
+// handing anything more over.
 type poller struct {
 	timeout time.Duration
 	log     *slog.Logger
@@ -28,6 +38,20 @@ type poller struct {
 	sleep func(ctx context.Context, d time.Duration) error
 	last  int
 	alive pollClock // for health checks (health.go)
+
+	// offsets keeps the offset; nil without a leader (one process).
+	offsets offsetStore
+	leader  deskbot.Leadership
+	saved   int // the offset last written to the store
+	savedAt time.Time
+	handed  int // the last update telebot took off its channel, batch complete
+}
+
+// offsetStore is where a leader keeps the update offset (the store's notes,
+// written only with the lease's token).
+type offsetStore interface {
+	Note(ctx context.Context, key string) (string, error)
+	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
 }
 
 // Poll implements tele.Poller. After a failed getUpdates it waits 250ms,
@@ -51,7 +75,29 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 		sleep = deskbot.Sleep
 	}
 	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second}
+	if p.offsets != nil {
+		if !p.loadOffset(ctx, b, sleep) {
+			return
+		}
+		defer p.saveOffset(context.WithoutCancel(ctx), b)
+	}
 	for ctx.Err() == nil {
+		if p.offsets != nil {
+			// Before the getUpdates that confirms it to Telegram. While
+			// the store cannot be reached nothing is confirmed: the
+			// next leader could not know of it.
+			if ok, err := p.saveOffset(ctx, b); err != nil {
+				wait := backoff.Next()
+				p.log.Warn("cannot save the Telegram update offset; retrying", "err", deskbot.ErrorMessage(err), "in", wait)
+				if sleep(ctx, wait) != nil {
+					return
+				}
+				continue
+			} else if !ok {
+				p.log.Warn("another process leads: polling stops")
+				return
+			}
+		}
 		updates, err := p.get(b)
 		if err != nil {
 			if stopped(stop) { // the stop cancelled the long poll; not a failure
@@ -66,6 +112,12 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 		}
 		backoff.Reset()
 		p.alive.ok()
+		if p.leader != nil && !p.leader.Valid() {
+			// The lease may have passed to another process while this
+			// one waited (a pause): the batch is the new leader's.
+			p.log.Warn("not handing over updates: this process may no longer lead")
+			return
+		}
 		for _, u := range updates {
 			if u.ID <= p.last {
 				continue
@@ -77,7 +129,62 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 				return
 			}
 		}
+		if !handedOver(ctx, dest) {
+			return
+		}
+		p.handed = p.last
 	}
+}
+
+// handedOver waits until telebot took every update off dest (it hands each
+// to the dispatcher at once), or the stop.
+func handedOver(ctx context.Context, dest chan tele.Update) bool {
+	for len(dest) > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+// loadOffset starts from the offset kept in the store, trying until the
+// store answers: polling from a guess could be given confirmed updates
+// again.
+func (p *poller) loadOffset(ctx context.Context, b *tele.Bot, sleep func(context.Context, time.Duration) error) bool {
+	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 5 * time.Second}
+	for {
+		v, err := p.offsets.Note(ctx, updateOffsetKey(b.Me.ID, b.URL))
+		if err == nil || deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			if id, _ := strconv.Atoi(v); id > p.last {
+				p.last = id
+			}
+			p.saved, p.handed = p.last, p.last
+			return true
+		}
+		wait := backoff.Next()
+		p.log.Warn("cannot read the Telegram update offset; retrying", "err", deskbot.ErrorMessage(err), "in", wait)
+		if sleep(ctx, wait) != nil {
+			return false
+		}
+	}
+}
+
+// saveOffset writes the last update handed over, if it moved, with the
+// leader's token. false: the store refused the token (another process
+// leads).
+func (p *poller) saveOffset(ctx context.Context, b *tele.Bot) (bool, error) {
+	if p.handed == p.saved && time.Since(p.savedAt) < offsetTTL/2 {
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := p.offsets.PutNoteFenced(ctx, updateOffsetKey(b.Me.ID, b.URL), strconv.Itoa(p.handed), offsetTTL, p.leader.Token())
+	if ok {
+		p.saved, p.savedAt = p.handed, time.Now()
+	}
+	return ok, err
 }
 
 func stopped(stop chan struct{}) bool {

@@ -194,6 +194,9 @@ func newWorld(t *testing.T, extra map[string]string) *world {
 		"SANDBOX_NETWORK":    "false",
 		"DENY_REASON_WAIT":   "0s",
 		"LOG_LEVEL":          "info",
+		// A process started after a kill -9 leads once the dead one's lease
+		// lapses: keep that short so the drills' waits hold.
+		"LEADER_LEASE": "3s",
 	}
 	for k, v := range extra {
 		w.env[k] = v

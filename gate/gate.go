@@ -10,7 +10,10 @@
 // the others are told what already happened. A call runs only in the
 // goroutine whose transition moved the request to running; a crash after
 // that leaves it running, and Recover reports it as interrupted instead of
-// running it again.
+// running it again. With several processes on one Redis only the leader
+// decides and recovers (Config.Leader): a running call carries its leader's
+// fencing token, Recover interrupts only calls whose leader's lease is gone,
+// and a process that lost the lease can neither start nor interrupt a call.
 //
 // The gate remembers the requests it held (held.go) so that deciding one
 // needs no read of it first; the decision itself is still the store's
@@ -43,6 +46,10 @@ type Config struct {
 	// (fixed with the request when it is held) and how far a grant reaches;
 	// nil: one approver, grants without limit.
 	Policies deskbot.Policies
+	// Leader, when set, fences what only the leader may do: a decision and
+	// an interruption carry its token, and Redis refuses them once another
+	// process leads. nil: one process, nothing to fence.
+	Leader deskbot.Leadership
 }
 
 // Store is what the gate keeps in Redis.
@@ -81,6 +88,21 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	}
 	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
 }
+
+// fence is the token a leader-only transition carries: 0 with no Leader
+// configured; EUNAVAILABLE when one is configured and this process does
+// not lead (nothing may be decided or interrupted from here).
+func (g *Gate) fence() (int64, error) {
+	if g.cfg.Leader == nil {
+		return 0, nil
+	}
+	if t := g.cfg.Leader.Token(); t != 0 && g.cfg.Leader.Valid() {
+		return t, nil
+	}
+	return 0, errNotLeader
+}
+
+var errNotLeader = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot is not the one in charge right now (another instance is taking over); nothing was changed. Try again in a few seconds.")
 
 // Guarded reports whether tool is named in APPROVAL_TOOLS at all.
 func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }

@@ -53,6 +53,10 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		}
 	}
 	reason = strings.TrimSpace(reason)
+	fence, err := g.fence()
+	if err != nil {
+		return nil, err
+	}
 	now := g.now()
 	resp := &PermissionResponse{Request: r, Decision: d, Reason: reason}
 	t := deskbot.Transition{
@@ -63,6 +67,9 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason, Token: uuid.NewString()},
 		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
 		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
+		// Only the leader decides: the allowed call then runs here, and
+		// carries this term's token as its owner's.
+		Fence: fence,
 	}
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
@@ -100,6 +107,8 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		out = deskbot.Applied
 	}
 	switch out {
+	case deskbot.Stale:
+		return nil, errNotLeader
 	case deskbot.Counted:
 		// Still open: the next approver decides it through this memory.
 		g.log.InfoContext(ctx, "approval counted", "desk", r.Desk, "request", id, "by", who(by), "approvals", len(after.Approvals), "needs", after.Needs())

@@ -72,18 +72,31 @@ func (g *Gate) Sweep(ctx context.Context) (SweepReport, error) {
 	return rep, nil
 }
 
-// Recover reports every request left running by a crash as interrupted,
-// and tells its desk so. It must run at start, before any decision is
-// taken, while no call of this service can be running. The service is the
-// only one polling its bot token (Telegram refuses a second poller), so no
-// other process is running these calls either.
+// Recover reports every request left running by a process that is gone
+// as interrupted, and tells its desk so. It must run when this process
+// begins to lead, before it decides anything.
+//
+// With one process (no Leader configured) every running request is a
+// crash's leftover. With a leader lease, a running call carries the token
+// of the leader that started it: Recover leaves this term's own calls
+// alone, and interrupts the others only while this process holds the lease
+// (the transition is fenced), so their leader's lease is gone: it is dead
+// or stopped acting, and its call will never report. A process that does
+// not lead (a second instance started by mistake) interrupts nothing.
 func (g *Gate) Recover(ctx context.Context) (int, error) {
+	fence, err := g.fence()
+	if err != nil {
+		return 0, err
+	}
 	rs, err := g.store.RunningRequests(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, r := range rs {
+		if fence != 0 && r.Fence == fence {
+			continue // this term's own call, running now
+		}
 		now := g.now()
 		msg := InterruptedMessage(r)
 		_, out, err := g.store.Transition(ctx, r.ID, deskbot.Transition{
@@ -94,13 +107,17 @@ func (g *Gate) Recover(ctx context.Context) (int, error) {
 			Audit:   &deskbot.AuditEntry{Action: "interrupted", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now},
 			Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID},
 			Trigger: g.trigger(r, deskbot.TriggerPermission, msg, now),
+			Fence:   fence,
 		})
 		if err != nil {
 			return n, err
 		}
+		if out == deskbot.Stale {
+			return n, errNotLeader
+		}
 		if out == deskbot.Applied {
 			n++
-			g.log.WarnContext(ctx, "held call interrupted by a restart; not run again", "desk", r.Desk, "request", r.ID, "tool", r.Content.ToolName)
+			g.log.WarnContext(ctx, "held call interrupted by a restart; not run again", "desk", r.Desk, "request", r.ID, "tool", r.Content.ToolName, "owner", r.Fence)
 		}
 	}
 	return n, nil

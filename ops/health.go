@@ -22,7 +22,28 @@ type Check struct {
 // 200 with {"status":"ok",...} when all pass, 503 otherwise, with one line
 // per check.
 func HealthHandler(timeout time.Duration, checks ...Check) http.Handler {
+	return RoleHealthHandler(timeout, nil, func(string) []Check { return checks })
+}
+
+// Roles a process reports on /healthz when several run on one Redis: one
+// leader acts, standbys wait to take over (package leader).
+const (
+	RoleLeader  = "leader"
+	RoleStandby = "standby"
+)
+
+// RoleHealthHandler is HealthHandler for a process whose checks depend on
+// its role: the body also says the role ({"status":"ok","role":"standby",
+// ...}). A standby that reaches Redis is healthy: it is ready to take over,
+// and an orchestrator must not restart it for not polling Telegram. A nil
+// role leaves it out.
+func RoleHealthHandler(timeout time.Duration, role func() string, checksFor func(role string) []Check) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := ""
+		if role != nil {
+			name = role()
+		}
+		checks := checksFor(name)
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		results := make(map[string]string, len(checks))
@@ -44,8 +65,9 @@ func HealthHandler(timeout time.Duration, checks ...Check) http.Handler {
 		wg.Wait()
 		body := struct {
 			Status string            `json:"status"`
+			Role   string            `json:"role,omitempty"`
 			Checks map[string]string `json:"checks"`
-		}{"ok", results}
+		}{"ok", name, results}
 		code := http.StatusOK
 		if !healthy {
 			body.Status, code = "unhealthy", http.StatusServiceUnavailable

@@ -1,5 +1,8 @@
 // Package ops is what whoever runs deskbot looks at: Prometheus metrics,
 // the /healthz check, the HTTP server that serves both, and the logger.
+// With several processes on one Redis, /healthz says each one's role
+// (RoleHealthHandler: leader or standby); a standby serves both endpoints
+// and counts no events (only the leader reads the metrics group).
 //
 // Metrics come from decorators and readers, never from hooks inside the
 // parts they measure: models and tools are wrapped (WrapModel, WrapTools),

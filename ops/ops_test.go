@@ -321,3 +321,49 @@ func TestLoggerScrubsSecrets(t *testing.T) {
 		})
 	}
 }
+
+// /healthz says the role, and a standby is healthy without a Telegram
+// check: it is ready to take over, not broken.
+func TestHealthSaysRole(t *testing.T) {
+	ok := ops.Check{Name: "redis", Func: func(context.Context) error { return nil }}
+	polling := ops.Check{Name: "telegram", Func: func(context.Context) error {
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram polling is not running")
+	}}
+	for _, tt := range []struct {
+		role       string
+		wantCode   int
+		wantChecks string
+	}{
+		{ops.RoleStandby, 200, "map[redis:ok]"},
+		{ops.RoleLeader, 503, "map[redis:ok telegram:Telegram polling is not running]"},
+	} {
+		t.Run(tt.role, func(t *testing.T) {
+			h := ops.RoleHealthHandler(time.Second, func() string { return tt.role }, func(role string) []ops.Check {
+				if role == ops.RoleLeader {
+					return []ops.Check{ok, polling}
+				}
+				return []ops.Check{ok}
+			})
+			srv, err := ops.Listen("127.0.0.1:0", h, ops.NewMetrics(nil).Handler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			resp, err := http.Get("http://" + srv.Addr() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Status, Role string
+				Checks       map[string]string
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.wantCode || body.Role != tt.role || fmt.Sprint(body.Checks) != tt.wantChecks {
+				t.Errorf("HTTP %d role %q checks %v; want %d %q %s", resp.StatusCode, body.Role, body.Checks, tt.wantCode, tt.role, tt.wantChecks)
+			}
+		})
+	}
+}

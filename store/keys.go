@@ -36,6 +36,8 @@ import (
 //	history:<desk>    list: a desk's conversation
 //	note:<key>        string: an adapter's note, with its TTL
 //	orders:<desk>:<day> string: orders a desk put forward that India day
+//	leader            string: the leader lease, the holder's fencing token, with its TTL
+//	leader:term       counter: the last fencing token handed out
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -54,6 +56,8 @@ func (s *Store) callsKey(triggerID string) string  { return s.Key("calls", trigg
 func (s *Store) historyKey(desk string) string     { return s.Key("history", desk) }
 func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
 func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
+func (s *Store) leaderKey() string                 { return s.Key("leader") }
+func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

@@ -44,6 +44,7 @@ const (
 	fToken       = "k"
 	fRequired    = "q"
 	fApprovals   = "v"
+	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
 )
 
 const (
@@ -263,6 +264,7 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 
 		DecisionToken: h[fToken],
 	}
+	r.Fence, _ = strconv.ParseInt(h[fFence], 10, 64)
 	if a, ok := h[fArgs]; ok && a != "" {
 		r.Content.Arguments = json.RawMessage(a)
 	}

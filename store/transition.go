@@ -103,9 +103,15 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	if err != nil {
 		return nil, 0, err
 	}
+	if t.Fence != 0 {
+		// A patch field like the others: the script checks it against the
+		// lease before anything else, and keeps it as the request's owner.
+		args = append(args, fFence, t.Fence)
+	}
 	keys := []string{
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
 		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
+		s.leaderKey(),
 	}
 	res, err := s.runDecisive(ctx, transitionScript, keys, args...)
 	if err != nil {

@@ -6,7 +6,7 @@
 --
 -- KEYS: 1 request hash, 2 open zset, 3 running set, 4 denials zset,
 --       5 audit stream, 6 events stream, 7 inbox stream, 8 grants hash,
---       9 open-by-desk hash
+--       9 open-by-desk hash, 10 leader lease (lease.go)
 -- ARGV: 1 from states as "|open|running|", 2 to state, 3 now ms,
 --       4 expiry rule (0 any time, 1 before expiry, 2 after expiry),
 --       5 require undelivered ("1"/"0"), 6 request id, 7 events max length,
@@ -18,7 +18,8 @@
 --       23.. patch as field, value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
--- already approved by this person; {-1} when the request does not exist.
+-- already approved by this person, 6 stale fence; {-1} when the request
+-- does not exist.
 
 local function reply(code)
   return {code, redis.call('HGETALL', KEYS[1])}
@@ -32,6 +33,15 @@ if not state then
   redis.call('SREM', KEYS[3], ARGV[6])
   redis.call('ZREM', KEYS[4], ARGV[6])
   return {-1}
+end
+-- Fencing: a leader's transition carries its token as patch field 'f'
+-- (kept on the request: a running call's owner) and applies only while that
+-- token holds the leader lease, so a leader that lost its lease unseen (a
+-- pause, a partition) cannot start or interrupt a call.
+for i = 23, #ARGV, 2 do
+  if ARGV[i] == 'f' and redis.call('GET', KEYS[10]) ~= ARGV[i + 1] then
+    return reply(6)
+  end
 end
 if not string.find(ARGV[1], '|' .. state .. '|', 1, true) then
   return reply(1)

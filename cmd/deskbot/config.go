@@ -76,6 +76,10 @@ type Config struct {
 
 	// Operations: /healthz and /metrics.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	// LeaderLease is the leader lease's lifetime when several instances
+	// share one Redis: a standby takes over within it of the leader's
+	// death (package leader).
+	LeaderLease time.Duration `env:"LEADER_LEASE" envDefault:"10s"`
 
 	// The desks page, a Telegram Mini App served on HTTP_ADDR at
 	// WEBAPP_URL's path (webapp.go); off while WEBAPP_URL is empty.
@@ -145,6 +149,9 @@ func (c Config) validate() []string {
 	}
 	if c.ModelTimeout <= 0 {
 		bad("MODEL_TIMEOUT", "must be a positive duration")
+	}
+	if c.LeaderLease < time.Second {
+		bad("LEADER_LEASE", "must be at least 1s (the leader renews it every quarter of it)")
 	}
 	switch c.Sandbox {
 	case "auto", "bwrap", "none":

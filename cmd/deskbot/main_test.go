@@ -39,7 +39,14 @@ type service struct {
 func mustStart(t *testing.T, extra map[string]string) *service {
 	t.Helper()
 	storetest.MustOpen(t) // skips (or fails in CI) without Redis
-	s := &service{tg: telegramtest.New(t, testToken), model: modeltest.New(t), logs: &strings.Builder{}}
+	return mustStartOn(t, telegramtest.New(t, testToken), modeltest.New(t), extra)
+}
+
+// mustStartOn starts a service on the given fakes: a second instance
+// beside a first one shares them (and REDIS_PREFIX, from extra).
+func mustStartOn(t *testing.T, tg *telegramtest.Server, model *modeltest.Server, extra map[string]string) *service {
+	t.Helper()
+	s := &service{tg: tg, model: model, logs: &strings.Builder{}}
 	dataDir := deskbottest.DataDir(t)
 	environ := map[string]string{
 		"TELEGRAM_TOKEN":     testToken,

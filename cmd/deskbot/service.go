@@ -20,6 +20,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/leader"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/ops"
@@ -29,6 +30,17 @@ import (
 )
 
 // Main is the whole service. Run starts it and returns; Close stops it.
+//
+// Any number of Mains may share one Redis and prefix: one leads and the
+// others stand by (package leader). Every Main builds every part at Run, so
+// a mistake in the configuration stops a standby's start too, and serves
+// /healthz and /metrics; only the leader starts what acts: Recover, the
+// sweep, the desks (and their schedules), the bot (polling and outbox) and
+// the event metrics. A standby starts them the moment it takes the lease. A
+// leader whose term ends unasked (it could not renew the lease in time) has
+// everything that acts cancelled at once, before the lease can pass on, and
+// reports it on Errs: the process exits and its supervisor starts it again,
+// as a standby.
 type Main struct {
 	Config Config
 	Log    *slog.Logger
@@ -50,6 +62,13 @@ type Main struct {
 	MCP     *mcpserve.Server // the desks' tools for Claude Code; nil when no desk uses it
 	HTTP    *ops.Server      // /healthz and /metrics
 	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
+	Elector *leader.Elector
+
+	lead     leadership
+	leadMu   sync.Mutex // guards closing against a campaign that just won
+	closing  bool
+	campaign context.CancelFunc
+	won      chan struct{} // closed when the campaign goroutine returned
 
 	sweeper *gate.Sweeper
 	drain   *drain
@@ -87,6 +106,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		log.Warn(deskbot.ErrorMessage(err))
 	}
 	m.drain = newDrain(ctx)
+	// A term outlives the drain's phases: the leader keeps its lease while
+	// it finishes running calls and flushes the outbox, and releases it
+	// last.
+	termParent := ctx
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
 
@@ -103,7 +126,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}); err != nil {
 		return fmt.Errorf("sandbox: %s", deskbot.ErrorMessage(err))
 	}
-	m.tellNoTerminal(ctx)
 	if cfg.SandboxNetwork {
 		if auth, err := m.Store.RequiresAuth(ctx); err == nil && !auth {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and put it in REDIS_URL, or set SANDBOX_NETWORK=false.")
@@ -148,14 +170,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
+		Leader: &m.lead,
 	}, m.Store, regs, m.Now, log)
-	// Before anything can decide: a call left running by a crash is
-	// reported, never run again.
-	if n, err := m.Gate.Recover(ctx); err != nil {
-		return fmt.Errorf("recover interrupted calls: %s", deskbot.ErrorMessage(err))
-	} else if n > 0 {
-		log.Warn("held calls interrupted by the last stop were reported to their desks", "count", n)
-	}
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
 	}
@@ -178,7 +194,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName},
 	}, bot.Deps{
 		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
-		Notes: m.Store, Events: m.Store, Audit: m.Store,
+		Notes: m.Store, Events: m.Store, Audit: m.Store, Leader: &m.lead,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
@@ -188,24 +204,127 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
 	}
-	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.HealthHandler(3*time.Second,
-		ops.Check{Name: "redis", Func: m.Store.Ping},
-		ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }},
-	), m.Metrics.Handler(), mounts...); err != nil {
+	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.lead.role, func(role string) []ops.Check {
+		checks := []ops.Check{{Name: "redis", Func: m.Store.Ping}}
+		if role == ops.RoleLeader {
+			checks = append(checks, ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }})
+		}
+		return checks
+	}), m.Metrics.Handler(), mounts...); err != nil {
 		return fmt.Errorf("HTTP_ADDR %s: %v", cfg.HTTPAddr, err)
 	}
 
+	// One attempt now, so that a lone instance (or the first of several)
+	// is leading when Run returns; otherwise stand by and keep trying.
+	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(cfg.LeaderLease, 10*time.Second), Now: m.Now, Log: log}
+	term, err := m.Elector.TryAcquire(termParent)
+	if err != nil {
+		return fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))
+	}
+	role := ops.RoleStandby
+	if term != nil {
+		if err := m.startLeading(term); err != nil {
+			return err
+		}
+		role = ops.RoleLeader
+	} else {
+		m.standBy(termParent)
+	}
+	log.Info("deskbot started", "role", role, "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
+		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
+		"http", m.HTTP.Addr(), "leader_lease", m.Elector.TTL)
+	return nil
+}
+
+// standBy campaigns for the lease in the background and starts leading
+// when it wins.
+func (m *Main) standBy(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	m.campaign, m.won = cancel, make(chan struct{})
+	go func() {
+		defer close(m.won)
+		term, err := m.Elector.Campaign(ctx)
+		if err != nil {
+			return // Close
+		}
+		m.leadMu.Lock()
+		closing := m.closing
+		m.leadMu.Unlock()
+		if closing {
+			_ = term.Release(context.Background())
+			return
+		}
+		m.Log.Info("taking over: this instance now leads", "token", term.Token())
+		if err := m.startLeading(term); err != nil {
+			m.fail(fmt.Errorf("taking over: %w", err))
+		}
+	}()
+}
+
+// startLeading starts everything that only the leader runs, under term.
+func (m *Main) startLeading(term *leader.Term) error {
+	m.lead.term.Store(term)
+	ctx := m.drain.soft
+	// The term ending unasked (not by Close's release) stops everything
+	// that acts at once: the lease may pass on a quarter lease from now.
+	context.AfterFunc(term.Context(), func() {
+		if errors.Is(context.Cause(term.Context()), leader.ErrLost) {
+			m.drain.stop()
+			m.drain.killed()
+			go m.sweeper.Stop()
+			m.fail(errors.New("lost the leader lease: stopped everything only the leader does; exiting so that the supervisor starts this instance again as a standby"))
+		}
+	})
+	m.tellNoTerminal(ctx)
+	// Before anything can decide: a call left running by a leader that is
+	// gone (a crash, a stop cut short, a lost lease) is reported, never run
+	// again. Calls of a live leader are not touched (the fence).
+	if n, err := m.Gate.Recover(ctx); err != nil {
+		return fmt.Errorf("recover interrupted calls: %s", deskbot.ErrorMessage(err))
+	} else if n > 0 {
+		m.Log.Warn("held calls interrupted by the last stop were reported to their desks", "count", n)
+	}
 	m.sweeper.Start()
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
-	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", log) })
+	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
 		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
 	}
-	log.Info("deskbot started", "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
-		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
-		"http", m.HTTP.Addr())
+	m.Log.Info("leading", "token", term.Token())
 	return nil
+}
+
+// fail reports an error on Errs, once at most per buffer slot.
+func (m *Main) fail(err error) {
+	m.Log.Error("stopped with an error", "err", err)
+	select {
+	case m.errs <- err:
+	default:
+	}
+}
+
+// leadership is this process's current term as the parts see it
+// (deskbot.Leadership): no term means standby.
+type leadership struct{ term atomic.Pointer[leader.Term] }
+
+func (l *leadership) Token() int64 {
+	if t := l.term.Load(); t != nil {
+		return t.Token()
+	}
+	return 0
+}
+
+func (l *leadership) Valid() bool {
+	t := l.term.Load()
+	return t != nil && t.Valid()
+}
+
+func (l *leadership) role() string {
+	if l.Valid() {
+		return ops.RoleLeader
+	}
+	return ops.RoleStandby
 }
 
 // claudeCode builds a desk's Claude Code backend, starting the MCP server
@@ -293,14 +412,24 @@ func (m *Main) defaultModel() model.Config {
 
 // Close stops the service gracefully: it stops taking updates, triggers
 // and sweeps; lets running turns and tool calls finish, up to StopTimeout;
-// delivers what is left in the outbox, up to FlushTimeout; then closes the
-// HTTP server, the sandbox and Redis.
+// delivers what is left in the outbox, up to FlushTimeout; releases the
+// leader lease, so a standby takes over at once; then closes the HTTP
+// server, the sandbox and Redis. The lease is kept (renewed) until then: a
+// standby must not find a call still running and report it interrupted.
 func (m *Main) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.close() })
 	return m.closeErr
 }
 
 func (m *Main) close() error {
+	m.leadMu.Lock()
+	m.closing = true
+	m.leadMu.Unlock()
+	if m.campaign != nil {
+		m.campaign()
+		<-m.won
+	}
+	term := m.lead.term.Load()
 	if m.drain != nil {
 		m.drain.stop()
 	}
@@ -323,8 +452,15 @@ func (m *Main) close() error {
 		m.drain.killed()
 	}
 	m.desksWG.Wait() // quick once cancelled: a turn returns at its next step
-	if clean && m.Bot != nil {
-		m.flush()
+	if clean && term != nil && term.Valid() {
+		m.flush(term.Context())
+	}
+	if term != nil {
+		// At once, not at the lease's end: a standby takes over within its
+		// retry step. Nothing of this process acts any more.
+		if err := term.Release(context.Background()); err != nil {
+			m.Log.Warn("could not release the leader lease; a standby takes over when it lapses", "err", deskbot.ErrorMessage(err))
+		}
 	}
 	var errs []error
 	if m.HTTP != nil {
@@ -358,8 +494,8 @@ func waitOr(wg *sync.WaitGroup, bound <-chan time.Time) bool {
 // flush delivers the events still waiting for the chat (outcomes of the
 // calls that just finished, the desks' last words), so the team sees them
 // before the service goes away rather than at the next start.
-func (m *Main) flush() {
-	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(m.FlushTimeout, 10*time.Second))
+func (m *Main) flush(term context.Context) {
+	ctx, cancel := context.WithTimeout(term, cmp.Or(m.FlushTimeout, 10*time.Second))
 	defer cancel()
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Bot.RunOutbox(ctx) }()
