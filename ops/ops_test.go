@@ -367,3 +367,32 @@ func TestHealthSaysRole(t *testing.T) {
 		})
 	}
 }
+
+// A stream that only ends with its request's context (the desks page's
+// live events) must not hold a stop: Close ends it at once.
+func TestCloseEndsStreams(t *testing.T) {
+	streaming := make(chan struct{})
+	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		close(streaming)
+		<-r.Context().Done()
+	})
+	srv, err := ops.Listen("127.0.0.1:0", http.NotFoundHandler(), http.NotFoundHandler(), ops.Mount{Pattern: "/live", Handler: stream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-streaming
+	start := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatalf("Close with a stream open: %v", err)
+	}
+	if got := time.Since(start); got > time.Second {
+		t.Errorf("Close took %v with a stream open, want well under its 2 s limit", got)
+	}
+}

@@ -35,7 +35,13 @@ func Listen(addr string, health, metrics http.Handler, mounts ...Mount) (*Server
 	for _, m := range mounts {
 		mux.Handle(m.Pattern, m.Handler)
 	}
-	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	// Every request's context ends when Close begins: a long-lived answer
+	// (the desks page's live stream) then returns, instead of holding the
+	// shutdown until its timeout.
+	base, cancel := context.WithCancel(context.Background())
+	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}}
+	s.srv.RegisterOnShutdown(cancel)
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = ln.Close()
@@ -47,7 +53,8 @@ func Listen(addr string, health, metrics http.Handler, mounts ...Mount) (*Server
 // Addr is the address it listens on (the real port when HTTP_ADDR asked for 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops serving, letting a scrape in progress finish for a moment.
+// Close stops serving, letting a scrape in progress finish for a moment;
+// streams (whose handlers wait on their request's context) end at once.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
