@@ -33,10 +33,6 @@ func (k *desk) run(ctx context.Context) {
 	k.recoverState(ctx)
 	poll := k.d.deps.Poll
 	for ctx.Err() == nil {
-		if k.paused(ctx) {
-			deskbot.Sleep(ctx, poll)
-			continue
-		}
 		tr, err := k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -45,9 +41,14 @@ func (k *desk) run(ctx context.Context) {
 			}
 			continue
 		}
-		// A pause that came while we waited wins: the trigger stays in hand
-		// and is handed back after the resume.
-		if tr == nil || k.paused(ctx) {
+		if tr == nil {
+			continue
+		}
+		// The pause switch is read once the trigger is in hand, so a pause
+		// that came while we waited wins: a paused desk keeps the trigger
+		// in hand, and the inbox hands it back after the resume.
+		if k.paused(ctx) {
+			deskbot.Sleep(ctx, poll)
 			continue
 		}
 		if !k.turn(ctx, tr) {
@@ -123,6 +124,22 @@ func (k *desk) setState(ctx context.Context, s deskbot.DeskState) {
 	}
 	k.state = s
 	k.publish(ctx, deskbot.Event{Kind: deskbot.EventDeskState, Desk: k.cfg.Name, Time: now, Text: string(s)})
+}
+
+// setStateAside is setState in a goroutine of its own, for a change that
+// need not be saved before the desk goes on (the model can be asked
+// meanwhile). The returned wait must be called before the desk's state is
+// touched again; calling it more than once is fine.
+func (k *desk) setStateAside(ctx context.Context, s deskbot.DeskState) (wait func()) {
+	if s == k.state {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k.setState(ctx, s)
+	}()
+	return func() { <-done }
 }
 
 // say posts words of the desk to the chat.

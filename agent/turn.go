@@ -10,10 +10,11 @@ import (
 
 // turnLog is what a turn did, for the history.
 type turnLog struct {
-	calls  []string // compact notes of the calls, in order
-	held   bool
-	final  string
-	capped bool
+	calls    []string // compact notes of the calls, in order
+	held     bool
+	final    string
+	sayFinal bool // the final words go to the chat (not after a hold)
+	capped   bool
 }
 
 // turn handles one trigger: the model sees the history and the trigger and
@@ -42,7 +43,11 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 		log.WarnContext(ctx, "could not load history", "err", err)
 		return false
 	}
-	k.setState(ctx, deskbot.DeskWorking)
+	// "working" is saved and announced while the model is asked: nothing
+	// in the turn waits for it. Every way out of the turn waits for it
+	// first, so the state the turn ends in is written last.
+	working := k.setStateAside(ctx, deskbot.DeskWorking)
+	defer working()
 
 	var tl turnLog
 	ids := map[string]bool{}
@@ -93,7 +98,8 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			failures = append(failures, deskbot.ErrorMessage(err))
 			if m++; m == len(k.models) {
 				k.unreachable(ctx, tr, failures)
-				k.settle(ctx, tl.held)
+				working()
+				k.settle(ctx, tl.held, nil)
 				return false
 			}
 			log.WarnContext(ctx, "model failed; the next in the chain takes over", "failed", k.models[m-1].Name(), "next", k.models[m].Name(), "err", err)
@@ -112,9 +118,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			// that close the turn ("Waiting for the team.") would be one
 			// message more about it. They stay in the history; a desk
 			// that has more to say uses send_message.
-			if !tl.held {
-				k.say(ctx, tr.ID, tl.final)
-			}
+			tl.sayFinal = !tl.held
 			break
 		}
 		for _, c := range reply.ToolCalls {
@@ -129,11 +133,19 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
-	if tl.capped {
-		k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
-	}
-	// Saving the history and finding whether the desk waits are
-	// independent: both are in flight at once.
+	// The end of the turn: the closing words, the history and the state the
+	// desk rests in are independent, so they are in flight at once; the
+	// state's event still follows the words in the stream. The trigger is
+	// acknowledged (by the caller) only after all of them.
+	said := make(chan struct{})
+	go func() {
+		defer close(said)
+		if tl.capped {
+			k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
+		} else if tl.sayFinal {
+			k.say(ctx, tr.ID, tl.final)
+		}
+	}()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
@@ -143,7 +155,9 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			log.WarnContext(ctx, "could not save history", "err", err)
 		}
 	}()
-	k.settle(ctx, tl.held)
+	working()
+	k.settle(ctx, tl.held, said)
+	<-said
 	<-saved
 	return true
 }
@@ -155,8 +169,10 @@ type openCounter interface {
 
 // settle sets the state a desk rests in after a turn: waiting for approval
 // while any request of the desk is open (this turn's or an earlier one's),
-// else idle.
-func (k *desk) settle(ctx context.Context, heldNow bool) {
+// else idle. The new state is saved only after before is closed (nil: at
+// once), so that its event follows the turn's last words; the count of open
+// requests is read meanwhile.
+func (k *desk) settle(ctx context.Context, heldNow bool, before <-chan struct{}) {
 	waiting := heldNow
 	if rs := k.d.deps.Requests; rs != nil && !waiting {
 		if c, ok := rs.(openCounter); ok {
@@ -174,6 +190,9 @@ func (k *desk) settle(ctx context.Context, heldNow bool) {
 				k.log.WarnContext(ctx, "could not read open requests", "err", err)
 			}
 		}
+	}
+	if before != nil {
+		<-before
 	}
 	if waiting {
 		k.setState(ctx, deskbot.DeskWaiting)

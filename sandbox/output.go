@@ -47,18 +47,6 @@ func (c *collector) Write(p []byte) {
 	}
 }
 
-// dropLastByte removes the newline the marker line starts with.
-func (c *collector) dropLastByte() {
-	if n := len(c.tail); n > 0 {
-		c.tail = c.tail[:n-1]
-	} else if n := len(c.head); n > 0 {
-		c.head = c.head[:n-1]
-	} else {
-		return
-	}
-	c.chars--
-}
-
 // String is the output in at most limit characters: whole when it fits,
 // else its head and tail around a note that says how much was left out
 // (the note counts against the limit too). A nil collector is empty.

@@ -59,7 +59,7 @@ func (s *Session) Run(ctx context.Context, command string) (deskbot.ToolResult, 
 	}
 	defer s.release()
 	// Input is /dev/null already: the shell's own (see readFromFd3).
-	o, err := s.exec(ctx, "eval "+quote(command))
+	o, err := s.exec(ctx, command)
 	if err != nil {
 		return deskbot.ToolResult{}, err
 	}
@@ -123,11 +123,8 @@ type outcome struct {
 	note     string
 }
 
-// exec runs one line of shell followed by the marker. The caller holds the
-// turn. bash reads a pipe one byte per system call (so that it never reads
-// past a command a child might want), so every byte of the line costs: the
-// marker's fixed part lives in a function defined when the shell starts,
-// stderr already shares stdout's pipe, and the id is short.
+// exec runs script in the shell (see commandLoop) and reads its output up
+// to the marker. The caller holds the turn.
 //
 // The output is read in the calling goroutine, so a command costs no
 // goroutine, channel or timer, and one wake-up fewer: the timeout is the
@@ -138,12 +135,11 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	id := rand.Text()[:16] // 80 bits; the command never sees it anyway
+	id := rand.Text() // 130 bits; the command never sees it anyway
 	marker := "__deskbot_" + id + "__ "
-	line := script + ";" + markFunc + " " + id + "\n"
 	c := newCollector(s.m.cfg.MaxOutput)
 
-	if _, err := sh.stdin.WriteString(line); err != nil {
+	if _, err := sh.stdin.Write(commandBlock(script, id)); err != nil {
 		// bash died between the check and the write.
 		s.drop(sh, true)
 		return outcome{note: note, col: c, status: sh.exitCode(), exited: true}, nil
@@ -192,7 +188,6 @@ func (s *Session) exec(ctx context.Context, script string) (outcome, error) {
 		return outcome{}, ctx.Err()
 	}
 	if r.marked {
-		c.dropLastByte()
 		return outcome{note: note, col: c, status: r.status}, nil
 	}
 	<-sh.done

@@ -216,3 +216,34 @@ func TestCancelAndCloseEndARunningCommand(t *testing.T) {
 		t.Errorf("Session after Close: got %v, want EUNAVAILABLE", err)
 	}
 }
+
+// The commands run in a loop of the shell's own: the loop's keywords at the
+// top level, a failing first command and a marker that lands in the middle
+// of a line longer than the reader's buffer must all end as in a terminal.
+func TestCommandLoopIsInvisible(t *testing.T) {
+	eachMode(t, func(t *testing.T, mode string) {
+		s := mustSession(t, mustManager(t, testConfig(t, mode)), "main")
+		if r := mustRun(t, s, "false"); !strings.Contains(r.Text, "exit status 1") {
+			t.Errorf("a fresh shell's first command: got %q, want its exit status 1", r.Text)
+		}
+		mustOutput(t, s, "export KEPT=yes; G=0")
+		tests := []struct{ name, command, want string }{
+			{"break", "echo a; break; echo b", "a\n"},
+			{"continue", "echo a; continue; echo b", "a\n"},
+			{"own loop", "for i in 1 2 3; do echo $i; [ $i = 2 ] && break; done", "1\n2\n"},
+			{"declare stays global", "declare G=1; echo $G", "1\n"},
+			{"declared before", "echo $G", "1\n"},
+			{"status after break", "false; break", "(no output)"},
+			{"long line, no newline", "head -c 200000 /dev/zero | tr '\\0' a", strings.Repeat("a", 10)},
+		}
+		for _, tt := range tests {
+			r := mustRun(t, s, tt.command)
+			if !strings.HasPrefix(r.Text, tt.want) || strings.Contains(r.Text, "__deskbot_") {
+				t.Errorf("%s: got %q, want it to start with %q", tt.name, r.Text, tt.want)
+			}
+			if got, want := mustOutput(t, s, `echo "next $KEPT"`), "next yes\n"; got != want {
+				t.Errorf("%s: the next command got %q", tt.name, got)
+			}
+		}
+	})
+}

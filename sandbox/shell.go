@@ -113,7 +113,7 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		// Wake a command's reader: bash is gone (exec decides what next).
 		outR.SetReadDeadline(past)
 	}()
-	if _, err := inW.WriteString(readFromFd3 + limitsLine(m.cfg, m.status.Mode == ModeBwrap) + markDef); err != nil {
+	if _, err := inW.WriteString(readFromFd3 + limitsLine(m.cfg, m.status.Mode == ModeBwrap) + commandLoop); err != nil {
 		sh.kill()
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s did not start: %v", desk, err)
 	}
@@ -158,14 +158,49 @@ func (sh *shell) kill() {
 // started.
 const readFromFd3 = `exec "$BASH" --noprofile --norc /dev/fd/3 3<&0 </dev/null` + "\nexec 3<&-\n"
 
-// markFunc prints the marker line: a newline (the output may not end with
-// one), "__deskbot_<id>__ " and the status of the command before it. It is
-// a function, not eval'd code's wrapper, so that "declare" and "local" in a
-// command keep their top-level meaning.
-const (
-	markFunc = "__dbm"
-	markDef  = markFunc + "() { printf '\\n__deskbot_%s__ %d\\n' \"$1\" \"$?\"; }\n"
-)
+// commandLoop is the shell's last line: the loop that runs every command.
+// bash reads a pipe one byte per system call (so that it never reads past
+// a command a child might want), so a command the parser reads off the
+// pipe costs a system call per byte. The loop instead reads each command
+// with "read -N", which takes a counted block in one call: the service
+// writes 8 hexadecimal digits (the length of the quoted command), the
+// command quoted as $'...' (pure ASCII, so that a length in characters is
+// one in bytes whatever the locale), then the marker's id. The loop line is
+// parsed once, when the shell starts.
+//
+// After the command the loop reads the id and prints the marker line,
+// "__deskbot_<id>__ <status>", in one write. The id follows the command in
+// the pipe and is read only once the command ended, so the command never
+// has it in a variable (a command could still read the shell's own input
+// on purpose, as it could before; that only garbles its own output).
+//
+// The command runs with eval at the top level, not in a function, so that
+// "declare" and "local" keep their top-level meaning. The first command
+// runs before the loop; the others in its body, after the marker of the one
+// before and the read of the next in its condition, so a "continue" still
+// ends with a marker (status 0, as "continue" and "break" return), and a
+// "break" leaves the inner loop to the outer one, which starts it again. Only a "break 2" (or more) at the top level ends
+// the shell, which the next command reports like any exit. Its own input
+// ending (the service closed the pipe) ends the shell.
+const commandLoop = `__deskbot_c=; ` + readCommand + ` && { eval "eval $__deskbot_c"; __deskbot_s=$?; }; ` +
+	`while :; do while IFS= read -rN` + markIDLen + ` -u255 __deskbot_c || exit; ` +
+	`printf '__deskbot_%s__ %d\n' "$__deskbot_c" "$__deskbot_s"; ` + readCommand + ` || exit; ` +
+	`do __deskbot_s=0; eval "eval $__deskbot_c"; __deskbot_s=$?; done; done; exit` + "\n"
+
+const readCommand = `IFS= read -rN8 -u255 __deskbot_c && IFS= read -rN$((16#$__deskbot_c)) -u255 __deskbot_c`
+
+// markIDLen is the length of a marker's id: rand.Text's 26 characters
+// (crypto/rand documents the length), 130 random bits.
+const markIDLen = "26"
+
+// commandBlock is what the service writes for one command: see commandLoop.
+func commandBlock(script, id string) []byte {
+	q := quote(script)
+	b := make([]byte, 0, 8+len(q)+len(id))
+	b = fmt.Appendf(b, "%08x", len(q))
+	b = append(b, q...)
+	return append(b, id...)
+}
 
 // readResult is how reading a command's output ended.
 type readResult struct {
@@ -173,30 +208,45 @@ type readResult struct {
 	marked bool // false: the output ended (bash gone) before the marker
 }
 
-// readUntil copies output to c until the line "<marker> <status>" appears at
-// the start of a line. The marker holds a random id the command never saw,
-// so a command printing marker-like lines cannot end its output early. When
-// the read deadline passes it asks interrupted whether to go on reading.
+// readUntil copies output to c until the marker line "<marker><status>\n"
+// ends a line (the marker comes right after the command's output, which
+// may not end with a newline). The marker holds a random id the command
+// never saw, so a command printing marker-like lines cannot end its output
+// early. When the read deadline passes it asks interrupted whether to go
+// on reading.
 func readUntil(r *bufio.Reader, marker []byte, c *collector, interrupted func() (goOn bool)) readResult {
-	atStart := true
+	// A line longer than the reader's buffer comes in pieces; the last
+	// bytes of a piece are held back, so that a marker split across two
+	// pieces is still seen whole.
+	keep := len(marker) + 4 // the marker, a status of up to 3 digits, "\n"
+	var carry []byte
 	for {
 		line, err := r.ReadSlice('\n')
-		if atStart && len(line) > len(marker)+1 && line[len(line)-1] == '\n' && bytes.HasPrefix(line, marker) {
-			if st, perr := strconv.Atoi(string(line[len(marker) : len(line)-1])); perr == nil {
-				return readResult{status: st, marked: true}
+		if len(carry) > 0 {
+			carry = append(carry, line...)
+			line = carry
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			if i := bytes.LastIndex(line, marker); i >= 0 {
+				if st, perr := strconv.Atoi(string(line[i+len(marker) : n-1])); perr == nil {
+					c.Write(line[:i])
+					return readResult{status: st, marked: true}
+				}
 			}
+			c.Write(line)
+			carry = carry[:0]
+		} else {
+			// A piece of a line (the buffer is full, or the read timed
+			// out): hold back what may be the start of the marker.
+			cut := max(len(line)-keep, 0)
+			c.Write(line[:cut])
+			carry = append(carry[:0], line[cut:]...)
 		}
-		c.Write(line)
-		if len(line) > 0 {
-			atStart = line[len(line)-1] == '\n'
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) && interrupted() {
-			continue
-		}
-		if err != nil { // EOF, or the pipe closed under us by kill
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, os.ErrDeadlineExceeded) && interrupted():
+		case err != nil: // EOF, or the pipe closed under us by kill
+			c.Write(carry)
 			return readResult{}
 		}
 	}

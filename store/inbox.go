@@ -38,10 +38,34 @@ func (s *Store) Enqueue(ctx context.Context, t deskbot.Trigger) error {
 // NextTrigger returns the trigger in hand and not acknowledged, if any (a
 // crash interrupted its turn), else the next queued one, waiting up to block.
 // It returns nil when there is none.
+//
+// The trigger in hand and the next queued one are asked for in one round
+// trip, without waiting: a desk with work queued starts its turn after one
+// round trip, not two. When both come back, the one in hand is returned and
+// the queued one stays in hand, to be returned (in order) after it. Anything
+// else (an empty inbox, a group still to create, a trimmed entry in hand)
+// takes the general path, which waits.
 func (s *Store) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
-	msgs, err := s.readGroup(ctx, s.inboxKey(desk), inboxGroup, inboxConsumer, 1, block)
-	if err != nil || len(msgs) == 0 {
-		return nil, err
+	key := s.inboxKey(desk)
+	var msgs []redis.XMessage
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range []string{"0", ">"} {
+			p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: inboxGroup, Consumer: inboxConsumer, Streams: []string{key, id}, Count: 1, Block: -1})
+		}
+		return nil
+	})
+	if err == nil || err == redis.Nil {
+		for _, c := range cmds {
+			if res, _ := c.(*redis.XStreamSliceCmd).Result(); len(res) > 0 && len(res[0].Messages) > 0 {
+				msgs = res[0].Messages
+				break
+			}
+		}
+	}
+	if len(msgs) == 0 || dataOf(msgs[0]) == "" {
+		if msgs, err = s.readGroup(ctx, key, inboxGroup, inboxConsumer, 1, block); err != nil || len(msgs) == 0 {
+			return nil, err
+		}
 	}
 	var t deskbot.Trigger
 	if err := json.Unmarshal([]byte(dataOf(msgs[0])), &t); err != nil {
