@@ -1,9 +1,11 @@
 package deskbot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -115,6 +117,14 @@ type Approval struct {
 type Person struct {
 	ID   int64
 	Name string
+}
+
+// PersonOf names a Telegram user the way people in the chat know them
+// ("Already allowed by Asha"): first name, else username, else the id. The
+// id is what access is decided on; a name can be changed by its owner at will.
+func PersonOf(id int64, firstName, username string) Person {
+	name := cmp.Or(firstName, username, strconv.FormatInt(id, 10))
+	return Person{ID: id, Name: name}
 }
 
 // ExpiryRule says how a transition relates to the request's expiry.

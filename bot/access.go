@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,21 +11,12 @@ import (
 	tele "gopkg.in/telebot.v3"
 )
 
-// person names the sender of an update the way people in the chat know
-// them: "Already allowed by Asha". The id is what access is decided on; a
-// name can be changed by its owner at will.
+// person names the sender of an update (deskbot.PersonOf).
 func person(u *tele.User) deskbot.Person {
 	if u == nil {
 		return deskbot.Person{Name: "someone"}
 	}
-	name := u.FirstName
-	if name == "" {
-		name = u.Username
-	}
-	if name == "" {
-		name = strconv.FormatInt(u.ID, 10)
-	}
-	return deskbot.Person{ID: u.ID, Name: name}
+	return deskbot.PersonOf(u.ID, u.FirstName, u.Username)
 }
 
 // approver reports whether u may decide, flatten, pause, resume, revoke

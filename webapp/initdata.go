@@ -37,14 +37,7 @@ type Viewer struct {
 
 // Person names the viewer as the chat does ("Allowed once by Asha").
 func (v Viewer) Person() deskbot.Person {
-	name := v.FirstName
-	if name == "" {
-		name = v.Username
-	}
-	if name == "" {
-		name = strconv.FormatInt(v.ID, 10)
-	}
-	return deskbot.Person{ID: v.ID, Name: name}
+	return deskbot.PersonOf(v.ID, v.FirstName, v.Username)
 }
 
 // secretKey is the key the Bot API derives from the bot token for Mini
