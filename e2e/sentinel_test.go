@@ -27,7 +27,11 @@ func TestSentinelFailover(t *testing.T) {
 	set := storetest.StartSentinel(t)
 	w := newWorld(t, map[string]string{"DESKS": "alpha", "APPROVAL_TOOLS": "place_order",
 		"REDIS_URL": "", "REDIS_SENTINELS": strings.Join(set.Addrs(), ","), "REDIS_MASTER_NAME": set.MasterName,
-		"REDIS_PASSWORD": set.Password})
+		"REDIS_PASSWORD": set.Password,
+		// The failover (a few seconds) must fit in the three quarters of the
+		// lease within which a leader renews, as it does with the default
+		// 10 s; the harness's short 3 s lease would make the leader step down.
+		"LEADER_LEASE": "15s"})
 	st, err := store.Open(t.Context(), store.Options{SentinelAddrs: set.Addrs(), MasterName: set.MasterName,
 		Password: set.Password, Prefix: w.env["REDIS_PREFIX"]})
 	if err != nil {
