@@ -269,23 +269,5 @@ func BenchmarkResolveLeader(b *testing.B) {
 	tm := &term{}
 	tm.token.Store(token)
 	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Leader: tm}, f.store, &runner{}, f.clock.Now, quietLog())
-	ctx := context.Background()
-	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
-	held := make([]string, 0, b.N)
-	for range b.N {
-		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
-		if err != nil {
-			b.Fatal(err)
-		}
-		held = append(held, r.ID)
-	}
-	floor := resolveFloor(f)
-	b.ResetTimer()
-	paired(b, func() {
-		id := held[0]
-		held = held[1:]
-		if _, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil {
-			b.Fatal(err)
-		}
-	}, floor)
+	benchResolve(b, f, 1)
 }
