@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/gate"
 	"github.com/google/uuid"
 )
 
@@ -19,6 +20,10 @@ const actionWait = 15 * time.Second
 // tap in the chat does: of any number of decisions from anywhere, the
 // first wins and the others are told what already happened. The outbox
 // edits the request's chat message from the decision's event.
+//
+// An allow is one approval: on a call that needs more approvers than have
+// allowed it, it is only counted, nothing runs, and the person is told how
+// many more it needs (as a tap in the chat is), never that it runs.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
 	defer cancel()
@@ -45,6 +50,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 	resp, err := s.deps.Gate.Decide(ctx, id, d, reason, p)
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if resp.Counted {
+		say(w, http.StatusOK, gate.CountedMessage(resp.Request))
 		return
 	}
 	if resp.Allows() {
