@@ -193,6 +193,10 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}
+	if err := deskToolsExist(desks); err != nil {
+		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
+		return
+	}
 	c.policies(cfg, desks)
 	seen := map[string]bool{}
 	for _, d := range desks {
@@ -210,6 +214,21 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 			c.add("model "+modelLabel(mc), status, "%s", detail)
 		}
 	}
+}
+
+// deskToolsExist refuses a desk whose tools list names a tool that does
+// not exist, as the start does when it builds the desks' tools: check
+// must not say ok to a file the service refuses.
+func deskToolsExist(desks []agent.DeskConfig) error {
+	known := knownTools()
+	for _, d := range desks {
+		for _, name := range d.Tools {
+			if !slices.Contains(known, name) {
+				return deskbot.Errorf(deskbot.EINVALID, "desk %q lists tool %q, which does not exist (tools are %s)", d.Name, name, strings.Join(known, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // claudeCode runs the CLI's version check: the API cannot be probed
