@@ -305,9 +305,17 @@ func typeWord(t reflect.Type) string {
 
 // secrets are the values no log line may carry.
 func (c Config) secrets() []string {
-	s := []string{c.TelegramToken, c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword}
+	s := []string{c.TelegramToken, tokenSecret(c.TelegramToken), c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword}
 	s = append(s, c.deskKeys...)
 	return append(s, redisPasswords(c.RedisURL)...)
+}
+
+// tokenSecret is the part of a bot token after its colon. The part before
+// is the bot's user id, which anyone in the group can see, so the rest
+// alone is as good as the whole token: a secret on its own.
+func tokenSecret(token string) string {
+	_, secret, _ := strings.Cut(token, ":")
+	return secret
 }
 
 // redisPasswords is the password of a Redis URL in both forms a secret may
@@ -362,9 +370,9 @@ func (c *Config) guard(environ map[string]string) []string {
 			secretValues = append(secretValues, v)
 		}
 	}
-	for _, pw := range redisPasswords(environ["REDIS_URL"]) {
-		if len(pw) >= 8 {
-			secretValues = append(secretValues, pw)
+	for _, v := range append(redisPasswords(environ["REDIS_URL"]), tokenSecret(environ["TELEGRAM_TOKEN"])) {
+		if len(v) >= 8 {
+			secretValues = append(secretValues, v)
 		}
 	}
 	var pass []string
