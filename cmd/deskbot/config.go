@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/caarlos0/env/v11"
+	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -395,7 +396,8 @@ func (c *Config) guard(environ map[string]string) []string {
 // approvalTools trims each entry and drops empty ones; an entry that names
 // no tool of knownTools is an error naming it and the known tools. A list
 // left with no tool at all is an error too: it can only be a mistake, since
-// the variable unset means the default.
+// the variable unset means the default. Either terminal tool brings the
+// other.
 func approvalTools(entries []string) ([]string, error) {
 	known := knownTools()
 	var tools, unknown []string
@@ -416,6 +418,14 @@ func approvalTools(entries []string) ([]string, error) {
 		return tools, fmt.Errorf("%s are not tools (tools are %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	case len(tools) == 0 && len(entries) > 0:
 		return tools, fmt.Errorf("names no tool (tools are %s)", strings.Join(known, ", "))
+	}
+	// bash and bash_background run commands in the same terminal: holding
+	// one and not the other would let a desk run any command unheld
+	// through the other, so naming either holds both.
+	for _, pair := range [][2]string{{sandbox.ToolBash, sandbox.ToolBashBackground}, {sandbox.ToolBashBackground, sandbox.ToolBash}} {
+		if slices.Contains(tools, pair[0]) && !slices.Contains(tools, pair[1]) {
+			tools = append(tools, pair[1])
+		}
 	}
 	return tools, nil
 }
