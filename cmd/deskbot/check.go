@@ -247,7 +247,7 @@ func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
 // start, never unguard a tool.
 func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
 	p := agent.Policies(desks)
-	if err := p.Check(cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+	if err := checkPolicies(p, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
 		c.add("policy", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}

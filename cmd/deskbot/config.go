@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/caarlos0/env/v11"
+	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 )
@@ -461,4 +463,22 @@ func deskKeyEnvs(file string) []string {
 		}
 	}
 	return names
+}
+
+// checkPolicies checks the desks' policies as deskbot.Policies.Check does,
+// and that the two terminal tools ask as many approvers on each desk: a
+// count on one only would let the desk run the same command through the
+// other on fewer people's yes. The start and deskbot check both call it.
+func checkPolicies(p deskbot.Policies, guarded []string, approvers int) error {
+	if err := p.Check(guarded, approvers); err != nil {
+		return err
+	}
+	for _, desk := range slices.Sorted(maps.Keys(p)) {
+		a, b := max(p.For(desk, sandbox.ToolBash).Approvals, 1), max(p.For(desk, sandbox.ToolBashBackground).Approvals, 1)
+		if a != b {
+			return deskbot.Errorf(deskbot.EINVALID, "desk %q policy: %s needs %d approvers and %s %d, but bash and bash_background run commands in the same terminal; give both the same approvals",
+				desk, sandbox.ToolBash, a, sandbox.ToolBashBackground, b)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,37 @@ func TestHostileOtherTerminalToolIsGuardedToo(t *testing.T) {
 			}
 			if !held {
 				t.Errorf("with APPROVAL_TOOLS=%s, the desk's %s call was not held", tt.guarded, tt.used)
+			}
+		})
+	}
+}
+
+// A policy that asks two approvers for every bash command, and nothing of
+// bash_background: the desk would run the same commands in the same
+// terminal on one approver's yes. Such a policy stops the start and fails
+// deskbot check, naming the other tool.
+func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
+	for _, tool := range []string{"bash", "bash_background"} {
+		t.Run(tool, func(t *testing.T) {
+			env := goodEnv(t)
+			env["TELEGRAM_APPROVERS"] = "101,102"
+			env["APPROVAL_TOOLS"] = "bash,bash_background"
+			env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"main\"\n[desk.policy."+tool+"]\napprovals = 2\n")
+			const want = "bash and bash_background run commands in the same terminal"
+
+			cfg, err := LoadConfig(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
+			err = m.Run(t.Context())
+			m.Close()
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("start: %v; want an error containing %q", err, want)
+			}
+			code, out, lines := checkOut(t, env)
+			if code != 1 || !strings.HasPrefix(lines["policy"], "FAIL") || !strings.Contains(lines["policy"], want) {
+				t.Errorf("check exited %d with policy line %q; want 1 and a FAIL containing %q\n%s", code, lines["policy"], want, out)
 			}
 		})
 	}
