@@ -118,13 +118,28 @@ func LoadConfig(environ map[string]string) (Config, error) {
 	return cfg, nil
 }
 
+// sharedAccounts are the accounts Telegram sends other people's messages
+// from: an approver named by one of these would be whoever posts through
+// it (and /whoami answers an anonymous admin with the first).
+var sharedAccounts = map[int64]string{
+	1087968824: "Telegram's account for anonymous group admins (GroupAnonymousBot)",
+	136817688:  "Telegram's account for messages sent as a channel (Channel_Bot)",
+	777000:     "Telegram's own service account (channel forwards, notices)",
+}
+
 func (c Config) validate() []string {
 	var p []string
 	bad := func(name, why string) { p = append(p, name+": "+why) }
-	for _, id := range c.TelegramApprovers {
+	for i, id := range c.TelegramApprovers {
 		if id <= 0 {
 			bad("TELEGRAM_APPROVERS", "user ids are positive numbers")
 			break
+		}
+		if why, ok := sharedAccounts[id]; ok {
+			bad("TELEGRAM_APPROVERS", fmt.Sprintf("%d is %s, shared by people who are not approvers; name the approvers' own user ids", id, why))
+		}
+		if slices.Contains(c.TelegramApprovers[:i], id) {
+			bad("TELEGRAM_APPROVERS", fmt.Sprintf("%d is named twice; each approver counts once", id))
 		}
 	}
 	p = append(p, c.webAppProblems()...)
