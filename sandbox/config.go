@@ -33,7 +33,9 @@
 // uid per user namespace, so per desk), data memory per process, file size
 // and open files. The environment is rebuilt from scratch in every mode
 // (see Config.env), and bwrap itself is started with that clean environment
-// because a sandboxed process can read its init's /proc/1/environ.
+// because a sandboxed process can read its init's /proc/1/environ. Of the
+// service's descriptors a desk holds only those passed on purpose: any the
+// service inherited open is marked close-on-exec before a terminal starts.
 //
 // Network (bwrap mode): always a network namespace of the desk's own. With
 // Network on and slirp4netns usable, slirp4netns connects it to the outside

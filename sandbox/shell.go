@@ -80,6 +80,7 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	// One pipe for stdout and stderr keeps their order as the model would
 	// see it in a terminal.
 	setIO := func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW }
+	keepInheritedOutside()
 	var l *launch
 	if m.status.Mode == ModeBwrap {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
