@@ -23,9 +23,9 @@ name = "fno"
 
 // An order that needs two approvers, allowed on the desks page by one: the
 // page must say it waits for a second approver (as the chat's tap does),
-// never "running…", and nothing runs; the same person's second allow from
-// the page counts nothing; the second approver's tap in the chat runs it
-// once.
+// never "running…", and nothing runs; the same person's second allow, from
+// the page or in the chat, counts nothing; the second approver's tap in
+// the chat runs it once.
 func TestHostileDesksPageFourEyesOnePersonDoesNotRun(t *testing.T) {
 	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, fourEyesDesks)})
 	s.orderModel(t)
@@ -55,7 +55,18 @@ func TestHostileDesksPageFourEyesOnePersonDoesNotRun(t *testing.T) {
 		t.Errorf("the page tried to run a call that was only counted")
 	}
 
-	q := s.tg.InjectCallback(ravi, groupID, held.ID, button(t, held, "Allow once"))
+	// The same person again, in the chat this time: still one approval.
+	q := s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
+	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool { _, _, ok := srv.CallbackAnswer(q); return ok })
+	if tap, _, _ := s.tg.CallbackAnswer(q); strings.Contains(tap, "running") {
+		t.Errorf("Asha's tap in the chat after her allow on the page answered %q", tap)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := s.runs(t, id); n != 0 {
+		t.Fatalf("Asha's allow on the page and her tap in the chat ran the call (%d times); it needs two people", n)
+	}
+
+	q = s.tg.InjectCallback(ravi, groupID, held.ID, button(t, held, "Allow once"))
 	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool { _, _, ok := srv.CallbackAnswer(q); return ok })
 	if tap, _, _ := s.tg.CallbackAnswer(q); !strings.Contains(tap, "running") {
 		t.Errorf("Ravi's tap, the second approval, answered %q", tap)
