@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"regexp"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
@@ -27,8 +28,13 @@ func (c Config) webAppProblems() []string {
 	if c.WebAppName != "" && !webAppName.MatchString(c.WebAppName) {
 		p = append(p, "WEBAPP_NAME: the Mini App's short name from @BotFather: 3 to 30 letters, digits or underscores")
 	}
-	if c.WebAppMaxAge <= 0 {
+	switch {
+	case c.WebAppMaxAge <= 0:
 		p = append(p, "WEBAPP_MAX_AGE: must be a positive duration such as 1h")
+	case c.WebAppMaxAge > maxWebAppAge:
+		// initData is an approver's bearer credential until then, and
+		// Telegram signs a fresh one at every opening of the page.
+		p = append(p, "WEBAPP_MAX_AGE: at most 24h: until then a copy of a page's sign-in acts as its approver, and Telegram signs a new one whenever the page is opened")
 	}
 	return p
 }
@@ -67,3 +73,6 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 	}
 	return []ops.Mount{{Pattern: m.Web.Path(), Handler: m.Web.Handler()}}, nil
 }
+
+// maxWebAppAge bounds WEBAPP_MAX_AGE.
+const maxWebAppAge = 24 * time.Hour
