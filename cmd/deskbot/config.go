@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/caarlos0/env/v11"
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 )
@@ -481,18 +481,23 @@ func deskKeyEnvs(file string) []string {
 }
 
 // checkPolicies checks the desks' policies as deskbot.Policies.Check does,
-// and that the two terminal tools ask as many approvers on each desk: a
-// count on one only would let the desk run the same command through the
-// other on fewer people's yes. The start and deskbot check both call it.
-func checkPolicies(p deskbot.Policies, guarded []string, approvers int) error {
-	if err := p.Check(guarded, approvers); err != nil {
+// and that a desk offered both terminal tools asks as many approvers for
+// each: a count on one only would let the desk run the same command
+// through the other on fewer people's yes. The start and deskbot check
+// both call it.
+func checkPolicies(desks []agent.DeskConfig, guarded []string, approvers int) error {
+	if err := agent.Policies(desks).Check(guarded, approvers); err != nil {
 		return err
 	}
-	for _, desk := range slices.Sorted(maps.Keys(p)) {
-		a, b := max(p.For(desk, sandbox.ToolBash).Approvals, 1), max(p.For(desk, sandbox.ToolBashBackground).Approvals, 1)
+	for _, d := range desks {
+		offered := func(tool string) bool { return len(d.Tools) == 0 || slices.Contains(d.Tools, tool) }
+		if !offered(sandbox.ToolBash) || !offered(sandbox.ToolBashBackground) {
+			continue
+		}
+		a, b := max(d.Policy[sandbox.ToolBash].Approvals, 1), max(d.Policy[sandbox.ToolBashBackground].Approvals, 1)
 		if a != b {
 			return deskbot.Errorf(deskbot.EINVALID, "desk %q policy: %s needs %d approvers and %s %d, but bash and bash_background run commands in the same terminal; give both the same approvals",
-				desk, sandbox.ToolBash, a, sandbox.ToolBashBackground, b)
+				d.Name, sandbox.ToolBash, a, sandbox.ToolBashBackground, b)
 		}
 	}
 	return nil

@@ -138,7 +138,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
 	policies := agent.Policies(desks)
-	if err := checkPolicies(policies, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+	if err := checkPolicies(desks, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
