@@ -38,8 +38,14 @@ type checker struct {
 	lines []checkLine
 }
 
+// add records a line. Its detail may quote what others answered (a model
+// provider's list of models, Redis's or Telegram's words), printed on the
+// operator's terminal: control and format characters, newlines and tabs
+// included, are shown escaped, so no answer can move the cursor, set the
+// clipboard or forge a line.
 func (c *checker) add(what, status, format string, args ...any) {
-	c.lines = append(c.lines, checkLine{what, status, fmt.Sprintf(format, args...)})
+	detail := deskbot.ShowText(fmt.Sprintf(format, args...))
+	c.lines = append(c.lines, checkLine{what, status, strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(detail)})
 }
 
 func (c *checker) failed() bool {
