@@ -22,3 +22,20 @@ func ValidDeskName(name string) error {
 	}
 	return nil
 }
+
+// SharedAccount says whether Telegram user id is one of the accounts Telegram
+// sends other people's messages from, and which: anonymous group admins all
+// post as GroupAnonymousBot, a message sent as a channel comes from
+// Channel_Bot, channel forwards from 777000. Such an id names no one person,
+// so it can never be an approver, and /whoami must not hand it to someone
+// as theirs.
+func SharedAccount(id int64) (string, bool) {
+	why, ok := sharedAccounts[id]
+	return why, ok
+}
+
+var sharedAccounts = map[int64]string{
+	1087968824: "Telegram's account for anonymous group admins (GroupAnonymousBot)",
+	136817688:  "Telegram's account for messages sent as a channel (Channel_Bot)",
+	777000:     "Telegram's own service account (channel forwards, notices)",
+}

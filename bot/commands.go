@@ -64,6 +64,12 @@ func (b *Bot) onWhoami(c tele.Context) error {
 	if c.Chat() != nil {
 		chat = c.Chat().ID
 	}
+	// Anonymous admins and channels post through accounts Telegram shares
+	// among many people: that id is nobody's own, and put in
+	// TELEGRAM_APPROVERS it would make all of them approvers.
+	if _, shared := deskbot.SharedAccount(user); shared || c.Message() != nil && c.Message().SenderChat != nil {
+		return b.reply(ctx, c, fmt.Sprintf("You are posting anonymously (as the group or a channel), so Telegram does not tell me who you are. Turn off <i>Remain anonymous</i> in your admin rights, or send /whoami in a private chat with me.\nThis chat's id: <code>%d</code>", chat), nil)
+	}
 	return b.reply(ctx, c, fmt.Sprintf("Your user id: <code>%d</code>\nThis chat's id: <code>%d</code>", user, chat), nil)
 }
 

@@ -118,15 +118,6 @@ func LoadConfig(environ map[string]string) (Config, error) {
 	return cfg, nil
 }
 
-// sharedAccounts are the accounts Telegram sends other people's messages
-// from: an approver named by one of these would be whoever posts through
-// it (and /whoami answers an anonymous admin with the first).
-var sharedAccounts = map[int64]string{
-	1087968824: "Telegram's account for anonymous group admins (GroupAnonymousBot)",
-	136817688:  "Telegram's account for messages sent as a channel (Channel_Bot)",
-	777000:     "Telegram's own service account (channel forwards, notices)",
-}
-
 func (c Config) validate() []string {
 	var p []string
 	bad := func(name, why string) { p = append(p, name+": "+why) }
@@ -135,7 +126,7 @@ func (c Config) validate() []string {
 			bad("TELEGRAM_APPROVERS", "user ids are positive numbers")
 			break
 		}
-		if why, ok := sharedAccounts[id]; ok {
+		if why, ok := deskbot.SharedAccount(id); ok {
 			bad("TELEGRAM_APPROVERS", fmt.Sprintf("%d is %s, shared by people who are not approvers; name the approvers' own user ids", id, why))
 		}
 		if slices.Contains(c.TelegramApprovers[:i], id) {
