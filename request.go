@@ -259,7 +259,7 @@ type GrantStore interface {
 
 // AuditEntry is one line of the append-only audit trail.
 type AuditEntry struct {
-	Action    string    `json:"action"` // hold, approve, allow_once, always_allow, deny, refuse, ran, failed, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
+	Action    string    `json:"action"` // hold, approve, allow_once, always_allow, deny, refuse, ran, failed, not_run, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
 	Desk      string    `json:"desk,omitempty"`
 	Tool      string    `json:"tool,omitempty"`
 	RequestID string    `json:"request_id,omitempty"`

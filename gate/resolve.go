@@ -156,11 +156,39 @@ func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Pers
 
 // Run runs the call of a request that Decide left running, records the
 // result with the request and hands the desk the response, in one store
-// transition. It never runs a request that is not running.
+// transition. It never runs a request that is not running, nor, with a
+// Leader, one whose term is no longer surely this process's (EUNAVAILABLE:
+// the leader that recovers it tells the desk).
 func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error) {
 	r := resp.Request
 	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
+	}
+	if g.cfg.Leader != nil {
+		// The last check before the call: Decide's fence proved this term
+		// led when the call went to running, but a pause since (GC,
+		// SIGSTOP, a frozen VM) may have outlasted the lease, and the next
+		// leader's Recover then tells the desk the outcome is unknown and
+		// that it was not run again. Running it now would make that report
+		// false. Term.Valid is true only while no other process can hold
+		// the lease (it ends a margin before the lease can lapse), and the
+		// call must belong to the term that is valid: a new term of this
+		// same process recovers the old term's calls as interrupted too.
+		// The request itself is not changed here (a term that is not the
+		// leader's cannot fence a write): it stays running under its old
+		// token, and the leader's Recover, before or after this, ends it
+		// as interrupted and tells the desk once. The audit trail, which
+		// any instance may append to, keeps the fact that it did not run.
+		if token, err := g.fence(); err != nil || token != r.Fence {
+			g.log.ErrorContext(ctx, "held call not run: this instance's term as leader ended after the call was allowed; the leader reports it to the desk",
+				"desk", r.Desk, "request", r.ID, "tool", r.Content.ToolName, "owner", r.Fence, "token", token)
+			now := g.now()
+			if err := g.store.Audit(ctx, deskbot.AuditEntry{Action: "not_run", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now,
+				Detail: "this instance's term as leader ended before the call started"}); err != nil {
+				g.log.ErrorContext(ctx, "could not audit a call not run", "request", r.ID, "err", err)
+			}
+			return nil, errLostBeforeRun
+		}
 	}
 	start := g.now()
 	result, err := g.runner.RunTool(ctx, r.Desk, r.Content.Call())
