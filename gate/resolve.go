@@ -70,6 +70,10 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// Only the leader decides: the allowed call then runs here, and
 		// carries this term's token as its owner's.
 		Fence: fence,
+		// What this gate holds of the request is all but the approvals
+		// counted, which the store sends back: an applied decision needs
+		// no read of the whole request.
+		Held: r,
 	}
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
@@ -211,6 +215,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now, Detail: now.Sub(start).String()},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID, Result: &result},
 		Trigger: g.trigger(r, deskbot.TriggerPermission, set.Response, now),
+		Held:    r, // as Decide left it: only the decider changes a running request
 	}
 	// The call has run: recording that is worth a few tries, even when the
 	// caller's context is cancelled (each try is made without it), because
@@ -302,6 +307,7 @@ func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
 		Audit:   &deskbot.AuditEntry{Action: "lapse", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: "system", At: now},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestLapsed, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 		Trigger: g.trigger(r, deskbot.TriggerLapse, msg, now),
+		Held:    r,
 	})
 	if err != nil {
 		return nil, err
