@@ -146,7 +146,9 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if n := deskbot.ShownLength(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
+	// One parse gives what the approver is shown and the audit entry.
+	shown, canonical := deskbot.ShownAndCanonicalArguments(args)
+	if n := deskbot.ShownLength(shown); n > deskbot.MaxShownArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
@@ -160,7 +162,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		State:     deskbot.StateOpen,
 		Required:  g.cfg.Policies.Required(desk, call),
 	}
-	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
+	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
 		return nil, deskbot.ToolResult{}, err
