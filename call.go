@@ -55,18 +55,26 @@ type ToolRunner interface {
 // so that two calls differing only in formatting compare equal. Numbers keep
 // their exact text. Invalid JSON is returned unchanged.
 func CanonicalArguments(args json.RawMessage) string {
+	canon, _, _ := canonicalArguments(args)
+	return canon
+}
+
+// canonicalArguments is CanonicalArguments with the value it encoded, so
+// that a caller who also shows the arguments (ShownAndCanonicalArguments)
+// parses them once; ok is false when args is not JSON (canon is then args
+// as they came).
+func canonicalArguments(args json.RawMessage) (canon string, v any, ok bool) {
 	if len(bytes.TrimSpace(args)) == 0 {
-		return "{}"
+		return "{}", map[string]any{}, true
 	}
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()
-	var v any
 	if err := d.Decode(&v); err != nil {
-		return string(args)
+		return string(args), nil, false
 	}
 	b, err := json.Marshal(v) // maps marshal with sorted keys
 	if err != nil {
-		return string(args)
+		return string(args), nil, false
 	}
-	return string(b)
+	return string(b), v, true
 }

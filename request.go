@@ -177,6 +177,14 @@ type Transition struct {
 	// while Fence is the fencing token of the current leader lease, and is
 	// kept as the request's Fence; otherwise the outcome is Stale.
 	Fence int64
+	// Held, when set, is the request as it stood before the transition, as
+	// the caller holds it: a request's content never changes, and the
+	// mutable fields the caller cannot know (the approvals counted) come
+	// back from the store. An applied transition then returns Held with the
+	// transition applied, without reading the whole request back from
+	// Redis; any other outcome returns the request as it stands there.
+	// Held itself is not changed.
+	Held *Request
 }
 
 // Outcome says what a transition did.
@@ -259,7 +267,7 @@ type GrantStore interface {
 
 // AuditEntry is one line of the append-only audit trail.
 type AuditEntry struct {
-	Action    string    `json:"action"` // hold, approve, allow_once, always_allow, deny, refuse, ran, failed, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
+	Action    string    `json:"action"` // hold, approve, allow_once, always_allow, deny, refuse, ran, failed, not_run, lapse, interrupted, reason, grant, revoke, flatten, pause, resume
 	Desk      string    `json:"desk,omitempty"`
 	Tool      string    `json:"tool,omitempty"`
 	RequestID string    `json:"request_id,omitempty"`

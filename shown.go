@@ -100,20 +100,31 @@ func isPlainText(s string) bool {
 // must read "a && b", not "a \u0026\u0026 b"), through ShowText. Arguments
 // that are not JSON are shown as they came, through ShowText.
 func ShownArguments(args json.RawMessage) string {
-	canon := CanonicalArguments(args)
-	d := json.NewDecoder(strings.NewReader(canon))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return ShowText(canon)
+	shown, _ := ShownAndCanonicalArguments(args)
+	return shown
+}
+
+// ShownAndCanonicalArguments returns ShownArguments(args) and
+// CanonicalArguments(args) from one parse of args: holding a call needs
+// both (the approver's view, the audit entry), and parsing the model's
+// arguments is most of what holding costs in Go. The shown form is the
+// canonical one unless that holds a \u00 escape: JSON's HTML escaping,
+// which the shown form leaves out, writes <, > and & as \u003c, \u003e
+// and \u0026 and changes nothing else, so without such an escape the two
+// encodings are the same bytes; with one, the parsed value is encoded again
+// without HTML escaping.
+func ShownAndCanonicalArguments(args json.RawMessage) (shown, canonical string) {
+	canon, v, ok := canonicalArguments(args)
+	if !ok || !strings.Contains(canon, `\u00`) {
+		return ShowText(canon), canon
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return ShowText(canon)
+		return ShowText(canon), canon
 	}
-	return ShowText(strings.TrimSuffix(buf.String(), "\n"))
+	return ShowText(strings.TrimSuffix(buf.String(), "\n")), canon
 }
 
 // ShownLength is how long shown text is as Telegram counts a message: in

@@ -1,6 +1,7 @@
 package deskbot_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -60,6 +61,71 @@ func TestShownLengthCountsAsTelegramDoes(t *testing.T) {
 	} {
 		if got := deskbot.ShownLength(tc.in); got != tc.want {
 			t.Errorf("ShownLength(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// shownByTwoParses is ShownArguments as it was before it shared its parse
+// with CanonicalArguments: the reference ShownAndCanonicalArguments must
+// match byte for byte.
+func shownByTwoParses(args json.RawMessage) string {
+	canon := deskbot.CanonicalArguments(args)
+	d := json.NewDecoder(strings.NewReader(canon))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return deskbot.ShowText(canon)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return deskbot.ShowText(canon)
+	}
+	return deskbot.ShowText(strings.TrimSuffix(buf.String(), "\n"))
+}
+
+var argumentSeeds = []string{
+	``, `  `, `{}`, `null`, `[1,2]`, `"just a string"`, `not json`, `{"a":1} trailing`,
+	`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`,
+	`{"cmd":"a && b > c < d","z":1e5,"a":-0.000000000000000000001}`,
+	`{"cmd":"literal \\u003c stays","x":"\u003c"}`,
+	`{"n":12345678901234567890.123456789,"s":"\u202eevil\u200b","t":"\t\n\u0007"}`,
+	`{"bad":"\xff\xfe","lone":"\ud800","sep":"\u2028\u2029"}`,
+	`{"b":{"y":[true,false,null],"x":"नमस्ते 😀"},"a":"\u00a0"}`,
+	"{\"raw\":\"\xff\xfe <b>\x00\"}",
+}
+
+// One parse gives what the two functions give separately, for any input.
+func FuzzShownAndCanonicalArguments(f *testing.F) {
+	for _, s := range argumentSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		shown, canon := deskbot.ShownAndCanonicalArguments(args)
+		if want := shownByTwoParses(args); shown != want {
+			t.Errorf("shown of %q = %q, want %q", args, shown, want)
+		}
+		if want := deskbot.CanonicalArguments(args); canon != want {
+			t.Errorf("canonical of %q = %q, want %q", args, canon, want)
+		}
+		if got := deskbot.ShownArguments(args); got != shown {
+			t.Errorf("ShownArguments(%q) = %q, want %q", args, got, shown)
+		}
+	})
+}
+
+func TestShownAndCanonicalArguments(t *testing.T) {
+	for _, tc := range []struct{ args, shown, canon string }{
+		{`{"b":"a && b","a":1}`, `{"a":1,"b":"a && b"}`, `{"a":1,"b":"a \u0026\u0026 b"}`},
+		{`{"q": 24512.123456789012}`, `{"q":24512.123456789012}`, `{"q":24512.123456789012}`},
+		{``, `{}`, `{}`},
+		{`oops`, `oops`, `oops`},
+		{`{"s":"NIFTY\u00a0"}`, `{"s":"NIFTY\u00a0"}`, "{\"s\":\"NIFTY\u00a0\"}"},
+	} {
+		shown, canon := deskbot.ShownAndCanonicalArguments(json.RawMessage(tc.args))
+		if shown != tc.shown || canon != tc.canon {
+			t.Errorf("ShownAndCanonicalArguments(%s) = %q, %q; want %q, %q", tc.args, shown, canon, tc.shown, tc.canon)
 		}
 	}
 }

@@ -209,6 +209,49 @@ func resolveFloor(f *benchFixture) func() {
 	}
 }
 
+// BenchmarkResolveTwoTripFloor is the least a resolve can cost once the
+// decision must be durable before the call runs: the commands of
+// BenchmarkResolveFloor in the two round trips a resolve needs (the read
+// and the decision's writes, then the record of the run), nothing else. Its
+// x_floor is against the one-trip floor, timed in the same loop: what the
+// second round trip alone costs on this machine, which no change to the
+// gate can take away.
+func BenchmarkResolveTwoTripFloor(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	rdb := f.store.Client()
+	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
+	paired(b, func() {
+		id := uuid.NewString()
+		key := f.store.Key("floor", id)
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HGetAll(ctx, key)
+			p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
+			p.ZRem(ctx, f.store.Key("floor-open"), id)
+			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", -1)
+			p.SAdd(ctx, f.store.Key("floor-running"), id)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "state", "ran", "result", `{"text":"ok"}`, "response", "The user allowed…", "delivered_at", 2)
+			p.SRem(ctx, f.store.Key("floor-running"), id)
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-inbox"), Values: entry})
+			p.Del(ctx, key)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}, resolveFloor(f))
+}
+
 // BenchmarkSweep lapses 100 due requests among many open ones. Its time
 // must follow the 100, not the open total.
 func BenchmarkSweep(b *testing.B) {

@@ -13,7 +13,10 @@
 // running it again. With several processes on one Redis only the leader
 // decides and recovers (Config.Leader): a running call carries its leader's
 // fencing token, Recover interrupts only calls whose leader's lease is gone,
-// and a process that lost the lease can neither start nor interrupt a call.
+// and a process that lost the lease can neither start nor interrupt a call:
+// Decide is fenced in Redis, and Run runs the call only while the term that
+// allowed it is still surely this process's, so a call the next leader
+// reports as interrupted never runs after all.
 //
 // The gate remembers the requests it held (held.go) so that deciding one
 // needs no read of it first; the decision itself is still the store's
@@ -104,6 +107,8 @@ func (g *Gate) fence() (int64, error) {
 
 var errNotLeader = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot is not the one in charge right now (another instance is taking over); nothing was changed. Try again in a few seconds.")
 
+var errLostBeforeRun = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot stopped being the one in charge after the call was allowed and before it ran, so it was not run. The instance now in charge tells the desk.")
+
 // Guarded reports whether tool is named in APPROVAL_TOOLS at all.
 func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
 
@@ -141,7 +146,9 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if n := deskbot.ShownLength(deskbot.ShownArguments(args)); n > deskbot.MaxShownArguments {
+	// One parse gives what the approver is shown and the audit entry.
+	shown, canonical := deskbot.ShownAndCanonicalArguments(args)
+	if n := deskbot.ShownLength(shown); n > deskbot.MaxShownArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
@@ -155,7 +162,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		State:     deskbot.StateOpen,
 		Required:  g.cfg.Policies.Required(desk, call),
 	}
-	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: deskbot.CanonicalArguments(args)}
+	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {
 		return nil, deskbot.ToolResult{}, err

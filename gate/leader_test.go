@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,11 +11,17 @@ import (
 )
 
 // term is a process's leadership as the gate sees it; the lease itself is
-// the store's real one.
-type term struct{ token atomic.Int64 }
+// the store's real one. lapsed is a term whose validity ran out by the
+// process's own clock (leader.Term.Valid) while its token is still the one
+// it holds: what a process sees first when it wakes from a pause longer than
+// its lease.
+type term struct {
+	token  atomic.Int64
+	lapsed atomic.Bool
+}
 
 func (t *term) Token() int64 { return t.token.Load() }
-func (t *term) Valid() bool  { return t.token.Load() != 0 }
+func (t *term) Valid() bool  { return t.token.Load() != 0 && !t.lapsed.Load() }
 
 func (f *fixture) mustLead(t *testing.T, tm *term) {
 	t.Helper()
@@ -97,5 +104,101 @@ func TestRecoverOnlyWhenTheOwnersLeaseIsGone(t *testing.T) {
 	}
 	if runs := f.runner.runs(); len(runs) != 0 {
 		t.Errorf("calls ran: %v", runs)
+	}
+}
+
+// A leader paused between Decide and Run (a GC pause, SIGSTOP, a frozen VM)
+// wakes after its lease passed on: the next leader's Recover has told, or
+// will tell, the desk that the call's outcome is unknown and that it was not
+// run again. The woken Run must not run it then: the desk would act on a
+// report that is false, and might place the order again. The takeover is by
+// another process, or by this same process under a new term (a new token,
+// its Recover interrupting the old term's call); the recovery comes before
+// the woken Run or after it.
+func TestRunAfterLosingTheLeaseRunsNothing(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		sameProcess  bool // the paused process itself leads again, under a new token
+		recoverFirst bool // the new leader recovers before the paused Run wakes
+	}{
+		{"another process, recovered first", false, true},
+		{"another process, recovers later", false, false},
+		{"same process new term, recovered first", true, true},
+		{"same process new term, recovers later", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var first, second term
+			f := mustFixture(t, func(cf *gate.Config) { cf.Leader = &first })
+			f.mustLead(t, &first)
+			r := f.mustHold(t, "main", "flatten_desk", `{}`)
+			resp, err := f.gate.Decide(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+			if err != nil || resp.Request.State != deskbot.StateRunning {
+				t.Fatalf("Decide = %+v, %v; want running", resp, err)
+			}
+
+			// The pause: the lease lapses in Redis and, by its own clock,
+			// in the paused process; someone else takes it.
+			if err := f.store.ReleaseLease(t.Context(), first.Token()); err != nil {
+				t.Fatal(err)
+			}
+			recoverer := f.gate
+			if c.sameProcess {
+				first.lapsed.Store(false)
+				f.mustLead(t, &first) // a new token for the same gate
+			} else {
+				first.lapsed.Store(true)
+				cfg := f.cfg
+				cfg.Leader = &second
+				f.mustLead(t, &second)
+				recoverer = gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+			}
+			recovered := 0
+			recoverNow := func() {
+				t.Helper()
+				n, err := recoverer.Recover(t.Context())
+				if err != nil {
+					t.Fatalf("the new leader's Recover: %v", err)
+				}
+				recovered += n
+			}
+			if c.recoverFirst {
+				recoverNow()
+			}
+
+			// The paused Run wakes.
+			if _, err := f.gate.Run(t.Context(), resp); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+				t.Errorf("Run after losing the lease: %v; want EUNAVAILABLE", err)
+			}
+			if !c.recoverFirst {
+				recoverNow()
+			}
+			if runs := f.runner.runs(); len(runs) != 0 {
+				t.Errorf("the call ran after its leader lost the lease: %v", runs)
+			}
+			if recovered != 1 {
+				t.Errorf("the new leader recovered %d calls; want 1", recovered)
+			}
+			got, err := f.gate.Request(t.Context(), r.ID)
+			if err != nil || got.State != deskbot.StateInterrupted {
+				t.Errorf("the request is %+v, %v; want interrupted, as the desk was told", got, err)
+			}
+			inbox := f.mustInbox(t, "main")
+			if len(inbox) != 1 || !strings.Contains(inbox[0].Text, "outcome is unknown") {
+				t.Errorf("the desk was told %+v; want once that the outcome is unknown", inbox)
+			}
+			trail, err := f.store.AuditTrail(t.Context(), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var actions []string
+			for _, e := range trail {
+				if e.RequestID == r.ID {
+					actions = append(actions, e.Action)
+				}
+			}
+			if got := strings.Join(actions, " "); !strings.Contains(got, "not_run") || !strings.Contains(got, "interrupted") {
+				t.Errorf("the audit trail of the request: %s; want not_run and interrupted", got)
+			}
+		})
 	}
 }

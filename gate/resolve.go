@@ -70,6 +70,10 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// Only the leader decides: the allowed call then runs here, and
 		// carries this term's token as its owner's.
 		Fence: fence,
+		// What this gate holds of the request is all but the approvals
+		// counted, which the store sends back: an applied decision needs
+		// no read of the whole request.
+		Held: r,
 	}
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
@@ -156,11 +160,39 @@ func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Pers
 
 // Run runs the call of a request that Decide left running, records the
 // result with the request and hands the desk the response, in one store
-// transition. It never runs a request that is not running.
+// transition. It never runs a request that is not running, nor, with a
+// Leader, one whose term is no longer surely this process's (EUNAVAILABLE:
+// the leader that recovers it tells the desk).
 func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error) {
 	r := resp.Request
 	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
+	}
+	if g.cfg.Leader != nil {
+		// The last check before the call: Decide's fence proved this term
+		// led when the call went to running, but a pause since (GC,
+		// SIGSTOP, a frozen VM) may have outlasted the lease, and the next
+		// leader's Recover then tells the desk the outcome is unknown and
+		// that it was not run again. Running it now would make that report
+		// false. Term.Valid is true only while no other process can hold
+		// the lease (it ends a margin before the lease can lapse), and the
+		// call must belong to the term that is valid: a new term of this
+		// same process recovers the old term's calls as interrupted too.
+		// The request itself is not changed here (a term that is not the
+		// leader's cannot fence a write): it stays running under its old
+		// token, and the leader's Recover, before or after this, ends it
+		// as interrupted and tells the desk once. The audit trail, which
+		// any instance may append to, keeps the fact that it did not run.
+		if token, err := g.fence(); err != nil || token != r.Fence {
+			g.log.ErrorContext(ctx, "held call not run: this instance's term as leader ended after the call was allowed; the leader reports it to the desk",
+				"desk", r.Desk, "request", r.ID, "tool", r.Content.ToolName, "owner", r.Fence, "token", token)
+			now := g.now()
+			if err := g.store.Audit(ctx, deskbot.AuditEntry{Action: "not_run", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now,
+				Detail: "this instance's term as leader ended before the call started"}); err != nil {
+				g.log.ErrorContext(ctx, "could not audit a call not run", "request", r.ID, "err", err)
+			}
+			return nil, errLostBeforeRun
+		}
 	}
 	start := g.now()
 	result, err := g.runner.RunTool(ctx, r.Desk, r.Content.Call())
@@ -183,6 +215,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now, Detail: now.Sub(start).String()},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID, Result: &result},
 		Trigger: g.trigger(r, deskbot.TriggerPermission, set.Response, now),
+		Held:    r, // as Decide left it: only the decider changes a running request
 	}
 	// The call has run: recording that is worth a few tries, even when the
 	// caller's context is cancelled (each try is made without it), because
@@ -274,6 +307,7 @@ func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
 		Audit:   &deskbot.AuditEntry{Action: "lapse", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: "system", At: now},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestLapsed, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 		Trigger: g.trigger(r, deskbot.TriggerLapse, msg, now),
+		Held:    r,
 	})
 	if err != nil {
 		return nil, err

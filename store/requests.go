@@ -52,11 +52,16 @@ const (
 	recordSep = "\x1e"
 )
 
+// separators makes the separators in free text U+FFFD. One for the process:
+// a Replacer builds its tables on first use (kilobytes), and is safe for
+// concurrent use.
+var separators = strings.NewReplacer(unitSep, "\uFFFD", recordSep, "\uFFFD")
+
 // approvalRecord is an approval as the transition script keeps it. The name
 // is the only free text: separators in it become U+FFFD, so no name can
 // pass for another record or id.
 func approvalRecord(a deskbot.Approval) string {
-	name := strings.NewReplacer(unitSep, "\uFFFD", recordSep, "\uFFFD").Replace(a.By)
+	name := separators.Replace(a.By)
 	return strconv.FormatInt(a.ByID, 10) + unitSep + string(a.Decision) + unitSep +
 		strconv.FormatInt(a.At.UnixMilli(), 10) + unitSep + name
 }

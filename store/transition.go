@@ -5,7 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
 	"github.com/google/uuid"
@@ -22,7 +22,11 @@ var transitionScript = redis.NewScript(transitionSrc)
 // number of concurrent callers in any number of processes exactly one
 // applies it, and its audit entry, event, trigger and grant are recorded
 // with it or not at all. It returns the request as it stands afterwards,
-// once the primary's replicas have the change (replicas.go).
+// once the primary's replicas have the change (replicas.go): read back by
+// the script, or, when the caller holds the request (t.Held) and the
+// transition applied, t.Held with the transition applied, so that the
+// script's reply carries only what the caller could not know (the
+// approvals counted).
 // With t.Approve the script counts the approval first (deskbot.Transition):
 // outcome Counted or AlreadyApproved leaves the request open.
 func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
@@ -32,24 +36,11 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	if t.Expiry != deskbot.AnyTime && t.Now.IsZero() {
 		return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A transition that depends on expiry needs the time")
 	}
-	from := make([]string, len(t.From))
-	for i, f := range t.From {
-		from[i] = string(f)
-	}
 	inbox := s.inboxKey("-") // declared even when unused: Redis wants every key named
-	var hasAudit, eventJSON, triggerJSON, grantField, grantJSON string
+	var eventJSON, triggerJSON, grantField, grantJSON, approval, approvedJSON, resultJSON string
 	var err error
-	audit := make([]string, len(auditNames))
-	if t.Audit != nil {
-		hasAudit, audit = "1", auditValues(auditFor(*t.Audit, id, ""))
-	}
 	if t.Event != nil {
-		e := *t.Event
-		if e.RequestID == "" {
-			e.RequestID = id
-		}
-		e.Request = nil // readers get the request as it stands when they read
-		if eventJSON, err = encodeEvent(e); err != nil {
+		if eventJSON, err = encodeEvent(eventFor(*t.Event, id)); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -76,38 +67,51 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 			return nil, 0, err
 		}
 	}
-	var approval, approvedJSON string
 	if t.Approve != nil {
 		approval = approvalRecord(*t.Approve)
 		if t.Approved != nil {
-			e := *t.Approved
-			if e.RequestID == "" {
-				e.RequestID = id
-			}
-			e.Request = nil
-			if approvedJSON, err = encodeEvent(e); err != nil {
+			if approvedJSON, err = encodeEvent(eventFor(*t.Approved, id)); err != nil {
 				return nil, 0, err
 			}
 		}
 	}
-	args := []any{
-		"|" + strings.Join(from, "|") + "|", string(t.To), t.Now.UnixMilli(),
-		int(t.Expiry), boolArg(t.RequireUndelivered), id, s.opts.EventsMaxLen,
-		hasAudit, eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID(),
+	if t.Set.Result != nil {
+		b, err := json.Marshal(t.Set.Result)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: encode result: %w", err)
+		}
+		resultJSON = string(b)
 	}
-	for _, v := range audit {
-		args = append(args, v)
+
+	// ARGV as transition.lua lists them, in one slice of the size they need.
+	args := make([]any, 0, transitionArgs+2*patchFields)
+	var from string
+	if len(t.From) == 1 {
+		from = "|" + string(t.From[0]) + "|"
+	} else {
+		from = "|"
+		for _, f := range t.From {
+			from += string(f) + "|"
+		}
 	}
-	args = append(args, approval, approvedJSON)
-	args, err = appendPatch(args, t.Set)
-	if err != nil {
-		return nil, 0, err
+	args = append(args, from, string(t.To), t.Now.UnixMilli(), int(t.Expiry), boolArg(t.RequireUndelivered),
+		id, s.opts.EventsMaxLen)
+	if t.Audit != nil {
+		args = append(args, "1", eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID())
+		for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
+			args = append(args, v)
+		}
+	} else {
+		args = append(args, "", eventJSON, triggerJSON, grantField, grantJSON, "", "", "", "", "", "", "", "")
 	}
+	args = append(args, approval, approvedJSON, boolArg(t.Held != nil), "")
 	if t.Fence != 0 {
-		// A patch field like the others: the script checks it against the
-		// lease before anything else, and keeps it as the request's owner.
-		args = append(args, fFence, t.Fence)
+		// The script checks it against the lease before anything else, and
+		// keeps it as the request's owner.
+		args[transitionArgs-1] = t.Fence
 	}
+	args = appendEncodedPatch(args, t.Set, resultJSON)
+
 	keys := []string{
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
 		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
@@ -121,6 +125,15 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	if code < 0 {
 		return nil, 0, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
 	}
+	if code == int64(deskbot.Applied) && t.Held != nil {
+		if len(res) != 3 {
+			return nil, 0, fmt.Errorf("store: unexpected transition reply of %d parts", len(res))
+		}
+		approvals, _ := res[1].(string)
+		narrowed, _ := res[2].(string)
+		r, err := appliedTo(t.Held, t, approvals, narrowed == "1", resultJSON)
+		return r, deskbot.Applied, err
+	}
 	h, err := flatMap(res[1])
 	if err != nil {
 		return nil, 0, err
@@ -132,8 +145,94 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	return r, deskbot.Outcome(code), nil
 }
 
+// transitionArgs is how many ARGV come before the patch (transition.lua);
+// patchFields is how many fields a patch has at most.
+const (
+	transitionArgs = 24
+	patchFields    = 10
+)
+
+// eventFor is e as a transition of request id publishes it: naming the
+// request, without it (readers get the request as it stands when they read).
+func eventFor(e deskbot.Event, id string) deskbot.Event {
+	if e.RequestID == "" {
+		e.RequestID = id
+	}
+	e.Request = nil
+	return e
+}
+
+// appliedTo is held after transition t applied to it, as decodeRequest
+// would read it back: the state, the patch (times cut to ms, the result as
+// its JSON decodes), the fence, and the approvals the script counted.
+// held is not changed.
+func appliedTo(held *deskbot.Request, t deskbot.Transition, approvals string, narrowed bool, resultJSON string) (*deskbot.Request, error) {
+	r := *held
+	r.State = t.To
+	r.Required = max(r.Required, 1)
+	p := t.Set
+	if p.Decision != "" {
+		r.Decision = p.Decision
+	}
+	if p.DecidedBy.Name != "" {
+		r.DecidedBy = p.DecidedBy.Name
+	}
+	if p.DecidedBy.ID != 0 {
+		r.DecidedByID = p.DecidedBy.ID
+	}
+	if !p.DecidedAt.IsZero() {
+		r.DecidedAt = msTime(p.DecidedAt)
+	}
+	if p.Reason != "" {
+		r.Reason = p.Reason
+	}
+	if p.Result != nil {
+		res := *p.Result
+		if !utf8.ValidString(res.Text) || !utf8.ValidString(res.Picture) {
+			// JSON coerced them to valid UTF-8: what Redis keeps.
+			if err := json.Unmarshal([]byte(resultJSON), &res); err != nil {
+				return nil, fmt.Errorf("store: decode result: %w", err)
+			}
+		}
+		r.Result = &res
+	}
+	if p.Response != "" {
+		r.Response = p.Response
+	}
+	if !p.DeliveredAt.IsZero() {
+		r.DeliveredAt = msTime(p.DeliveredAt)
+	}
+	if p.Token != "" {
+		r.DecisionToken = p.Token
+	}
+	if !p.DenyDueAt.IsZero() {
+		r.DenyDueAt = msTime(p.DenyDueAt)
+	}
+	if t.Fence != 0 {
+		r.Fence = t.Fence
+	}
+	r.Approvals = decodeApprovals(approvals)
+	if narrowed {
+		r.Decision = deskbot.AllowOnce
+	}
+	return &r, nil
+}
+
 // appendPatch adds the non-zero fields of p as field, value pairs.
 func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
+	var resultJSON string
+	if p.Result != nil {
+		b, err := json.Marshal(p.Result)
+		if err != nil {
+			return nil, fmt.Errorf("store: encode result: %w", err)
+		}
+		resultJSON = string(b)
+	}
+	return appendEncodedPatch(args, p, resultJSON), nil
+}
+
+// appendEncodedPatch is appendPatch with the result given encoded.
+func appendEncodedPatch(args []any, p deskbot.RequestPatch, resultJSON string) []any {
 	if p.Decision != "" {
 		args = append(args, fDecision, string(p.Decision))
 	}
@@ -150,11 +249,7 @@ func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 		args = append(args, fReason, p.Reason)
 	}
 	if p.Result != nil {
-		b, err := json.Marshal(p.Result)
-		if err != nil {
-			return nil, fmt.Errorf("store: encode result: %w", err)
-		}
-		args = append(args, fResult, string(b))
+		args = append(args, fResult, resultJSON)
 	}
 	if p.Response != "" {
 		args = append(args, fResponse, p.Response)
@@ -168,7 +263,7 @@ func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 	if !p.DenyDueAt.IsZero() {
 		args = append(args, fDenyDueAt, p.DenyDueAt.UnixMilli())
 	}
-	return args, nil
+	return args
 }
 
 // flatMap turns a Lua HGETALL reply (field, value, ...) into a map.

@@ -14,18 +14,24 @@
 --       field, 12 grant JSON (8-12: "" when absent), 13 audit min id (older
 --       entries are trimmed), 14-20 the audit entry's fields (audit.go),
 --       21 approval record (below; "" for any other transition), 22 event
---       JSON when an approval is counted short of the count,
---       23.. patch as field, value pairs
+--       JSON when an approval is counted short of the count, 23 "1" when
+--       the caller holds the request as it was (Transition.Held), 24 the
+--       leader's fencing token ("" when not fenced), 25.. patch as field,
+--       value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
 -- already approved by this person, 6 stale fence; {-1} when the request
--- does not exist.
+-- does not exist. When the caller holds the request (ARGV[23]) an applied
+-- transition returns {0, approvals (v), "1" if narrowed to allow once}
+-- instead: the rest of the request is what the caller held plus what it
+-- sent.
 
 local function reply(code)
   return {code, redis.call('HGETALL', KEYS[1])}
 end
 
-local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w')
+-- Every field the checks read, in one call.
+local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w', 'q', 'v')
 local state, expires, delivered, desk = cur[1], tonumber(cur[2]), cur[3], cur[4]
 if not state then
   -- Vanished (or never was): make sure no index keeps pointing at it.
@@ -34,14 +40,13 @@ if not state then
   redis.call('ZREM', KEYS[4], ARGV[6])
   return {-1}
 end
--- Fencing: a leader's transition carries its token as patch field 'f'
--- (kept on the request: a running call's owner) and applies only while that
--- token holds the leader lease, so a leader that lost its lease unseen (a
--- pause, a partition) cannot start or interrupt a call.
-for i = 23, #ARGV, 2 do
-  if ARGV[i] == 'f' and redis.call('GET', KEYS[10]) ~= ARGV[i + 1] then
-    return reply(6)
-  end
+-- Fencing: a leader's transition carries its token, kept on the request as
+-- 'f' (a running call's owner), and applies only while that token holds the
+-- leader lease, so a leader that lost its lease unseen (a pause, a
+-- partition) cannot start or interrupt a call.
+local fence = ARGV[24]
+if fence ~= '' and redis.call('GET', KEYS[10]) ~= fence then
+  return reply(6)
 end
 if not string.find(ARGV[1], '|' .. state .. '|', 1, true) then
   return reply(1)
@@ -69,14 +74,14 @@ end
 local auditAction, auditDetail, grantField = ARGV[14], ARGV[20], ARGV[11]
 local approvals, allowOnce = nil, false
 if ARGV[21] ~= '' then
-  local list = redis.call('HGET', KEYS[1], 'v') or ''
+  local list = cur[6] or ''
   local approver = string.match(ARGV[21], '^[^\31]*')
   if string.find(list, '\30' .. approver .. '\31', 1, true) then
     return reply(5)
   end
   list = list .. '\30' .. ARGV[21]
   local _, n = string.gsub(list, '\30', '')
-  local need = tonumber(redis.call('HGET', KEYS[1], 'q')) or 1
+  local need = tonumber(cur[5]) or 1
   if n < need then
     redis.call('HSET', KEYS[1], 'v', list)
     if ARGV[8] ~= '' then
@@ -98,11 +103,14 @@ end
 local to, id = ARGV[2], ARGV[6]
 local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 23, #ARGV, 2 do
+for i = 25, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
   if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end
   if ARGV[i] == 'l' then nowDelivered = true end
+end
+if fence ~= '' then
+  set[#set + 1], set[#set + 2] = 'f', fence
 end
 if approvals then
   set[#set + 1], set[#set + 2] = 'v', approvals
@@ -142,5 +150,8 @@ if ARGV[10] ~= '' then
 end
 if grantField ~= '' then
   redis.call('HSET', KEYS[8], grantField, ARGV[12])
+end
+if ARGV[23] == '1' then
+  return {0, approvals or cur[6] or '', allowOnce and '1' or ''}
 end
 return reply(0)

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -213,5 +214,103 @@ func TestTransitionRace(t *testing.T) {
 		if allows != 3 {
 			t.Errorf("audited allows = %d; want 3 (one per request)", allows)
 		}
+	})
+}
+
+// A transition given the request as the caller holds it (Held) returns,
+// when it applies, exactly the request a read would return afterwards,
+// though the script sends back only what the caller could not know; any
+// other outcome reads the request as it stands. Each step's Held is the
+// request as the caller would hold it: the creation (the counted approvals
+// are not in it), then the previous step's result.
+func TestTransitionHeldReturnsWhatAReadWould(t *testing.T) {
+	exp := base.Add(5 * time.Minute)
+	running := []deskbot.RequestState{deskbot.StateRunning}
+	ran := func(text string) deskbot.Transition {
+		return deskbot.Transition{From: running, To: deskbot.StateRan, Now: base,
+			Set: deskbot.RequestPatch{Result: &deskbot.ToolResult{Text: text, Picture: "p.png"}, Response: "The user allowed…", DeliveredAt: base.Add(time.Second + time.Microsecond)}}
+	}
+	fenced := allow(base.Add(time.Microsecond))
+	fenced.Set.Token = "tok"
+	fenced.Fence = -1 // the lease's token, below
+	deny := deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base, Expiry: deskbot.BeforeExpiry,
+		Set: deskbot.RequestPatch{Decision: deskbot.Deny, DecidedBy: deskbot.Person{ID: 7, Name: "Ravi"}, DecidedAt: base, Reason: "no", DenyDueAt: base.Add(time.Minute)}}
+	lapse := deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateLapsed, Now: exp, Expiry: deskbot.AfterExpiry,
+		Set: deskbot.RequestPatch{Response: "lapsed", DeliveredAt: exp}}
+	tests := []struct {
+		name  string
+		need  int
+		steps []deskbot.Transition
+		want  []deskbot.Outcome
+	}{
+		{"allow then ran", 1, []deskbot.Transition{allow(base), ran("closed 2 positions")}, []deskbot.Outcome{deskbot.Applied, deskbot.Applied}},
+		{"fenced allow", 1, []deskbot.Transition{fenced}, []deskbot.Outcome{deskbot.Applied}},
+		{"a result that is not UTF-8", 1, []deskbot.Transition{allow(base), ran("bad \xff\xfe bytes")}, []deskbot.Outcome{deskbot.Applied, deskbot.Applied}},
+		{"two approvers, narrowed to allow once", 2,
+			[]deskbot.Transition{approve(1, "Asha", deskbot.AllowOnce), approve(2, "Ravi", deskbot.AlwaysAllow), ran("ok")},
+			[]deskbot.Outcome{deskbot.Counted, deskbot.Applied, deskbot.Applied}},
+		{"deny waiting for a reason", 1, []deskbot.Transition{deny}, []deskbot.Outcome{deskbot.Applied}},
+		{"lapse", 1, []deskbot.Transition{lapse}, []deskbot.Outcome{deskbot.Applied}},
+		{"lapse after an approval counted", 2, []deskbot.Transition{approve(1, "Asha", deskbot.AllowOnce), lapse},
+			[]deskbot.Outcome{deskbot.Counted, deskbot.Applied}},
+		{"second decision reads", 1, []deskbot.Transition{allow(base), allow(base)}, []deskbot.Outcome{deskbot.Applied, deskbot.WrongState}},
+	}
+	backends(t, func(t *testing.T, s *store.Store) {
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := t.Context()
+				id := tc.name
+				mustCreateNeeding(t, s, id, exp, tc.need)
+				held, err := s.Request(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, tr := range tc.steps {
+					if tr.Fence == -1 {
+						token, err := s.AcquireLease(ctx, time.Minute)
+						if err != nil || token == 0 {
+							t.Fatalf("AcquireLease = %d, %v", token, err)
+						}
+						defer s.ReleaseLease(ctx, token)
+						tr.Fence = token
+					}
+					tr.Held = held
+					before := *held
+					got, out, err := s.Transition(ctx, id, tr)
+					if err != nil || out != tc.want[i] {
+						t.Fatalf("step %d: outcome %v, %v; want %v", i, out, err, tc.want[i])
+					}
+					if !reflect.DeepEqual(*held, before) {
+						t.Errorf("step %d changed Held: %+v; was %+v", i, *held, before)
+					}
+					read, err := s.Request(ctx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, read) {
+						t.Errorf("step %d returned\n%+v\nwant what a read returns\n%+v", i, got, read)
+					}
+					if out == deskbot.Applied {
+						held = got
+					}
+				}
+			})
+		}
+		t.Run("applied replies carry no request", func(t *testing.T) {
+			// The store trusts what the caller holds: a marker only Held has
+			// comes back, so the request was not read back.
+			mustCreate(t, s, "marker", exp)
+			held, err := s.Request(t.Context(), "marker")
+			if err != nil {
+				t.Fatal(err)
+			}
+			held.TriggerID = "only in held"
+			tr := allow(base)
+			tr.Held = held
+			got := mustTransition(t, s, "marker", tr)
+			if got.TriggerID != "only in held" || got.State != deskbot.StateRunning {
+				t.Errorf("applied with Held: trigger %q, state %s; want Held's with the state applied", got.TriggerID, got.State)
+			}
+		})
 	})
 }
