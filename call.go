@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 )
 
 // ToolCall is one call a model asked for. Arguments is a JSON object.
@@ -70,6 +71,12 @@ func canonicalArguments(args json.RawMessage) (canon string, v any, ok bool) {
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()
 	if err := d.Decode(&v); err != nil {
+		return string(args), nil, false
+	}
+	// Whatever follows the first value goes to the tool with it: dropped
+	// here, an approver would see {"quantity":1} of {"quantity":1}
+	// {"quantity":1000}. Such arguments are shown as they came.
+	if _, err := d.Token(); err != io.EOF {
 		return string(args), nil, false
 	}
 	b, err := json.Marshal(v) // maps marshal with sorted keys

@@ -173,6 +173,13 @@ type Transition struct {
 	// (else the decision reads allow_once).
 	Approve  *Approval
 	Approved *Event // published when an approval is counted short of the count
+	// Approvers, when not empty, are the people whose approvals count now
+	// (TELEGRAM_APPROVERS): an approval recorded earlier by someone no
+	// longer among them (removed since, with the request still open) is
+	// dropped from the request's approvals before Approve is counted, so
+	// that it never makes up a count that today's approvers have not met.
+	// The audit trail keeps it. Empty: every recorded approval counts.
+	Approvers []int64
 	// Fence, when not 0, makes the transition a leader's: it applies only
 	// while Fence is the fencing token of the current leader lease, and is
 	// kept as the request's Fence; otherwise the outcome is Stale.

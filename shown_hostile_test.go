@@ -61,3 +61,26 @@ func TestHostileRightToLeftLettersAreShownEscaped(t *testing.T) {
 		t.Errorf("ShowText changed a left-to-right text: %q", got)
 	}
 }
+
+// A hostile desk sends a second JSON value after the first: the tool gets
+// the whole text, so the approver and the audit trail must see it all, not
+// the harmless first object alone.
+func TestHostileArgumentsAfterTheFirstValueAreShown(t *testing.T) {
+	for _, args := range []string{
+		`{"quantity":1} {"quantity":1000}`,
+		`{"quantity":1}{"quantity":1000}`,
+		"{\"quantity\":1}\n{\"quantity\":1000}",
+		`{"quantity":1} junk`,
+	} {
+		shown, canon := deskbot.ShownAndCanonicalArguments(json.RawMessage(args))
+		for name, got := range map[string]string{"shown": shown, "canonical": canon, "ShownArguments": deskbot.ShownArguments(json.RawMessage(args)), "CanonicalArguments": deskbot.CanonicalArguments(json.RawMessage(args))} {
+			if tail := args[strings.Index(args, "}")+1:]; !strings.Contains(got, strings.TrimSpace(tail)) {
+				t.Errorf("%s of %q = %q: what follows the first value is hidden", name, args, got)
+			}
+		}
+	}
+	// One value with space around it is one value.
+	if got, want := deskbot.CanonicalArguments(json.RawMessage(" {\"b\":1,\"a\":2}\n")), `{"a":2,"b":1}`; got != want {
+		t.Errorf("CanonicalArguments of one spaced object = %q; want %q", got, want)
+	}
+}

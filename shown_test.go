@@ -3,6 +3,7 @@ package deskbot_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -74,6 +75,9 @@ func shownByTwoParses(args json.RawMessage) string {
 	d.UseNumber()
 	var v any
 	if d.Decode(&v) != nil {
+		return deskbot.ShowText(canon)
+	}
+	if _, err := d.Token(); err != io.EOF { // more than one value is shown as it came
 		return deskbot.ShowText(canon)
 	}
 	var buf bytes.Buffer

@@ -314,3 +314,38 @@ func TestCountedApprovalIsAudited(t *testing.T) {
 		t.Errorf("audit = %q; want %q", got, want)
 	}
 }
+
+// An approver removed (she left, her phone was taken) while a request she
+// approved is open: across the restart with the new approvers her approval
+// counts for nothing, so Ravi's tap is the first of two again, Mira's the
+// second, and the grant and the request name only the two who count now.
+func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
+	f := mustFixture(t, twoForFlatten, func(c *gate.Config) { c.Approvers = []int64{asha.ID, ravi.ID, mira.ID} })
+	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
+
+	cfg := f.cfg
+	cfg.Approvers = []int64{ravi.ID, mira.ID}
+	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	resp, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	if err != nil || !resp.Counted {
+		t.Fatalf("Ravi after Asha's removal: %+v, %v; want counted, one more needed", resp, err)
+	}
+	if got, want := gate.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
+		t.Errorf("Ravi is told %q; want %q", got, want)
+	}
+	if got := f.runner.runs(); len(got) != 0 {
+		t.Fatalf("ran on Ravi's tap and the approval of a removed approver: %v", got)
+	}
+	resp, err = restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	if err != nil || resp.Counted || len(f.runner.runs()) != 1 {
+		t.Fatalf("Mira's tap: %+v, %v; runs %d", resp, err, len(f.runner.runs()))
+	}
+	var by []int64
+	for _, a := range resp.Request.Approvals {
+		by = append(by, a.ByID)
+	}
+	if got, want := fmt.Sprint(by), fmt.Sprint([]int64{ravi.ID, mira.ID}); got != want {
+		t.Errorf("approvals of the run: %s; want %s", got, want)
+	}
+}

@@ -49,6 +49,11 @@ type Config struct {
 	// (fixed with the request when it is held) and how far a grant reaches;
 	// nil: one approver, grants without limit.
 	Policies deskbot.Policies
+	// Approvers are the people whose allows count (TELEGRAM_APPROVERS): an
+	// approval recorded by someone since removed counts for nothing, as a
+	// stranger's tap does. nil: every recorded approval counts (tests, and
+	// callers that check the approvers themselves).
+	Approvers []int64
 	// Leader, when set, fences what only the leader may do: a decision and
 	// an interruption carry its token, and Redis refuses them once another
 	// process leads. nil: one process, nothing to fence.

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,6 +78,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 	}
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
+		t.Approvers = g.cfg.Approvers
 		if r.Needs() > 1 { // one approval of one is never short of the count
 			t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID}
 		}
@@ -153,6 +155,9 @@ func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Pers
 	}
 	var names []string
 	for _, a := range cur.Approvals {
+		if g.cfg.Approvers != nil && !slices.Contains(g.cfg.Approvers, a.ByID) {
+			continue // removed since: the transition does not count it either
+		}
 		names = append(names, who(deskbot.Person{ID: a.ByID, Name: a.By}))
 	}
 	return strings.Join(append(names, who(by)), " and ")

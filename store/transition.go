@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
@@ -104,11 +105,11 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	} else {
 		args = append(args, "", eventJSON, triggerJSON, grantField, grantJSON, "", "", "", "", "", "", "", "")
 	}
-	args = append(args, approval, approvedJSON, boolArg(t.Held != nil), "")
+	args = append(args, approval, approvedJSON, boolArg(t.Held != nil), "", approversArg(t))
 	if t.Fence != 0 {
 		// The script checks it against the lease before anything else, and
 		// keeps it as the request's owner.
-		args[transitionArgs-1] = t.Fence
+		args[transitionArgs-2] = t.Fence
 	}
 	args = appendEncodedPatch(args, t.Set, resultJSON)
 
@@ -148,9 +149,23 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 // transitionArgs is how many ARGV come before the patch (transition.lua);
 // patchFields is how many fields a patch has at most.
 const (
-	transitionArgs = 24
+	transitionArgs = 25
 	patchFields    = 10
 )
+
+// approversArg is t.Approvers as the script matches them ("|101|102|"), or
+// "" when every recorded approval counts (or t counts none).
+func approversArg(t deskbot.Transition) string {
+	if t.Approve == nil || len(t.Approvers) == 0 {
+		return ""
+	}
+	b := []byte{'|'}
+	for _, id := range t.Approvers {
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, '|')
+	}
+	return string(b)
+}
 
 // eventFor is e as a transition of request id publishes it: naming the
 // request, without it (readers get the request as it stands when they read).

@@ -16,7 +16,8 @@
 --       21 approval record (below; "" for any other transition), 22 event
 --       JSON when an approval is counted short of the count, 23 "1" when
 --       the caller holds the request as it was (Transition.Held), 24 the
---       leader's fencing token ("" when not fenced), 25.. patch as field,
+--       leader's fencing token ("" when not fenced), 25 the ids whose
+--       approvals count as "|101|102|" ("": all), 26.. patch as field,
 --       value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
@@ -75,6 +76,18 @@ local auditAction, auditDetail, grantField = ARGV[14], ARGV[20], ARGV[11]
 local approvals, allowOnce = nil, false
 if ARGV[21] ~= '' then
   local list = cur[6] or ''
+  -- Only today's approvers count: an approval recorded by someone removed
+  -- from the approvers since is dropped here (the audit trail keeps it),
+  -- so it can neither make up a count nor be shown as one.
+  if ARGV[25] ~= '' then
+    local kept = {}
+    for rec in string.gmatch(list, '\30[^\30]*') do
+      if string.find(ARGV[25], '|' .. string.match(rec, '^\30([^\31]*)') .. '|', 1, true) then
+        kept[#kept + 1] = rec
+      end
+    end
+    list = table.concat(kept)
+  end
   local approver = string.match(ARGV[21], '^[^\31]*')
   if string.find(list, '\30' .. approver .. '\31', 1, true) then
     return reply(5)
@@ -103,7 +116,7 @@ end
 local to, id = ARGV[2], ARGV[6]
 local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 25, #ARGV, 2 do
+for i = 26, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
   if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end

@@ -170,7 +170,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
-		Leader: &m.lead,
+		Approvers: cfg.TelegramApprovers, Leader: &m.lead,
 	}, m.Store, regs, m.Now, log)
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
