@@ -20,7 +20,10 @@
 // again, but a goroutine may act in between. Term.Valid closes most of that
 // window; the fencing token closes the rest for the writes that matter (a
 // call going to running, an interrupted call, the Telegram offset), which
-// Redis refuses from a stale token.
+// Redis refuses from a stale token. An allowed call itself is started only
+// after a last check that its term is still valid and still the one that
+// took it to running (gate.Run): a pause between the decision and the run
+// must not run a call the next leader has already reported interrupted.
 //
 // Time: the Elector measures validity with the clock it is given (Now) and
 // waits with the time package's timers, so tests run it under
