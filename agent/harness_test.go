@@ -66,6 +66,9 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
+	// inbox, when set, stands between the desks and the store's inbox (a
+	// benchmark hands out triggers one at a time through it).
+	inbox func(deskbot.Inbox) deskbot.Inbox
 }
 
 // countingState counts DeskStatus reads.
@@ -145,8 +148,12 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	}
 	w.gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
+	var inbox deskbot.Inbox = st
+	if w.inbox != nil {
+		inbox = w.inbox(st)
+	}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
+		Inbox: inbox, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
 		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})
