@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// mustEvents reads every event published so far, for a fresh group.
+func mustEvents(t *testing.T, s *store.Store, group string) []deskbot.Event {
+	t.Helper()
+	evs, err := s.ReadEvents(t.Context(), group, "c", 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// OpenTurn reads in one round trip what DeskStatus, History and
+// CompletedCalls read one by one.
+func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		for i := range 5 {
+			if err := s.AppendHistory(ctx, "alpha", deskbot.Message{Role: "user", Content: fmt.Sprint(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		call := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"INFY"}`)}, Result: deskbot.ToolResult{Text: "1500"}}
+		if err := s.RememberCall(ctx, "trig", call); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPaused(ctx, "alpha", true, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			desk, trigger string
+			limit         int
+		}{
+			{"alpha", "trig", 3},
+			{"alpha", "trig", 0},
+			{"beta", "none", 3},
+		} {
+			st, hist, calls, err := s.OpenTurn(ctx, tc.desk, tc.trigger, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSt, _ := s.DeskStatus(ctx, tc.desk)
+			wantHist, _ := s.History(ctx, tc.desk, tc.limit)
+			wantCalls, _ := s.CompletedCalls(ctx, tc.trigger)
+			if st != wantSt {
+				t.Errorf("OpenTurn(%s) status = %+v; want %+v", tc.desk, st, wantSt)
+			}
+			if len(hist) != len(wantHist) || (len(hist) > 0 && !reflect.DeepEqual(hist, wantHist)) {
+				t.Errorf("OpenTurn(%s, %d) history = %v; want %v", tc.desk, tc.limit, hist, wantHist)
+			}
+			if len(calls) != len(wantCalls) || (len(calls) > 0 && !reflect.DeepEqual(calls, wantCalls)) {
+				t.Errorf("OpenTurn(%s) calls = %v; want %v", tc.trigger, calls, wantCalls)
+			}
+		}
+	})
+}
+
+func TestAnnounceDeskState(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		if err := s.AnnounceDeskState(ctx, "alpha", deskbot.DeskWorking, base); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.DeskStatus(ctx, "alpha")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := st.State, deskbot.DeskWorking; got != want {
+			t.Errorf("state = %q; want %q", got, want)
+		}
+		if !st.LastActivity.Equal(base) {
+			t.Errorf("last activity = %v; want %v", st.LastActivity, base)
+		}
+		evs := mustEvents(t, s, "g")
+		if len(evs) != 1 || evs[0].Kind != deskbot.EventDeskState || evs[0].Text != "working" || evs[0].Desk != "alpha" || !evs[0].Time.Equal(base) {
+			t.Errorf("events = %+v; want one desk_state working of alpha", evs)
+		}
+	})
+}
+
+// CloseTurn writes the words, then the history, then the state the desk
+// rests in, which counts every open request of the desk.
+func TestCloseTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		held    bool
+		open    bool // a request of the desk is open from an earlier turn
+		other   bool // a request of another desk is open
+		words   bool
+		want    deskbot.DeskState
+		wantEvs []string
+	}{
+		{name: "idle", words: true, want: deskbot.DeskIdle, wantEvs: []string{"desk_message", "desk_state idle"}},
+		{name: "held now", held: true, want: deskbot.DeskWaiting, wantEvs: []string{"desk_state waiting for approval"}},
+		{name: "open before", open: true, words: true, want: deskbot.DeskWaiting, wantEvs: []string{"desk_message", "desk_state waiting for approval"}},
+		{name: "another desk's open", other: true, want: deskbot.DeskIdle, wantEvs: []string{"desk_state idle"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			backends(t, func(t *testing.T, s *store.Store) {
+				ctx := t.Context()
+				if tc.open {
+					mustCreate(t, s, "r1", base.Add(time.Hour))
+				}
+				if tc.other {
+					r := newRequest("r2", base.Add(time.Hour))
+					r.Desk = "beta"
+					if err := s.CreateRequest(ctx, r, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, deskbot.Event{Kind: deskbot.EventUserRequest, Time: base}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				start := len(mustEvents(t, s, "g"))
+				var words *deskbot.Event
+				if tc.words {
+					words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: base, TriggerID: "trig", Text: "INFY is at 1500."}
+				}
+				hist := []deskbot.Message{{Role: "user", Content: "What is INFY at?"}, {Role: "assistant", Content: "INFY is at 1500."}}
+				got, err := s.CloseTurn(ctx, "alpha", words, hist, tc.held, base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != tc.want {
+					t.Errorf("CloseTurn = %q; want %q", got, tc.want)
+				}
+				st, _ := s.DeskStatus(ctx, "alpha")
+				if st.State != tc.want || !st.LastActivity.Equal(base) {
+					t.Errorf("status = %+v; want %q at %v", st, tc.want, base)
+				}
+				if h, _ := s.History(ctx, "alpha", 0); !reflect.DeepEqual(h, hist) {
+					t.Errorf("history = %v; want %v", h, hist)
+				}
+				var evs []string
+				for _, e := range mustEvents(t, s, "g2")[start:] {
+					evs = append(evs, string(e.Kind)+map[bool]string{true: " " + e.Text, false: ""}[e.Kind == deskbot.EventDeskState])
+				}
+				if !reflect.DeepEqual(evs, tc.wantEvs) {
+					t.Errorf("events = %q; want %q", evs, tc.wantEvs)
+				}
+			})
+		})
+	}
+}
+
+// The history CloseTurn appends is trimmed like AppendHistory's.
+func TestCloseTurnTrimsHistory(t *testing.T) {
+	s := storetest.MustOpenOptions(t, store.Options{HistoryLimit: 5})
+	ctx := t.Context()
+	for i := range 4 {
+		if _, err := s.CloseTurn(ctx, "alpha", nil, []deskbot.Message{{Role: "user", Content: fmt.Sprint(i)}, {Role: "assistant", Content: "ok"}}, false, base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.History(ctx, "alpha", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range h {
+		got = append(got, m.Content)
+	}
+	if want := []string{"ok", "2", "ok", "3", "ok"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("history = %q; want %q", got, want)
+	}
+}
