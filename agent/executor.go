@@ -79,11 +79,17 @@ func (e *ToolCallExecutor) Begin(ctx context.Context, desk, triggerID string) (*
 	if err != nil {
 		return nil, err
 	}
+	return e.Resume(desk, triggerID, prior), nil
+}
+
+// Resume starts a turn for trigger from the calls already completed for it,
+// as the caller read them from Memory (with other reads, in one round trip).
+func (e *ToolCallExecutor) Resume(desk, triggerID string, prior []deskbot.CompletedCall) *Turn {
 	max := e.MaxRepeats
 	if max == 0 {
 		max = 3
 	}
-	return &Turn{Desk: desk, TriggerID: triggerID, guard: NewLoopGuard(max), prior: prior}, nil
+	return &Turn{Desk: desk, TriggerID: triggerID, guard: NewLoopGuard(max), prior: prior}
 }
 
 // Completed lists every call completed for the trigger so far, for handing

@@ -66,6 +66,8 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
+	// piecewise hides the store's TurnStore from the desks.
+	piecewise bool
 	// inbox, when set, stands between the desks and the store's inbox (a
 	// benchmark hands out triggers one at a time through it).
 	inbox func(deskbot.Inbox) deskbot.Inbox
@@ -78,6 +80,33 @@ type countingState struct {
 }
 
 func (c countingState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
+	c.n.Add(1)
+	return c.DeskStore.DeskStatus(ctx, desk)
+}
+
+// The store's one-round-trip turn, through the counting wrapper: opening a
+// turn reads the pause switch.
+func (c countingState) OpenTurn(ctx context.Context, desk, triggerID string, limit int) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	c.n.Add(1)
+	return c.DeskStore.(agent.TurnStore).OpenTurn(ctx, desk, triggerID, limit)
+}
+
+func (c countingState) AnnounceDeskState(ctx context.Context, desk string, s deskbot.DeskState, at time.Time) error {
+	return c.DeskStore.(agent.TurnStore).AnnounceDeskState(ctx, desk, s, at)
+}
+
+func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, hist []deskbot.Message, held bool, at time.Time) (deskbot.DeskState, error) {
+	return c.DeskStore.(agent.TurnStore).CloseTurn(ctx, desk, words, hist, held, at)
+}
+
+// pieceState is the store's DeskStore without its TurnStore: the desk
+// reads and writes a turn piece by piece.
+type pieceState struct {
+	deskbot.DeskStore
+	n *atomic.Int64
+}
+
+func (c pieceState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
 	c.n.Add(1)
 	return c.DeskStore.DeskStatus(ctx, desk)
 }
@@ -152,8 +181,12 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	if w.inbox != nil {
 		inbox = w.inbox(st)
 	}
+	var state deskbot.DeskStore = countingState{st, &w.statusReads}
+	if w.piecewise {
+		state = pieceState{st, &w.statusReads}
+	}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: inbox, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
+		Inbox: inbox, State: state, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
 		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})

@@ -21,28 +21,10 @@ type turnLog struct {
 // calls tools until it answers without any, or the step cap. It reports
 // whether the trigger is done with (to be acknowledged); false leaves it in
 // hand for a later attempt (every model failed, Redis failed, shutdown).
-func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
+func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) bool {
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
-	// The trigger's completed calls and the desk's history are independent
-	// reads: both are in flight at once.
-	var hist []deskbot.Message
-	var histErr error
-	histDone := make(chan struct{})
-	go func() {
-		defer close(histDone)
-		hist, histErr = deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
-	}()
-	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
-	<-histDone
-	if err != nil {
-		log.WarnContext(ctx, "could not load the trigger's completed calls", "err", err)
-		return false
-	}
-	if err := histErr; err != nil {
-		log.WarnContext(ctx, "could not load history", "err", err)
-		return false
-	}
+	hist, t := start.hist, start.t
 	// "working" is saved and announced while the model is asked: nothing
 	// in the turn waits for it. Every way out of the turn waits for it
 	// first, so the state the turn ends in is written last.
@@ -133,25 +115,51 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
-	// The end of the turn: the closing words, the history and the state the
+	var closing string
+	if tl.capped {
+		closing = fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps())
+	} else if tl.sayFinal {
+		closing = tl.final
+	}
+	history := []deskbot.Message{
+		{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
+		{Role: "assistant", Content: tl.summary()},
+	}
+	if ts, ok := deps.State.(TurnStore); ok {
+		// The closing words, the history and the state the desk rests in
+		// go in one MULTI, in that order, after "working": the state is
+		// written last, and the trigger is acknowledged (by the caller)
+		// after all of them.
+		var words *deskbot.Event
+		if closing = strings.TrimSpace(closing); closing != "" {
+			words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: deps.Now(), TriggerID: tr.ID, Text: closing}
+		}
+		working()
+		st, err := ts.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, words, history, tl.held, deps.Now())
+		if err != nil {
+			// As when each was written on its own: the turn's calls are
+			// remembered and the trigger is acknowledged; the state is
+			// unknown, so the next one is written whatever it is.
+			log.WarnContext(ctx, "could not save the end of the turn (words, history, state)", "err", err)
+			k.state = ""
+			return true
+		}
+		k.state = st
+		return true
+	}
+	// Without a TurnStore: the closing words, the history and the state the
 	// desk rests in are independent, so they are in flight at once; the
 	// state's event still follows the words in the stream. The trigger is
 	// acknowledged (by the caller) only after all of them.
 	said := make(chan struct{})
 	go func() {
 		defer close(said)
-		if tl.capped {
-			k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
-		} else if tl.sayFinal {
-			k.say(ctx, tr.ID, tl.final)
-		}
+		k.say(ctx, tr.ID, closing)
 	}()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
-			deskbot.Message{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
-			deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
+		if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name, history...); err != nil {
 			log.WarnContext(ctx, "could not save history", "err", err)
 		}
 	}()
