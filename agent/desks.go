@@ -51,8 +51,9 @@ type Deps struct {
 // with in one round trip each (package store documents each method).
 type TurnStore interface {
 	// OpenTurn reads the desk's status, its last historyLimit messages and
-	// the calls already completed for the trigger.
-	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error)
+	// the calls already completed for the trigger, and unless the desk is
+	// paused saves and announces it working at at.
+	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error)
 	// AnnounceDeskState saves the desk's state and publishes its event.
 	AnnounceDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error
 	// CloseTurn publishes words (nil: none), appends history, then saves

@@ -86,9 +86,9 @@ func (c countingState) DeskStatus(ctx context.Context, desk string) (deskbot.Des
 
 // The store's one-round-trip turn, through the counting wrapper: opening a
 // turn reads the pause switch.
-func (c countingState) OpenTurn(ctx context.Context, desk, triggerID string, limit int) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+func (c countingState) OpenTurn(ctx context.Context, desk, triggerID string, limit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
 	c.n.Add(1)
-	return c.DeskStore.(agent.TurnStore).OpenTurn(ctx, desk, triggerID, limit)
+	return c.DeskStore.(agent.TurnStore).OpenTurn(ctx, desk, triggerID, limit, at)
 }
 
 func (c countingState) AnnounceDeskState(ctx context.Context, desk string, s deskbot.DeskState, at time.Time) error {

@@ -71,23 +71,28 @@ type turnStart struct {
 }
 
 // open reads the pause switch, the history and the trigger's completed
-// calls (one round trip with a TurnStore). It reports false when the desk
+// calls (one round trip with a TurnStore, which also marks the desk
+// working unless it is paused). It reports false when the desk
 // is paused or any of them could not be read: the desk keeps the trigger in
 // hand and waits a poll, since starting work on a paused desk is the worse
 // mistake.
 func (k *desk) open(ctx context.Context, tr *deskbot.Trigger) (turnStart, bool) {
 	deps := k.d.deps
 	if ts, ok := deps.State.(TurnStore); ok {
-		st, hist, prior, err := ts.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages)
+		st, hist, prior, err := ts.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages, deps.Now())
 		if err != nil {
 			if ctx.Err() == nil {
 				k.log.WarnContext(ctx, "could not read the desk's status, history and the trigger's completed calls", "trigger", tr.ID, "err", err)
 			}
+			// Whether working was saved is unknown: the next state is
+			// written whatever it is.
+			k.state = ""
 			return turnStart{}, false
 		}
 		if st.Paused {
 			return turnStart{}, false
 		}
+		k.state = deskbot.DeskWorking // saved and announced with the reads
 		return turnStart{hist: hist, t: deps.Executor.Resume(k.cfg.Name, tr.ID, prior)}, true
 	}
 	if k.paused(ctx) {

@@ -49,34 +49,72 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 // state, CloseTurn writes everything the turn ends with. Only the desk's own
 // goroutine calls them, one turn at a time.
 
+// openScript reads what a turn starts from and, unless the desk is paused,
+// marks it working: KEYS are the desk's hash, its history, the trigger's
+// completed calls and the event stream; ARGV the first history index to
+// read, the working state, the time (ms), its event and the stream's cap.
+// It returns the desk's hash as it was, the history and the calls.
+var openScript = redis.NewScript(`
+local h = redis.call('HGETALL', KEYS[1])
+local paused = false
+for i = 1, #h, 2 do
+  if h[i] == 'paused' and h[i + 1] == '1' then paused = true end
+end
+if not paused then
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'last_activity', ARGV[3])
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'data', ARGV[4])
+end
+return {h, redis.call('LRANGE', KEYS[2], ARGV[1], -1), redis.call('LRANGE', KEYS[3], 0, -1)}
+`)
+
 // OpenTurn reads, in one round trip, what a desk's turn starts from: the
 // desk's status (its pause switch), its last historyLimit messages of
 // history (all when historyLimit <= 0) and the calls already completed for
-// the trigger. The caller reads them after taking the trigger, so a pause
-// set while the desk waited is seen.
-func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	start := int64(0)
+// the trigger; and, unless the desk is paused, saves and announces it
+// working at at, in the same step. The caller reads them after taking the
+// trigger, so a pause set while the desk waited is seen. The status
+// returned is the one read, before working.
+func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	start := 0
 	if historyLimit > 0 {
-		start = int64(-historyLimit)
+		start = -historyLimit
 	}
-	var status *redis.MapStringStringCmd
-	var hist, calls *redis.StringSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		status = p.HGetAll(ctx, s.deskKey(desk))
-		hist = p.LRange(ctx, s.historyKey(desk), start, -1)
-		calls = p.LRange(ctx, s.callsKey(triggerID), 0, -1)
-		return nil
-	})
+	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
+	if err != nil {
+		return deskbot.DeskStatus{}, nil, nil, err
+	}
+	res, err := openScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.historyKey(desk), s.callsKey(triggerID), s.eventsKey()},
+		start, string(deskbot.DeskWorking), at.UnixMilli(), ev, s.opts.EventsMaxLen).Slice()
 	if err != nil {
 		return deskbot.DeskStatus{}, nil, nil, s.wrap(err)
 	}
-	st := deskStatus(desk, status.Val())
-	msgs, err := decodeEntries[deskbot.Message](s.historyKey(desk), hist.Val())
+	if len(res) != 3 {
+		return deskbot.DeskStatus{}, nil, nil, fmt.Errorf("store: open turn: %d replies, want 3", len(res))
+	}
+	fields := replyStrings(res[0])
+	h := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		h[fields[i]] = fields[i+1]
+	}
+	st := deskStatus(desk, h)
+	msgs, err := decodeEntries[deskbot.Message](s.historyKey(desk), replyStrings(res[1]))
 	if err != nil {
 		return st, nil, nil, err
 	}
-	done, err := decodeEntries[deskbot.CompletedCall](s.callsKey(triggerID), calls.Val())
+	done, err := decodeEntries[deskbot.CompletedCall](s.callsKey(triggerID), replyStrings(res[2]))
 	return st, msgs, done, err
+}
+
+// replyStrings is a script's array reply of strings.
+func replyStrings(v any) []string {
+	vs, _ := v.([]any)
+	out := make([]string, 0, len(vs))
+	for _, x := range vs {
+		if str, ok := x.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
 }
 
 // AnnounceDeskState is SetDeskState and the publication of its desk_state

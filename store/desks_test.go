@@ -22,7 +22,7 @@ func mustEvents(t *testing.T, s *store.Store, group string) []deskbot.Event {
 }
 
 // OpenTurn reads in one round trip what DeskStatus, History and
-// CompletedCalls read one by one.
+// CompletedCalls read one by one; a paused desk is left as it is.
 func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
 	backends(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
@@ -46,11 +46,11 @@ func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
 			{"alpha", "trig", 0},
 			{"beta", "none", 3},
 		} {
-			st, hist, calls, err := s.OpenTurn(ctx, tc.desk, tc.trigger, tc.limit)
+			wantSt, _ := s.DeskStatus(ctx, tc.desk)
+			st, hist, calls, err := s.OpenTurn(ctx, tc.desk, tc.trigger, tc.limit, base)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantSt, _ := s.DeskStatus(ctx, tc.desk)
 			wantHist, _ := s.History(ctx, tc.desk, tc.limit)
 			wantCalls, _ := s.CompletedCalls(ctx, tc.trigger)
 			if st != wantSt {
@@ -64,6 +64,49 @@ func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Opening a turn of a desk that is not paused marks it working, with its
+// event; a paused desk's state and the events stay as they were.
+func TestOpenTurnMarksWorkingUnlessPaused(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		t.Run(fmt.Sprint("paused=", paused), func(t *testing.T) {
+			backends(t, func(t *testing.T, s *store.Store) {
+				ctx := t.Context()
+				if err := s.SetDeskState(ctx, "alpha", deskbot.DeskIdle, base); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SetPaused(ctx, "alpha", paused, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
+					t.Fatal(err)
+				}
+				at := base.Add(time.Minute)
+				st, _, _, err := s.OpenTurn(ctx, "alpha", "trig", 10, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Paused != paused || st.State != deskbot.DeskIdle {
+					t.Errorf("OpenTurn status = %+v; want paused=%v, idle as read", st, paused)
+				}
+				after, _ := s.DeskStatus(ctx, "alpha")
+				var states []string
+				for _, e := range mustEvents(t, s, "g") {
+					if e.Kind == deskbot.EventDeskState {
+						states = append(states, e.Text)
+					}
+				}
+				want, wantStates := deskbot.DeskWorking, []string{"working"}
+				if paused {
+					want, wantStates = deskbot.DeskIdle, nil
+				}
+				if after.State != want {
+					t.Errorf("state after OpenTurn = %q; want %q", after.State, want)
+				}
+				if !reflect.DeepEqual(states, wantStates) {
+					t.Errorf("desk_state events = %q; want %q", states, wantStates)
+				}
+			})
+		})
+	}
 }
 
 func TestAnnounceDeskState(t *testing.T) {
