@@ -15,7 +15,9 @@ import (
 //
 // When State is also a TurnStore (the store is), a turn reads and writes
 // through it in fewer round trips; it then stands for History and Events
-// too (the history and the events it writes are theirs).
+// too (the history and the events it writes are theirs), and for the
+// Inbox's acknowledgement: a turn closed through it is acknowledged with
+// its last writes, and Inbox.AckTrigger is called only when that failed.
 type Deps struct {
 	Inbox      deskbot.Inbox
 	State      deskbot.DeskStore
@@ -56,11 +58,12 @@ type TurnStore interface {
 	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error)
 	// AnnounceDeskState saves the desk's state and publishes its event.
 	AnnounceDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error
-	// CloseTurn publishes words (nil: none), appends history, then saves
-	// and announces the state the desk rests in (waiting when heldNow or
-	// any request of the desk is open, else idle), all or nothing, and
-	// returns that state.
-	CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time) (deskbot.DeskState, error)
+	// CloseTurn publishes words (nil: none), appends history, saves and
+	// announces the state the desk rests in (waiting when heldNow or any
+	// request of the desk is open, else idle), then acknowledges ack (nil:
+	// none), all or nothing, and returns that state. It acknowledges on the
+	// store the Inbox reads.
+	CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error)
 }
 
 // Desks runs every configured desk: one goroutine per desk, each handling

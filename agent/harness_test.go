@@ -95,8 +95,8 @@ func (c countingState) AnnounceDeskState(ctx context.Context, desk string, s des
 	return c.DeskStore.(agent.TurnStore).AnnounceDeskState(ctx, desk, s, at)
 }
 
-func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, hist []deskbot.Message, held bool, at time.Time) (deskbot.DeskState, error) {
-	return c.DeskStore.(agent.TurnStore).CloseTurn(ctx, desk, words, hist, held, at)
+func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, hist []deskbot.Message, held bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
+	return c.DeskStore.(agent.TurnStore).CloseTurn(ctx, desk, words, hist, held, at, ack)
 }
 
 // pieceState is the store's DeskStore without its TurnStore: the desk

@@ -52,16 +52,28 @@ func (k *desk) run(ctx context.Context) {
 			deskbot.Sleep(ctx, poll)
 			continue
 		}
-		if !k.turn(ctx, tr, start) {
+		end := k.turn(ctx, tr, start)
+		if end == turnLeft {
 			if ctx.Err() == nil {
 				k.retryLater(ctx)
 			}
 			continue
 		}
 		k.backoff.Reset()
-		k.ack(ctx, tr)
+		if end == turnDone {
+			k.ack(ctx, tr)
+		}
 	}
 }
+
+// turnEnd is how a turn ended.
+type turnEnd int
+
+const (
+	turnLeft  turnEnd = iota // not done with: the trigger stays in hand for a later attempt
+	turnDone                 // done with: the trigger is to be acknowledged
+	turnAcked                // done with and acknowledged with the turn's last writes
+)
 
 // turnStart is what a turn starts from: the desk's history and the
 // executor's turn, with the calls already completed for the trigger.

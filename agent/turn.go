@@ -19,9 +19,10 @@ type turnLog struct {
 
 // turn handles one trigger: the model sees the history and the trigger and
 // calls tools until it answers without any, or the step cap. It reports
-// whether the trigger is done with (to be acknowledged); false leaves it in
-// hand for a later attempt (every model failed, Redis failed, shutdown).
-func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) bool {
+// whether the trigger is done with (turnDone: to be acknowledged; turnAcked:
+// acknowledged already); turnLeft leaves it in hand for a later attempt
+// (every model failed, Redis failed, shutdown).
+func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) turnEnd {
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
 	hist, t := start.hist, start.t
@@ -66,7 +67,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) b
 			reply, err = k.models[m].Complete(ctx, req)
 		}
 		if ctx.Err() != nil {
-			return false
+			return turnLeft
 		}
 		if err != nil {
 			if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
@@ -82,7 +83,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) b
 				k.unreachable(ctx, tr, failures)
 				working()
 				k.settle(ctx, tl.held, nil)
-				return false
+				return turnLeft
 			}
 			log.WarnContext(ctx, "model failed; the next in the chain takes over", "failed", k.models[m-1].Name(), "next", k.models[m].Name(), "err", err)
 			t.Failover()
@@ -106,7 +107,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) b
 		for _, c := range reply.ToolCalls {
 			ex, err := deps.Executor.Execute(ctx, t, c)
 			if ctx.Err() != nil {
-				return false
+				return turnLeft
 			}
 			if err != nil {
 				log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
@@ -126,26 +127,29 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) b
 		{Role: "assistant", Content: tl.summary()},
 	}
 	if ts, ok := deps.State.(TurnStore); ok {
-		// The closing words, the history and the state the desk rests in
-		// go in one MULTI, in that order, after "working": the state is
-		// written last, and the trigger is acknowledged (by the caller)
-		// after all of them.
+		// The closing words, the history, the state the desk rests in and
+		// the trigger's acknowledgement go in one MULTI, in that order,
+		// after "working": the resting state is the last state written,
+		// and the trigger is acknowledged after everything the turn made
+		// durable (its calls were remembered before their results came
+		// back to the model).
 		var words *deskbot.Event
 		if closing = strings.TrimSpace(closing); closing != "" {
 			words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: deps.Now(), TriggerID: tr.ID, Text: closing}
 		}
 		working()
-		st, err := ts.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, words, history, tl.held, deps.Now())
+		st, err := ts.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, words, history, tl.held, deps.Now(), tr)
 		if err != nil {
 			// As when each was written on its own: the turn's calls are
-			// remembered and the trigger is acknowledged; the state is
-			// unknown, so the next one is written whatever it is.
+			// remembered and the trigger is acknowledged (by the caller,
+			// with its tries); the state is unknown, so the next one is
+			// written whatever it is.
 			log.WarnContext(ctx, "could not save the end of the turn (words, history, state)", "err", err)
 			k.state = ""
-			return true
+			return turnDone
 		}
 		k.state = st
-		return true
+		return turnAcked
 	}
 	// Without a TurnStore: the closing words, the history and the state the
 	// desk rests in are independent, so they are in flight at once; the
@@ -167,7 +171,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) b
 	k.settle(ctx, tl.held, said)
 	<-said
 	<-saved
-	return true
+	return turnDone
 }
 
 // openCounter counts a desk's open requests in constant time (the store).

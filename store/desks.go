@@ -148,11 +148,16 @@ return state
 
 // CloseTurn writes what a desk's turn ends with, in one MULTI and in this
 // order: its closing words (an event; nil for none), its history messages
-// (the history trimmed to HistoryLimit), then the state the desk rests in,
+// (the history trimmed to HistoryLimit), the state the desk rests in,
 // announced: waiting when heldNow or any request of the desk is open, else
-// idle. It returns that state. All or nothing: a crash never leaves the
-// words without the history, or the state saved before either.
-func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time) (deskbot.DeskState, error) {
+// idle; and last the acknowledgement of the trigger (read from the inbox;
+// nil: none), as AckTrigger would. It returns that state. All or nothing: a
+// crash never leaves the words without the history, the state saved before
+// either, or the trigger acknowledged before all of them.
+func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
+	if ack != nil && ack.StreamID == "" {
+		return "", deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")
+	}
 	var wordsJSON string
 	if words != nil {
 		var err error
@@ -193,6 +198,9 @@ func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event
 		// whole transaction, and Redis compiles a script once per body.
 		settled = settleScript.Eval(ctx, p, []string{s.deskKey(desk), s.openByDeskKey(), s.eventsKey()},
 			desk, held, at.UnixMilli(), string(deskbot.DeskIdle), idle, string(deskbot.DeskWaiting), waiting, s.opts.EventsMaxLen)
+		if ack != nil {
+			s.ackTrigger(ctx, p, ack)
+		}
 		return nil
 	})
 	if err != nil {

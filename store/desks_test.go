@@ -168,7 +168,7 @@ func TestCloseTurn(t *testing.T) {
 					words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: base, TriggerID: "trig", Text: "INFY is at 1500."}
 				}
 				hist := []deskbot.Message{{Role: "user", Content: "What is INFY at?"}, {Role: "assistant", Content: "INFY is at 1500."}}
-				got, err := s.CloseTurn(ctx, "alpha", words, hist, tc.held, base)
+				got, err := s.CloseTurn(ctx, "alpha", words, hist, tc.held, base, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -199,7 +199,7 @@ func TestCloseTurnTrimsHistory(t *testing.T) {
 	s := storetest.MustOpenOptions(t, store.Options{HistoryLimit: 5})
 	ctx := t.Context()
 	for i := range 4 {
-		if _, err := s.CloseTurn(ctx, "alpha", nil, []deskbot.Message{{Role: "user", Content: fmt.Sprint(i)}, {Role: "assistant", Content: "ok"}}, false, base); err != nil {
+		if _, err := s.CloseTurn(ctx, "alpha", nil, []deskbot.Message{{Role: "user", Content: fmt.Sprint(i)}, {Role: "assistant", Content: "ok"}}, false, base, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,4 +214,33 @@ func TestCloseTurnTrimsHistory(t *testing.T) {
 	if want := []string{"ok", "2", "ok", "3", "ok"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("history = %q; want %q", got, want)
 	}
+}
+
+// CloseTurn acknowledges the trigger with the rest, as AckTrigger does: it
+// is not handed out again, and the next one is.
+func TestCloseTurnAcknowledgesTheTrigger(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		for _, text := range []string{"first", "second"} {
+			if err := s.Enqueue(ctx, deskbot.Trigger{Desk: "alpha", Kind: deskbot.TriggerMessage, Text: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first := mustNext(t, s, "alpha")
+		if _, err := s.CloseTurn(ctx, "alpha", nil, nil, false, base, &deskbot.Trigger{Desk: "alpha"}); deskbot.ErrorCode(err) != deskbot.EINVALID {
+			t.Errorf("CloseTurn with a trigger not read from the inbox: %v; want EINVALID", err)
+		}
+		if n, _ := s.PendingTriggers(ctx, "alpha"); n != 2 {
+			t.Fatalf("pending after a refused close = %d; want 2", n)
+		}
+		if _, err := s.CloseTurn(ctx, "alpha", nil, nil, false, base, first); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.PendingTriggers(ctx, "alpha"); n != 1 {
+			t.Errorf("pending after closing the first turn = %d; want 1", n)
+		}
+		if next := mustNext(t, storetest.MustReopen(t, s), "alpha"); next == nil || next.Text != "second" {
+			t.Errorf("after a restart the inbox hands out %+v; want the second trigger", next)
+		}
+	})
 }
