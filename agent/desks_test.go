@@ -540,4 +540,12 @@ func TestTurnPieceByPiece(t *testing.T) {
 	if len(hist) != 4 || !strings.Contains(hist[3].Content, "held for the user's permission") {
 		t.Errorf("history = %+v; want two turns, the second held", hist)
 	}
+	for _, e := range w.readEvents(t) {
+		if e.Kind == deskbot.EventToolResult {
+			calls, err := w.store.CompletedCalls(t.Context(), e.TriggerID)
+			if err != nil || len(calls) != 1 || calls[0].Call.Name != e.Call.Name {
+				t.Errorf("completed calls of the turn of %s = %+v, %v; want it", e.Call.Name, calls, err)
+			}
+		}
+	}
 }

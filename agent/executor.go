@@ -42,6 +42,13 @@ type ToolCallExecutor struct {
 	Log    *slog.Logger
 }
 
+// ResultRecorder remembers a completed call (nil: none) and publishes its
+// result event in one round trip. When Memory is one (the store is), the
+// executor uses it after each call, and it stands for Events there.
+type ResultRecorder interface {
+	RecordResult(ctx context.Context, triggerID string, c *deskbot.CompletedCall, ev deskbot.Event) error
+}
+
 // ToolFinder names the tool a call of a desk would run.
 type ToolFinder interface {
 	Tool(desk, name string) (deskbot.Tool, bool)
@@ -112,8 +119,9 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	// Redis round trips that do not depend on each other overlap: the call
 	// event is in flight while the call is checked and run (a hold waits
 	// for it, so the request never precedes its call in the stream), and
-	// the call is remembered while its result event is published. The
-	// result event always follows the call event.
+	// the call is remembered with its result event (in one MULTI with a
+	// ResultRecorder, else at once on two connections). The result event
+	// always follows the call event.
 	callEv := deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call}
 	published := make(chan struct{})
 	go func() {
@@ -125,6 +133,15 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	t.callPublished = nil
 	<-published
 	res := ex.Result
+	resultEv := deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res}
+	if rr, ok := e.Memory.(ResultRecorder); ok {
+		// One round trip for both, after the call event.
+		if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, remember, resultEv); rerr != nil {
+			// If the call ran, only a repeat after a crash is at risk now.
+			log.ErrorContext(ctx, "could not remember the call and publish its result", "remember", remember != nil, "err", rerr)
+		}
+		return ex, err
+	}
 	remembered := make(chan struct{})
 	go func() {
 		defer close(remembered)
@@ -136,7 +153,7 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
 		}
 	}()
-	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
+	e.publish(ctx, log, resultEv)
 	<-remembered
 	return ex, err
 }

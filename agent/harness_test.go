@@ -66,7 +66,8 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
-	// piecewise hides the store's TurnStore from the desks.
+	// piecewise hides the store's TurnStore from the desks, and its
+	// ResultRecorder from the executor.
 	piecewise bool
 	// inbox, when set, stands between the desks and the store's inbox (a
 	// benchmark hands out triggers one at a time through it).
@@ -176,7 +177,11 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 		guarded = []string{"place_order"}
 	}
 	w.gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
+	var memory deskbot.CallMemory = st
+	if w.piecewise {
+		memory = struct{ deskbot.CallMemory }{st} // not a ResultRecorder
+	}
+	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: memory, Now: w.clock, Log: w.log}
 	var inbox deskbot.Inbox = st
 	if w.inbox != nil {
 		inbox = w.inbox(st)

@@ -233,3 +233,30 @@ func decodeEntries[T any](key string, vals []string) ([]T, error) {
 	}
 	return out, nil
 }
+
+// RecordResult remembers c (nil: nothing to remember) among the trigger's
+// completed calls, as RememberCall does, and publishes ev, the call's
+// result event, in one MULTI: a desk's executor does both after every call.
+func (s *Store) RecordResult(ctx context.Context, triggerID string, c *deskbot.CompletedCall, ev deskbot.Event) error {
+	var call string
+	if c != nil {
+		var err error
+		if call, err = encode(*c); err != nil {
+			return err
+		}
+	}
+	data, err := encodeEvent(ev)
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if c != nil {
+			key := s.callsKey(triggerID)
+			p.RPush(ctx, key, call)
+			p.PExpire(ctx, key, callMemoryTTL)
+		}
+		p.XAdd(ctx, s.streamAdd(s.eventsKey(), data))
+		return nil
+	})
+	return s.wrap(err)
+}

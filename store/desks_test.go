@@ -244,3 +244,34 @@ func TestCloseTurnAcknowledgesTheTrigger(t *testing.T) {
 		}
 	})
 }
+
+// RecordResult remembers the call as RememberCall does and publishes its
+// result event; with no call it only publishes.
+func TestRecordResult(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		call := deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"INFY"}`)}
+		done := deskbot.CompletedCall{Call: call, Result: deskbot.ToolResult{Text: "1500"}}
+		ev := deskbot.Event{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: "trig", Call: &call, Result: &done.Result}
+		if err := s.RecordResult(ctx, "trig", &done, ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordResult(ctx, "trig", nil, ev); err != nil {
+			t.Fatal(err)
+		}
+		calls, err := s.CompletedCalls(ctx, "trig")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != 1 || !reflect.DeepEqual(calls[0], done) {
+			t.Errorf("completed calls = %+v; want the one call", calls)
+		}
+		if ttl := s.Client().PTTL(ctx, s.Key("calls", "trig")).Val(); ttl <= 0 {
+			t.Errorf("call memory TTL = %v; want one", ttl)
+		}
+		evs := mustEvents(t, s, "g")
+		if len(evs) != 2 || evs[0].Kind != deskbot.EventToolResult || evs[0].Result == nil || evs[0].Result.Text != "1500" {
+			t.Errorf("events = %+v; want two tool results", evs)
+		}
+	})
+}
