@@ -234,25 +234,34 @@ func decodeEntries[T any](key string, vals []string) ([]T, error) {
 	return out, nil
 }
 
-// RecordResult remembers c (nil: nothing to remember) among the trigger's
-// completed calls, as RememberCall does, and publishes ev, the call's
-// result event, in one MULTI: a desk's executor does both after every call.
-func (s *Store) RecordResult(ctx context.Context, triggerID string, c *deskbot.CompletedCall, ev deskbot.Event) error {
-	var call string
-	if c != nil {
-		var err error
-		if call, err = encode(*c); err != nil {
+// RecordResult publishes a call's event (nil: none), remembers c (nil:
+// nothing to remember) among the trigger's completed calls, as RememberCall
+// does, and publishes result, the call's result event, in one MULTI and in
+// that order: a desk's executor does all three after a call.
+func (s *Store) RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error {
+	var callData, done string
+	var err error
+	if call != nil {
+		if callData, err = encodeEvent(*call); err != nil {
 			return err
 		}
 	}
-	data, err := encodeEvent(ev)
+	if c != nil {
+		if done, err = encode(*c); err != nil {
+			return err
+		}
+	}
+	data, err := encodeEvent(result)
 	if err != nil {
 		return err
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if call != nil {
+			p.XAdd(ctx, s.streamAdd(s.eventsKey(), callData))
+		}
 		if c != nil {
 			key := s.callsKey(triggerID)
-			p.RPush(ctx, key, call)
+			p.RPush(ctx, key, done)
 			p.PExpire(ctx, key, callMemoryTTL)
 		}
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), data))

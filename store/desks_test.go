@@ -245,18 +245,20 @@ func TestCloseTurnAcknowledgesTheTrigger(t *testing.T) {
 	})
 }
 
-// RecordResult remembers the call as RememberCall does and publishes its
-// result event; with no call it only publishes.
+// RecordResult publishes the call's event, remembers the call as
+// RememberCall does and publishes its result event, in that order; with no
+// call event and no call it only publishes the result.
 func TestRecordResult(t *testing.T) {
 	backends(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		call := deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"INFY"}`)}
 		done := deskbot.CompletedCall{Call: call, Result: deskbot.ToolResult{Text: "1500"}}
 		ev := deskbot.Event{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: "trig", Call: &call, Result: &done.Result}
-		if err := s.RecordResult(ctx, "trig", &done, ev); err != nil {
+		callEv := deskbot.Event{Kind: deskbot.EventToolCall, Desk: "alpha", Time: base, TriggerID: "trig", Call: &call}
+		if err := s.RecordResult(ctx, "trig", &callEv, &done, ev); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordResult(ctx, "trig", nil, ev); err != nil {
+		if err := s.RecordResult(ctx, "trig", nil, nil, ev); err != nil {
 			t.Fatal(err)
 		}
 		calls, err := s.CompletedCalls(ctx, "trig")
@@ -270,8 +272,15 @@ func TestRecordResult(t *testing.T) {
 			t.Errorf("call memory TTL = %v; want one", ttl)
 		}
 		evs := mustEvents(t, s, "g")
-		if len(evs) != 2 || evs[0].Kind != deskbot.EventToolResult || evs[0].Result == nil || evs[0].Result.Text != "1500" {
-			t.Errorf("events = %+v; want two tool results", evs)
+		var kinds []deskbot.EventKind
+		for _, e := range evs {
+			kinds = append(kinds, e.Kind)
+		}
+		if want := []deskbot.EventKind{deskbot.EventToolCall, deskbot.EventToolResult, deskbot.EventToolResult}; !reflect.DeepEqual(kinds, want) {
+			t.Errorf("events = %q; want %q", kinds, want)
+		}
+		if len(evs) == 3 && (evs[1].Result == nil || evs[1].Result.Text != "1500" || evs[0].Call == nil || evs[0].Call.Name != "get_quote") {
+			t.Errorf("events = %+v; want the call, then its result", evs)
 		}
 	})
 }
