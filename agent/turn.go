@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -51,6 +52,8 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	}
 
 	specs := k.reg.Specs()
+	var sys string
+	var sysAt time.Time
 	var failures []string
 	m := 0 // the chain's backend now answering
 	for step := 0; ; {
@@ -58,7 +61,12 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 			tl.capped = true
 			break
 		}
-		req := deskbot.ModelRequest{System: SystemPrompt(k.cfg, specs, deps.Now()), Messages: msgs, Tools: specs}
+		// The prompt shows the time to the minute: made again only when
+		// the minute changed since the last step.
+		if now := deps.Now().Truncate(time.Minute); sys == "" || !now.Equal(sysAt) {
+			sys, sysAt = SystemPrompt(k.cfg, specs, now), now
+		}
+		req := deskbot.ModelRequest{System: sys, Messages: msgs, Tools: specs}
 		var reply deskbot.ModelReply
 		var err error
 		if tb, ok := k.models[m].(TurnBackend); ok {
