@@ -69,6 +69,8 @@ type deskWorld struct {
 	// piecewise hides the store's TurnStore from the desks, and its
 	// ResultRecorder from the executor.
 	piecewise bool
+	// model, when set, stands between the desks and each model of the chain.
+	model func(deskbot.Model) deskbot.Model
 	// inbox, when set, stands between the desks and the store's inbox (a
 	// benchmark hands out triggers one at a time through it).
 	inbox func(deskbot.Inbox) deskbot.Inbox
@@ -161,6 +163,17 @@ func (w *deskWorld) chain(t testing.TB) []deskbot.Model {
 	return ms
 }
 
+// models is the chain the desks are given.
+func (w *deskWorld) models(t testing.TB) []deskbot.Model {
+	ms := w.chain(t)
+	if w.model != nil {
+		for i := range ms {
+			ms[i] = w.model(ms[i])
+		}
+	}
+	return ms
+}
+
 // start runs a Desks on st (the world's store, or a reopened one after a
 // "restart") until the returned stop is called or the test ends.
 func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
@@ -192,7 +205,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
 		Inbox: inbox, State: state, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
-		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
+		Models: map[string][]deskbot.Model{"main": w.models(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
