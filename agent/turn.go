@@ -27,9 +27,10 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
 	hist, t := start.hist, start.t
-	// "working" is saved and announced while the model is asked: nothing
-	// in the turn waits for it. Every way out of the turn waits for it
-	// first, so the state the turn ends in is written last.
+	// On a TurnStore, opening the turn saved "working" already (this is
+	// then a no-op). Otherwise it is saved and announced while the model is
+	// asked: nothing in the turn waits for it. Every way out of the turn
+	// waits for it first, so the state the turn ends in is written last.
 	working := k.setStateAside(ctx, deskbot.DeskWorking)
 	defer working()
 
