@@ -12,6 +12,12 @@ import (
 
 // Deps is what the desks run on. The store provides Inbox, State, History,
 // Notes and Events.
+//
+// When State is also a TurnStore (the store is), a turn reads and writes
+// through it in fewer round trips; it then stands for History and Events
+// too (the history and the events it writes are theirs), and for the
+// Inbox's acknowledgement: a turn closed through it is acknowledged with
+// its last writes, and Inbox.AckTrigger is called only when that failed.
 type Deps struct {
 	Inbox      deskbot.Inbox
 	State      deskbot.DeskStore
@@ -41,6 +47,23 @@ type Deps struct {
 	// HistoryMessages is how many past messages a turn shows the model
 	// (default 40: twenty turns, each kept as two messages).
 	HistoryMessages int
+}
+
+// TurnStore reads what a desk's turn starts from and writes what it ends
+// with in one round trip each (package store documents each method).
+type TurnStore interface {
+	// OpenTurn reads the desk's status, its last historyLimit messages and
+	// the calls already completed for the trigger, and unless the desk is
+	// paused saves and announces it working at at.
+	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error)
+	// AnnounceDeskState saves the desk's state and publishes its event.
+	AnnounceDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error
+	// CloseTurn publishes words (nil: none), appends history, saves and
+	// announces the state the desk rests in (waiting when heldNow or any
+	// request of the desk is open, else idle), then acknowledges ack (nil:
+	// none), all or nothing, and returns that state. It acknowledges on the
+	// store the Inbox reads.
+	CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error)
 }
 
 // Desks runs every configured desk: one goroutine per desk, each handling

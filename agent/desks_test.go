@@ -503,3 +503,49 @@ func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 		t.Errorf("open requests = %d, want none", len(open))
 	}
 }
+
+// A State that is not a TurnStore gets the same turns, read and written
+// piece by piece: the words, the history and the states in order.
+func TestTurnPieceByPiece(t *testing.T) {
+	w := newDeskWorld(t)
+	w.piecewise = true
+	w.primary.Push(
+		modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500."),
+		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`}),
+		modeltest.Text("Asked to buy TCS."),
+	)
+	w.start(t, w.store)
+	w.tell(t, "What is INFY at?")
+	w.waitMessage(t, "INFY is at 1500.")
+	w.waitSettled(t, deskbot.DeskIdle)
+	w.tell(t, "Buy 1 TCS.")
+	w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.waitSettled(t, deskbot.DeskWaiting)
+
+	var got []string
+	for _, e := range w.readEvents(t) {
+		switch e.Kind {
+		case deskbot.EventDeskState, deskbot.EventDeskMessage:
+			got = append(got, string(e.Kind)+" "+e.Text)
+		}
+	}
+	want := []string{"desk_state working", "desk_message INFY is at 1500.", "desk_state idle", "desk_state working", "desk_state waiting for approval"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events = %q; want %q", got, want)
+	}
+	hist, err := w.store.History(t.Context(), "main", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 4 || !strings.Contains(hist[3].Content, "held for the user's permission") {
+		t.Errorf("history = %+v; want two turns, the second held", hist)
+	}
+	for _, e := range w.readEvents(t) {
+		if e.Kind == deskbot.EventToolResult {
+			calls, err := w.store.CompletedCalls(t.Context(), e.TriggerID)
+			if err != nil || len(calls) != 1 || calls[0].Call.Name != e.Call.Name {
+				t.Errorf("completed calls of the turn of %s = %+v, %v; want it", e.Call.Name, calls, err)
+			}
+		}
+	}
+}

@@ -42,6 +42,14 @@ type ToolCallExecutor struct {
 	Log    *slog.Logger
 }
 
+// ResultRecorder publishes a call's event (nil: published already),
+// remembers the completed call (nil: none) and publishes its result event,
+// in one round trip and in that order. When Memory is one (the store is),
+// the executor uses it after each call, and it stands for Events there.
+type ResultRecorder interface {
+	RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error
+}
+
 // ToolFinder names the tool a call of a desk would run.
 type ToolFinder interface {
 	Tool(desk, name string) (deskbot.Tool, bool)
@@ -59,9 +67,9 @@ type Turn struct {
 	// would put a second, identical request before the team, and allowing
 	// both would run the call twice.
 	held map[string]deskbot.ToolResult
-	// callPublished is closed once the event of the call being executed is
-	// published (nil outside Execute).
-	callPublished chan struct{}
+	// callEvent is the event of the call being executed (nil outside
+	// Execute).
+	callEvent *pendingEvent
 }
 
 // Execution is the outcome of one call.
@@ -79,11 +87,17 @@ func (e *ToolCallExecutor) Begin(ctx context.Context, desk, triggerID string) (*
 	if err != nil {
 		return nil, err
 	}
+	return e.Resume(desk, triggerID, prior), nil
+}
+
+// Resume starts a turn for trigger from the calls already completed for it,
+// as the caller read them from Memory (with other reads, in one round trip).
+func (e *ToolCallExecutor) Resume(desk, triggerID string, prior []deskbot.CompletedCall) *Turn {
 	max := e.MaxRepeats
 	if max == 0 {
 		max = 3
 	}
-	return &Turn{Desk: desk, TriggerID: triggerID, guard: NewLoopGuard(max), prior: prior}, nil
+	return &Turn{Desk: desk, TriggerID: triggerID, guard: NewLoopGuard(max), prior: prior}
 }
 
 // Completed lists every call completed for the trigger so far, for handing
@@ -103,22 +117,34 @@ func (t *Turn) Failover() {
 // run) is returned as an error, with a result fit to tell the model.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
-	// Redis round trips that do not depend on each other overlap: the call
-	// event is in flight while the call is checked and run (a hold waits
-	// for it, so the request never precedes its call in the stream), and
-	// the call is remembered while its result event is published. The
-	// result event always follows the call event.
+	// The call's event is published when the call has taken callEventWait
+	// without an outcome (a command people should see running), or before
+	// a hold (the request never precedes its call in the stream); a call
+	// done sooner has it published with its result, in the same round
+	// trip, in that order. The call is remembered with its result event (in
+	// one MULTI with a ResultRecorder, else at once on two connections).
 	callEv := deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call}
-	published := make(chan struct{})
-	go func() {
-		defer close(published)
-		e.publish(ctx, log, callEv)
-	}()
-	t.callPublished = published
+	pending := publishLater(callEventWait, func() { e.publish(ctx, log, callEv) })
+	t.callEvent = pending
 	ex, remember, err := e.execute(ctx, log, t, call)
-	t.callPublished = nil
-	<-published
+	t.callEvent = nil
+	callFirst := pending.takeOver()
 	res := ex.Result
+	resultEv := deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res}
+	if rr, ok := e.Memory.(ResultRecorder); ok {
+		var first *deskbot.Event
+		if callFirst {
+			first = &callEv
+		}
+		if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
+			// If the call ran, only a repeat after a crash is at risk now.
+			log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
+		}
+		return ex, err
+	}
+	if callFirst {
+		e.publish(ctx, log, callEv)
+	}
 	remembered := make(chan struct{})
 	go func() {
 		defer close(remembered)
@@ -130,9 +156,61 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
 		}
 	}()
-	e.publish(ctx, log, deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res})
+	e.publish(ctx, log, resultEv)
 	<-remembered
 	return ex, err
+}
+
+// callEventWait is how long a call may take before its event is published
+// on its own: people watching see a slow call while it runs; a quick one's
+// event goes with its result.
+const callEventWait = 50 * time.Millisecond
+
+// pendingEvent is an event published by a timer unless it is published or
+// taken over first. Only the goroutine that made it calls its methods.
+type pendingEvent struct {
+	timer   *time.Timer
+	publish func()
+	done    chan struct{} // closed when the timer's publish returned
+	settled bool          // published, or taken over
+}
+
+func publishLater(after time.Duration, publish func()) *pendingEvent {
+	p := &pendingEvent{publish: publish, done: make(chan struct{})}
+	p.timer = time.AfterFunc(after, func() {
+		defer close(p.done)
+		publish()
+	})
+	return p
+}
+
+// now publishes the event unless it is (being) published already, and
+// returns once it is.
+func (p *pendingEvent) now() {
+	if p.settled {
+		return
+	}
+	p.settled = true
+	if p.timer.Stop() {
+		p.publish()
+		return
+	}
+	<-p.done
+}
+
+// takeOver reports whether the event is still to be published, and if so
+// stops the timer: the caller publishes it. Otherwise it returns once the
+// event is published.
+func (p *pendingEvent) takeOver() bool {
+	if p.settled {
+		return false
+	}
+	p.settled = true
+	if p.timer.Stop() {
+		return true
+	}
+	<-p.done
+	return false
 }
 
 // execute runs the call and returns, besides its outcome, the completed
@@ -222,8 +300,8 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		}
 		var req *deskbot.Request
 		var res deskbot.ToolResult
-		if t.callPublished != nil {
-			<-t.callPublished // the call's event comes before its request's
+		if t.callEvent != nil {
+			t.callEvent.now() // the call's event comes before its request's
 		}
 		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
 		if err == nil {

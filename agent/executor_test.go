@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -342,5 +343,69 @@ func TestExecutorReplayedHeldCallKnownByField(t *testing.T) {
 	ex := f.mustExecute(t, again, call("c9", "flatten_desk", `{}`))
 	if !ex.Replayed || !ex.Result.Held {
 		t.Errorf("replayed held call = %+v; want replayed with Result.Held", ex)
+	}
+}
+
+// slowTool runs until released, so a test can look at the stream mid-call.
+type slowTool struct{ started, release chan struct{} }
+
+func (*slowTool) Name() string            { return "run_job" }
+func (*slowTool) Description() string     { return "Run a long job." }
+func (*slowTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (s *slowTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+	close(s.started)
+	<-s.release
+	return deskbot.ToolResult{Text: "job done"}, nil
+}
+
+func mustEventKinds(t *testing.T, s *store.Store, group string) []string {
+	t.Helper()
+	events, err := s.ReadEvents(t.Context(), group, "t", 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, string(e.Kind))
+	}
+	return kinds
+}
+
+// A call that takes a while is seen in the stream while it runs, not only
+// with its result; its event is published once.
+func TestExecutorSlowCallIsSeenWhileItRuns(t *testing.T) {
+	f := mustExecutor(t)
+	slow := &slowTool{started: make(chan struct{}), release: make(chan struct{})}
+	regs := agent.Registries{"main": agent.NewRegistry(slow)}
+	f.exec.Runner = regs
+	turn, _ := f.exec.Begin(t.Context(), "main", "trig-slow")
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.exec.Execute(t.Context(), turn, call("c1", "run_job", `{}`))
+		done <- err
+	}()
+	<-slow.started
+	deskbottest.Eventually(t, "the running call's event", func() bool {
+		return strings.Join(mustEventKinds(t, f.store, "mid"), ",") == "tool_call"
+	})
+	close(slow.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(mustEventKinds(t, f.store, "all"), ","), "tool_call,tool_result"; got != want {
+		t.Errorf("events = %s, want %s", got, want)
+	}
+}
+
+// A held call's event comes before its request's, and both before the
+// result, whether the call event went out early or not.
+func TestExecutorHeldCallEventPrecedesRequest(t *testing.T) {
+	f := mustExecutor(t)
+	turn, _ := f.exec.Begin(t.Context(), "main", "trig-order")
+	if ex := f.mustExecute(t, turn, call("c1", "flatten_desk", `{}`)); !ex.Held {
+		t.Fatalf("execution = %+v; want held", ex)
+	}
+	if got, want := strings.Join(mustEventKinds(t, f.store, "order"), ","), "tool_call,user_request,tool_result"; got != want {
+		t.Errorf("events = %s, want %s", got, want)
 	}
 }

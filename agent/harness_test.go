@@ -66,6 +66,14 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
+	// piecewise hides the store's TurnStore from the desks, and its
+	// ResultRecorder from the executor.
+	piecewise bool
+	// model, when set, stands between the desks and each model of the chain.
+	model func(deskbot.Model) deskbot.Model
+	// inbox, when set, stands between the desks and the store's inbox (a
+	// benchmark hands out triggers one at a time through it).
+	inbox func(deskbot.Inbox) deskbot.Inbox
 }
 
 // countingState counts DeskStatus reads.
@@ -75,6 +83,33 @@ type countingState struct {
 }
 
 func (c countingState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
+	c.n.Add(1)
+	return c.DeskStore.DeskStatus(ctx, desk)
+}
+
+// The store's one-round-trip turn, through the counting wrapper: opening a
+// turn reads the pause switch.
+func (c countingState) OpenTurn(ctx context.Context, desk, triggerID string, limit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	c.n.Add(1)
+	return c.DeskStore.(agent.TurnStore).OpenTurn(ctx, desk, triggerID, limit, at)
+}
+
+func (c countingState) AnnounceDeskState(ctx context.Context, desk string, s deskbot.DeskState, at time.Time) error {
+	return c.DeskStore.(agent.TurnStore).AnnounceDeskState(ctx, desk, s, at)
+}
+
+func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, hist []deskbot.Message, held bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
+	return c.DeskStore.(agent.TurnStore).CloseTurn(ctx, desk, words, hist, held, at, ack)
+}
+
+// pieceState is the store's DeskStore without its TurnStore: the desk
+// reads and writes a turn piece by piece.
+type pieceState struct {
+	deskbot.DeskStore
+	n *atomic.Int64
+}
+
+func (c pieceState) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error) {
 	c.n.Add(1)
 	return c.DeskStore.DeskStatus(ctx, desk)
 }
@@ -128,6 +163,17 @@ func (w *deskWorld) chain(t testing.TB) []deskbot.Model {
 	return ms
 }
 
+// models is the chain the desks are given.
+func (w *deskWorld) models(t testing.TB) []deskbot.Model {
+	ms := w.chain(t)
+	if w.model != nil {
+		for i := range ms {
+			ms[i] = w.model(ms[i])
+		}
+	}
+	return ms
+}
+
 // start runs a Desks on st (the world's store, or a reopened one after a
 // "restart") until the returned stop is called or the test ends.
 func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
@@ -144,10 +190,22 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 		guarded = []string{"place_order"}
 	}
 	w.gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.clock, w.log)
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: st, Now: w.clock, Log: w.log}
+	var memory deskbot.CallMemory = st
+	if w.piecewise {
+		memory = struct{ deskbot.CallMemory }{st} // not a ResultRecorder
+	}
+	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: memory, Now: w.clock, Log: w.log}
+	var inbox deskbot.Inbox = st
+	if w.inbox != nil {
+		inbox = w.inbox(st)
+	}
+	var state deskbot.DeskStore = countingState{st, &w.statusReads}
+	if w.piecewise {
+		state = pieceState{st, &w.statusReads}
+	}
 	d := agent.New([]agent.DeskConfig{w.cfg}, agent.Deps{
-		Inbox: st, State: countingState{st, &w.statusReads}, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
-		Models: map[string][]deskbot.Model{"main": w.chain(t)}, Now: w.clock, Log: w.log,
+		Inbox: inbox, State: state, History: st, Notes: st, Events: st, Executor: exec, Registries: regs, Requests: countingRequests{st, &w.openReads},
+		Models: map[string][]deskbot.Model{"main": w.models(t)}, Now: w.clock, Log: w.log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -47,19 +47,90 @@ func (k *desk) run(ctx context.Context) {
 		// The pause switch is read once the trigger is in hand, so a pause
 		// that came while we waited wins: a paused desk keeps the trigger
 		// in hand, and the inbox hands it back after the resume.
-		if k.paused(ctx) {
+		start, ok := k.open(ctx, tr)
+		if !ok {
 			deskbot.Sleep(ctx, poll)
 			continue
 		}
-		if !k.turn(ctx, tr) {
+		end := k.turn(ctx, tr, start)
+		if end == turnLeft {
 			if ctx.Err() == nil {
 				k.retryLater(ctx)
 			}
 			continue
 		}
 		k.backoff.Reset()
-		k.ack(ctx, tr)
+		if end == turnDone {
+			k.ack(ctx, tr)
+		}
 	}
+}
+
+// turnEnd is how a turn ended.
+type turnEnd int
+
+const (
+	turnLeft  turnEnd = iota // not done with: the trigger stays in hand for a later attempt
+	turnDone                 // done with: the trigger is to be acknowledged
+	turnAcked                // done with and acknowledged with the turn's last writes
+)
+
+// turnStart is what a turn starts from: the desk's history and the
+// executor's turn, with the calls already completed for the trigger.
+type turnStart struct {
+	hist []deskbot.Message
+	t    *Turn
+}
+
+// open reads the pause switch, the history and the trigger's completed
+// calls (one round trip with a TurnStore, which also marks the desk
+// working unless it is paused). It reports false when the desk
+// is paused or any of them could not be read: the desk keeps the trigger in
+// hand and waits a poll, since starting work on a paused desk is the worse
+// mistake.
+func (k *desk) open(ctx context.Context, tr *deskbot.Trigger) (turnStart, bool) {
+	deps := k.d.deps
+	if ts, ok := deps.State.(TurnStore); ok {
+		st, hist, prior, err := ts.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages, deps.Now())
+		if err != nil {
+			if ctx.Err() == nil {
+				k.log.WarnContext(ctx, "could not read the desk's status, history and the trigger's completed calls", "trigger", tr.ID, "err", err)
+			}
+			// Whether working was saved is unknown: the next state is
+			// written whatever it is.
+			k.state = ""
+			return turnStart{}, false
+		}
+		if st.Paused {
+			return turnStart{}, false
+		}
+		k.state = deskbot.DeskWorking // saved and announced with the reads
+		return turnStart{hist: hist, t: deps.Executor.Resume(k.cfg.Name, tr.ID, prior)}, true
+	}
+	if k.paused(ctx) {
+		return turnStart{}, false
+	}
+	// The trigger's completed calls and the desk's history are independent
+	// reads: both are in flight at once.
+	var hist []deskbot.Message
+	var histErr error
+	histDone := make(chan struct{})
+	go func() {
+		defer close(histDone)
+		hist, histErr = deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
+	}()
+	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
+	<-histDone
+	if err == nil {
+		err = histErr
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.WarnContext(ctx, "could not load the history or the trigger's completed calls", "trigger", tr.ID, "err", err)
+		}
+		return turnStart{}, false
+	}
+	return turnStart{hist: hist, t: t}, true
 }
 
 // paused reports the pause switch; when it cannot be read the desk waits,
@@ -118,6 +189,15 @@ func (k *desk) setState(ctx context.Context, s deskbot.DeskState) {
 	}
 	now := k.d.deps.Now()
 	ctx = context.WithoutCancel(ctx) // a shutdown mid-turn must not leave "working" behind
+	if ts, ok := k.d.deps.State.(TurnStore); ok {
+		// The state and its event in one round trip.
+		if err := ts.AnnounceDeskState(ctx, k.cfg.Name, s, now); err != nil {
+			k.log.WarnContext(ctx, "could not save desk state", "state", s, "err", err)
+			return
+		}
+		k.state = s
+		return
+	}
 	if err := k.d.deps.State.SetDeskState(ctx, k.cfg.Name, s, now); err != nil {
 		k.log.WarnContext(ctx, "could not save desk state", "state", s, "err", err)
 		return

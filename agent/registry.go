@@ -8,7 +8,9 @@
 // side. Registries are built at start and only read afterwards.
 // Delivery: a trigger is acknowledged only after its turn ends, so a crash
 // mid-turn repeats the turn; the calls it already completed are remembered
-// per trigger in Redis and replayed, never run twice.
+// per trigger in Redis and replayed, never run twice. On the store (a
+// TurnStore) a turn's end, its words, history and resting state, and the
+// acknowledgement are one MULTI: all of it or none.
 package agent
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -19,33 +20,17 @@ type turnLog struct {
 
 // turn handles one trigger: the model sees the history and the trigger and
 // calls tools until it answers without any, or the step cap. It reports
-// whether the trigger is done with (to be acknowledged); false leaves it in
-// hand for a later attempt (every model failed, Redis failed, shutdown).
-func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
+// whether the trigger is done with (turnDone: to be acknowledged; turnAcked:
+// acknowledged already); turnLeft leaves it in hand for a later attempt
+// (every model failed, Redis failed, shutdown).
+func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) turnEnd {
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
-	// The trigger's completed calls and the desk's history are independent
-	// reads: both are in flight at once.
-	var hist []deskbot.Message
-	var histErr error
-	histDone := make(chan struct{})
-	go func() {
-		defer close(histDone)
-		hist, histErr = deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
-	}()
-	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
-	<-histDone
-	if err != nil {
-		log.WarnContext(ctx, "could not load the trigger's completed calls", "err", err)
-		return false
-	}
-	if err := histErr; err != nil {
-		log.WarnContext(ctx, "could not load history", "err", err)
-		return false
-	}
-	// "working" is saved and announced while the model is asked: nothing
-	// in the turn waits for it. Every way out of the turn waits for it
-	// first, so the state the turn ends in is written last.
+	hist, t := start.hist, start.t
+	// On a TurnStore, opening the turn saved "working" already (this is
+	// then a no-op). Otherwise it is saved and announced while the model is
+	// asked: nothing in the turn waits for it. Every way out of the turn
+	// waits for it first, so the state the turn ends in is written last.
 	working := k.setStateAside(ctx, deskbot.DeskWorking)
 	defer working()
 
@@ -68,6 +53,8 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 	}
 
 	specs := k.reg.Specs()
+	var sys string
+	var sysAt time.Time
 	var failures []string
 	m := 0 // the chain's backend now answering
 	for step := 0; ; {
@@ -75,7 +62,12 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			tl.capped = true
 			break
 		}
-		req := deskbot.ModelRequest{System: SystemPrompt(k.cfg, specs, deps.Now()), Messages: msgs, Tools: specs}
+		// The prompt shows the time to the minute: made again only when
+		// the minute changed since the last step.
+		if now := deps.Now().Truncate(time.Minute); sys == "" || !now.Equal(sysAt) {
+			sys, sysAt = SystemPrompt(k.cfg, specs, now), now
+		}
+		req := deskbot.ModelRequest{System: sys, Messages: msgs, Tools: specs}
 		var reply deskbot.ModelReply
 		var err error
 		if tb, ok := k.models[m].(TurnBackend); ok {
@@ -84,7 +76,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			reply, err = k.models[m].Complete(ctx, req)
 		}
 		if ctx.Err() != nil {
-			return false
+			return turnLeft
 		}
 		if err != nil {
 			if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
@@ -100,7 +92,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 				k.unreachable(ctx, tr, failures)
 				working()
 				k.settle(ctx, tl.held, nil)
-				return false
+				return turnLeft
 			}
 			log.WarnContext(ctx, "model failed; the next in the chain takes over", "failed", k.models[m-1].Name(), "next", k.models[m].Name(), "err", err)
 			t.Failover()
@@ -124,7 +116,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 		for _, c := range reply.ToolCalls {
 			ex, err := deps.Executor.Execute(ctx, t, c)
 			if ctx.Err() != nil {
-				return false
+				return turnLeft
 			}
 			if err != nil {
 				log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
@@ -133,25 +125,54 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
-	// The end of the turn: the closing words, the history and the state the
+	var closing string
+	if tl.capped {
+		closing = fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps())
+	} else if tl.sayFinal {
+		closing = tl.final
+	}
+	history := []deskbot.Message{
+		{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
+		{Role: "assistant", Content: tl.summary()},
+	}
+	if ts, ok := deps.State.(TurnStore); ok {
+		// The closing words, the history, the state the desk rests in and
+		// the trigger's acknowledgement go in one MULTI, in that order,
+		// after "working": the resting state is the last state written,
+		// and the trigger is acknowledged after everything the turn made
+		// durable (its calls were remembered before their results came
+		// back to the model).
+		var words *deskbot.Event
+		if closing = strings.TrimSpace(closing); closing != "" {
+			words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: deps.Now(), TriggerID: tr.ID, Text: closing}
+		}
+		working()
+		st, err := ts.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, words, history, tl.held, deps.Now(), tr)
+		if err != nil {
+			// As when each was written on its own: the turn's calls are
+			// remembered and the trigger is acknowledged (by the caller,
+			// with its tries); the state is unknown, so the next one is
+			// written whatever it is.
+			log.WarnContext(ctx, "could not save the end of the turn (words, history, state)", "err", err)
+			k.state = ""
+			return turnDone
+		}
+		k.state = st
+		return turnAcked
+	}
+	// Without a TurnStore: the closing words, the history and the state the
 	// desk rests in are independent, so they are in flight at once; the
 	// state's event still follows the words in the stream. The trigger is
 	// acknowledged (by the caller) only after all of them.
 	said := make(chan struct{})
 	go func() {
 		defer close(said)
-		if tl.capped {
-			k.say(ctx, tr.ID, fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps()))
-		} else if tl.sayFinal {
-			k.say(ctx, tr.ID, tl.final)
-		}
+		k.say(ctx, tr.ID, closing)
 	}()
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name,
-			deskbot.Message{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
-			deskbot.Message{Role: "assistant", Content: tl.summary()}); err != nil {
+		if err := deps.History.AppendHistory(context.WithoutCancel(ctx), k.cfg.Name, history...); err != nil {
 			log.WarnContext(ctx, "could not save history", "err", err)
 		}
 	}()
@@ -159,7 +180,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger) bool {
 	k.settle(ctx, tl.held, said)
 	<-said
 	<-saved
-	return true
+	return turnDone
 }
 
 // openCounter counts a desk's open requests in constant time (the store).

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -18,12 +20,7 @@ func (s *Store) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus
 	if err != nil {
 		return deskbot.DeskStatus{}, s.wrap(err)
 	}
-	st := deskbot.DeskStatus{Desk: desk, State: deskbot.DeskState(h["state"]), Paused: h["paused"] == "1"}
-	if st.State == "" {
-		st.State = deskbot.DeskIdle
-	}
-	st.LastActivity = msField(h["last_activity"])
-	return st, nil
+	return deskStatus(desk, h), nil
 }
 
 // SetDeskState records what the desk is doing and when it last did something.
@@ -42,6 +39,232 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 			p.HDel(ctx, s.deskKey(desk), "paused")
 		}
 		p.XAdd(ctx, s.auditAdd(data))
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// A desk's turn, in as few round trips as its order allows: OpenTurn reads
+// what the turn starts from, AnnounceDeskState records and announces a
+// state, CloseTurn writes everything the turn ends with. Only the desk's own
+// goroutine calls them, one turn at a time.
+
+// openScript reads what a turn starts from and, unless the desk is paused,
+// marks it working: KEYS are the desk's hash, its history, the trigger's
+// completed calls and the event stream; ARGV the first history index to
+// read, the working state, the time (ms), its event and the stream's cap.
+// It returns the desk's hash as it was, the history and the calls.
+var openScript = redis.NewScript(`
+local h = redis.call('HGETALL', KEYS[1])
+local paused = false
+for i = 1, #h, 2 do
+  if h[i] == 'paused' and h[i + 1] == '1' then paused = true end
+end
+if not paused then
+  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'last_activity', ARGV[3])
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'data', ARGV[4])
+end
+return {h, redis.call('LRANGE', KEYS[2], ARGV[1], -1), redis.call('LRANGE', KEYS[3], 0, -1)}
+`)
+
+// OpenTurn reads, in one round trip, what a desk's turn starts from: the
+// desk's status (its pause switch), its last historyLimit messages of
+// history (all when historyLimit <= 0) and the calls already completed for
+// the trigger; and, unless the desk is paused, saves and announces it
+// working at at, in the same step. The caller reads them after taking the
+// trigger, so a pause set while the desk waited is seen. The status
+// returned is the one read, before working.
+func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	start := 0
+	if historyLimit > 0 {
+		start = -historyLimit
+	}
+	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
+	if err != nil {
+		return deskbot.DeskStatus{}, nil, nil, err
+	}
+	res, err := openScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.historyKey(desk), s.callsKey(triggerID), s.eventsKey()},
+		start, string(deskbot.DeskWorking), at.UnixMilli(), ev, s.opts.EventsMaxLen).Slice()
+	if err != nil {
+		return deskbot.DeskStatus{}, nil, nil, s.wrap(err)
+	}
+	if len(res) != 3 {
+		return deskbot.DeskStatus{}, nil, nil, fmt.Errorf("store: open turn: %d replies, want 3", len(res))
+	}
+	fields := replyStrings(res[0])
+	h := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		h[fields[i]] = fields[i+1]
+	}
+	st := deskStatus(desk, h)
+	msgs, err := decodeEntries[deskbot.Message](s.historyKey(desk), replyStrings(res[1]))
+	if err != nil {
+		return st, nil, nil, err
+	}
+	done, err := decodeEntries[deskbot.CompletedCall](s.callsKey(triggerID), replyStrings(res[2]))
+	return st, msgs, done, err
+}
+
+// replyStrings is a script's array reply of strings.
+func replyStrings(v any) []string {
+	vs, _ := v.([]any)
+	out := make([]string, 0, len(vs))
+	for _, x := range vs {
+		if str, ok := x.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+// AnnounceDeskState is SetDeskState and the publication of its desk_state
+// event in one MULTI: the state is never saved without its event.
+func (s *Store) AnnounceDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error {
+	ev, err := encodeEvent(deskStateEvent(desk, state, at))
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
+		p.XAdd(ctx, s.streamAdd(s.eventsKey(), ev))
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// settleScript sets the state a desk rests in after a turn and announces
+// it: waiting for approval when the turn held a call (ARGV[2] is "1") or
+// any request of the desk is open (the count the transition script keeps),
+// else idle. ARGV[4] and ARGV[5] are the idle state and its event, ARGV[6]
+// and ARGV[7] the waiting state and its event.
+var settleScript = redis.NewScript(`
+local n = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
+local state, ev = ARGV[4], ARGV[5]
+if ARGV[2] == '1' or n > 0 then state, ev = ARGV[6], ARGV[7] end
+redis.call('HSET', KEYS[1], 'state', state, 'last_activity', ARGV[3])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'data', ev)
+return state
+`)
+
+// CloseTurn writes what a desk's turn ends with, in one MULTI and in this
+// order: its closing words (an event; nil for none), its history messages
+// (the history trimmed to HistoryLimit), the state the desk rests in,
+// announced: waiting when heldNow or any request of the desk is open, else
+// idle; and last the acknowledgement of the trigger (read from the inbox;
+// nil: none), as AckTrigger would. It returns that state. All or nothing: a
+// crash never leaves the words without the history, the state saved before
+// either, or the trigger acknowledged before all of them.
+func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
+	if ack != nil && ack.StreamID == "" {
+		return "", deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")
+	}
+	var wordsJSON string
+	if words != nil {
+		var err error
+		if wordsJSON, err = encodeEvent(*words); err != nil {
+			return "", err
+		}
+	}
+	hist := make([]any, len(history))
+	for i, m := range history {
+		data, err := encode(m)
+		if err != nil {
+			return "", err
+		}
+		hist[i] = data
+	}
+	idle, err := encodeEvent(deskStateEvent(desk, deskbot.DeskIdle, at))
+	if err != nil {
+		return "", err
+	}
+	waiting, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWaiting, at))
+	if err != nil {
+		return "", err
+	}
+	held := "0"
+	if heldNow {
+		held = "1"
+	}
+	var settled *redis.Cmd
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if words != nil {
+			p.XAdd(ctx, s.streamAdd(s.eventsKey(), wordsJSON))
+		}
+		if len(hist) > 0 {
+			p.RPush(ctx, s.historyKey(desk), hist...)
+			p.LTrim(ctx, s.historyKey(desk), int64(-s.opts.HistoryLimit), -1)
+		}
+		// EVAL, not EVALSHA: inside a MULTI a missing script would fail the
+		// whole transaction, and Redis compiles a script once per body.
+		settled = settleScript.Eval(ctx, p, []string{s.deskKey(desk), s.openByDeskKey(), s.eventsKey()},
+			desk, held, at.UnixMilli(), string(deskbot.DeskIdle), idle, string(deskbot.DeskWaiting), waiting, s.opts.EventsMaxLen)
+		if ack != nil {
+			s.ackTrigger(ctx, p, ack)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", s.wrap(err)
+	}
+	state, err := settled.Text()
+	return deskbot.DeskState(state), s.wrap(err)
+}
+
+func deskStateEvent(desk string, state deskbot.DeskState, at time.Time) deskbot.Event {
+	return deskbot.Event{Kind: deskbot.EventDeskState, Desk: desk, Time: at, Text: string(state)}
+}
+
+func deskStatus(desk string, h map[string]string) deskbot.DeskStatus {
+	st := deskbot.DeskStatus{Desk: desk, State: deskbot.DeskState(h["state"]), Paused: h["paused"] == "1"}
+	if st.State == "" {
+		st.State = deskbot.DeskIdle
+	}
+	st.LastActivity = msField(h["last_activity"])
+	return st
+}
+
+// decodeEntries decodes the JSON entries of the list at key.
+func decodeEntries[T any](key string, vals []string) ([]T, error) {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		if err := json.Unmarshal([]byte(v), &out[i]); err != nil {
+			return nil, fmt.Errorf("store: decode %s entry: %w", key, err)
+		}
+	}
+	return out, nil
+}
+
+// RecordResult publishes a call's event (nil: none), remembers c (nil:
+// nothing to remember) among the trigger's completed calls, as RememberCall
+// does, and publishes result, the call's result event, in one MULTI and in
+// that order: a desk's executor does all three after a call.
+func (s *Store) RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error {
+	var callData, done string
+	var err error
+	if call != nil {
+		if callData, err = encodeEvent(*call); err != nil {
+			return err
+		}
+	}
+	if c != nil {
+		if done, err = encode(*c); err != nil {
+			return err
+		}
+	}
+	data, err := encodeEvent(result)
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if call != nil {
+			p.XAdd(ctx, s.streamAdd(s.eventsKey(), callData))
+		}
+		if c != nil {
+			key := s.callsKey(triggerID)
+			p.RPush(ctx, key, done)
+			p.PExpire(ctx, key, callMemoryTTL)
+		}
+		p.XAdd(ctx, s.streamAdd(s.eventsKey(), data))
 		return nil
 	})
 	return s.wrap(err)

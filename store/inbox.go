@@ -80,13 +80,18 @@ func (s *Store) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
 	if t == nil || t.StreamID == "" {
 		return deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")
 	}
-	key := s.inboxKey(t.Desk)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAck(ctx, key, inboxGroup, t.StreamID)
-		p.XDel(ctx, key, t.StreamID)
+		s.ackTrigger(ctx, p, t)
 		return nil
 	})
 	return s.wrap(err)
+}
+
+// ackTrigger queues the acknowledgement of t (read from the inbox) on p.
+func (s *Store) ackTrigger(ctx context.Context, p redis.Pipeliner, t *deskbot.Trigger) {
+	key := s.inboxKey(t.Desk)
+	p.XAck(ctx, key, inboxGroup, t.StreamID)
+	p.XDel(ctx, key, t.StreamID)
 }
 
 // PendingTriggers counts the desk's triggers queued or in hand.
