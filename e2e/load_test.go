@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -89,6 +90,7 @@ func TestLoad(t *testing.T) {
 	})
 	holdTook := time.Since(holdStart)
 	memPerRequest := (usedMemory(t, w) - memBefore) / int64(len(open))
+	t.Logf("redis at the measuring point, per open request: %s", redisBreakdown(t, w, len(open)))
 
 	// The plan: a tenth lapse; the rest get one tap, a third of them a
 	// second one (a double tap by the same person or a colleague at once).
@@ -329,6 +331,54 @@ func usedMemory(t *testing.T, w *world) int64 {
 	}
 	t.Fatal("INFO memory has no used_memory")
 	return 0
+}
+
+// redisBreakdown says where Redis's memory went, per open request: MEMORY
+// USAGE of the drill's keys by kind (the first part of the key after the
+// hash tag), the consumer groups' pending entries, and the clients'
+// connections and buffers (INFO's mem_clients_normal). It explains the
+// used_memory delta; it does not replace it.
+func redisBreakdown(t *testing.T, w *world, n int) string {
+	t.Helper()
+	ctx := context.Background()
+	c := w.st.Client()
+	byKind := map[string]int64{}
+	keys := map[string]int{}
+	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		kind := k
+		if _, rest, ok := strings.Cut(k, "}:"); ok {
+			kind, _, _ = strings.Cut(rest, ":")
+		}
+		m, err := c.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		byKind[kind] += m
+		keys[kind]++
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatalf("SCAN: %v", err)
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		fmt.Fprintf(&b, "%s=%dB(%d keys) ", k, byKind[k]/int64(n), keys[k])
+	}
+	if groups, err := c.XInfoGroups(ctx, w.st.Key("events")).Result(); err == nil {
+		for _, g := range groups {
+			fmt.Fprintf(&b, "pending[%s]=%d ", g.Name, g.Pending)
+		}
+	}
+	info, _ := c.Info(ctx, "memory", "clients").Result()
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, f := range []string{"connected_clients:", "mem_clients_normal:", "used_memory_overhead:", "used_memory_dataset:"} {
+			if v, ok := strings.CutPrefix(line, f); ok {
+				fmt.Fprintf(&b, "%s%s ", f, v)
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // pct is the p-th percentile of ds (rounded to the millisecond).
