@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
+	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +78,9 @@ func TestLoad(t *testing.T) {
 	})
 	ctx := context.Background()
 	w.start()
+	peak := watchMemory(t, w)
 	memBefore := usedMemory(t, w)
+	t.Logf("redis before the burst: %s", redisBreakdown(t, w, 1))
 
 	// The burst: every desk's model asks for 100 guarded orders in one turn.
 	holdStart := time.Now()
@@ -169,6 +174,8 @@ func TestLoad(t *testing.T) {
 		return final[deskbot.StateOpen]+final[deskbot.StateRunning] == 0
 	})
 	rss := w.svc.peakRSS()
+	t.Logf("service memory at its highest sample: %s", peak())
+	t.Logf("redis once every request closed, per request: %s", redisBreakdown(t, w, len(fates)))
 
 	// The audit trail, per request.
 	type record struct {
@@ -379,6 +386,78 @@ func redisBreakdown(t *testing.T, w *world, n int) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// watchMemory samples the service's memory every 50 ms until the returned
+// func is called, which says what the sample with the highest Rss held:
+// smaps_rollup's split between anonymous memory (heap, stacks) and the
+// binary's pages, and the Go runtime's own figures from /metrics.
+func watchMemory(t *testing.T, w *world) func() string {
+	t.Helper()
+	pid := w.svc.cmd.Process.Pid
+	stop := make(chan struct{})
+	done := make(chan string)
+	go func() {
+		var best int64
+		var bestText string
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- bestText
+				return
+			case <-tick.C:
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+			if err != nil {
+				continue
+			}
+			kb := map[string]int64{}
+			for _, line := range strings.Split(string(b), "\n") {
+				f := strings.Fields(line)
+				if len(f) == 3 && f[2] == "kB" {
+					kb[strings.TrimSuffix(f[0], ":")], _ = strconv.ParseInt(f[1], 10, 64)
+				}
+			}
+			if kb["Rss"] <= best {
+				continue
+			}
+			best = kb["Rss"]
+			bestText = fmt.Sprintf("rss=%.1fMiB anon=%.1fMiB file=%.1fMiB", float64(kb["Rss"])/1024, float64(kb["Anonymous"])/1024, float64(kb["Rss"]-kb["Anonymous"])/1024)
+			if m, err := goMemory(w); err == nil {
+				bestText += " " + m
+			}
+		}
+	}()
+	return func() string { close(stop); return <-done }
+}
+
+// goMemory is the service's Go memory as its /metrics tells it.
+func goMemory(w *world) (string, error) {
+	resp, err := http.Get("http://" + w.env["HTTP_ADDR"] + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, name := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_heap_sys_bytes", "go_memstats_stack_inuse_bytes", "go_goroutines", "go_memstats_sys_bytes"} {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				if name == "go_goroutines" {
+					fmt.Fprintf(&b, "%s=%.0f ", strings.TrimPrefix(name, "go_"), f)
+				} else {
+					fmt.Fprintf(&b, "%s=%.1fMiB ", strings.TrimPrefix(strings.TrimSuffix(name, "_bytes"), "go_memstats_"), f/(1<<20))
+				}
+			}
+		}
+	}
+	return strings.TrimSpace(b.String()), nil
 }
 
 // pct is the p-th percentile of ds (rounded to the millisecond).

@@ -371,3 +371,21 @@ func TestCallMemoryKeepsHoldWords(t *testing.T) {
 		}
 	})
 }
+
+// Every connection's buffers are small, and pipelines share the one pool:
+// go-redis's default dedicated pipeline pool added up to 10 connections
+// with 128 KiB buffers each, and Redis keeps buffers for every connection.
+func TestClientKeepsFewSmallConnections(t *testing.T) {
+	s := storetest.MustOpen(t)
+	c, ok := s.Client().(*redis.Client)
+	if !ok {
+		t.Skipf("client is %T, not a single server's", s.Client())
+	}
+	o := c.Options()
+	if got, want := []int{o.ReadBufferSize, o.WriteBufferSize}, []int{16 << 10, 16 << 10}; !eq(got, want) {
+		t.Errorf("read and write buffers = %v; want %v", got, want)
+	}
+	if o.PipelinePoolSize >= 0 {
+		t.Errorf("PipelinePoolSize = %d; want none (pipelines on the main pool)", o.PipelinePoolSize)
+	}
+}
