@@ -299,6 +299,16 @@ func (s *Store) AckEvent(ctx context.Context, group, id string) error {
 	return s.wrap(s.rdb.XAck(ctx, s.eventsKey(), group, id).Err())
 }
 
+// AckEvents acknowledges events for the group in one round trip (none:
+// nothing to do). A reader that handles a batch at once acknowledges it at
+// once: one XACK, not one per event.
+func (s *Store) AckEvents(ctx context.Context, group string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.wrap(s.rdb.XAck(ctx, s.eventsKey(), group, ids...).Err())
+}
+
 // readGroup reads the consumer's pending entries, and only when there are
 // none, new entries with BLOCK. Pending entries that were trimmed from the
 // stream meanwhile come back without data; they can never be handled, so
