@@ -177,6 +177,11 @@ func TestLoad(t *testing.T) {
 	t.Logf("service memory at its highest sample: %s", peak())
 	t.Logf("redis once every request closed, per request: %s", redisBreakdown(t, w, len(fates)))
 
+	// The chat catches up at its pacing: every event the outbox was given
+	// is acknowledged once Telegram took it. Logged, not awaited (a
+	// thousand requests in digests take minutes of edits at 20 a minute).
+	t.Logf("the chat's consumer group once every request closed: %s", pendingOf(t, w))
+
 	// The audit trail, per request.
 	type record struct {
 		holds, decisions, runs int
@@ -377,6 +382,32 @@ func redisBreakdown(t *testing.T, w *world, n int) string {
 			fmt.Fprintf(&b, "pending[%s]=%d ", g.Name, g.Pending)
 		}
 	}
+	if list, err := c.ClientList(ctx).Result(); err == nil {
+		// Each connection's own memory (tot-mem), largest first, with
+		// the last command it ran: what the clients' share is made of.
+		type conn struct {
+			mem int64
+			cmd string
+		}
+		var conns []conn
+		for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+			var cn conn
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "tot-mem="); ok {
+					cn.mem, _ = strconv.ParseInt(v, 10, 64)
+				} else if v, ok := strings.CutPrefix(f, "cmd="); ok {
+					cn.cmd = v
+				}
+			}
+			conns = append(conns, cn)
+		}
+		slices.SortFunc(conns, func(a, b conn) int { return int(b.mem - a.mem) })
+		b.WriteString("conns(tot-mem,cmd)=")
+		for _, cn := range conns {
+			fmt.Fprintf(&b, "%d:%s,", cn.mem, cn.cmd)
+		}
+		b.WriteString(" ")
+	}
 	info, _ := c.Info(ctx, "memory", "clients").Result()
 	for _, line := range strings.Split(info, "\r\n") {
 		for _, f := range []string{"connected_clients:", "mem_clients_normal:", "used_memory_overhead:", "used_memory_dataset:"} {
@@ -458,6 +489,20 @@ func goMemory(w *world) (string, error) {
 		}
 	}
 	return strings.TrimSpace(b.String()), nil
+}
+
+// pendingOf says how many events each consumer group holds unacknowledged.
+func pendingOf(t *testing.T, w *world) string {
+	t.Helper()
+	groups, err := w.st.Client().XInfoGroups(context.Background(), w.st.Key("events")).Result()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&b, "pending[%s]=%d ", g.Name, g.Pending)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // pct is the p-th percentile of ds (rounded to the millisecond).
