@@ -275,25 +275,28 @@ func TestHeldEventsNameTheirRequest(t *testing.T) {
 			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &call, Result: &deskbot.ToolResult{Text: msg, Held: true}},
 			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &call, Result: &deskbot.ToolResult{Text: msg + " ", Held: true}},
 			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &deskbot.ToolCall{ID: "c9", Name: "other_tool"}, Result: &deskbot.ToolResult{Text: msg, Held: true}},
+			// A repeat of the held call, answered with its message under
+			// its own id.
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &deskbot.ToolCall{ID: "c5", Name: call.Name, Arguments: call.Arguments}, Result: &deskbot.ToolResult{Text: msg, Held: true}},
 		}
 		if err := s.CreateRequest(ctx, r, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, published[0]); err != nil {
 			t.Fatal(err)
 		}
 		mustPublish(t, s, published[1:]...)
 		raw, err := s.Client().XRange(ctx, s.Key("events"), "-", "+").Result()
-		if err != nil || len(raw) != 4 {
+		if err != nil || len(raw) != 5 {
 			t.Fatalf("events stream = %v, %v", raw, err)
 		}
 		for i, m := range raw[:2] {
 			data, _ := m.Values["data"].(string)
-			for _, repeated := range []string{r.TriggerID, "needs the user's permission", `"qty"`, r.Content.CallID} {
+			for _, repeated := range []string{r.TriggerID, "needs the user's permission", `"qty"`} {
 				if strings.Contains(data, repeated) {
 					t.Errorf("event %d stored as %s: repeats %q, which its request holds", i, data, repeated)
 				}
 			}
 		}
 		got, err := s.ReadEvents(ctx, "g", "c", 10, 0)
-		if err != nil || len(got) != 4 {
+		if err != nil || len(got) != 5 {
 			t.Fatalf("read %d events, %v", len(got), err)
 		}
 		for i, want := range published {
@@ -315,11 +318,11 @@ func TestHeldEventsNameTheirRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		again, err := s.ReadEvents(ctx, "g2", "c", 10, 0)
-		if err != nil || len(again) != 4 {
+		if err != nil || len(again) != 5 {
 			t.Fatalf("read %d events, %v", len(again), err)
 		}
-		if g := again[1]; g.Call == nil || g.Call.Name != call.Name || g.Result == nil || g.Result.Text != msg || !g.Result.Held {
-			t.Errorf("held result without its request = %+v; want the tool and the message", g)
+		if g := again[1]; g.Call == nil || g.Call.ID != call.ID || g.Call.Name != call.Name || g.Result == nil || g.Result.Text != msg || !g.Result.Held {
+			t.Errorf("held result without its request = %+v; want the call's id, the tool and the message", g)
 		}
 	})
 }

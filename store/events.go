@@ -36,11 +36,16 @@ func (s *Store) Publish(ctx context.Context, e deskbot.Event) error {
 //     (gate.Hold makes them one); Held (the "t" flag) says to take it back
 //     from the request;
 //   - a held call's tool_result keeps only the hold message's words ("h":
-//     tool, request id and clock, deskbot.HoldWords), not the message (about
-//     330 characters), the call's id and arguments or the trigger: the text
-//     is rebuilt word for word from the words, the rest read from the
-//     request. A reader that finds the request gone (its retention ended)
-//     gets the call's name and the text, without its arguments.
+//     tool, request id and clock, deskbot.HoldWords) and the call's id,
+//     not the message (about 330 characters), the call's arguments or the
+//     trigger: the text is rebuilt word for word from the words, the rest
+//     read from the request. The call's id is kept because a repeat of a
+//     held call is answered with the same message under its own id; its
+//     arguments are the request's but for formatting (a repeat is one with
+//     the same canonical arguments), and its trigger is the request's (a
+//     repeat is answered only within the trigger). A reader that finds the
+//     request gone (its retention ended) gets the call's id and name and
+//     the text, without its arguments.
 type storedEvent struct {
 	Kind      deskbot.EventKind `json:"k"`
 	Desk      string            `json:"d,omitempty"`
@@ -51,8 +56,10 @@ type storedEvent struct {
 	Result    *storedResult     `json:"o,omitempty"`
 	Text      string            `json:"x,omitempty"`
 	Picture   string            `json:"p,omitempty"`
-	// Hold is a held call's result, by its words: "tool id clock".
-	Hold string `json:"h,omitempty"`
+	// Hold is a held call's result, by its words: "tool id clock"; CallID
+	// is its call's id.
+	Hold   string `json:"h,omitempty"`
+	CallID string `json:"i,omitempty"`
 	// TriggerOfRequest: the trigger is the request's.
 	TriggerOfRequest bool `json:"t,omitempty"`
 }
@@ -112,7 +119,7 @@ func encodeEvent(e deskbot.Event) (string, error) {
 		se.TriggerID, se.TriggerOfRequest = "", true
 	}
 	if w, ok := heldResult(e); ok {
-		se.TriggerID, se.Hold = "", w.Tool+" "+w.RequestID+" "+w.Clock
+		se.TriggerID, se.Hold, se.CallID = "", w.Tool+" "+w.RequestID+" "+w.Clock, e.Call.ID
 		return encode(se)
 	}
 	if c := e.Call; c != nil {
@@ -168,7 +175,7 @@ func decodeEvent(data string) (e deskbot.Event, held string, err error) {
 			return e, "", fmt.Errorf("held result %q has %d words, not 3", se.Hold, len(f))
 		}
 		w := deskbot.HoldWords{Tool: f[0], RequestID: f[1], Clock: f[2]}
-		e.Call = &deskbot.ToolCall{Name: w.Tool}
+		e.Call = &deskbot.ToolCall{ID: se.CallID, Name: w.Tool}
 		e.Result = &deskbot.ToolResult{Text: w.Message(), Held: true}
 		return e, w.RequestID, nil
 	}
@@ -284,7 +291,7 @@ func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event, of []string) e
 		if of[at[i]] != "" {
 			e.TriggerID = r.TriggerID
 			if e.Kind == deskbot.EventToolResult && e.Call != nil {
-				e.Call.ID, e.Call.Arguments = r.Content.CallID, r.Content.Arguments
+				e.Call.Arguments = r.Content.Arguments
 			}
 		}
 		if e.RequestID != "" {
