@@ -64,6 +64,10 @@ func (f *failingEvents) ReadEventsAfter(ctx context.Context, group, consumer, af
 	return nil, nil
 }
 
+func (f *failingEvents) AckEvents(ctx context.Context, group string, ids ...string) error {
+	return nil
+}
+
 const (
 	ms  = time.Millisecond
 	sec = time.Second

@@ -19,6 +19,8 @@ import (
 type OutboxEvents interface {
 	ReadEventsAfter(ctx context.Context, group, consumer, after string, count int, block time.Duration) ([]deskbot.Event, error)
 	AckEvent(ctx context.Context, group, id string) error
+	// AckEvents acknowledges several in one round trip.
+	AckEvents(ctx context.Context, group string, ids ...string) error
 }
 
 // OutboxConfig configures an Outbox.
@@ -155,22 +157,22 @@ func (o *Outbox) read(ctx context.Context) {
 }
 
 // enqueue puts each event in its lane; what is not for the chat (or was
-// trimmed from the stream) is acknowledged at once.
+// trimmed from the stream) is acknowledged at once, the batch's in one
+// round trip (a burst of held calls brings two such events per call).
 func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 	var chat []deskbot.Event
-	defer func() { o.q.add(chat...) }()
+	var other []string
 	for _, ev := range evs {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
 			deskbot.EventRequestApproved, deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
 			chat = append(chat, ev)
 		default:
-			if err := o.events.AckEvent(ctx, o.cfg.Group, ev.ID); err != nil {
-				return err
-			}
+			other = append(other, ev.ID)
 		}
 	}
-	return nil
+	o.q.add(chat...)
+	return o.events.AckEvents(ctx, o.cfg.Group, other...)
 }
 
 // work runs one lane's worker until ctx ends: step handles what the lanes

@@ -316,3 +316,44 @@ func TestOutboxMergesMessagesSaidCloseTogether(t *testing.T) {
 		t.Errorf("chat shows %q, want %q", got, want)
 	}
 }
+
+// ackCounter is an event stream that records acknowledgements.
+type ackCounter struct {
+	OutboxEvents
+	calls [][]string // one per round trip
+}
+
+func (a *ackCounter) AckEvent(_ context.Context, _ string, id string) error {
+	a.calls = append(a.calls, []string{id})
+	return nil
+}
+
+func (a *ackCounter) AckEvents(_ context.Context, _ string, ids ...string) error {
+	if len(ids) > 0 {
+		a.calls = append(a.calls, ids)
+	}
+	return nil
+}
+
+// What is not for the chat is acknowledged as it is read, a batch's in one
+// round trip; what is for the chat waits in its lane, unacknowledged.
+func TestOutboxAcksWhatIsNotForTheChatAtOnce(t *testing.T) {
+	acks := &ackCounter{}
+	o := NewOutbox(OutboxConfig{}, acks, nil, nil, quietLog())
+	evs := []deskbot.Event{
+		{ID: "1-0", Kind: deskbot.EventToolCall, Desk: "alpha"},
+		{ID: "2-0", Kind: deskbot.EventUserRequest, Desk: "alpha", RequestID: "r1"},
+		{ID: "3-0", Kind: deskbot.EventToolResult, Desk: "alpha"},
+		{ID: "4-0", Kind: deskbot.EventDeskState, Desk: "alpha"},
+		{ID: "5-0"}, // trimmed from the stream
+	}
+	if err := o.enqueue(t.Context(), evs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(acks.calls), fmt.Sprint([][]string{{"1-0", "3-0", "4-0", "5-0"}}); got != want {
+		t.Errorf("acknowledged %s; want %s in one round trip", got, want)
+	}
+	if got := o.q.heldCalls(); len(got) != 1 || got[0].ID != "2-0" {
+		t.Errorf("held calls waiting = %v; want the user_request", got)
+	}
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
+	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +78,9 @@ func TestLoad(t *testing.T) {
 	})
 	ctx := context.Background()
 	w.start()
+	peak := watchMemory(t, w)
 	memBefore := usedMemory(t, w)
+	t.Logf("redis before the burst: %s", redisBreakdown(t, w, 1))
 
 	// The burst: every desk's model asks for 100 guarded orders in one turn.
 	holdStart := time.Now()
@@ -89,6 +95,7 @@ func TestLoad(t *testing.T) {
 	})
 	holdTook := time.Since(holdStart)
 	memPerRequest := (usedMemory(t, w) - memBefore) / int64(len(open))
+	t.Logf("redis at the measuring point, per open request: %s", redisBreakdown(t, w, len(open)))
 
 	// The plan: a tenth lapse; the rest get one tap, a third of them a
 	// second one (a double tap by the same person or a colleague at once).
@@ -167,6 +174,13 @@ func TestLoad(t *testing.T) {
 		return final[deskbot.StateOpen]+final[deskbot.StateRunning] == 0
 	})
 	rss := w.svc.peakRSS()
+	t.Logf("service memory at its highest sample: %s", peak())
+	t.Logf("redis once every request closed, per request: %s", redisBreakdown(t, w, len(fates)))
+
+	// The chat catches up at its pacing: every event the outbox was given
+	// is acknowledged once Telegram took it. Logged, not awaited (a
+	// thousand requests in digests take minutes of edits at 20 a minute).
+	t.Logf("the chat's consumer group once every request closed: %s", pendingOf(t, w))
 
 	// The audit trail, per request.
 	type record struct {
@@ -329,6 +343,166 @@ func usedMemory(t *testing.T, w *world) int64 {
 	}
 	t.Fatal("INFO memory has no used_memory")
 	return 0
+}
+
+// redisBreakdown says where Redis's memory went, per open request: MEMORY
+// USAGE of the drill's keys by kind (the first part of the key after the
+// hash tag), the consumer groups' pending entries, and the clients'
+// connections and buffers (INFO's mem_clients_normal). It explains the
+// used_memory delta; it does not replace it.
+func redisBreakdown(t *testing.T, w *world, n int) string {
+	t.Helper()
+	ctx := context.Background()
+	c := w.st.Client()
+	byKind := map[string]int64{}
+	keys := map[string]int{}
+	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		kind := k
+		if _, rest, ok := strings.Cut(k, "}:"); ok {
+			kind, _, _ = strings.Cut(rest, ":")
+		}
+		m, err := c.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		byKind[kind] += m
+		keys[kind]++
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatalf("SCAN: %v", err)
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		fmt.Fprintf(&b, "%s=%dB(%d keys) ", k, byKind[k]/int64(n), keys[k])
+	}
+	if groups, err := c.XInfoGroups(ctx, w.st.Key("events")).Result(); err == nil {
+		for _, g := range groups {
+			fmt.Fprintf(&b, "pending[%s]=%d ", g.Name, g.Pending)
+		}
+	}
+	if list, err := c.ClientList(ctx).Result(); err == nil {
+		// Each connection's own memory (tot-mem), largest first, with
+		// the last command it ran: what the clients' share is made of.
+		type conn struct {
+			mem int64
+			cmd string
+		}
+		var conns []conn
+		for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+			var cn conn
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "tot-mem="); ok {
+					cn.mem, _ = strconv.ParseInt(v, 10, 64)
+				} else if v, ok := strings.CutPrefix(f, "cmd="); ok {
+					cn.cmd = v
+				}
+			}
+			conns = append(conns, cn)
+		}
+		slices.SortFunc(conns, func(a, b conn) int { return int(b.mem - a.mem) })
+		b.WriteString("conns(tot-mem,cmd)=")
+		for _, cn := range conns {
+			fmt.Fprintf(&b, "%d:%s,", cn.mem, cn.cmd)
+		}
+		b.WriteString(" ")
+	}
+	info, _ := c.Info(ctx, "memory", "clients").Result()
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, f := range []string{"connected_clients:", "mem_clients_normal:", "used_memory_overhead:", "used_memory_dataset:"} {
+			if v, ok := strings.CutPrefix(line, f); ok {
+				fmt.Fprintf(&b, "%s%s ", f, v)
+			}
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// watchMemory samples the service's memory every 50 ms until the returned
+// func is called, which says what the sample with the highest Rss held:
+// smaps_rollup's split between anonymous memory (heap, stacks) and the
+// binary's pages, and the Go runtime's own figures from /metrics.
+func watchMemory(t *testing.T, w *world) func() string {
+	t.Helper()
+	pid := w.svc.cmd.Process.Pid
+	stop := make(chan struct{})
+	done := make(chan string)
+	go func() {
+		var best int64
+		var bestText string
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- bestText
+				return
+			case <-tick.C:
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+			if err != nil {
+				continue
+			}
+			kb := map[string]int64{}
+			for _, line := range strings.Split(string(b), "\n") {
+				f := strings.Fields(line)
+				if len(f) == 3 && f[2] == "kB" {
+					kb[strings.TrimSuffix(f[0], ":")], _ = strconv.ParseInt(f[1], 10, 64)
+				}
+			}
+			if kb["Rss"] <= best {
+				continue
+			}
+			best = kb["Rss"]
+			bestText = fmt.Sprintf("rss=%.1fMiB anon=%.1fMiB file=%.1fMiB", float64(kb["Rss"])/1024, float64(kb["Anonymous"])/1024, float64(kb["Rss"]-kb["Anonymous"])/1024)
+			if m, err := goMemory(w); err == nil {
+				bestText += " " + m
+			}
+		}
+	}()
+	return func() string { close(stop); return <-done }
+}
+
+// goMemory is the service's Go memory as its /metrics tells it.
+func goMemory(w *world) (string, error) {
+	resp, err := http.Get("http://" + w.env["HTTP_ADDR"] + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(body), "\n") {
+		for _, name := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_heap_sys_bytes", "go_memstats_stack_inuse_bytes", "go_goroutines", "go_memstats_sys_bytes"} {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				if name == "go_goroutines" {
+					fmt.Fprintf(&b, "%s=%.0f ", strings.TrimPrefix(name, "go_"), f)
+				} else {
+					fmt.Fprintf(&b, "%s=%.1fMiB ", strings.TrimPrefix(strings.TrimSuffix(name, "_bytes"), "go_memstats_"), f/(1<<20))
+				}
+			}
+		}
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// pendingOf says how many events each consumer group holds unacknowledged.
+func pendingOf(t *testing.T, w *world) string {
+	t.Helper()
+	groups, err := w.st.Client().XInfoGroups(context.Background(), w.st.Key("events")).Result()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&b, "pending[%s]=%d ", g.Name, g.Pending)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // pct is the p-th percentile of ds (rounded to the millisecond).

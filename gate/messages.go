@@ -12,11 +12,11 @@ import (
 // product's contract, quoted word for word in README and in the tests:
 // change a word in all three at once, or not at all.
 
-// HoldMessage tells the model its call was held.
+// HoldMessage tells the model its call was held. Its words are defined
+// once, in the root package (deskbot.HoldMessage), because the store keeps
+// only the words and rebuilds the text from them.
 func HoldMessage(r *deskbot.Request) string {
-	tool := r.Content.ToolName
-	return fmt.Sprintf("%s needs the user's permission, so it was not run. Request %s was sent to them and lapses at %s India time. End this turn now; do not retry %s or reach the same result another way. If they allow it, the harness runs exactly this call and tells you the result in a new message.",
-		tool, r.ID, deskbot.Clock(r.ExpiresAt), tool)
+	return deskbot.HoldMessage(r.Content.ToolName, r.ID, r.ExpiresAt)
 }
 
 // LapseMessage tells the model nobody answered in time.

@@ -47,6 +47,8 @@ type EventSource interface {
 	// CreateEventGroupAtEnd makes the group start after the newest event,
 	// so a first start does not count history as new.
 	CreateEventGroupAtEnd(ctx context.Context, group string) error
+	// AckEvents acknowledges several events in one round trip.
+	AckEvents(ctx context.Context, group string, ids ...string) error
 }
 
 // CountEvents feeds m from the event stream until ctx ends. Failures to read
@@ -69,12 +71,15 @@ func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer str
 		if err == nil {
 			evs, err = src.ReadEvents(ctx, MetricsGroup, consumer, 100, time.Second)
 		}
-		for _, e := range evs {
-			if err != nil {
-				break
+		if err == nil && len(evs) > 0 {
+			// Counted, then acknowledged in one round trip: a crash in
+			// between counts the batch again, as it would one event.
+			ids := make([]string, len(evs))
+			for i, e := range evs {
+				m.Observe(e)
+				ids[i] = e.ID
 			}
-			m.Observe(e)
-			err = src.AckEvent(ctx, MetricsGroup, e.ID)
+			err = src.AckEvents(ctx, MetricsGroup, ids...)
 		}
 		if err == nil {
 			backoff.Reset()

@@ -33,6 +33,7 @@ func (s *downStream) ReadEvents(context.Context, string, string, int, time.Durat
 	return nil, s.try()
 }
 func (s *downStream) AckEvent(context.Context, string, string) error      { return nil }
+func (s *downStream) AckEvents(context.Context, string, ...string) error  { return nil }
 func (s *downStream) CreateEventGroupAtEnd(context.Context, string) error { return s.try() }
 
 // While Redis is down the counter retries after 1s, 2s, 4s...; a stop ends

@@ -39,23 +39,46 @@ func newClient(o Options, url string, anon bool) (redis.UniversalClient, error) 
 		if anon {
 			ro.Username, ro.Password = "", ""
 		}
-		tune(&ro.DisableIdentity, &ro.DialerRetries, &ro.DialerRetryTimeout)
+		tune(tuning{&ro.DisableIdentity, &ro.DialerRetries, &ro.DialerRetryTimeout, &ro.ReadBufferSize, &ro.WriteBufferSize, &ro.PipelinePoolSize})
 		return redis.NewClient(ro), nil
 	}
 	if anon {
 		u.Username, u.Password, u.SentinelPassword = "", "", ""
 	}
-	tune(&u.DisableIdentity, &u.DialerRetries, &u.DialerRetryTimeout)
+	tune(tuning{&u.DisableIdentity, &u.DialerRetries, &u.DialerRetryTimeout, &u.ReadBufferSize, &u.WriteBufferSize, &u.PipelinePoolSize})
 	return redis.NewUniversalClient(u), nil
 }
+
+// tuning points at the options tune sets, in whichever options type the
+// client is built from.
+type tuning struct {
+	disableIdentity         *bool
+	dialerRetries           *int
+	dialerRetryTimeout      *time.Duration
+	readBuffer, writeBuffer *int
+	pipelinePool            *int
+}
+
+// connBuffer is each connection's read and write buffer: every reply and
+// command of the store is far smaller (a request hash, a page of 100
+// events), and a longer one is read in several pieces, not refused.
+// go-redis's default is 32 KiB each, per connection.
+const connBuffer = 16 << 10
 
 // tune sets what every client of the store has. CLIENT SETINFO is one more
 // round trip per connection, and 7.0 rejects it. One quick redial, not
 // go-redis's default ~2 s of them: a failed dial is the store's to retry
-// (retry.go), where the rule for how long lives.
-func tune(disableIdentity *bool, dialerRetries *int, dialerRetryTimeout *time.Duration) {
-	*disableIdentity = true
-	if *dialerRetries == 0 {
-		*dialerRetries, *dialerRetryTimeout = 1, 50*time.Millisecond
+// (retry.go), where the rule for how long lives. Buffers of connBuffer. And
+// no dedicated pipeline pool: by default go-redis keeps up to 10 more
+// connections for pipelines and MULTI, on top of the pool, each with 128 KiB
+// buffers; a hold's burst filled them (each one also costs Redis some 20 KB
+// of client buffers), while the store's pipelines are short and run as well
+// on the main pool, as they did before go-redis added that pool.
+func tune(t tuning) {
+	*t.disableIdentity = true
+	if *t.dialerRetries == 0 {
+		*t.dialerRetries, *t.dialerRetryTimeout = 1, 50*time.Millisecond
 	}
+	*t.readBuffer, *t.writeBuffer = connBuffer, connBuffer
+	*t.pipelinePool = -1
 }

@@ -228,3 +228,167 @@ func sameEvent(a, b deskbot.Event) bool {
 	}
 	return a.Result == nil || *a.Result == *b.Result
 }
+
+// Kinds are written as short codes; entries written with the kinds' names
+// (one-letter keys, the encoding before the codes) still read.
+func TestEventKindCodes(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		mustPublish(t, s, deskbot.Event{Kind: deskbot.EventDeskState, Desk: "alpha", Time: base, Text: "idle"})
+		old := fmt.Sprintf(`{"k":"desk_message","d":"beta","m":%d,"x":"hi"}`, base.UnixMilli())
+		if err := s.Client().XAdd(ctx, &redis.XAddArgs{Stream: s.Key("events"), Values: []any{"data", old}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := s.Client().XRangeN(ctx, s.Key("events"), "-", "+", 1).Result()
+		if data, _ := raw[0].Values["data"].(string); strings.Contains(data, "desk_state") {
+			t.Errorf("stored event %s: want the kind's code", data)
+		}
+		got, err := s.ReadEvents(ctx, "g", "c", 10, 0)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("read %d events, %v", len(got), err)
+		}
+		if g := got[0]; g.Kind != deskbot.EventDeskState || g.Text != "idle" {
+			t.Errorf("event = %+v; want desk_state idle", g)
+		}
+		if g := got[1]; g.Kind != deskbot.EventDeskMessage || g.Desk != "beta" || g.Text != "hi" || !g.Time.Equal(base) {
+			t.Errorf("event with the kind's name = %+v; want desk_message hi", g)
+		}
+	})
+}
+
+// A held call's result event keeps the hold message's words, not its text,
+// and names its request for the call and the trigger; the user_request
+// event takes its trigger from its request. Both read back as published,
+// the model's message byte for byte. A result that is not exactly the hold
+// message of its call is kept whole.
+func TestHeldEventsNameTheirRequest(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		exp := base.Add(5 * time.Minute)
+		r := newRequest("0b9d6f1e-7a4c-4c2e-9a51-3f0f6a1c2b7d", exp)
+		r.TriggerID = "trigger-1"
+		r.Content.Arguments = []byte(`{"desk":"alpha","qty":12345678901234567890.123456789}`) // as an event keeps them
+		call := deskbot.ToolCall{ID: r.Content.CallID, Name: r.Content.ToolName, Arguments: r.Content.Arguments}
+		msg := deskbot.HoldMessage(call.Name, r.ID, exp)
+		published := []deskbot.Event{
+			{Kind: deskbot.EventUserRequest, Desk: "alpha", Time: base, TriggerID: r.TriggerID, RequestID: r.ID},
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &call, Result: &deskbot.ToolResult{Text: msg, Held: true}},
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &call, Result: &deskbot.ToolResult{Text: msg + " ", Held: true}},
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &deskbot.ToolCall{ID: "c9", Name: "other_tool"}, Result: &deskbot.ToolResult{Text: msg, Held: true}},
+			// A repeat of the held call, answered with its message under
+			// its own id.
+			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &deskbot.ToolCall{ID: "c5", Name: call.Name, Arguments: call.Arguments}, Result: &deskbot.ToolResult{Text: msg, Held: true}},
+		}
+		if err := s.CreateRequest(ctx, r, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, published[0]); err != nil {
+			t.Fatal(err)
+		}
+		mustPublish(t, s, published[1:]...)
+		raw, err := s.Client().XRange(ctx, s.Key("events"), "-", "+").Result()
+		if err != nil || len(raw) != 5 {
+			t.Fatalf("events stream = %v, %v", raw, err)
+		}
+		for i, m := range raw[:2] {
+			data, _ := m.Values["data"].(string)
+			for _, repeated := range []string{r.TriggerID, "needs the user's permission", `"qty"`} {
+				if strings.Contains(data, repeated) {
+					t.Errorf("event %d stored as %s: repeats %q, which its request holds", i, data, repeated)
+				}
+			}
+		}
+		got, err := s.ReadEvents(ctx, "g", "c", 10, 0)
+		if err != nil || len(got) != 5 {
+			t.Fatalf("read %d events, %v", len(got), err)
+		}
+		for i, want := range published {
+			g := got[i]
+			if !sameEvent(g, want) || g.RequestID != want.RequestID {
+				t.Errorf("event %d = %+v (call %+v, result %+v); want %+v (call %+v, result %+v)", i, g, g.Call, g.Result, want, want.Call, want.Result)
+			}
+		}
+		if got[1].Request != nil {
+			t.Errorf("the held result carries a request; want the event as published")
+		}
+		if got[1].Result.Text != msg {
+			t.Errorf("held result text = %q; want byte for byte %q", got[1].Result.Text, msg)
+		}
+
+		// The request gone (its retention ended): the result still says
+		// what the model was told, and which tool.
+		if err := s.Client().Del(ctx, s.Key("req", r.ID)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.ReadEvents(ctx, "g2", "c", 10, 0)
+		if err != nil || len(again) != 5 {
+			t.Fatalf("read %d events, %v", len(again), err)
+		}
+		if g := again[1]; g.Call == nil || g.Call.ID != call.ID || g.Call.Name != call.Name || g.Result == nil || g.Result.Text != msg || !g.Result.Held {
+			t.Errorf("held result without its request = %+v; want the call's id, the tool and the message", g)
+		}
+	})
+}
+
+// The call memory keeps a held call's request id and clock, not the hold
+// message, and gives the message back byte for byte; the call itself is
+// kept whole (a replayed turn matches repeats by it). Entries in the
+// earlier encoding (the completed call's own JSON) still read.
+func TestCallMemoryKeepsHoldWords(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		exp := base.Add(5 * time.Minute)
+		held := deskbot.CompletedCall{
+			Call:   deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"INFY","qty":24512.123456789012}`)},
+			Result: deskbot.ToolResult{Text: deskbot.HoldMessage("place_order", "0b9d6f1e-7a4c-4c2e-9a51-3f0f6a1c2b7d", exp), Held: true},
+		}
+		calls := []deskbot.CompletedCall{
+			held,
+			{Call: deskbot.ToolCall{ID: "c2", Name: "bash", Arguments: []byte(`{"command": "ls`)}, Result: deskbot.ToolResult{Text: "a.txt", IsError: true, Picture: "p.png"}},
+			{Call: deskbot.ToolCall{ID: "c3", Name: "get_positions", Arguments: []byte(`{}`)}, Result: deskbot.ToolResult{Text: held.Result.Text}}, // not held: kept as said
+		}
+		for _, c := range calls {
+			if err := s.RememberCall(ctx, "t1", c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := `{"call":{"call_id":"c4","name":"bash","arguments":{"command":"pwd"}},"result":{"text":"/home"}}`
+		if err := s.Client().RPush(ctx, s.Key("calls", "t1"), old).Err(); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.Client().LIndex(ctx, s.Key("calls", "t1"), 0).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(raw, "needs the user's permission") || !strings.Contains(raw, `{"symbol":"INFY","qty":24512.123456789012}`) {
+			t.Errorf("held call stored as %s; want the call whole and the message's words only", raw)
+		}
+		got, err := s.CompletedCalls(ctx, "t1")
+		if err != nil || len(got) != 4 {
+			t.Fatalf("CompletedCalls = %d, %v", len(got), err)
+		}
+		for i, want := range calls {
+			if g := got[i]; fmt.Sprint(g.Call.ID, g.Call.Name, string(g.Call.Arguments), g.Result) != fmt.Sprint(want.Call.ID, want.Call.Name, string(want.Call.Arguments), want.Result) {
+				t.Errorf("call %d = %+v; want %+v", i, g, want)
+			}
+		}
+		if g := got[3]; g.Call.ID != "c4" || string(g.Call.Arguments) != `{"command":"pwd"}` || g.Result.Text != "/home" {
+			t.Errorf("call in the earlier encoding = %+v", g)
+		}
+	})
+}
+
+// Every connection's buffers are small, and pipelines share the one pool:
+// go-redis's default dedicated pipeline pool added up to 10 connections
+// with 128 KiB buffers each, and Redis keeps buffers for every connection.
+func TestClientKeepsFewSmallConnections(t *testing.T) {
+	s := storetest.MustOpen(t)
+	c, ok := s.Client().(*redis.Client)
+	if !ok {
+		t.Skipf("client is %T, not a single server's", s.Client())
+	}
+	o := c.Options()
+	if got, want := []int{o.ReadBufferSize, o.WriteBufferSize}, []int{16 << 10, 16 << 10}; !eq(got, want) {
+		t.Errorf("read and write buffers = %v; want %v", got, want)
+	}
+	if o.PipelinePoolSize >= 0 {
+		t.Errorf("PipelinePoolSize = %d; want none (pipelines on the main pool)", o.PipelinePoolSize)
+	}
+}

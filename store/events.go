@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,9 +26,26 @@ func (s *Store) Publish(ctx context.Context, e deskbot.Event) error {
 	return s.wrap(s.rdb.XAdd(ctx, s.streamAdd(s.eventsKey(), data)).Err())
 }
 
-// storedEvent is an event as the stream keeps it: one-letter keys, the
-// time in ms, and no request (read as it stands instead). A call's
-// arguments stay raw JSON inside it, never a quoted string.
+// storedEvent is an event as the stream keeps it: one-letter keys, a short
+// kind code (kindCodes), the time in ms, and no request (read as it stands
+// instead). A call's arguments stay raw JSON inside it, never a quoted
+// string.
+//
+// What a request the event names already holds is not repeated:
+//   - a user_request leaves out its trigger, which is its request's
+//     (gate.Hold makes them one); Held (the "t" flag) says to take it back
+//     from the request;
+//   - a held call's tool_result keeps only the hold message's words ("h":
+//     tool, request id and clock, deskbot.HoldWords) and the call's id,
+//     not the message (about 330 characters), the call's arguments or the
+//     trigger: the text is rebuilt word for word from the words, the rest
+//     read from the request. The call's id is kept because a repeat of a
+//     held call is answered with the same message under its own id; its
+//     arguments are the request's but for formatting (a repeat is one with
+//     the same canonical arguments), and its trigger is the request's (a
+//     repeat is answered only within the trigger). A reader that finds the
+//     request gone (its retention ended) gets the call's id and name and
+//     the text, without its arguments.
 type storedEvent struct {
 	Kind      deskbot.EventKind `json:"k"`
 	Desk      string            `json:"d,omitempty"`
@@ -38,6 +56,12 @@ type storedEvent struct {
 	Result    *storedResult     `json:"o,omitempty"`
 	Text      string            `json:"x,omitempty"`
 	Picture   string            `json:"p,omitempty"`
+	// Hold is a held call's result, by its words: "tool id clock"; CallID
+	// is its call's id.
+	Hold   string `json:"h,omitempty"`
+	CallID string `json:"i,omitempty"`
+	// TriggerOfRequest: the trigger is the request's.
+	TriggerOfRequest bool `json:"t,omitempty"`
 }
 
 type storedCall struct {
@@ -53,10 +77,50 @@ type storedResult struct {
 	Held    bool   `json:"h,omitempty"`
 }
 
+// kindCodes are the event kinds as the stream writes them. Entries written
+// with the kinds' own names still read (decodeKind), and a kind without a
+// code is written by its name.
+var kindCodes = map[deskbot.EventKind]deskbot.EventKind{
+	deskbot.EventToolCall:         "c",
+	deskbot.EventToolResult:       "o",
+	deskbot.EventUserRequest:      "u",
+	deskbot.EventRequestDecided:   "d",
+	deskbot.EventRequestLapsed:    "l",
+	deskbot.EventRequestApproved:  "a",
+	deskbot.EventDeskMessage:      "m",
+	deskbot.EventDeskState:        "s",
+	deskbot.EventModelUnreachable: "x",
+}
+
+var kindsByCode = func() map[deskbot.EventKind]deskbot.EventKind {
+	m := make(map[deskbot.EventKind]deskbot.EventKind, len(kindCodes))
+	for k, c := range kindCodes {
+		m[c] = k
+	}
+	return m
+}()
+
+func decodeKind(k deskbot.EventKind) deskbot.EventKind {
+	if long, ok := kindsByCode[k]; ok {
+		return long
+	}
+	return k
+}
+
 func encodeEvent(e deskbot.Event) (string, error) {
 	se := storedEvent{Kind: e.Kind, Desk: e.Desk, TriggerID: e.TriggerID, RequestID: e.RequestID, Text: e.Text, Picture: e.Picture}
+	if c, ok := kindCodes[e.Kind]; ok {
+		se.Kind = c
+	}
 	if !e.Time.IsZero() {
 		se.Time = e.Time.UnixMilli()
+	}
+	if e.Kind == deskbot.EventUserRequest && e.RequestID != "" && e.TriggerID != "" {
+		se.TriggerID, se.TriggerOfRequest = "", true
+	}
+	if w, ok := heldResult(e); ok {
+		se.TriggerID, se.Hold, se.CallID = "", w.Tool+" "+w.RequestID+" "+w.Clock, e.Call.ID
+		return encode(se)
 	}
 	if c := e.Call; c != nil {
 		se.Call = &storedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
@@ -74,26 +138,53 @@ func encodeEvent(e deskbot.Event) (string, error) {
 	return encode(se)
 }
 
-func decodeEvent(data string) (deskbot.Event, error) {
+// heldResult gives the words of a held call's tool_result when the event
+// says nothing else that its request does not hold: the result is the hold
+// message of this very call, exactly.
+func heldResult(e deskbot.Event) (deskbot.HoldWords, bool) {
+	r, c := e.Result, e.Call
+	if e.Kind != deskbot.EventToolResult || r == nil || c == nil || !r.Held || r.IsError || r.Picture != "" ||
+		e.RequestID != "" || e.Text != "" || e.Picture != "" {
+		return deskbot.HoldWords{}, false
+	}
+	w, ok := deskbot.ParseHoldWords(r.Text)
+	if !ok || w.Tool != c.Name {
+		return deskbot.HoldWords{}, false
+	}
+	return w, true
+}
+
+// decodeEvent decodes a stream entry; held is the request id whose call and
+// trigger the event must be completed from (see storedEvent), "" if none.
+func decodeEvent(data string) (e deskbot.Event, held string, err error) {
 	var se storedEvent
 	if err := json.Unmarshal([]byte(data), &se); err != nil {
-		return deskbot.Event{}, err
+		return deskbot.Event{}, "", err
 	}
 	if se.Kind == "" { // the earlier encoding: the event's own JSON
-		var e deskbot.Event
 		err := json.Unmarshal([]byte(data), &e)
-		return e, err
+		return e, "", err
 	}
-	e := deskbot.Event{Kind: se.Kind, Desk: se.Desk, TriggerID: se.TriggerID, RequestID: se.RequestID, Text: se.Text, Picture: se.Picture}
+	e = deskbot.Event{Kind: decodeKind(se.Kind), Desk: se.Desk, TriggerID: se.TriggerID, RequestID: se.RequestID, Text: se.Text, Picture: se.Picture}
 	if se.Time != 0 {
 		e.Time = time.UnixMilli(se.Time).UTC()
+	}
+	if se.Hold != "" {
+		f := strings.Split(se.Hold, " ")
+		if len(f) != 3 {
+			return e, "", fmt.Errorf("held result %q has %d words, not 3", se.Hold, len(f))
+		}
+		w := deskbot.HoldWords{Tool: f[0], RequestID: f[1], Clock: f[2]}
+		e.Call = &deskbot.ToolCall{ID: se.CallID, Name: w.Tool}
+		e.Result = &deskbot.ToolResult{Text: w.Message(), Held: true}
+		return e, w.RequestID, nil
 	}
 	if c := se.Call; c != nil {
 		e.Call = &deskbot.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		if name, quoted := strings.CutPrefix(c.Name, "\x00"); quoted {
 			var raw string
 			if err := json.Unmarshal(c.Arguments, &raw); err != nil {
-				return e, err
+				return e, "", err
 			}
 			e.Call.Name, e.Call.Arguments = name, json.RawMessage(raw)
 		}
@@ -101,7 +192,10 @@ func decodeEvent(data string) (deskbot.Event, error) {
 	if r := se.Result; r != nil {
 		e.Result = &deskbot.ToolResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}
 	}
-	return e, nil
+	if se.TriggerOfRequest {
+		held = se.RequestID
+	}
+	return e, held, nil
 }
 
 // ReadEvents returns up to count events for consumer in group: its
@@ -113,15 +207,16 @@ func (s *Store) ReadEvents(ctx context.Context, group, consumer string, count in
 		return nil, err
 	}
 	out := make([]deskbot.Event, 0, len(msgs))
+	of := make([]string, 0, len(msgs))
 	for _, m := range msgs {
-		e, err := decodeEvent(dataOf(m))
+		e, held, err := decodeEvent(dataOf(m))
 		if err != nil {
 			return nil, fmt.Errorf("store: decode event %s: %w", m.ID, err)
 		}
 		e.ID = m.ID
-		out = append(out, e)
+		out, of = append(out, e), append(of, held)
 	}
-	return out, s.hydrate(ctx, out)
+	return out, s.hydrate(ctx, out, of)
 }
 
 // ReadEventsAfter reads the group's events for consumer without the
@@ -147,26 +242,30 @@ func (s *Store) ReadEventsAfter(ctx context.Context, group, consumer, after stri
 		return nil, err
 	}
 	out := make([]deskbot.Event, 0, len(msgs))
+	of := make([]string, 0, len(msgs))
 	for _, m := range msgs {
 		var e deskbot.Event
+		var held string
 		if d := dataOf(m); d != "" {
-			if e, err = decodeEvent(d); err != nil {
+			if e, held, err = decodeEvent(d); err != nil {
 				return nil, fmt.Errorf("store: decode event %s: %w", m.ID, err)
 			}
 		}
 		e.ID = m.ID
-		out = append(out, e)
+		out, of = append(out, e), append(of, held)
 	}
-	return out, s.hydrate(ctx, out)
+	return out, s.hydrate(ctx, out, of)
 }
 
-// hydrate fills Event.Request in one pipelined round trip for the batch.
-func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event) error {
+// hydrate fills Event.Request in one pipelined round trip for the batch,
+// and completes from its request what an event left to it (of[i], the
+// request's id; storedEvent says what).
+func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event, of []string) error {
 	var ids []string
 	var at []int
 	for i, e := range evs {
-		if e.RequestID != "" {
-			ids, at = append(ids, e.RequestID), append(at, i)
+		if id := cmp.Or(e.RequestID, of[i]); id != "" {
+			ids, at = append(ids, id), append(at, i)
 		}
 	}
 	if len(ids) == 0 {
@@ -188,7 +287,16 @@ func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event) error {
 		} else if err != nil {
 			return err
 		}
-		evs[at[i]].Request = r
+		e := &evs[at[i]]
+		if of[at[i]] != "" {
+			e.TriggerID = r.TriggerID
+			if e.Kind == deskbot.EventToolResult && e.Call != nil {
+				e.Call.Arguments = r.Content.Arguments
+			}
+		}
+		if e.RequestID != "" {
+			e.Request = r
+		}
 	}
 	return nil
 }
@@ -196,6 +304,16 @@ func (s *Store) hydrate(ctx context.Context, evs []deskbot.Event) error {
 // AckEvent acknowledges an event for the group.
 func (s *Store) AckEvent(ctx context.Context, group, id string) error {
 	return s.wrap(s.rdb.XAck(ctx, s.eventsKey(), group, id).Err())
+}
+
+// AckEvents acknowledges events for the group in one round trip (none:
+// nothing to do). A reader that handles a batch at once acknowledges it at
+// once: one XACK, not one per event.
+func (s *Store) AckEvents(ctx context.Context, group string, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.wrap(s.rdb.XAck(ctx, s.eventsKey(), group, ids...).Err())
 }
 
 // readGroup reads the consumer's pending entries, and only when there are

@@ -152,3 +152,25 @@ func TestReadEventsAfter(t *testing.T) {
 		}
 	})
 }
+
+// AckEvents acknowledges every event it names at once, and nothing else.
+func TestAckEvents(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		mustPublish(t, s,
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "one", Time: base},
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "two", Time: base},
+			deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Text: "three", Time: base},
+		)
+		first := mustRead(t, s, "bot", "c1", 0)
+		if err := s.AckEvents(ctx, "bot"); err != nil {
+			t.Fatalf("AckEvents of none: %v", err)
+		}
+		if err := s.AckEvents(ctx, "bot", first[0].ID, first[2].ID); err != nil {
+			t.Fatal(err)
+		}
+		if rest := mustRead(t, s, "bot", "c1", 0); !eq(texts(rest), []string{"two"}) {
+			t.Errorf("after acking one and three = %q; want [two]", texts(rest))
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -16,7 +17,7 @@ const callMemoryTTL = 7 * 24 * time.Hour
 
 // RememberCall appends c to the trigger's completed calls.
 func (s *Store) RememberCall(ctx context.Context, triggerID string, c deskbot.CompletedCall) error {
-	data, err := encode(c)
+	data, err := encodeCompleted(c)
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,75 @@ func (s *Store) RememberCall(ctx context.Context, triggerID string, c deskbot.Co
 
 // CompletedCalls returns the trigger's completed calls in the order made.
 func (s *Store) CompletedCalls(ctx context.Context, triggerID string) ([]deskbot.CompletedCall, error) {
-	return decodeList[deskbot.CompletedCall](ctx, s, s.callsKey(triggerID), 0)
+	key := s.callsKey(triggerID)
+	vals, err := s.rdb.LRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	out := make([]deskbot.CompletedCall, len(vals))
+	for i, v := range vals {
+		if out[i], err = decodeCompleted(v); err != nil {
+			return nil, fmt.Errorf("store: decode %s entry: %w", key, err)
+		}
+	}
+	return out, nil
+}
+
+// storedCompleted is a completed call as the call memory keeps it: the
+// call whole (what a replayed turn matches a repeat by, so nothing of it is
+// left to another key), one-letter keys, and for a held call the hold
+// message's request id and clock ("w") instead of the message: the text is
+// rebuilt word for word (deskbot.HoldWords, the tool being the call's).
+// Entries written before this encoding (CompletedCall's own JSON) still
+// read.
+type storedCompleted struct {
+	Call   *storedCall  `json:"c"`
+	Result storedResult `json:"o"`
+	Words  string       `json:"w,omitempty"`
+}
+
+func encodeCompleted(c deskbot.CompletedCall) (string, error) {
+	sc := storedCompleted{Call: &storedCall{ID: c.Call.ID, Name: c.Call.Name, Arguments: c.Call.Arguments}, Result: storedResult{
+		Text: c.Result.Text, IsError: c.Result.IsError, Picture: c.Result.Picture, Held: c.Result.Held}}
+	if len(c.Call.Arguments) > 0 && !json.Valid(c.Call.Arguments) {
+		// As in an event: broken arguments are kept as a string.
+		q, _ := json.Marshal(string(c.Call.Arguments))
+		sc.Call.Name, sc.Call.Arguments = "\x00"+c.Call.Name, q
+	}
+	if w, ok := deskbot.ParseHoldWords(c.Result.Text); ok && c.Result.Held && w.Tool == c.Call.Name {
+		sc.Result.Text, sc.Words = "", w.RequestID+" "+w.Clock
+	}
+	return encode(sc)
+}
+
+func decodeCompleted(data string) (deskbot.CompletedCall, error) {
+	var sc storedCompleted
+	if err := json.Unmarshal([]byte(data), &sc); err != nil {
+		return deskbot.CompletedCall{}, err
+	}
+	if sc.Call == nil { // the earlier encoding
+		var c deskbot.CompletedCall
+		err := json.Unmarshal([]byte(data), &c)
+		return c, err
+	}
+	r := sc.Result
+	c := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: sc.Call.ID, Name: sc.Call.Name, Arguments: sc.Call.Arguments},
+		Result: deskbot.ToolResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}}
+	if name, quoted := strings.CutPrefix(sc.Call.Name, "\x00"); quoted {
+		var raw string
+		if err := json.Unmarshal(sc.Call.Arguments, &raw); err != nil {
+			return c, err
+		}
+		c.Call.Name, c.Call.Arguments = name, json.RawMessage(raw)
+	}
+	if sc.Words != "" {
+		id, clock, ok := strings.Cut(sc.Words, " ")
+		if !ok {
+			return c, fmt.Errorf("held call's words %q are not an id and a clock", sc.Words)
+		}
+		c.Result.Text = deskbot.HoldWords{Tool: c.Call.Name, RequestID: id, Clock: clock}.Message()
+	}
+	return c, nil
 }
 
 // AppendHistory appends msgs and trims the desk's history to HistoryLimit.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -217,5 +218,27 @@ func TestHeldCallEndToEnd(t *testing.T) {
 	}
 	if ran != 1 {
 		t.Errorf("the held call ran %d times, want 1 (audit %+v)", ran, trail)
+	}
+}
+
+func TestGCDefault(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	tests := []struct {
+		name    string
+		environ map[string]string
+		want    int
+	}{
+		{"GOGC unset", map[string]string{}, defaultGOGC},
+		{"GOGC set", map[string]string{"GOGC": "100"}, 100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			gcDefault(tt.environ)
+			if got := debug.SetGCPercent(100); got != tt.want {
+				t.Errorf("GC percent = %d; want %d", got, tt.want)
+			}
+		})
 	}
 }
