@@ -101,7 +101,7 @@ func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLim
 	if err != nil {
 		return st, nil, nil, err
 	}
-	done, err := decodeEntries[deskbot.CompletedCall](s.callsKey(triggerID), replyStrings(res[2]))
+	done, err := decodeCompletedCalls(s.callsKey(triggerID), replyStrings(res[2]))
 	return st, msgs, done, err
 }
 
@@ -247,7 +247,7 @@ func (s *Store) RecordResult(ctx context.Context, triggerID string, call *deskbo
 		}
 	}
 	if c != nil {
-		if done, err = encode(*c); err != nil {
+		if done, err = encodeCompleted(*c); err != nil {
 			return err
 		}
 	}

@@ -37,8 +37,15 @@ func (s *Store) CompletedCalls(ctx context.Context, triggerID string) ([]deskbot
 	if err != nil {
 		return nil, s.wrap(err)
 	}
+	return decodeCompletedCalls(key, vals)
+}
+
+// decodeCompletedCalls reads the entries of call memory key, whoever read
+// them (CompletedCalls, OpenTurn).
+func decodeCompletedCalls(key string, vals []string) ([]deskbot.CompletedCall, error) {
 	out := make([]deskbot.CompletedCall, len(vals))
 	for i, v := range vals {
+		var err error
 		if out[i], err = decodeCompleted(v); err != nil {
 			return nil, fmt.Errorf("store: decode %s entry: %w", key, err)
 		}
