@@ -13,25 +13,95 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A request's hash names each field with one letter, and holds no JSON
-// but the tool's result: the creation data is one record of plain values.
+// A request's hash names each field with one letter (the arguments'
+// pieces after the first: "a1", "a2", ...), holds no JSON but the tool's
+// result, and no value longer than Redis keeps in a listpack (64 bytes),
+// so that Redis keeps the hash as one compact listpack.
 func TestRequestEncodingIsCompact(t *testing.T) {
 	backends(t, func(t *testing.T, s *store.Store) {
 		mustCreate(t, s, "r1", base.Add(5*time.Minute))
-		h, err := s.Client().HGetAll(t.Context(), s.Key("req", "r1")).Result()
+		key := s.Key("req", "r1")
+		h, err := s.Client().HGetAll(t.Context(), key).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
+		var args string
+		for i := 0; ; i++ {
+			name := "a"
+			if i > 0 {
+				name += strconv.Itoa(i)
+			}
+			piece, ok := h[name]
+			if !ok {
+				break
+			}
+			args += piece
+		}
 		for f, v := range h {
-			if len(f) != 1 {
+			if len(f) != 1 && strings.TrimLeft(f[1:], "0123456789") != "" || len(f) > 1 && f[0] != 'a' {
 				t.Errorf("field %q: want a one-letter name", f)
 			}
-			if f != "a" && len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+			if f[0] != 'a' && len(v) > 0 && (v[0] == '{' || v[0] == '[') {
 				t.Errorf("field %q = %q: no JSON besides the arguments", f, v)
 			}
+			if len(v) > 64 {
+				t.Errorf("field %q is %d bytes: the hash cannot be a listpack", f, len(v))
+			}
 		}
-		if got, want := h["a"], `{"desk": "alpha",  "qty": 12345678901234567890.123456789, "note": "<b>&"}`; got != want {
+		if got, want := args, `{"desk": "alpha",  "qty": 12345678901234567890.123456789, "note": "<b>&"}`; got != want {
 			t.Errorf("arguments stored as %q; want byte for byte %q", got, want)
+		}
+		if t.Name() == "TestRequestEncodingIsCompact/redis" {
+			if got, err := s.Client().ObjectEncoding(t.Context(), key).Result(); err != nil || got != "listpack" {
+				t.Errorf("OBJECT ENCODING of a held request = %q (%v); want listpack", got, err)
+			}
+		}
+	})
+}
+
+// Arguments of any length come back byte for byte, however they were cut
+// (a piece may end inside a character: they are bytes).
+func TestArgumentsOfAnyLengthReadBack(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		for _, n := range []int{0, 1, 63, 64, 65, 128, 129, 1000} {
+			args := []byte{}
+			if n > 0 {
+				args = []byte(`{"n":"` + strings.Repeat("é", n) + `"}`) // 2 bytes a letter: pieces end mid-letter
+			}
+			id := fmt.Sprintf("len%d", n)
+			r := newRequest(id, base.Add(5*time.Minute))
+			r.Content.Arguments, r.TriggerID = args, "trigger-"+id
+			if err := s.CreateRequest(t.Context(), r, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, deskbot.Event{Kind: deskbot.EventUserRequest, Time: base}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Request(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Content.Arguments) != string(args) || got.TriggerID != r.TriggerID || got.Content.CallID != r.Content.CallID || got.Content.ToolName != r.Content.ToolName {
+				t.Errorf("%d letters: read back %q, %q, %q, %q; want %q, %q, %q, %q", n, got.Content.Arguments, got.TriggerID, got.Content.CallID, got.Content.ToolName,
+					args, r.TriggerID, r.Content.CallID, r.Content.ToolName)
+			}
+		}
+	})
+}
+
+// A request written before the trigger and call id had fields of their own
+// (five parts in "c", the arguments whole in "a") still reads.
+func TestFivePartCreationRecordReads(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		const args = `{"desk":"alpha","note":"a long note that is well over sixty-four bytes in one value"}`
+		err := s.Client().HSet(t.Context(), s.Key("req", "old5"), "s", "open", "e", base.Add(time.Minute).UnixMilli(), "w", "alpha",
+			"c", "permission\x1fflatten_desk\x1ftrig-9\x1f"+strconv.FormatInt(base.UnixMilli(), 10)+"\x1fcall_9", "a", args).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Request(t.Context(), "old5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Content.ToolName != "flatten_desk" || r.TriggerID != "trig-9" || r.Content.CallID != "call_9" || !r.CreatedAt.Equal(base) || string(r.Content.Arguments) != args {
+			t.Errorf("old request read as %+v", r)
 		}
 	})
 }

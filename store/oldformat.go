@@ -64,12 +64,11 @@ func decodeOldRequest(id string, h map[string]string) (*deskbot.Request, error) 
 
 // requestFields is r in the compact encoding, as HSET field, value pairs.
 func requestFields(r *deskbot.Request) ([]any, error) {
-	rec, err := creationRecord(r)
+	created, err := creationFields(r)
 	if err != nil {
 		return nil, err
 	}
-	f := []any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli(), fDesk, r.Desk,
-		fCreation, rec, fArgs, []byte(r.Content.Arguments)}
+	f := append([]any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli()}, created...)
 	if r.Result != nil {
 		b, err := json.Marshal(r.Result)
 		if err != nil {

@@ -13,13 +13,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A request is one hash with one-letter field names (a small hash is kept
-// by Redis as a listpack, so the names cost a byte each, and none repeats
-// inside a value). Its creation data never changes: the desk in "w", the
-// rest in "c" as kind, tool, trigger id, created (ms) and call id joined by
-// US (0x1f; the call id comes last, so it may hold anything, and the others
-// may not hold US), and the model's arguments in "a" exactly as the model
-// sent them (not even re-compacted, valid JSON or not). The mutable fields
+// A request is one hash with one-letter field names. Redis keeps a small
+// hash as a listpack (a few bytes a field) only while every value is at
+// most hash-max-listpack-value bytes (64 by default); one longer value
+// turns the whole hash into a table of separately allocated strings, more
+// than twice the size (609 B against 272 B for a typical held order). So no
+// value is longer than listpackValue when it need not be. Its creation data
+// never changes: the desk in "w"; kind, tool and created (ms) in "c",
+// joined by US (0x1f; none may hold US); the trigger id in "g" and the
+// call id in "j"; and the model's arguments exactly as the model sent them
+// (not even re-compacted, valid JSON or not), cut into pieces of
+// listpackValue bytes: "a", then "a1", "a2", ... (bytes, not characters:
+// put back together they are the arguments byte for byte). Requests
+// written before keep trigger and call id in "c" (five parts) and the
+// arguments whole in "a", and still read. The mutable fields
 // are plain strings, times in ms since the epoch; the tool's result is the
 // one JSON value. The approvals a request needs ("q", only when more than
 // one) are fixed at creation; the approvals counted so far ("v") are
@@ -29,7 +36,9 @@ import (
 const (
 	fCreation    = "c"
 	fDesk        = "w"
-	fArgs        = "a"
+	fTrigger     = "g"
+	fCallID      = "j"
+	fArgs        = "a" // then "a1", "a2", ...
 	fState       = "s"
 	fExpiresAt   = "e"
 	fDecision    = "d"
@@ -80,15 +89,51 @@ func decodeApprovals(v string) []deskbot.Approval {
 	return out
 }
 
-// creationRecord is the "c" field of r.
-func creationRecord(r *deskbot.Request) (string, error) {
-	for _, v := range []string{r.Kind, r.Content.ToolName, r.TriggerID} {
+// listpackValue is Redis's default hash-max-listpack-value: the longest
+// value a hash may hold and stay a listpack.
+const listpackValue = 64
+
+// creationFields are r's creation data as HSET field, value pairs.
+func creationFields(r *deskbot.Request) ([]any, error) {
+	for _, v := range []string{r.Kind, r.Content.ToolName} {
 		if strings.Contains(v, unitSep) {
-			return "", deskbot.Errorf(deskbot.EINVALID, "A request's kind, tool and trigger may not contain a unit separator")
+			return nil, deskbot.Errorf(deskbot.EINVALID, "A request's kind and tool may not contain a unit separator")
 		}
 	}
-	return r.Kind + unitSep + r.Content.ToolName + unitSep + r.TriggerID + unitSep +
-		strconv.FormatInt(r.CreatedAt.UnixMilli(), 10) + unitSep + r.Content.CallID, nil
+	args := r.Content.Arguments
+	f := make([]any, 0, 10+2*(len(args)/listpackValue))
+	f = append(f, fDesk, r.Desk,
+		fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
+		fTrigger, r.TriggerID, fCallID, r.Content.CallID)
+	for i := 0; i == 0 || len(args) > 0; i++ {
+		n := min(len(args), listpackValue)
+		name := fArgs
+		if i > 0 {
+			name += strconv.Itoa(i)
+		}
+		f = append(f, name, []byte(args[:n]))
+		args = args[n:]
+	}
+	return f, nil
+}
+
+// joinArgs puts the arguments back together from their pieces.
+func joinArgs(h map[string]string) json.RawMessage {
+	a := h[fArgs]
+	if _, more := h[fArgs+"1"]; !more {
+		if a == "" {
+			return nil
+		}
+		return json.RawMessage(a)
+	}
+	b := []byte(a)
+	for i := 1; ; i++ {
+		p, ok := h[fArgs+strconv.Itoa(i)]
+		if !ok {
+			return b
+		}
+		b = append(b, p...)
+	}
 }
 
 // CreateRequest saves r as open, with its audit entry and event, in one
@@ -107,7 +152,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	r.State = deskbot.StateOpen
 	r.CreatedAt = msTime(r.CreatedAt)
 	r.ExpiresAt = msTime(r.ExpiresAt)
-	rec, err := creationRecord(r)
+	created, err := creationFields(r)
 	if err != nil {
 		return err
 	}
@@ -121,8 +166,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	}
 	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
-	fields := []any{fState, string(deskbot.StateOpen), fExpiresAt, exp, fDesk, r.Desk,
-		fCreation, rec, fArgs, []byte(r.Content.Arguments)}
+	fields := append([]any{fState, string(deskbot.StateOpen), fExpiresAt, exp}, created...)
 	if r.Required > 1 {
 		fields = append(fields, fRequired, r.Required)
 	}
@@ -253,13 +297,17 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 		return nil, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
 	}
 	c := strings.SplitN(h[fCreation], unitSep, 5)
-	if len(c) != 5 {
-		return nil, fmt.Errorf("store: decode request %s: creation record has %d parts, not 5", id, len(c))
+	switch len(c) {
+	case 3: // kind, tool, created; trigger and call id in their own fields
+		c = []string{c[0], c[1], h[fTrigger], c[2], h[fCallID]}
+	case 5: // written before: kind, tool, trigger, created, call id
+	default:
+		return nil, fmt.Errorf("store: decode request %s: creation record has %d parts, not 3", id, len(c))
 	}
 	r := &deskbot.Request{
 		ID: id, Desk: h[fDesk], Kind: c[0], TriggerID: c[2],
 		CreatedAt: msField(c[3]), ExpiresAt: msField(h[fExpiresAt]),
-		Content: deskbot.PermissionContent{ToolName: c[1], CallID: c[4]},
+		Content: deskbot.PermissionContent{ToolName: c[1], CallID: c[4], Arguments: joinArgs(h)},
 		State:   deskbot.RequestState(h[fState]),
 		// Decision etc. are plain strings; absent fields stay zero.
 		Decision:  deskbot.Decision(h[fDecision]),
@@ -270,9 +318,6 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 		DecisionToken: h[fToken],
 	}
 	r.Fence, _ = strconv.ParseInt(h[fFence], 10, 64)
-	if a, ok := h[fArgs]; ok && a != "" {
-		r.Content.Arguments = json.RawMessage(a)
-	}
 	r.DecidedByID, _ = strconv.ParseInt(h[fDecidedByID], 10, 64)
 	r.DecidedAt = msField(h[fDecidedAt])
 	r.DeliveredAt = msField(h[fDeliveredAt])
