@@ -181,32 +181,45 @@ func BenchmarkResolveFloor(b *testing.B) {
 }
 
 func resolveFloor(f *benchFixture) func() {
+	decide, run := resolveFloorTrips(f)
 	ctx := context.Background()
-	rdb := f.store.Client()
-	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
 	return func() {
 		id := uuid.NewString()
-		key := f.store.Key("floor", id)
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.HGetAll(ctx, key)
-			p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
-			p.ZRem(ctx, f.store.Key("floor-open"), id)
-			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", -1)
-			p.SAdd(ctx, f.store.Key("floor-running"), id)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
-			p.HSet(ctx, key, "state", "ran", "result", `{"text":"ok"}`, "response", "The user allowed…", "delivered_at", 2)
-			p.SRem(ctx, f.store.Key("floor-running"), id)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-inbox"), Values: entry})
-			p.Del(ctx, key)
+		if _, err := f.store.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+			decide(p, id)
+			run(p, id)
 			return nil
-		})
-		if err != nil {
+		}); err != nil {
 			panic(err)
 		}
 	}
+}
+
+// resolveFloorTrips are the floor's commands as an allow needs them: the
+// read and the decision's writes, then the record of the run.
+func resolveFloorTrips(f *benchFixture) (decide, run func(p redis.Pipeliner, id string)) {
+	ctx := context.Background()
+	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
+	decide = func(p redis.Pipeliner, id string) {
+		key := f.store.Key("floor", id)
+		p.HGetAll(ctx, key)
+		p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
+		p.ZRem(ctx, f.store.Key("floor-open"), id)
+		p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", -1)
+		p.SAdd(ctx, f.store.Key("floor-running"), id)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+	}
+	run = func(p redis.Pipeliner, id string) {
+		key := f.store.Key("floor", id)
+		p.HSet(ctx, key, "state", "ran", "result", `{"text":"ok"}`, "response", "The user allowed…", "delivered_at", 2)
+		p.SRem(ctx, f.store.Key("floor-running"), id)
+		p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
+		p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-inbox"), Values: entry})
+		p.Del(ctx, key)
+	}
+	return decide, run
 }
 
 // BenchmarkResolveTwoTripFloor is the least a resolve can cost once the
@@ -219,35 +232,13 @@ func resolveFloor(f *benchFixture) func() {
 func BenchmarkResolveTwoTripFloor(b *testing.B) {
 	f := mustBench(b)
 	ctx := context.Background()
-	rdb := f.store.Client()
-	entry := []any{"data", `{"action":"allow_once","by":"Asha (101)"}`}
+	decide, run := resolveFloorTrips(f)
 	paired(b, func() {
 		id := uuid.NewString()
-		key := f.store.Key("floor", id)
-		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.HGetAll(ctx, key)
-			p.HSet(ctx, key, "state", "running", "decision", "allow_once", "decided_by", "Asha", "decided_at", 1)
-			p.ZRem(ctx, f.store.Key("floor-open"), id)
-			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", -1)
-			p.SAdd(ctx, f.store.Key("floor-running"), id)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, key, "state", "ran", "result", `{"text":"ok"}`, "response", "The user allowed…", "delivered_at", 2)
-			p.SRem(ctx, f.store.Key("floor-running"), id)
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: entry})
-			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-inbox"), Values: entry})
-			p.Del(ctx, key)
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
+		for _, trip := range []func(redis.Pipeliner, string){decide, run} {
+			if _, err := f.store.Client().Pipelined(ctx, func(p redis.Pipeliner) error { trip(p, id); return nil }); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}, resolveFloor(f))
 }
