@@ -25,8 +25,12 @@ func (s *Store) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus
 
 // SetDeskState records what the desk is doing and when it last did something.
 func (s *Store) SetDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error {
-	return s.wrap(s.rdb.HSet(ctx, s.deskKey(desk),
-		"state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10)).Err())
+	return s.wrap(s.setDeskState(ctx, s.rdb, desk, state, at).Err())
+}
+
+// setDeskState is the write of a desk's state, on rdb or a pipeline.
+func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, state deskbot.DeskState, at time.Time) *redis.IntCmd {
+	return c.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
 }
 
 // SetPaused flips the pause switch and audits it in the same MULTI.
@@ -125,7 +129,7 @@ func (s *Store) AnnounceDeskState(ctx context.Context, desk string, state deskbo
 		return err
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
+		s.setDeskState(ctx, p, desk, state, at)
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), ev))
 		return nil
 	})
@@ -165,13 +169,9 @@ func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event
 			return "", err
 		}
 	}
-	hist := make([]any, len(history))
-	for i, m := range history {
-		data, err := encode(m)
-		if err != nil {
-			return "", err
-		}
-		hist[i] = data
+	hist, err := encodeHistory(history)
+	if err != nil {
+		return "", err
 	}
 	idle, err := encodeEvent(deskStateEvent(desk, deskbot.DeskIdle, at))
 	if err != nil {
@@ -191,8 +191,7 @@ func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event
 			p.XAdd(ctx, s.streamAdd(s.eventsKey(), wordsJSON))
 		}
 		if len(hist) > 0 {
-			p.RPush(ctx, s.historyKey(desk), hist...)
-			p.LTrim(ctx, s.historyKey(desk), int64(-s.opts.HistoryLimit), -1)
+			s.pushHistory(ctx, p, desk, hist)
 		}
 		// EVAL, not EVALSHA: inside a MULTI a missing script would fail the
 		// whole transaction, and Redis compiles a script once per body.
@@ -260,9 +259,7 @@ func (s *Store) RecordResult(ctx context.Context, triggerID string, call *deskbo
 			p.XAdd(ctx, s.streamAdd(s.eventsKey(), callData))
 		}
 		if c != nil {
-			key := s.callsKey(triggerID)
-			p.RPush(ctx, key, done)
-			p.PExpire(ctx, key, callMemoryTTL)
+			s.pushCompleted(ctx, p, triggerID, done)
 		}
 		p.XAdd(ctx, s.streamAdd(s.eventsKey(), data))
 		return nil

@@ -21,13 +21,19 @@ func (s *Store) RememberCall(ctx context.Context, triggerID string, c deskbot.Co
 	if err != nil {
 		return err
 	}
-	key := s.callsKey(triggerID)
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, key, data)
-		p.PExpire(ctx, key, callMemoryTTL)
+		s.pushCompleted(ctx, p, triggerID, data)
 		return nil
 	})
 	return s.wrap(err)
+}
+
+// pushCompleted queues on p the append of an encoded completed call
+// (encodeCompleted) to the trigger's call memory, with its time to live.
+func (s *Store) pushCompleted(ctx context.Context, p redis.Pipeliner, triggerID, data string) {
+	key := s.callsKey(triggerID)
+	p.RPush(ctx, key, data)
+	p.PExpire(ctx, key, callMemoryTTL)
 }
 
 // CompletedCalls returns the trigger's completed calls in the order made.
@@ -115,21 +121,36 @@ func (s *Store) AppendHistory(ctx context.Context, desk string, msgs ...deskbot.
 	if len(msgs) == 0 {
 		return nil
 	}
+	vals, err := encodeHistory(msgs)
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		s.pushHistory(ctx, p, desk, vals)
+		return nil
+	})
+	return s.wrap(err)
+}
+
+// encodeHistory is msgs as the history list keeps them.
+func encodeHistory(msgs []deskbot.Message) ([]any, error) {
 	vals := make([]any, len(msgs))
 	for i, m := range msgs {
 		data, err := encode(m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		vals[i] = data
 	}
+	return vals, nil
+}
+
+// pushHistory queues on p the append of vals (encodeHistory) to the desk's
+// history, trimmed to HistoryLimit.
+func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string, vals []any) {
 	key := s.historyKey(desk)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, key, vals...)
-		p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
-		return nil
-	})
-	return s.wrap(err)
+	p.RPush(ctx, key, vals...)
+	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
 }
 
 // History returns the last limit messages (all kept when limit <= 0),
@@ -147,11 +168,5 @@ func decodeList[T any](ctx context.Context, s *Store, key string, last int) ([]T
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	out := make([]T, len(vals))
-	for i, v := range vals {
-		if err := json.Unmarshal([]byte(v), &out[i]); err != nil {
-			return nil, fmt.Errorf("store: decode %s entry: %w", key, err)
-		}
-	}
-	return out, nil
+	return decodeEntries[T](key, vals)
 }
