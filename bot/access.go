@@ -79,10 +79,11 @@ func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 	}
 }
 
-// handlerContext bounds one handler's work by the service's lifetime and a
-// deadline, so a hung Redis or Telegram cannot pile up goroutines.
+// handlerContext bounds one handler's work by a deadline, so a hung Redis or
+// Telegram cannot pile up goroutines, and by the stop's grace (Run), not by
+// the service's lifetime: an update taken before the stop is finished.
 func (b *Bot) handlerContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(b.lifetime(), 30*time.Second)
+	return context.WithTimeout(b.handlers(), 30*time.Second)
 }
 
 // once reports whether key is seen for the first time. Telegram delivers the

@@ -37,6 +37,11 @@ type Config struct {
 	// WebApp is the desks page, opened from /desks and from approvers'
 	// menu buttons (webapp.go); zero: no page.
 	WebApp WebApp
+	// StopGrace is how long, after polling stopped, the updates already
+	// taken may still finish their work (store writes, replies); default
+	// 5s. They were counted as handed over, so the next leader is not
+	// given them again: cut off, they would be lost.
+	StopGrace time.Duration
 }
 
 // Gate is what the bot asks of the permission gate.
@@ -93,8 +98,9 @@ type Bot struct {
 	replies   dispatcher // replies to messages, in order per chat
 	members   memberCache
 
-	mu  sync.Mutex
-	ctx context.Context // the service's lifetime, set by Run
+	mu   sync.Mutex
+	ctx  context.Context // the service's lifetime, set by Run
+	work context.Context // handlers' work: outlives ctx by StopGrace, set by Run
 }
 
 // New builds the bot and checks the token with getMe (telebot needs the
@@ -115,6 +121,9 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	cfg.PollTimeout = max(cfg.PollTimeout.Round(time.Second), time.Second)
 	if cfg.Consumer == "" {
 		cfg.Consumer = "bot"
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 5 * time.Second
 	}
 	if len(cfg.Approvers) == 0 {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
@@ -200,15 +209,23 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 // Run registers the commands, starts the outbox and long polling, and
 // returns when ctx ends, after the poller stopped and the handlers and held
 // calls it started have finished. A bot runs once: a second Run is refused.
+//
+// The updates taken before the stop are finished, not cut off: the poller
+// counted them as handed over, so neither Telegram nor the next leader gives
+// them again. Their handlers work on a context that ends StopGrace after
+// polling stopped, not with ctx; held calls they start still run on ctx
+// (the service's drain decides how long a running call may go on).
 func (b *Bot) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWork()
 	b.mu.Lock()
 	if b.ctx != nil {
 		b.mu.Unlock()
 		return deskbot.Errorf(deskbot.ECONFLICT, "the bot is already running")
 	}
-	b.ctx = ctx
+	b.ctx, b.work = ctx, work
 	b.mu.Unlock()
 
 	if err := b.setCommands(ctx); err != nil {
@@ -231,7 +248,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	b.tb.Stop()
 	<-polling
+	grace := time.AfterFunc(b.cfg.StopGrace, endWork)
 	b.track.Close() // waits for handlers and the held calls they started
+	grace.Stop()
 	if err == nil {
 		err = <-outErr
 	}
@@ -250,6 +269,17 @@ func (b *Bot) lifetime() context.Context {
 		return context.Background()
 	}
 	return b.ctx
+}
+
+// handlers is the context of the work an update asks for (Run: it ends
+// StopGrace after polling stopped).
+func (b *Bot) handlers() context.Context {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.work == nil {
+		return context.Background()
+	}
+	return b.work
 }
 
 var commands = []tele.Command{
@@ -280,30 +310,59 @@ func (b *Bot) setCommands(ctx context.Context) error {
 }
 
 // tracker counts handlers and the work they start, so shutdown can wait for
-// them; after Close it refuses new work.
+// them. Close refuses new updates (Add) but not the work that updates
+// already taken start (Also: a reply, an allowed call), which is counted
+// until Close has finished waiting.
 type tracker struct {
 	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	idle   sync.Cond // signalled when n reaches 0
+	n      int
+	closed bool // Add refuses
+	done   bool // Close returned: Also refuses too
 }
 
+// Add counts the work of a new update; false once Close began.
 func (t *tracker) Add() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return false
 	}
-	t.wg.Add(1)
+	t.n++
 	return true
 }
 
-func (t *tracker) Done() { t.wg.Done() }
+// Also counts work started by work already counted; false only once Close
+// returned.
+func (t *tracker) Also() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return false
+	}
+	t.n++
+	return true
+}
 
+func (t *tracker) Done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 && t.idle.L != nil {
+		t.idle.Broadcast()
+	}
+}
+
+// Close refuses new updates and waits until no counted work is left.
 func (t *tracker) Close() {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.closed = true
-	t.mu.Unlock()
-	t.wg.Wait()
+	t.idle.L = &t.mu
+	for t.n > 0 {
+		t.idle.Wait()
+	}
+	t.done = true
 }
 
 // book reads a desk's book for a request's trading words; nil without a broker.

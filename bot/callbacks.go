@@ -99,7 +99,7 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 		return
 	}
 	if resp.Allows() {
-		if b.track.Add() {
+		if b.track.Also() {
 			go func() {
 				defer b.track.Done()
 				b.run(resp)

@@ -308,14 +308,15 @@ func (b *Bot) reply(ctx context.Context, c tele.Context, text string, kb *tele.R
 
 // inReplyQueue sends from the chat's reply queue, not from the handler: the
 // command has done its work, and the next one in this chat need not wait on
-// Telegram. A send has a minute, and a stop waits for it (track).
+// Telegram. A send has a minute, within the stop's grace, and a stop waits
+// for it (track).
 func (b *Bot) inReplyQueue(chat int64, send func(ctx context.Context)) {
-	if !b.track.Add() {
+	if !b.track.Also() {
 		return
 	}
 	b.replies.inOrder(chat, func() {
 		defer b.track.Done()
-		ctx, cancel := context.WithTimeout(b.lifetime(), time.Minute)
+		ctx, cancel := context.WithTimeout(b.handlers(), time.Minute)
 		defer cancel()
 		send(ctx)
 	})

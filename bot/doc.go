@@ -26,7 +26,9 @@
 // held call runs in a goroutine bound to the service's lifetime, not the
 // tap's. Handlers share nothing but the store and the Sender (safe for
 // concurrent use); Run waits for every handler and held call it started
-// before it returns.
+// before it returns. An update taken before a stop is finished, not cut off
+// (its handler's context outlives the service's by Config.StopGrace): the
+// poller counted it as handed over, so nobody would be given it again.
 //
 // The group's budget (about 20 sends a minute) goes by lane (lanes.go):
 // held calls first, then what closes them, then replies to commands, then

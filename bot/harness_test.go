@@ -101,6 +101,8 @@ type e2e struct {
 	brokerFor func(deskbot.Broker) deskbot.Broker
 	// topics turns forum topics per desk on for the next start.
 	topics bool
+	// inboxFor, when set, replaces the desks' inbox the next start gives the bot.
+	inboxFor func(deskbot.Inbox) deskbot.Inbox
 }
 
 // logBuffer collects the bot's logs, to check that the token never reaches them.
@@ -150,13 +152,17 @@ func (h *e2e) start() {
 	if h.brokerFor != nil {
 		br = h.brokerFor(br)
 	}
+	var inbox deskbot.Inbox = h.st
+	if h.inboxFor != nil {
+		inbox = h.inboxFor(inbox)
+	}
 	b, err := bot.New(bot.Config{
 		Token: testToken, APIURL: h.tg.URL, ChatID: groupID,
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
 		Sender: fastSender(), Topics: h.topics,
 	}, bot.Deps{
-		Gate: h.gate, Inbox: h.st, Desks: h.st, Broker: br, Requests: h.st,
+		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
 		Notes: h.st, Events: h.st, Audit: h.st,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {

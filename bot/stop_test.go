@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,4 +43,47 @@ func TestSecondRunRefused(t *testing.T) {
 		t.Fatalf("second Run = %v, want %s", err, deskbot.ECONFLICT)
 	}
 	h.waitReaction(groupID, h.say(asha, "/tell alpha still here?", 0))
+}
+
+// blockingInbox holds every Enqueue until release is closed, then queues
+// the trigger with the context the bot gave it.
+type blockingInbox struct {
+	deskbot.Inbox
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (in *blockingInbox) Enqueue(ctx context.Context, t deskbot.Trigger) error {
+	in.entered <- struct{}{}
+	<-in.release
+	return in.Inbox.Enqueue(ctx, t)
+}
+
+// An update taken before the stop is finished after it: the poller counted
+// it as handed over, so neither Telegram nor the next leader gives it again,
+// and a /tell cut off by the stop would be lost. The stop waits for it.
+func TestStopFinishesATellUnderWay(t *testing.T) {
+	h := mustE2E(t)
+	in := &blockingInbox{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h.inboxFor = func(inner deskbot.Inbox) deskbot.Inbox { in.Inbox = inner; return in }
+	h.restart()
+	id := h.say(asha, "/tell alpha cut the hedge by half", 0)
+	select {
+	case <-in.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the /tell never reached the desks' inbox")
+	}
+	h.stop() // the service stops while the message is being queued
+	close(in.release)
+	h.shutdown()
+	trs := h.triggers("alpha")
+	if got, want := len(trs), 1; got != want {
+		t.Fatalf("desk got %d triggers after a stop mid-/tell, want %d; log:\n%s", got, want, h.logs.String())
+	}
+	if got, want := trs[0].Text, "cut the hedge by half"; got != want {
+		t.Errorf("desk got %q, want %q", got, want)
+	}
+	if m, ok := h.tg.Message(groupID, id); !ok || !slices.Equal(m.Reactions, []string{"👍"}) {
+		t.Errorf("Asha's /tell was not acknowledged before the stop ended (reactions %v)", m.Reactions)
+	}
 }
