@@ -34,7 +34,11 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	})
 	msgs := r.tg.BotMessages(dlGroup)
 	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, reqID) })
-	if at > 2 {
+	// On the rig's clock a chatter send's pacing wait takes no real time,
+	// so while the approvals worker checks the request in Redis (real time)
+	// chatter may take a few sends; at Telegram's real pace, a second a
+	// send, that is one at most. Without the lanes it would be the 31st.
+	if at > 5 {
 		t.Errorf("the held call was message %d, after %d chatter messages; want it among the first", at+1, at)
 	}
 	deskbottest.Eventually(t, "all the chatter", func() bool { return len(r.tg.BotMessages(dlGroup)) == 31 })
