@@ -322,22 +322,16 @@ type tracker struct {
 }
 
 // Add counts the work of a new update; false once Close began.
-func (t *tracker) Add() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return false
-	}
-	t.n++
-	return true
-}
+func (t *tracker) Add() bool { return t.add(false) }
 
 // Also counts work started by work already counted; false only once Close
 // returned.
-func (t *tracker) Also() bool {
+func (t *tracker) Also() bool { return t.add(true) }
+
+func (t *tracker) add(started bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.done {
+	if t.done || (t.closed && !started) {
 		return false
 	}
 	t.n++
