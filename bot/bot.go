@@ -262,24 +262,20 @@ func (b *Bot) Run(ctx context.Context) error {
 
 // lifetime is the service's context: work that must outlive the update that
 // started it (a held call that was allowed) is bound to it.
-func (b *Bot) lifetime() context.Context {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ctx == nil {
-		return context.Background()
-	}
-	return b.ctx
-}
+func (b *Bot) lifetime() context.Context { return b.running(func() context.Context { return b.ctx }) }
 
 // handlers is the context of the work an update asks for (Run: it ends
 // StopGrace after polling stopped).
-func (b *Bot) handlers() context.Context {
+func (b *Bot) handlers() context.Context { return b.running(func() context.Context { return b.work }) }
+
+// running reads one of Run's contexts; before Run, context.Background.
+func (b *Bot) running(which func() context.Context) context.Context {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.work == nil {
-		return context.Background()
+	if ctx := which(); ctx != nil {
+		return ctx
 	}
-	return b.work
+	return context.Background()
 }
 
 var commands = []tele.Command{
