@@ -140,11 +140,17 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 		`deskbot_request_decision_seconds_bucket{decision="deny",le="60"}`:       1,
 		`deskbot_request_decision_seconds_bucket{decision="allow_once",le="15"}`: 0,
 	}
-	var got map[string]float64
-	deskbottest.Eventually(t, "request metrics", func() bool {
-		got = mustScrape(t, srv)
-		return got[`deskbot_requests_lapsed_total{desk="alpha"}`] == 1
+	// Every event counted first, then one scrape. A scrape that happens to
+	// show the last event (the lapse) is not enough: the registry collects
+	// its metrics concurrently and in no fixed order, so a scrape that
+	// overlaps the counter's Observe calls can show the lapse and miss the
+	// decisions counted just before it. The counter acknowledges an event
+	// only after counting it, so a backlog of none means all are counted.
+	deskbottest.Eventually(t, "the metrics group to count every event", func() bool {
+		pending, undelivered, err := st.EventBacklog(t.Context(), ops.MetricsGroup)
+		return err == nil && pending == 0 && undelivered == 0
 	})
+	got := mustScrape(t, srv)
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
