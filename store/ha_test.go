@@ -26,12 +26,16 @@ func TestRestartMidCallIsRetried(t *testing.T) {
 	mustCreate(t, s, "before", base.Add(time.Hour))
 	time.Sleep(1100 * time.Millisecond) // appendfsync everysec
 	srv.Kill()
+	restarted := make(chan error, 1)
 	go func() {
 		time.Sleep(time.Second)
-		srv.Start(t)
+		restarted <- srv.Restart()
 	}()
 	start := time.Now()
 	r, out, err := s.Transition(ctx, "before", allow(base))
+	if err := <-restarted; err != nil {
+		t.Fatalf("restarting Redis: %v", err)
+	}
 	if err != nil || out != deskbot.Applied || r.State != deskbot.StateRunning {
 		t.Fatalf("allow during the restart: %v, %v, %v; want applied after the retry", r, out, err)
 	}

@@ -73,14 +73,11 @@ func (s *Server) Signal(t testing.TB, sig os.Signal) {
 	}
 }
 
-// Start runs the server again and waits until it answers PING (a
-// restarted redis-server may answer LOADING for a while after that).
-func (s *Server) Start(t testing.TB) {
-	t.Helper()
-	if err := s.start(); err != nil {
-		t.Fatal(err)
-	}
-}
+// Restart runs the server again and waits until it answers PING (a
+// restarted redis-server may answer LOADING for a while after that). It
+// returns what went wrong rather than failing a test, so that it may be
+// called from any goroutine (t.Fatal may be called only from the test's).
+func (s *Server) Restart() error { return s.start() }
 
 func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args...)
