@@ -98,7 +98,11 @@ func New(c Config) (deskbot.Model, error) {
 	switch c.Provider {
 	case OpenAI:
 		c.BaseURL = cmp.Or(c.BaseURL, DefaultOpenAIBaseURL)
-		return newOpenAI(c), nil
+		m, err := newOpenAI(c)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	case Anthropic:
 		c.BaseURL = cmp.Or(c.BaseURL, DefaultAnthropicBaseURL)
 		c.MaxTokens = cmp.Or(c.MaxTokens, DefaultAnthropicTokens)
