@@ -7,7 +7,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/deskbot/deskbot"
@@ -47,15 +46,17 @@ func (m *openaiModel) Complete(ctx context.Context, req deskbot.ModelRequest) (d
 	if err != nil {
 		return deskbot.ModelReply{}, m.cfg.failure(ctx, err)
 	}
-	var params openai.ChatCompletionNewParams
-	param.SetJSON(body, &params)
+	// The body goes as it is: the SDK still writes its (empty) parameters,
+	// a few bytes, and the option replaces them, where parameters set to
+	// the body (param.SetJSON) would be copied and checked once more.
+	opt := option.WithRequestBody("application/json", body)
 	return complete(ctx, &m.cfg, req, func(ctx context.Context) (attempt, error) {
 		var a attempt
 		var err error
 		if m.cfg.Stream {
-			a, err = m.stream(ctx, params)
+			a, err = m.stream(ctx, opt)
 		} else {
-			a, err = m.once(ctx, params)
+			a, err = m.once(ctx, opt)
 		}
 		var apiErr *openai.Error
 		if errors.As(err, &apiErr) {
@@ -163,8 +164,8 @@ func openaiTool(t deskbot.ToolSpec) openai.ChatCompletionToolUnionParam {
 	return openai.ChatCompletionFunctionTool(fd)
 }
 
-func (m *openaiModel) once(ctx context.Context, p openai.ChatCompletionNewParams) (attempt, error) {
-	res, err := m.svc.New(ctx, p)
+func (m *openaiModel) once(ctx context.Context, body option.RequestOption) (attempt, error) {
+	res, err := m.svc.New(ctx, openai.ChatCompletionNewParams{}, body)
 	if err != nil {
 		return attempt{}, err
 	}
@@ -190,8 +191,8 @@ func (m *openaiModel) once(ctx context.Context, p openai.ChatCompletionNewParams
 // index: the first carries id and name, the rest pieces of the arguments.
 // Some servers send each call whole, and a few reuse index 0 for every
 // call; a new id at a used index therefore starts a new call.
-func (m *openaiModel) stream(ctx context.Context, p openai.ChatCompletionNewParams) (attempt, error) {
-	s := m.svc.NewStreaming(ctx, p)
+func (m *openaiModel) stream(ctx context.Context, body option.RequestOption) (attempt, error) {
+	s := m.svc.NewStreaming(ctx, openai.ChatCompletionNewParams{}, body)
 	defer s.Close()
 	var text, refusal strings.Builder
 	type partial struct {

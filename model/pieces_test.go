@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -257,5 +259,44 @@ func TestHistoryIsNotWrittenAgain(t *testing.T) {
 	t.Logf("allocations: %.0f without history, %.0f with", bare, full)
 	if full-bare > 20 {
 		t.Errorf("a request with 40 messages of history makes %.0f allocations more than one without; want at most 20", full-bare)
+	}
+}
+
+// What goes on the wire is what the SDK sent when given the whole request,
+// streamed or not: body byte for byte, and its headers.
+func TestWireIsTheSDKs(t *testing.T) {
+	type sent struct {
+		body   []byte
+		ctype  string
+		length int64
+	}
+	got := make(chan sent, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- sent{b, r.Header.Get("Content-Type"), r.ContentLength}
+		http.Error(w, `{"error":{"message":"no"}}`, http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	for _, stream := range []bool{false, true} {
+		c := Config{Model: "fake-model", MaxTokens: 64, BaseURL: srv.URL, Stream: stream, HTTPClient: srv.Client(), Timeout: 5 * time.Second, Log: slog.New(slog.DiscardHandler)}
+		m, err := newOpenAI(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range bodyCases {
+			t.Run(fmt.Sprintf("stream=%v/%s", stream, tt.name), func(t *testing.T) {
+				ctx := context.Background()
+				if stream {
+					m.svc.NewStreaming(ctx, sdkParams(c, tt.req)).Close()
+				} else {
+					m.svc.New(ctx, sdkParams(c, tt.req))
+				}
+				want := <-got
+				m.Complete(ctx, tt.req)
+				if have := <-got; !bytes.Equal(have.body, want.body) || have.ctype != want.ctype || have.length != want.length {
+					t.Errorf("sent %s (%s, %d bytes)\nwant %s (%s, %d bytes)", have.body, have.ctype, have.length, want.body, want.ctype, want.length)
+				}
+			})
+		}
 	}
 }
