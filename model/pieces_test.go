@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,4 +300,33 @@ func TestWireIsTheSDKs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A backend is shared by desks: requests written at once, from pieces kept
+// by one another, are each the SDK's.
+func TestBodiesWrittenAtOnce(t *testing.T) {
+	c := Config{Model: "fake-model"}
+	m, err := newOpenAI(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]byte, len(bodyCases))
+	for i, tt := range bodyCases {
+		if want[i], err = sdkParams(c, tt.req).MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 20 {
+				i := (g + n) % len(bodyCases)
+				if got, err := m.body(bodyCases[i].req); err != nil || !bytes.Equal(got, want[i]) {
+					t.Errorf("%s: body differs from the SDK's (%v)", bodyCases[i].name, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
