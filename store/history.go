@@ -82,6 +82,9 @@ func plainString(s string) (str, rest string, ok bool) {
 			if i+1 == len(s) {
 				return "", "", false
 			}
+			if b == nil {
+				b = make([]byte, 0, len(s)) // s is the string and what follows it: room enough
+			}
 			var r byte
 			switch s[i+1] {
 			case '"', '\\', '/':
