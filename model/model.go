@@ -22,7 +22,10 @@
 // it may carry at most MaxToolCalls calls (see limit.go). Warnings go to the
 // Config's logger, never the process-wide one.
 //
-// Backends hold no per-call state and are safe for concurrent use.
+// Backends hold no per-call state and are safe for concurrent use. An
+// OpenAI-compatible backend keeps the JSON of the messages and tools it
+// sent (about 2 MiB at most, see pieces.go): a desk sends its history again
+// with every step.
 package model
 
 import (
@@ -98,7 +101,11 @@ func New(c Config) (deskbot.Model, error) {
 	switch c.Provider {
 	case OpenAI:
 		c.BaseURL = cmp.Or(c.BaseURL, DefaultOpenAIBaseURL)
-		return newOpenAI(c), nil
+		m, err := newOpenAI(c)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	case Anthropic:
 		c.BaseURL = cmp.Or(c.BaseURL, DefaultAnthropicBaseURL)
 		c.MaxTokens = cmp.Or(c.MaxTokens, DefaultAnthropicTokens)

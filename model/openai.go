@@ -14,11 +14,13 @@ import (
 
 // openaiModel talks to an OpenAI-compatible chat-completions endpoint.
 type openaiModel struct {
-	cfg Config
-	svc openai.ChatCompletionService
+	cfg    Config
+	svc    openai.ChatCompletionService
+	head   []byte      // the request's fields besides messages and tools (requestHead)
+	pieces *pieceCache // the JSON of messages and tools already sent
 }
 
-func newOpenAI(c Config) *openaiModel {
+func newOpenAI(c Config) (*openaiModel, error) {
 	// The service is built from explicit options only: openai.NewClient
 	// would read OPENAI_API_KEY and friends from the environment and could
 	// send a key meant for OpenAI to a local server.
@@ -30,20 +32,31 @@ func newOpenAI(c Config) *openaiModel {
 	if c.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(c.APIKey))
 	}
-	return &openaiModel{cfg: c, svc: openai.NewChatCompletionService(opts...)}
+	head, err := requestHead(c)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Model backend %s: %s", c.Name, err)
+	}
+	return &openaiModel{cfg: c, svc: openai.NewChatCompletionService(opts...), head: head, pieces: newPieceCache()}, nil
 }
 
 func (m *openaiModel) Name() string { return m.cfg.Name }
 
 func (m *openaiModel) Complete(ctx context.Context, req deskbot.ModelRequest) (deskbot.ModelReply, error) {
-	params := m.params(req)
+	body, err := m.body(req)
+	if err != nil {
+		return deskbot.ModelReply{}, m.cfg.failure(ctx, err)
+	}
+	// The body goes as it is: the SDK still writes its (empty) parameters,
+	// a few bytes, and the option replaces them, where parameters set to
+	// the body (param.SetJSON) would be copied and checked once more.
+	opt := option.WithRequestBody("application/json", body)
 	return complete(ctx, &m.cfg, req, func(ctx context.Context) (attempt, error) {
 		var a attempt
 		var err error
 		if m.cfg.Stream {
-			a, err = m.stream(ctx, params)
+			a, err = m.stream(ctx, opt)
 		} else {
-			a, err = m.once(ctx, params)
+			a, err = m.once(ctx, opt)
 		}
 		var apiErr *openai.Error
 		if errors.As(err, &apiErr) {
@@ -53,56 +66,106 @@ func (m *openaiModel) Complete(ctx context.Context, req deskbot.ModelRequest) (d
 	})
 }
 
-func (m *openaiModel) params(req deskbot.ModelRequest) openai.ChatCompletionNewParams {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.cfg.Model)}
-	if m.cfg.MaxTokens > 0 {
-		// max_tokens, not max_completion_tokens: local servers know only
-		// the older name.
-		p.MaxTokens = openai.Int(int64(m.cfg.MaxTokens))
-	}
+// body is the request as the SDK would write it, byte for byte, put
+// together from the JSON of each message and tool. A desk sends its whole
+// history with every step, and the SDK's reflection spends far more on it
+// than the request costs on the wire; the pieces are the SDK's own
+// encodings, kept by content (see pieceCache), so a message or tool already
+// sent is not encoded again.
+func (m *openaiModel) body(req deskbot.ModelRequest) ([]byte, error) {
+	msgs := tidy(req.Messages)
+	pieces := make([][]byte, 0, 1+len(msgs)+len(req.Tools))
+	var key, p []byte
+	var err error
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
-	}
-	for _, msg := range tidy(req.Messages) {
-		switch msg.Role {
-		case "system":
-			p.Messages = append(p.Messages, openai.SystemMessage(msg.Content))
-		case "assistant":
-			var a openai.ChatCompletionAssistantMessageParam
-			if msg.Content != "" {
-				a.Content.OfString = openai.String(msg.Content)
-			}
-			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: argsText(c.Arguments)},
-					},
-				})
-			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case "tool":
-			text := toolText(msg)
-			if msg.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
-				text = "Error: " + text // the API has no error flag for results
-			}
-			p.Messages = append(p.Messages, openai.ToolMessage(text, msg.ToolCallID))
-		default:
-			p.Messages = append(p.Messages, openai.UserMessage(msg.Content))
+		if key, p, err = m.messagePiece(key, deskbot.Message{Role: "system", Content: req.System}); err != nil {
+			return nil, err
 		}
+		pieces = append(pieces, p)
 	}
+	for _, msg := range msgs {
+		if key, p, err = m.messagePiece(key, msg); err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, p)
+	}
+	n := len(pieces)
 	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Schema)}
-		if t.Description != "" {
-			fd.Description = openai.String(t.Description)
+		if key, p, err = m.toolPiece(key, t); err != nil {
+			return nil, err
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+		pieces = append(pieces, p)
 	}
-	return p
+	return joinBody(pieces[:n], m.head, pieces[n:]), nil
 }
 
-func (m *openaiModel) once(ctx context.Context, p openai.ChatCompletionNewParams) (attempt, error) {
-	res, err := m.svc.New(ctx, p)
+// messagePiece is msg's JSON in a request; key is scratch space for its
+// key in the cache, returned for the next piece.
+func (m *openaiModel) messagePiece(key []byte, msg deskbot.Message) ([]byte, []byte, error) {
+	key = messageKey(key[:0], msg)
+	if p, ok := m.pieces.get(key); ok {
+		return key, p, nil
+	}
+	p, err := marshalPiece(openaiMessage(msg))
+	if err == nil {
+		m.pieces.put(key, p)
+	}
+	return key, p, err
+}
+
+// toolPiece is as messagePiece, for a tool.
+func (m *openaiModel) toolPiece(key []byte, t deskbot.ToolSpec) ([]byte, []byte, error) {
+	key = toolKey(key[:0], t)
+	if p, ok := m.pieces.get(key); ok {
+		return key, p, nil
+	}
+	p, err := marshalPiece(openaiTool(t))
+	if err == nil {
+		m.pieces.put(key, p)
+	}
+	return key, p, err
+}
+
+// openaiMessage is msg as the SDK's request parameter.
+func openaiMessage(msg deskbot.Message) openai.ChatCompletionMessageParamUnion {
+	switch msg.Role {
+	case "system":
+		return openai.SystemMessage(msg.Content)
+	case "assistant":
+		var a openai.ChatCompletionAssistantMessageParam
+		if msg.Content != "" {
+			a.Content.OfString = openai.String(msg.Content)
+		}
+		for _, c := range msg.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: argsText(c.Arguments)},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	case "tool":
+		text := toolText(msg)
+		if msg.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
+			text = "Error: " + text // the API has no error flag for results
+		}
+		return openai.ToolMessage(text, msg.ToolCallID)
+	}
+	return openai.UserMessage(msg.Content)
+}
+
+// openaiTool is t as the SDK's request parameter.
+func openaiTool(t deskbot.ToolSpec) openai.ChatCompletionToolUnionParam {
+	fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Schema)}
+	if t.Description != "" {
+		fd.Description = openai.String(t.Description)
+	}
+	return openai.ChatCompletionFunctionTool(fd)
+}
+
+func (m *openaiModel) once(ctx context.Context, body option.RequestOption) (attempt, error) {
+	res, err := m.svc.New(ctx, openai.ChatCompletionNewParams{}, body)
 	if err != nil {
 		return attempt{}, err
 	}
@@ -128,8 +191,8 @@ func (m *openaiModel) once(ctx context.Context, p openai.ChatCompletionNewParams
 // index: the first carries id and name, the rest pieces of the arguments.
 // Some servers send each call whole, and a few reuse index 0 for every
 // call; a new id at a used index therefore starts a new call.
-func (m *openaiModel) stream(ctx context.Context, p openai.ChatCompletionNewParams) (attempt, error) {
-	s := m.svc.NewStreaming(ctx, p)
+func (m *openaiModel) stream(ctx context.Context, body option.RequestOption) (attempt, error) {
+	s := m.svc.NewStreaming(ctx, openai.ChatCompletionNewParams{}, body)
 	defer s.Close()
 	var text, refusal strings.Builder
 	type partial struct {

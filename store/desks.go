@@ -101,7 +101,7 @@ func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLim
 		h[fields[i]] = fields[i+1]
 	}
 	st := deskStatus(desk, h)
-	msgs, err := decodeEntries[deskbot.Message](s.historyKey(desk), replyStrings(res[1]))
+	msgs, err := decodeHistory(s.historyKey(desk), replyStrings(res[1]))
 	if err != nil {
 		return st, nil, nil, err
 	}

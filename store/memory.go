@@ -156,17 +156,14 @@ func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string,
 // History returns the last limit messages (all kept when limit <= 0),
 // oldest first.
 func (s *Store) History(ctx context.Context, desk string, limit int) ([]deskbot.Message, error) {
-	return decodeList[deskbot.Message](ctx, s, s.historyKey(desk), limit)
-}
-
-func decodeList[T any](ctx context.Context, s *Store, key string, last int) ([]T, error) {
 	start := int64(0)
-	if last > 0 {
-		start = int64(-last)
+	if limit > 0 {
+		start = int64(-limit)
 	}
+	key := s.historyKey(desk)
 	vals, err := s.rdb.LRange(ctx, key, start, -1).Result()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	return decodeEntries[T](key, vals)
+	return decodeHistory(key, vals)
 }

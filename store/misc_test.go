@@ -133,3 +133,31 @@ func TestEmbeddedNotesExpire(t *testing.T) {
 		return deskbot.ErrorCode(err) == deskbot.ENOTFOUND
 	})
 }
+
+// A turn reads its desk's history whole: a turn's two messages as the
+// store writes them are read without encoding/json's allocations (some
+// four per message: go-redis makes about as many again).
+func TestHistoryReadsCheaply(t *testing.T) {
+	s := storetest.MustOpen(t)
+	ctx := t.Context()
+	for i := range 20 {
+		if err := s.AppendHistory(ctx, "alpha",
+			deskbot.Message{Role: "user", Content: "[10:30 India time] Message from Asha:\nWhat is INFY at?"},
+			deskbot.Message{Role: "assistant", Content: fmt.Sprintf("(Tools I used: get_quote {\"symbol\":\"INFY\"} -> quote #%d: 1500.00)\nINFY is at 1500.", i)},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := func(limit int) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if msgs, err := s.History(ctx, "alpha", limit); err != nil || len(msgs) != limit {
+				t.Fatalf("History(%d) = %d messages, %v", limit, len(msgs), err)
+			}
+		})
+	}
+	one, forty := allocs(1), allocs(40)
+	t.Logf("allocations: %.0f for one message, %.0f for forty", one, forty)
+	if per := (forty - one) / 39; per > 6 {
+		t.Errorf("%.1f allocations per message read; want at most 6", per)
+	}
+}
