@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -220,17 +219,6 @@ func deskStatus(desk string, h map[string]string) deskbot.DeskStatus {
 	}
 	st.LastActivity = msField(h["last_activity"])
 	return st
-}
-
-// decodeEntries decodes the JSON entries of the list at key.
-func decodeEntries[T any](key string, vals []string) ([]T, error) {
-	out := make([]T, len(vals))
-	for i, v := range vals {
-		if err := json.Unmarshal([]byte(v), &out[i]); err != nil {
-			return nil, fmt.Errorf("store: decode %s entry: %w", key, err)
-		}
-	}
-	return out, nil
 }
 
 // RecordResult publishes a call's event (nil: none), remembers c (nil:
