@@ -81,7 +81,7 @@ func TestCallerCancelIsNotAFailover(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	addr := deskbottest.ClosedAddr(t)
+	addr := deskbottest.RefusedAddr(t)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			c := b.config(nil)

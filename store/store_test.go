@@ -15,7 +15,7 @@ import (
 func TestRedisDownIsUnavailable(t *testing.T) {
 	const secret = "s3cret-pw"
 	t.Run("at open", func(t *testing.T) {
-		_, err := store.Open(t.Context(), store.Options{URL: "redis://:" + secret + "@" + deskbottest.ClosedAddr(t)})
+		_, err := store.Open(t.Context(), store.Options{URL: "redis://:" + secret + "@" + deskbottest.RefusedAddr(t)})
 		checkUnavailable(t, err, secret)
 	})
 	t.Run("bad url", func(t *testing.T) {

@@ -147,7 +147,7 @@ func TestCheck(t *testing.T) {
 		{"audit retention not positive", map[string]string{"AUDIT_RETENTION": "0s"}, 1, map[string]string{
 			"AUDIT_RETENTION": "FAIL must be a positive duration",
 		}},
-		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + deskbottest.ClosedAddr(t)}, 1, map[string]string{
+		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + deskbottest.RefusedAddr(t)}, 1, map[string]string{
 			"telegram": "FAIL cannot reach",
 		}},
 		{"token refused", map[string]string{"TELEGRAM_API_URL": wrongToken.URL}, 1, map[string]string{
@@ -174,7 +174,7 @@ func TestCheck(t *testing.T) {
 		{"topics off are not checked", map[string]string{"TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
 			"telegram chat": "ok", "telegram topics": absent,
 		}},
-		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + deskbottest.ClosedAddr(t) + "/v1"}, 1, map[string]string{
+		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + deskbottest.RefusedAddr(t) + "/v1"}, 1, map[string]string{
 			"model openai:qwen3": "FAIL no answer",
 		}},
 		{"model key refused", map[string]string{"MODEL_BASE_URL": fakeModels(t, 401)}, 1, map[string]string{
@@ -195,7 +195,7 @@ func TestCheck(t *testing.T) {
 		{"port in use", map[string]string{"HTTP_ADDR": busy.Addr().String()}, 1, map[string]string{
 			"HTTP_ADDR": "FAIL cannot listen",
 		}},
-		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + deskbottest.ClosedAddr(t)}, 1, map[string]string{
+		{"redis unreachable", map[string]string{"REDIS_URL": "redis://:pw-never-shown@" + deskbottest.RefusedAddr(t)}, 1, map[string]string{
 			"redis": "FAIL unreachable",
 		}},
 		{"approval tool misspelt", map[string]string{"APPROVAL_TOOLS": "place_order, flatten-desk"}, 1, map[string]string{

@@ -66,7 +66,7 @@ func TestQuickStart(t *testing.T) {
 	}
 
 	tg := telegramtest.New(t, testToken)
-	addr := deskbottest.ClosedAddr(t)
+	addr := deskbottest.FreeAddr(t)
 	cmd := exec.Command(bin)
 	cmd.Dir = t.TempDir() // DATA_DIR defaults to ./data
 	cmd.Env = append(base,

@@ -28,10 +28,10 @@ func TestChooseOrder(t *testing.T) {
 		want Kind
 	}{
 		{name: "configured answers", env: map[string]string{"REDIS_URL": answering, "PATH": server}, want: Configured},
-		{name: "TEST_REDIS_URL first", env: map[string]string{"TEST_REDIS_URL": answering, "REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t)}, want: Configured},
-		{name: "closed port, redis-server on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": server}, want: Throwaway},
-		{name: "closed port, nothing on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": noServer}, want: Embedded},
-		{name: "closed port, Redis required", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.ClosedAddr(t), "PATH": server, "DESKBOT_REQUIRE_REDIS": "1"}, want: Unavailable},
+		{name: "TEST_REDIS_URL first", env: map[string]string{"TEST_REDIS_URL": answering, "REDIS_URL": "redis://:secret-never-shown@" + deskbottest.RefusedAddr(t)}, want: Configured},
+		{name: "closed port, redis-server on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.RefusedAddr(t), "PATH": server}, want: Throwaway},
+		{name: "closed port, nothing on PATH", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.RefusedAddr(t), "PATH": noServer}, want: Embedded},
+		{name: "closed port, Redis required", env: map[string]string{"REDIS_URL": "redis://:secret-never-shown@" + deskbottest.RefusedAddr(t), "PATH": server, "DESKBOT_REQUIRE_REDIS": "1"}, want: Unavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
