@@ -22,10 +22,10 @@
 // it may carry at most MaxToolCalls calls (see limit.go). Warnings go to the
 // Config's logger, never the process-wide one.
 //
-// Backends hold no per-call state and are safe for concurrent use. An
-// OpenAI-compatible backend keeps the JSON of the messages and tools it
-// sent (about 2 MiB at most, see pieces.go): a desk sends its history again
-// with every step.
+// Backends hold no per-call state and are safe for concurrent use. The
+// OpenAI-compatible backends keep the JSON of the messages and tools they
+// sent, in one cache for the process (256 KiB at most, see pieces.go): a desk
+// sends its history again with every step.
 package model
 
 import (

@@ -36,7 +36,7 @@ func newOpenAI(c Config) (*openaiModel, error) {
 	if err != nil {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "Model backend %s: %s", c.Name, err)
 	}
-	return &openaiModel{cfg: c, svc: openai.NewChatCompletionService(opts...), head: head, pieces: newPieceCache()}, nil
+	return &openaiModel{cfg: c, svc: openai.NewChatCompletionService(opts...), head: head, pieces: sharedPieces}, nil
 }
 
 func (m *openaiModel) Name() string { return m.cfg.Name }

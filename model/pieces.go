@@ -20,9 +20,20 @@ import (
 // written once and the request is the pieces joined.
 
 // pieceCacheBytes bounds the keys and pieces of one generation of a
-// pieceCache: a desk's history (some forty short messages) and its tools
-// take a few kilobytes, so this keeps many desks' worth.
-const pieceCacheBytes = 1 << 20
+// pieceCache. A desk's history (some forty short messages), its system
+// prompt and its tools take some tens of kilobytes, so this keeps a few
+// desks' worth; with more desks busy at once, pieces are written again,
+// which costs time, never memory. Memory is what bounds it: the cache is one
+// for the process (sharedPieces), since one per backend grows with the
+// desks and their backup models, and the load drill (ten desks) peaked
+// 3 MiB higher with one per backend, 2 MiB with one of 512 KiB a
+// generation and under 1 MiB with this, while a desk's turn was as quick.
+const pieceCacheBytes = 128 << 10
+
+// sharedPieces is the process's one cache of pieces, shared by every
+// OpenAI-compatible backend: a piece is keyed by all it depends on, so a
+// backend is only ever given the JSON of a message or tool it sends itself.
+var sharedPieces = newPieceCache()
 
 // maxPiece is the largest piece kept: a message longer than this (a long
 // tool result) is written again when sent again, which costs little next

@@ -330,3 +330,43 @@ func TestBodiesWrittenAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The pieces kept are bounded for the process, not per backend: ten desks,
+// each with its own backend and history, keep no more between them than one
+// cache's two generations.
+func TestPiecesAreBoundedForTheProcess(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	caches := map[*pieceCache]bool{}
+	for desk := range 10 {
+		m, err := New(Config{Model: "m", BaseURL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		caches[m.(*openaiModel).pieces] = true
+		var msgs []deskbot.Message
+		for i := range 40 {
+			msgs = append(msgs, deskbot.Message{Role: "user", Content: fmt.Sprintf("desk %d, message %d: %s", desk, i, strings.Repeat("x", 1000))})
+		}
+		if _, err := m.Complete(t.Context(), deskbot.ModelRequest{System: "sys", Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := 0
+	for c := range caches {
+		c.mu.Lock()
+		for _, gen := range []map[string][]byte{c.cur, c.old} {
+			for k, p := range gen {
+				kept += len(k) + len(p)
+			}
+		}
+		c.mu.Unlock()
+	}
+	if kept > 2*pieceCacheBytes {
+		t.Errorf("%d bytes of pieces kept for ten desks, want at most %d", kept, 2*pieceCacheBytes)
+	}
+}
