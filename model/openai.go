@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -74,56 +75,40 @@ func (m *openaiModel) Complete(ctx context.Context, req deskbot.ModelRequest) (d
 // sent is not encoded again.
 func (m *openaiModel) body(req deskbot.ModelRequest) ([]byte, error) {
 	msgs := tidy(req.Messages)
-	pieces := make([][]byte, 0, 1+len(msgs)+len(req.Tools))
-	var key, p []byte
-	var err error
 	if req.System != "" {
-		if key, p, err = m.messagePiece(key, deskbot.Message{Role: "system", Content: req.System}); err != nil {
-			return nil, err
-		}
-		pieces = append(pieces, p)
+		msgs = append([]deskbot.Message{{Role: "system", Content: req.System}}, msgs...)
 	}
+	pieces := make([][]byte, 0, len(msgs)+len(req.Tools))
+	var key []byte // scratch space for each piece's key
 	for _, msg := range msgs {
-		if key, p, err = m.messagePiece(key, msg); err != nil {
+		key = messageKey(key[:0], msg)
+		p, err := m.piece(key, func() json.Marshaler { return openaiMessage(msg) })
+		if err != nil {
 			return nil, err
 		}
 		pieces = append(pieces, p)
 	}
-	n := len(pieces)
 	for _, t := range req.Tools {
-		if key, p, err = m.toolPiece(key, t); err != nil {
+		key = toolKey(key[:0], t)
+		p, err := m.piece(key, func() json.Marshaler { return openaiTool(t) })
+		if err != nil {
 			return nil, err
 		}
 		pieces = append(pieces, p)
 	}
-	return joinBody(pieces[:n], m.head, pieces[n:]), nil
+	return joinBody(pieces[:len(msgs)], m.head, pieces[len(msgs):]), nil
 }
 
-// messagePiece is msg's JSON in a request; key is scratch space for its
-// key in the cache, returned for the next piece.
-func (m *openaiModel) messagePiece(key []byte, msg deskbot.Message) ([]byte, []byte, error) {
-	key = messageKey(key[:0], msg)
+// piece is the piece kept under key, or the JSON of what v gives, then kept.
+func (m *openaiModel) piece(key []byte, v func() json.Marshaler) ([]byte, error) {
 	if p, ok := m.pieces.get(key); ok {
-		return key, p, nil
+		return p, nil
 	}
-	p, err := marshalPiece(openaiMessage(msg))
+	p, err := marshalPiece(v())
 	if err == nil {
 		m.pieces.put(key, p)
 	}
-	return key, p, err
-}
-
-// toolPiece is as messagePiece, for a tool.
-func (m *openaiModel) toolPiece(key []byte, t deskbot.ToolSpec) ([]byte, []byte, error) {
-	key = toolKey(key[:0], t)
-	if p, ok := m.pieces.get(key); ok {
-		return key, p, nil
-	}
-	p, err := marshalPiece(openaiTool(t))
-	if err == nil {
-		m.pieces.put(key, p)
-	}
-	return key, p, err
+	return p, err
 }
 
 // openaiMessage is msg as the SDK's request parameter.

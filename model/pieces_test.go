@@ -20,8 +20,9 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// sdkParams is the request as it was built before requests were written
-// from pieces: the SDK's parameters, for the SDK to write whole.
+// sdkParams is the whole request as the SDK's parameters, each message and
+// tool converted as a backend converts it, for the SDK to write whole: a
+// request written from pieces must be it, byte for byte.
 func sdkParams(c Config, req deskbot.ModelRequest) openai.ChatCompletionNewParams {
 	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(c.Model)}
 	if c.MaxTokens > 0 {
@@ -31,39 +32,10 @@ func sdkParams(c Config, req deskbot.ModelRequest) openai.ChatCompletionNewParam
 		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
 	}
 	for _, msg := range tidy(req.Messages) {
-		switch msg.Role {
-		case "system":
-			p.Messages = append(p.Messages, openai.SystemMessage(msg.Content))
-		case "assistant":
-			var a openai.ChatCompletionAssistantMessageParam
-			if msg.Content != "" {
-				a.Content.OfString = openai.String(msg.Content)
-			}
-			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: argsText(c.Arguments)},
-					},
-				})
-			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		case "tool":
-			text := toolText(msg)
-			if msg.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
-				text = "Error: " + text
-			}
-			p.Messages = append(p.Messages, openai.ToolMessage(text, msg.ToolCallID))
-		default:
-			p.Messages = append(p.Messages, openai.UserMessage(msg.Content))
-		}
+		p.Messages = append(p.Messages, openaiMessage(msg))
 	}
 	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Schema)}
-		if t.Description != "" {
-			fd.Description = openai.String(t.Description)
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, openaiTool(t))
 	}
 	return p
 }
