@@ -262,20 +262,20 @@ func (b *Bot) Run(ctx context.Context) error {
 
 // lifetime is the service's context: work that must outlive the update that
 // started it (a held call that was allowed) is bound to it.
-func (b *Bot) lifetime() context.Context { return b.running(func() context.Context { return b.ctx }) }
+func (b *Bot) lifetime() context.Context { life, _ := b.contexts(); return life }
 
 // handlers is the context of the work an update asks for (Run: it ends
 // StopGrace after polling stopped).
-func (b *Bot) handlers() context.Context { return b.running(func() context.Context { return b.work }) }
+func (b *Bot) handlers() context.Context { _, work := b.contexts(); return work }
 
-// running reads one of Run's contexts; before Run, context.Background.
-func (b *Bot) running(which func() context.Context) context.Context {
+// contexts are Run's two contexts; before Run, context.Background.
+func (b *Bot) contexts() (life, work context.Context) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ctx := which(); ctx != nil {
-		return ctx
+	if b.ctx == nil {
+		return context.Background(), context.Background()
 	}
-	return context.Background()
+	return b.ctx, b.work
 }
 
 var commands = []tele.Command{
@@ -311,7 +311,7 @@ func (b *Bot) setCommands(ctx context.Context) error {
 // until Close has finished waiting.
 type tracker struct {
 	mu     sync.Mutex
-	idle   sync.Cond // signalled when n reaches 0
+	idle   sync.Cond // on mu; Close waits on it for n to reach 0
 	n      int
 	closed bool // Add refuses
 	done   bool // Close returned: Also refuses too
@@ -338,7 +338,7 @@ func (t *tracker) Done() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.n--
-	if t.n == 0 && t.idle.L != nil {
+	if t.n == 0 && t.closed { // only Close waits
 		t.idle.Broadcast()
 	}
 }
