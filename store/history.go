@@ -37,6 +37,9 @@ func decodeHistory(key string, vals []string) ([]deskbot.Message, error) {
 // valid UTF-8 and escapes other than a surrogate pair; ok is false for
 // anything else.
 func plainMessage(v string) (m deskbot.Message, ok bool) {
+	if !utf8.ValidString(v) {
+		return m, false // encoding/json replaces bad bytes
+	}
 	rest, ok := strings.CutPrefix(v, `{"role":`)
 	if !ok {
 		return m, false
@@ -56,9 +59,9 @@ func plainMessage(v string) (m deskbot.Message, ok bool) {
 	return m, true
 }
 
-// plainString reads the JSON string at the start of s and returns it and
-// what follows it; ok is false when s does not start with one that
-// plainMessage accepts.
+// plainString reads the JSON string at the start of s, which is valid
+// UTF-8, and returns it and what follows it; ok is false when s does not
+// start with one that plainMessage accepts.
 func plainString(s string) (str, rest string, ok bool) {
 	if len(s) == 0 || s[0] != '"' {
 		return "", "", false
@@ -69,9 +72,6 @@ func plainString(s string) (str, rest string, ok bool) {
 		switch c := s[i]; {
 		case c == '"':
 			str = s[start:i]
-			if !utf8.ValidString(str) {
-				return "", "", false // encoding/json replaces bad bytes
-			}
 			if b != nil {
 				str = string(append(b, str...))
 			}
@@ -109,17 +109,11 @@ func plainString(s string) (str, rest string, ok bool) {
 				if err != nil || utf16.IsSurrogate(rune(u)) {
 					return "", "", false // half of a pair, or not four hex digits
 				}
-				if !utf8.ValidString(s[start:i]) {
-					return "", "", false
-				}
 				b = utf8.AppendRune(append(b, s[start:i]...), rune(u))
 				i += 5
 				start = i + 1
 				continue
 			default:
-				return "", "", false
-			}
-			if !utf8.ValidString(s[start:i]) {
 				return "", "", false
 			}
 			b = append(append(b, s[start:i]...), r)
