@@ -45,7 +45,9 @@ type ToolCallExecutor struct {
 // ResultRecorder publishes a call's event (nil: published already),
 // remembers the completed call (nil: none) and publishes its result event,
 // in one round trip and in that order. When Memory is one (the store is),
-// the executor uses it after each call, and it stands for Events there.
+// the executor uses it after each call, and it stands for Events there; the
+// record is then in flight while the model reads the result (see
+// Turn.Recorded).
 type ResultRecorder interface {
 	RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error
 }
@@ -70,6 +72,25 @@ type Turn struct {
 	// callEvent is the event of the call being executed (nil outside
 	// Execute).
 	callEvent *pendingEvent
+	// recording is closed when the last call's record (its events and its
+	// memory) is in Redis or has failed; nil when none is in flight.
+	recording chan struct{}
+}
+
+// Recorded returns once the last call's record is written (or its writing
+// failed, which is logged): the call remembered for the trigger, its events
+// published. Execute returns before that with a ResultRecorder, so that the
+// round trip overlaps the model reading the result, which needs nothing
+// from it. Whatever follows the model's answer must come after the record
+// (a next call must not run before the last one is remembered, and the
+// turn's closing words and acknowledgement follow its results), so the
+// turn calls Recorded as soon as the model answers, before it closes, and
+// on every way out. Execute calls it before the next call too.
+func (t *Turn) Recorded() {
+	if t.recording != nil {
+		<-t.recording
+		t.recording = nil
+	}
 }
 
 // Execution is the outcome of one call.
@@ -115,7 +136,14 @@ func (t *Turn) Failover() {
 
 // Execute runs one call for the turn. A system failure (the tool could not
 // run) is returned as an error, with a result fit to tell the model.
+//
+// With a ResultRecorder, Execute returns while the call's record is still
+// being written: the caller calls t.Recorded before anything that must
+// follow it (see Recorded). Without one it returns once all is written.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
+	// The last call is remembered before this one runs: a crash now must
+	// not find this call's result without that one's.
+	t.Recorded()
 	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
 	// The call's event is published when the call has taken callEventWait
 	// without an outcome (a command people should see running), or before
@@ -136,10 +164,15 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 		if callFirst {
 			first = &callEv
 		}
-		if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
-			// If the call ran, only a repeat after a crash is at risk now.
-			log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
-		}
+		done := make(chan struct{})
+		t.recording = done
+		go func() {
+			defer close(done)
+			if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
+				// If the call ran, only a repeat after a crash is at risk now.
+				log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
+			}
+		}()
 		return ex, err
 	}
 	if callFirst {

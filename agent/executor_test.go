@@ -66,6 +66,7 @@ func (f *execFixture) mustExecute(t *testing.T, turn *agent.Turn, c deskbot.Tool
 	if err != nil {
 		t.Fatalf("execute %s: %v", c.Name, err)
 	}
+	turn.Recorded() // the tests read what the record wrote
 	return ex
 }
 
@@ -382,6 +383,7 @@ func TestExecutorSlowCallIsSeenWhileItRuns(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := f.exec.Execute(t.Context(), turn, call("c1", "run_job", `{}`))
+		turn.Recorded()
 		done <- err
 	}()
 	<-slow.started

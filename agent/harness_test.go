@@ -74,6 +74,20 @@ type deskWorld struct {
 	// inbox, when set, stands between the desks and the store's inbox (a
 	// benchmark hands out triggers one at a time through it).
 	inbox func(deskbot.Inbox) deskbot.Inbox
+	// recordDelay, when set, holds every call's record (its events and its
+	// memory) this long before it goes to Redis: a slow round trip.
+	recordDelay time.Duration
+}
+
+// slowRecorder is the store, its calls' records held back a while.
+type slowRecorder struct {
+	*store.Store
+	delay time.Duration
+}
+
+func (s slowRecorder) RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error {
+	time.Sleep(s.delay)
+	return s.Store.RecordResult(ctx, triggerID, call, c, result)
 }
 
 // countingState counts DeskStatus reads.
@@ -193,6 +207,8 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	var memory deskbot.CallMemory = st
 	if w.piecewise {
 		memory = struct{ deskbot.CallMemory }{st} // not a ResultRecorder
+	} else if w.recordDelay > 0 {
+		memory = slowRecorder{st, w.recordDelay}
 	}
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: memory, Now: w.clock, Log: w.log}
 	var inbox deskbot.Inbox = st

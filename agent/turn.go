@@ -27,6 +27,9 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
 	hist, t := start.hist, start.t
+	// A call's record may still be in flight (Turn.Recorded): no way out
+	// of the turn leaves it so.
+	defer t.Recorded()
 	// On a TurnStore, opening the turn saved "working" already (this is
 	// then a no-op). Otherwise it is saved and announced while the model is
 	// asked: nothing in the turn waits for it. Every way out of the turn
@@ -75,6 +78,9 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 		} else {
 			reply, err = k.models[m].Complete(ctx, req)
 		}
+		// The last call's record was written while the model read its
+		// result; whatever the answer leads to comes after it.
+		t.Recorded()
 		if ctx.Err() != nil {
 			return turnLeft
 		}
@@ -125,6 +131,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
+	t.Recorded() // the last results before the closing words (a capped turn's calls)
 	var closing string
 	if tl.capped {
 		closing = fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps())

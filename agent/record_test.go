@@ -1,0 +1,121 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/store"
+)
+
+// gatedRecorder is the store, its calls' records held until released.
+type gatedRecorder struct {
+	*store.Store
+	release chan struct{}
+}
+
+func (g gatedRecorder) RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error {
+	<-g.release
+	return g.Store.RecordResult(ctx, triggerID, call, c, result)
+}
+
+// A call's record (its memory and events) is written while the model reads
+// the result, but the next call runs only once it is in Redis: a crash in
+// between must never find a later call remembered and an earlier one not.
+func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
+	f := mustExecutor(t)
+	release := make(chan struct{})
+	f.exec.Memory = gatedRecorder{f.store, release}
+	turn, err := f.exec.Begin(t.Context(), "main", "trig-rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`))
+		first <- err
+	}()
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Execute waited for its record: the model could not read the result meanwhile")
+	}
+
+	second := make(chan error, 1)
+	go func() {
+		_, err := f.exec.Execute(t.Context(), turn, call("c2", "get_positions", `{"a":2}`))
+		turn.Recorded()
+		second <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // time enough for a call that does not wait to run
+	if got := f.lookup.runs(); got != 1 {
+		t.Fatalf("the second call ran before the first was remembered (%d runs)", got)
+	}
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	done, err := f.store.CompletedCalls(t.Context(), "trig-rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range done {
+		ids = append(ids, c.Call.ID)
+	}
+	if got, want := strings.Join(ids, ","), "c1,c2"; got != want {
+		t.Errorf("remembered calls = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(mustEventKinds(t, f.store, "all"), ","), "tool_call,tool_result,tool_call,tool_result"; got != want {
+		t.Errorf("events = %s, want %s", got, want)
+	}
+}
+
+// However slow a call's record, everything the turn does after the call
+// comes after it in the stream, and the turn is acknowledged only once the
+// call is remembered: a capped turn (which ends on a call, with no model
+// answer after it) included.
+func TestSlowRecordKeepsTheTurnInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replies []modeltest.Reply
+		maxStep int
+		words   string
+	}{
+		{"call then words", []modeltest.Reply{modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500.")}, 0, "INFY is at 1500."},
+		{"capped on a call", []modeltest.Reply{modeltest.Calls(quote(`{"symbol":"INFY"}`))}, 1, "cut off after 1 model steps"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newDeskWorld(t)
+			w.recordDelay = 100 * time.Millisecond
+			w.cfg.MaxSteps = tc.maxStep
+			w.primary.Push(tc.replies...)
+			w.start(t, w.store)
+			w.tell(t, "What is INFY at?")
+			w.waitMessage(t, tc.words)
+			w.waitSettled(t, deskbot.DeskIdle)
+
+			var kinds []string
+			for _, e := range w.readEvents(t) {
+				kinds = append(kinds, string(e.Kind))
+			}
+			if got, want := strings.Join(kinds, ","), "desk_state,tool_call,tool_result,desk_message,desk_state"; got != want {
+				t.Errorf("events = %s, want %s", got, want)
+			}
+			if n, err := w.store.PendingTriggers(t.Context(), "main"); err != nil || n != 0 {
+				t.Errorf("PendingTriggers = %d, %v; want 0", n, err)
+			}
+		})
+	}
+}
+
+var _ agent.ResultRecorder = gatedRecorder{}
