@@ -135,28 +135,47 @@ func (s *Store) AnnounceDeskState(ctx context.Context, desk string, state deskbo
 	return s.wrap(err)
 }
 
-// settleScript sets the state a desk rests in after a turn and announces
-// it: waiting for approval when the turn held a call (ARGV[2] is "1") or
-// any request of the desk is open (the count the transition script keeps),
-// else idle. ARGV[4] and ARGV[5] are the idle state and its event, ARGV[6]
-// and ARGV[7] the waiting state and its event.
-var settleScript = redis.NewScript(`
-local n = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
+// closeScript writes what a desk's turn ends with, in this order: its
+// closing words (ARGV[10], an event; "" for none), its history messages
+// (ARGV[13] of them from ARGV[14] on, the list trimmed to the last
+// ARGV[9]), the state the desk rests in, announced: waiting when the turn
+// held a call (ARGV[2] is "1") or any request of the desk is open (the
+// count the transition script keeps), else idle (ARGV[4] and ARGV[5] are
+// the idle state and its event, ARGV[6] and ARGV[7] the waiting state and
+// its event); and last the acknowledgement of the trigger (stream id
+// ARGV[11], "" for none; ARGV[12] is the inbox's group). It returns the
+// state.
+var closeScript = redis.NewScript(`
+if ARGV[10] ~= '' then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'data', ARGV[10])
+end
+local n = tonumber(ARGV[13])
+if n > 0 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 14, 13 + n))
+  redis.call('LTRIM', KEYS[4], -tonumber(ARGV[9]), -1)
+end
+local open = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
 local state, ev = ARGV[4], ARGV[5]
-if ARGV[2] == '1' or n > 0 then state, ev = ARGV[6], ARGV[7] end
+if ARGV[2] == '1' or open > 0 then state, ev = ARGV[6], ARGV[7] end
 redis.call('HSET', KEYS[1], 'state', state, 'last_activity', ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'data', ev)
+if ARGV[11] ~= '' then
+  redis.call('XACK', KEYS[5], ARGV[12], ARGV[11])
+  redis.call('XDEL', KEYS[5], ARGV[11])
+end
 return state
 `)
 
-// CloseTurn writes what a desk's turn ends with, in one MULTI and in this
-// order: its closing words (an event; nil for none), its history messages
-// (the history trimmed to HistoryLimit), the state the desk rests in,
-// announced: waiting when heldNow or any request of the desk is open, else
-// idle; and last the acknowledgement of the trigger (read from the inbox;
-// nil: none), as AckTrigger would. It returns that state. All or nothing: a
-// crash never leaves the words without the history, the state saved before
-// either, or the trigger acknowledged before all of them.
+// CloseTurn writes what a desk's turn ends with, in one script (one round
+// trip, EVALSHA) and in this order: its closing words (an event; nil for
+// none), its history messages (the history trimmed to HistoryLimit), the
+// state the desk rests in, announced: waiting when heldNow or any request
+// of the desk is open, else idle; and last the acknowledgement of the
+// trigger (read from the inbox; nil: none), as AckTrigger would. It returns
+// that state. Once Redis has the script it runs it whole, and replicates
+// and persists its writes as one transaction, so a crash never leaves the
+// words without the history, the state saved before either, or the trigger
+// acknowledged before all of them.
 func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
 	if ack != nil && ack.StreamID == "" {
 		return "", deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")
@@ -184,28 +203,17 @@ func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event
 	if heldNow {
 		held = "1"
 	}
-	var settled *redis.Cmd
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if words != nil {
-			p.XAdd(ctx, s.streamAdd(s.eventsKey(), wordsJSON))
-		}
-		if len(hist) > 0 {
-			s.pushHistory(ctx, p, desk, hist)
-		}
-		// EVAL, not EVALSHA: inside a MULTI a missing script would fail the
-		// whole transaction, and Redis compiles a script once per body.
-		settled = settleScript.Eval(ctx, p, []string{s.deskKey(desk), s.openByDeskKey(), s.eventsKey()},
-			desk, held, at.UnixMilli(), string(deskbot.DeskIdle), idle, string(deskbot.DeskWaiting), waiting, s.opts.EventsMaxLen)
-		if ack != nil {
-			s.ackTrigger(ctx, p, ack)
-		}
-		return nil
-	})
+	ackID := ""
+	if ack != nil {
+		ackID = ack.StreamID
+	}
+	args := append([]any{desk, held, at.UnixMilli(), string(deskbot.DeskIdle), idle, string(deskbot.DeskWaiting), waiting,
+		s.opts.EventsMaxLen, s.opts.HistoryLimit, wordsJSON, ackID, inboxGroup, len(hist)}, hist...)
+	state, err := closeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.openByDeskKey(), s.eventsKey(), s.historyKey(desk), s.inboxKey(desk)}, args...).Text()
 	if err != nil {
 		return "", s.wrap(err)
 	}
-	state, err := settled.Text()
-	return deskbot.DeskState(state), s.wrap(err)
+	return deskbot.DeskState(state), nil
 }
 
 func deskStateEvent(desk string, state deskbot.DeskState, at time.Time) deskbot.Event {
