@@ -66,6 +66,16 @@ type TurnStore interface {
 	CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error)
 }
 
+// TurnTaker takes a desk's next trigger and opens its turn (as
+// TurnStore.OpenTurn) in one round trip, when one is in hand or queued
+// already; it returns a nil trigger when it took none. When the Inbox is
+// one (the store is) and State is a TurnStore, the desk asks it first, and
+// only when it took nothing waits on Inbox.NextTrigger and opens the turn
+// with OpenTurn.
+type TurnTaker interface {
+	TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error)
+}
+
 // Desks runs every configured desk: one goroutine per desk, each handling
 // its triggers one at a time, plus the scheduler.
 type Desks struct {

@@ -66,8 +66,8 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
-	// piecewise hides the store's TurnStore from the desks, and its
-	// ResultRecorder from the executor.
+	// piecewise hides the store's TurnStore and TurnTaker from the desks,
+	// and its ResultRecorder from the executor.
 	piecewise bool
 	// model, when set, stands between the desks and each model of the chain.
 	model func(deskbot.Model) deskbot.Model
@@ -114,6 +114,21 @@ func (c countingState) AnnounceDeskState(ctx context.Context, desk string, s des
 
 func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, hist []deskbot.Message, held bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
 	return c.DeskStore.(agent.TurnStore).CloseTurn(ctx, desk, words, hist, held, at, ack)
+}
+
+// countingInbox is the store's inbox, counting the pause switch among
+// what taking a trigger and opening its turn in one round trip reads.
+type countingInbox struct {
+	*store.Store
+	n *atomic.Int64
+}
+
+func (c countingInbox) TakeTurn(ctx context.Context, desk string, limit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	tr, st, hist, prior, err := c.Store.TakeTurn(ctx, desk, limit, at)
+	if tr != nil {
+		c.n.Add(1)
+	}
+	return tr, st, hist, prior, err
 }
 
 // pieceState is the store's DeskStore without its TurnStore: the desk
@@ -212,8 +227,11 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	}
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: memory, Now: w.clock, Log: w.log}
 	var inbox deskbot.Inbox = st
+	if !w.piecewise {
+		inbox = countingInbox{st, &w.statusReads}
+	}
 	if w.inbox != nil {
-		inbox = w.inbox(st)
+		inbox = w.inbox(inbox)
 	}
 	var state deskbot.DeskStore = countingState{st, &w.statusReads}
 	if w.piecewise {

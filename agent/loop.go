@@ -33,7 +33,17 @@ func (k *desk) run(ctx context.Context) {
 	k.recoverState(ctx)
 	poll := k.d.deps.Poll
 	for ctx.Err() == nil {
-		tr, err := k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
+		tr, start, ok, err := k.take(ctx)
+		if err == nil && tr == nil {
+			tr, err = k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
+			if err == nil && tr != nil {
+				// The pause switch is read once the trigger is in hand, so
+				// a pause that came while we waited wins: a paused desk
+				// keeps the trigger in hand, and the inbox hands it back
+				// after the resume.
+				start, ok = k.open(ctx, tr)
+			}
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				k.log.WarnContext(ctx, "could not read inbox", "err", err)
@@ -44,10 +54,6 @@ func (k *desk) run(ctx context.Context) {
 		if tr == nil {
 			continue
 		}
-		// The pause switch is read once the trigger is in hand, so a pause
-		// that came while we waited wins: a paused desk keeps the trigger
-		// in hand, and the inbox hands it back after the resume.
-		start, ok := k.open(ctx, tr)
 		if !ok {
 			deskbot.Sleep(ctx, poll)
 			continue
@@ -82,6 +88,39 @@ type turnStart struct {
 	t    *Turn
 }
 
+// take takes the trigger in hand or queued and opens its turn in one round
+// trip, when the Inbox is a TurnTaker and State a TurnStore (else, or when
+// it took none, tr is nil and the caller waits on the inbox). ok is as
+// open's. An error is the inbox's: whether a trigger was taken is unknown,
+// and the next ask finds it in hand.
+func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
+	deps := k.d.deps
+	tt, isTaker := deps.Inbox.(TurnTaker)
+	if _, isTurnStore := deps.State.(TurnStore); !isTaker || !isTurnStore {
+		return nil, turnStart{}, false, nil
+	}
+	tr, st, hist, prior, err := tt.TakeTurn(ctx, k.cfg.Name, deps.HistoryMessages, deps.Now())
+	if err != nil {
+		k.state = "" // working may have been saved before the reply was lost
+		return nil, turnStart{}, false, err
+	}
+	if tr == nil {
+		return nil, turnStart{}, false, nil
+	}
+	start, ok = k.opened(st, hist, prior, tr)
+	return tr, start, ok, nil
+}
+
+// opened is the turn a TurnStore opened: none on a paused desk, which
+// keeps the trigger in hand.
+func (k *desk) opened(st deskbot.DeskStatus, hist []deskbot.Message, prior []deskbot.CompletedCall, tr *deskbot.Trigger) (turnStart, bool) {
+	if st.Paused {
+		return turnStart{}, false
+	}
+	k.state = deskbot.DeskWorking // saved and announced with the reads
+	return turnStart{hist: hist, t: k.d.deps.Executor.Resume(k.cfg.Name, tr.ID, prior)}, true
+}
+
 // open reads the pause switch, the history and the trigger's completed
 // calls (one round trip with a TurnStore, which also marks the desk
 // working unless it is paused). It reports false when the desk
@@ -101,11 +140,7 @@ func (k *desk) open(ctx context.Context, tr *deskbot.Trigger) (turnStart, bool) 
 			k.state = ""
 			return turnStart{}, false
 		}
-		if st.Paused {
-			return turnStart{}, false
-		}
-		k.state = deskbot.DeskWorking // saved and announced with the reads
-		return turnStart{hist: hist, t: deps.Executor.Resume(k.cfg.Name, tr.ID, prior)}, true
+		return k.opened(st, hist, prior, tr)
 	}
 	if k.paused(ctx) {
 		return turnStart{}, false

@@ -94,18 +94,23 @@ func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLim
 	if len(res) != 3 {
 		return deskbot.DeskStatus{}, nil, nil, fmt.Errorf("store: open turn: %d replies, want 3", len(res))
 	}
-	fields := replyStrings(res[0])
-	h := make(map[string]string, len(fields)/2)
-	for i := 0; i+1 < len(fields); i += 2 {
-		h[fields[i]] = fields[i+1]
-	}
-	st := deskStatus(desk, h)
+	st := deskStatus(desk, replyHash(res[0]))
 	msgs, err := decodeHistory(s.historyKey(desk), replyStrings(res[1]))
 	if err != nil {
 		return st, nil, nil, err
 	}
 	done, err := decodeCompletedCalls(s.callsKey(triggerID), replyStrings(res[2]))
 	return st, msgs, done, err
+}
+
+// replyHash is a script's reply of HGETALL, as a map.
+func replyHash(v any) map[string]string {
+	fields := replyStrings(v)
+	h := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		h[fields[i]] = fields[i+1]
+	}
+	return h
 }
 
 // replyStrings is a script's array reply of strings.

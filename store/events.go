@@ -373,12 +373,21 @@ func (s *Store) xreadgroup(ctx context.Context, stream, group, consumer string, 
 			}
 			return res[0].Messages, nil
 		case attempt == 0 && strings.HasPrefix(err.Error(), "NOGROUP"):
-			err := s.rdb.XGroupCreateMkStream(ctx, stream, group, "0").Err()
-			if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-				return nil, s.wrap(err)
+			if err := s.makeGroup(ctx, stream, group); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, s.wrap(err)
 		}
 	}
+}
+
+// makeGroup makes group on stream (and the stream), reading from its start;
+// a group someone else made meanwhile is no error.
+func (s *Store) makeGroup(ctx context.Context, stream, group string) error {
+	err := s.rdb.XGroupCreateMkStream(ctx, stream, group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return s.wrap(err)
+	}
+	return nil
 }

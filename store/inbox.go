@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -67,12 +68,136 @@ func (s *Store) NextTrigger(ctx context.Context, desk string, block time.Duratio
 			return nil, err
 		}
 	}
-	var t deskbot.Trigger
-	if err := json.Unmarshal([]byte(dataOf(msgs[0])), &t); err != nil {
-		return nil, fmt.Errorf("store: decode trigger %s: %w", msgs[0].ID, err)
+	return decodeTrigger(msgs[0].ID, dataOf(msgs[0]))
+}
+
+// takeFix is what lets takeScript run after it failed with err, nil when
+// nothing does. Nothing ran when Redis does not have the script (yet, or
+// since a restart or a failover): it is loaded. Nor when the inbox has no
+// group yet: it is made.
+func (s *Store) takeFix(ctx context.Context, err error, inbox string) func() error {
+	switch {
+	case redis.HasErrorPrefix(err, "NOSCRIPT"):
+		return func() error { return s.wrap(takeScript.Load(ctx, s.rdb).Err()) }
+	case err != nil && strings.Contains(err.Error(), "NOGROUP"):
+		// Found in the message, not only at its start: the embedded Redis
+		// wraps a script's errors in its own words.
+		return func() error { return s.makeGroup(ctx, inbox, inboxGroup) }
 	}
-	t.StreamID = msgs[0].ID
+	return nil
+}
+
+// decodeTrigger is the trigger of inbox entry id, whose data is data.
+func decodeTrigger(id, data string) (*deskbot.Trigger, error) {
+	var t deskbot.Trigger
+	if err := json.Unmarshal([]byte(data), &t); err != nil {
+		return nil, fmt.Errorf("store: decode trigger %s: %w", id, err)
+	}
+	t.StreamID = id
 	return &t, nil
+}
+
+// takeScript takes the desk's trigger in hand, else the next queued one,
+// without waiting, and opens its turn as openScript does: it reads the
+// desk's hash and the calls completed for the trigger (the key named by
+// ARGV[7] and the trigger's id) and, unless the desk is paused, saves and
+// announces it working. It returns false when nothing is queued or in
+// hand, {stream id} alone when the entry is one the general path must deal
+// with (trimmed, or data that is not a trigger), else {stream id, data,
+// hash, completed calls, the trigger id it read}. A group not yet made is
+// an error (the general path makes it).
+var takeScript = redis.NewScript(`
+local function first(id)
+  local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], id)
+  return r and r[1][2][1]
+end
+local e = first('0') or first('>')
+if not e then return false end
+local f = e[2]
+if not f or f[1] ~= 'data' then return {e[1]} end
+local ok, t = pcall(cjson.decode, f[2])
+if not ok or type(t) ~= 'table' or type(t.id) ~= 'string' then return {e[1]} end
+local h = redis.call('HGETALL', KEYS[2])
+local paused = false
+for i = 1, #h, 2 do
+  if h[i] == 'paused' and h[i + 1] == '1' then paused = true end
+end
+if not paused then
+  redis.call('HSET', KEYS[2], 'state', ARGV[4], 'last_activity', ARGV[3])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'data', ARGV[5])
+end
+return {e[1], f[2], h, redis.call('LRANGE', ARGV[7] .. t.id, 0, -1), t.id}
+`)
+
+// TakeTurn is NextTrigger without waiting and OpenTurn in one round trip:
+// it takes the trigger in hand, else the next queued one, and reads what
+// its turn starts from, as OpenTurn does (and, unless the desk is paused,
+// saves and announces it working at at). The history is read in the same
+// round trip, beside the script rather than through it (Lua would copy
+// every message twice). It returns a nil trigger when it took none: the
+// inbox is empty, or holds something only NextTrigger deals with (a
+// trimmed entry, a group still to make); the caller then waits on
+// NextTrigger and calls OpenTurn. A desk that works through a queue thus
+// starts each turn after one round trip, not two.
+func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	start := int64(0)
+	if historyLimit > 0 {
+		start = -int64(historyLimit)
+	}
+	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
+	if err != nil {
+		return nil, deskbot.DeskStatus{}, nil, nil, err
+	}
+	keys := []string{s.inboxKey(desk), s.deskKey(desk), s.eventsKey()}
+	args := []any{inboxGroup, inboxConsumer, at.UnixMilli(), string(deskbot.DeskWorking), ev, s.opts.EventsMaxLen, s.callsKey("")}
+	var took *redis.Cmd
+	var hist *redis.StringSliceCmd
+	for try := 0; ; try++ {
+		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			took = takeScript.EvalSha(ctx, p, keys, args...)
+			hist = p.LRange(ctx, s.historyKey(desk), start, -1)
+			return nil
+		})
+		fix := s.takeFix(ctx, took.Err(), keys[0])
+		if fix == nil || try == 2 {
+			break
+		}
+		if err := fix(); err != nil {
+			return nil, deskbot.DeskStatus{}, nil, nil, err
+		}
+	}
+	switch err := took.Err(); {
+	case err == redis.Nil:
+		return nil, deskbot.DeskStatus{}, nil, nil, nil // nothing queued or in hand
+	case err != nil:
+		return nil, deskbot.DeskStatus{}, nil, nil, s.wrap(err)
+	}
+	if err := hist.Err(); err != nil {
+		return nil, deskbot.DeskStatus{}, nil, nil, s.wrap(err)
+	}
+	res, _ := took.Val().([]any)
+	if len(res) != 5 {
+		return nil, deskbot.DeskStatus{}, nil, nil, nil // an entry for the general path
+	}
+	id, _ := res[0].(string)
+	data, _ := res[1].(string)
+	t, err := decodeTrigger(id, data)
+	if err != nil {
+		return nil, deskbot.DeskStatus{}, nil, nil, err
+	}
+	st := deskStatus(desk, replyHash(res[2]))
+	msgs, err := decodeHistory(s.historyKey(desk), hist.Val())
+	if err != nil {
+		return t, st, nil, nil, err
+	}
+	if used, _ := res[4].(string); used != t.ID {
+		// Lua and Go read the id apart (the store never writes such a
+		// trigger): the calls are read again under the id the turn uses.
+		done, err := s.CompletedCalls(ctx, t.ID)
+		return t, st, msgs, done, err
+	}
+	done, err := decodeCompletedCalls(s.callsKey(t.ID), replyStrings(res[3]))
+	return t, st, msgs, done, err
 }
 
 // AckTrigger marks t handled and deletes it, in one MULTI.
