@@ -46,8 +46,8 @@ type ToolCallExecutor struct {
 // remembers the completed call (nil: none) and publishes its result event,
 // in one round trip and in that order. When Memory is one (the store is),
 // the executor uses it after each call, and it stands for Events there; the
-// record is then in flight while the model reads the result (see
-// Turn.Recorded).
+// record is then written while the model reads the result (see
+// Turn.WhileRecording).
 type ResultRecorder interface {
 	RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error
 }
@@ -72,25 +72,45 @@ type Turn struct {
 	// callEvent is the event of the call being executed (nil outside
 	// Execute).
 	callEvent *pendingEvent
-	// recording is closed when the last call's record (its events and its
-	// memory) is in Redis or has failed; nil when none is in flight.
-	recording chan struct{}
+	// record writes the last call's record (its events and its memory);
+	// nil once written, or when there is none to write.
+	record func()
 }
 
-// Recorded returns once the last call's record is written (or its writing
-// failed, which is logged): the call remembered for the trigger, its events
-// published. Execute returns before that with a ResultRecorder, so that the
-// round trip overlaps the model reading the result, which needs nothing
-// from it. Whatever follows the model's answer must come after the record
-// (a next call must not run before the last one is remembered, and the
-// turn's closing words and acknowledgement follow its results), so the
-// turn calls Recorded as soon as the model answers, before it closes, and
-// on every way out. Execute calls it before the next call too.
+// Recorded writes the last call's record, if it is still to be written:
+// the call remembered for the trigger, its events published. With a
+// ResultRecorder, Execute leaves it to be written while the model reads
+// the result (WhileRecording). Whatever follows must come after it (a next
+// call must not run before the last one is remembered, and the turn's
+// closing words and acknowledgement follow its results), so Execute calls
+// it before the next call, and the turn before it closes and on every way
+// out.
 func (t *Turn) Recorded() {
-	if t.recording != nil {
-		<-t.recording
-		t.recording = nil
+	if r := t.record; r != nil {
+		t.record = nil
+		r()
 	}
+}
+
+// WhileRecording runs read (the model reading the results) on another
+// goroutine while this one writes the last call's record, and returns when
+// both are done. The record goes out from here at once, as it did when
+// nothing overlapped it, and not from a goroutine of its own that would
+// wait for a processor while the model's request is made: the time between
+// a call ending and Redis knowing it ran (in which a crash would have the
+// call run again) stays one round trip. read must not use the Turn.
+func (t *Turn) WhileRecording(read func()) {
+	if t.record == nil {
+		read()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		read()
+	}()
+	t.Recorded()
+	<-done
 }
 
 // Execution is the outcome of one call.
@@ -137,9 +157,10 @@ func (t *Turn) Failover() {
 // Execute runs one call for the turn. A system failure (the tool could not
 // run) is returned as an error, with a result fit to tell the model.
 //
-// With a ResultRecorder, Execute returns while the call's record is still
-// being written: the caller calls t.Recorded before anything that must
-// follow it (see Recorded). Without one it returns once all is written.
+// With a ResultRecorder, Execute returns before the call's record is
+// written: the caller has it written (Turn.Recorded, Turn.WhileRecording)
+// before anything that must follow it. Without one it returns once all is
+// written.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	// The last call is remembered before this one runs: a crash now must
 	// not find this call's result without that one's.
@@ -164,15 +185,12 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 		if callFirst {
 			first = &callEv
 		}
-		done := make(chan struct{})
-		t.recording = done
-		go func() {
-			defer close(done)
+		t.record = func() {
 			if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
 				// If the call ran, only a repeat after a crash is at risk now.
 				log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
 			}
-		}()
+		}
 		return ex, err
 	}
 	if callFirst {

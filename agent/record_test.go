@@ -34,21 +34,30 @@ func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
 
-	first := make(chan error, 1)
+	// The model reads the result while the record is held up.
+	read := make(chan struct{})
+	overlapped := make(chan struct{})
 	go func() {
-		_, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`))
-		first <- err
+		defer close(overlapped)
+		turn.WhileRecording(func() { close(read) })
 	}()
 	select {
-	case err := <-first:
-		if err != nil {
-			t.Fatal(err)
-		}
+	case <-read:
 	case <-time.After(5 * time.Second):
 		close(release)
-		t.Fatal("Execute waited for its record: the model could not read the result meanwhile")
+		t.Fatal("the model was asked only after the record was written")
 	}
+	select {
+	case <-overlapped:
+		t.Fatal("WhileRecording returned before the record was written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-overlapped
 
 	second := make(chan error, 1)
 	go func() {
@@ -56,11 +65,6 @@ func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
 		turn.Recorded()
 		second <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // time enough for a call that does not wait to run
-	if got := f.lookup.runs(); got != 1 {
-		t.Fatalf("the second call ran before the first was remembered (%d runs)", got)
-	}
-	close(release)
 	if err := <-second; err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +81,37 @@ func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
 	}
 	if got, want := strings.Join(mustEventKinds(t, f.store, "all"), ","), "tool_call,tool_result,tool_call,tool_result"; got != want {
 		t.Errorf("events = %s, want %s", got, want)
+	}
+}
+
+// A call runs only once the call before it is remembered, even when
+// nothing had the record written in between.
+func TestExecutorNextCallWaitsForTheLastRecord(t *testing.T) {
+	f := mustExecutor(t)
+	release := make(chan struct{})
+	f.exec.Memory = gatedRecorder{f.store, release}
+	turn, err := f.exec.Begin(t.Context(), "main", "trig-next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := f.exec.Execute(t.Context(), turn, call("c2", "get_positions", `{"a":2}`))
+		second <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // time enough for a call that does not wait to run
+	if got := f.lookup.runs(); got != 1 {
+		t.Fatalf("the second call ran before the first was remembered (%d runs)", got)
+	}
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.lookup.runs(); got != 2 {
+		t.Errorf("runs = %d, want 2", got)
 	}
 }
 

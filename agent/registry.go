@@ -5,12 +5,16 @@
 // through the same executor.
 //
 // Concurrency: each desk handles one trigger at a time; desks run side by
-// side. Registries are built at start and only read afterwards.
+// side. Registries are built at start and only read afterwards. Within a
+// turn, a call's record (its memory and events) is written on a goroutine
+// of its own while the model reads the result; the turn waits for it
+// before the next call, the answer's consequences and its close.
 // Delivery: a trigger is acknowledged only after its turn ends, so a crash
 // mid-turn repeats the turn; the calls it already completed are remembered
-// per trigger in Redis and replayed, never run twice. On the store (a
-// TurnStore) a turn's end, its words, history and resting state, and the
-// acknowledgement are one MULTI: all of it or none.
+// per trigger in Redis (before the next call runs) and replayed, never run
+// twice. On the store (a TurnStore) a turn's end, its words, history and
+// resting state, and the acknowledgement are one script: all of it or
+// none.
 package agent
 
 import (

@@ -27,8 +27,8 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
 	hist, t := start.hist, start.t
-	// A call's record may still be in flight (Turn.Recorded): no way out
-	// of the turn leaves it so.
+	// A call's record may still be to write (Turn.Recorded): no way out of
+	// the turn leaves it so.
 	defer t.Recorded()
 	// On a TurnStore, opening the turn saved "working" already (this is
 	// then a no-op). Otherwise it is saved and announced while the model is
@@ -74,13 +74,13 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 		var reply deskbot.ModelReply
 		var err error
 		if tb, ok := k.models[m].(TurnBackend); ok {
+			t.Recorded() // the backend's calls go through t
 			reply, err = k.runBackend(ctx, tb, t, tr, req, &tl, &msgs, ids)
 		} else {
-			reply, err = k.models[m].Complete(ctx, req)
+			// The last call's record is written while the model reads its
+			// result; whatever the answer leads to comes after both.
+			t.WhileRecording(func() { reply, err = k.models[m].Complete(ctx, req) })
 		}
-		// The last call's record was written while the model read its
-		// result; whatever the answer leads to comes after it.
-		t.Recorded()
 		if ctx.Err() != nil {
 			return turnLeft
 		}
@@ -144,11 +144,10 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	}
 	if ts, ok := deps.State.(TurnStore); ok {
 		// The closing words, the history, the state the desk rests in and
-		// the trigger's acknowledgement go in one MULTI, in that order,
+		// the trigger's acknowledgement go in one script, in that order,
 		// after "working": the resting state is the last state written,
 		// and the trigger is acknowledged after everything the turn made
-		// durable (its calls were remembered before their results came
-		// back to the model).
+		// durable (its calls' records were awaited above).
 		var words *deskbot.Event
 		if closing = strings.TrimSpace(closing); closing != "" {
 			words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: deps.Now(), TriggerID: tr.ID, Text: closing}

@@ -47,10 +47,12 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 	return s.wrap(err)
 }
 
-// A desk's turn, in as few round trips as its order allows: OpenTurn reads
-// what the turn starts from, AnnounceDeskState records and announces a
-// state, CloseTurn writes everything the turn ends with. Only the desk's own
-// goroutine calls them, one turn at a time.
+// A desk's turn, in as few round trips as its order allows: TakeTurn
+// (inbox.go) takes a queued trigger and reads what its turn starts from,
+// OpenTurn reads the same for a trigger the desk waited for, RecordResult
+// (below) writes what a call leaves, AnnounceDeskState records and
+// announces a state, CloseTurn writes everything the turn ends with. Only
+// the desk's own goroutines call them, one turn at a time.
 
 // openScript reads what a turn starts from and, unless the desk is paused,
 // marks it working: KEYS are the desk's hash, its history, the trigger's
