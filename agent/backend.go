@@ -66,6 +66,10 @@ func (k *desk) runBackend(ctx context.Context, tb TurnBackend, t *Turn, tr *desk
 		// The turn's context, not the caller's: a call that started runs
 		// to its end and is remembered even if the backend dies meanwhile.
 		ex, err := k.d.deps.Executor.Execute(ctx, t, c)
+		// Remembered before the backend hears the result: it goes on
+		// thinking on its own, and nothing here would write the record
+		// until its next call.
+		t.Recorded()
 		if err != nil {
 			k.log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
 		}

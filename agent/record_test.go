@@ -154,3 +154,33 @@ func TestSlowRecordKeepsTheTurnInOrder(t *testing.T) {
 }
 
 var _ agent.ResultRecorder = gatedRecorder{}
+
+// rememberingBackend is a TurnBackend that makes one call and, on hearing
+// its result, looks for the call among the trigger's completed calls in
+// the store: a backend goes on thinking on its own, and the call must be
+// remembered by then.
+type rememberingBackend struct {
+	deskbot.Model
+	store *store.Store
+	found chan []deskbot.CompletedCall
+}
+
+func (b rememberingBackend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, error) {
+	req.Call(ctx, deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"INFY"}`)})
+	done, _ := b.store.CompletedCalls(ctx, req.TriggerID)
+	b.found <- done
+	return "INFY is at 1500.", nil
+}
+
+func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {
+	w := newDeskWorld(t)
+	w.recordDelay = 50 * time.Millisecond
+	found := make(chan []deskbot.CompletedCall, 1)
+	w.model = func(m deskbot.Model) deskbot.Model { return rememberingBackend{m, w.store, found} }
+	w.start(t, w.store)
+	w.tell(t, "What is INFY at?")
+	w.waitMessage(t, "INFY is at 1500.")
+	if got := <-found; len(got) != 1 || got[0].Call.Name != "get_quote" {
+		t.Errorf("completed calls when the backend heard the result = %+v; want the get_quote call", got)
+	}
+}
