@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -113,7 +114,13 @@ func ShownArguments(args json.RawMessage) string {
 // and \u0026 and changes nothing else, so without such an escape the two
 // encodings are the same bytes; with one, the parsed value is encoded again
 // without HTML escaping.
+//
+// The arguments models send most, one object of plain members, take a
+// shorter way to the same bytes (flatCanonical).
 func ShownAndCanonicalArguments(args json.RawMessage) (shown, canonical string) {
+	if canon, ok := flatCanonical(args); ok {
+		return ShowText(canon), canon
+	}
 	canon, v, ok := canonicalArguments(args)
 	if !ok || !strings.Contains(canon, `\u00`) {
 		return ShowText(canon), canon
@@ -168,4 +175,165 @@ func CheckArguments(t Tool, args json.RawMessage) error {
 		return ch.CheckArguments(args)
 	}
 	return nil
+}
+
+// flatCanonical is CanonicalArguments(args) for arguments that are one
+// JSON object of scalar members (strings, numbers, true, false, null)
+// whose keys and strings are printable ASCII that JSON writes as it is
+// (none of " \ < > & and no control character): the members sorted by key
+// and written compactly, as encoding/json writes the decoded object, found
+// without decoding into a map. ok is false for anything else (nesting, an
+// escape, another character, a key given twice, anything after the
+// object), which takes the general way. Such canonical bytes hold no
+// escape, so they are also what the approver is shown.
+// FuzzShownAndCanonicalArguments checks both ways agree.
+func flatCanonical(args []byte) (string, bool) {
+	type member struct{ key, val []byte } // key without its quotes
+	var buf [8]member
+	members := buf[:0]
+	i := skipJSONSpace(args, 0)
+	if i == len(args) || args[i] != '{' {
+		return "", false
+	}
+	i = skipJSONSpace(args, i+1)
+	if i < len(args) && args[i] == '}' {
+		i++
+	} else {
+		for {
+			key, next, ok := plainJSONString(args, i)
+			if !ok {
+				return "", false
+			}
+			i = skipJSONSpace(args, next)
+			if i == len(args) || args[i] != ':' {
+				return "", false
+			}
+			i = skipJSONSpace(args, i+1)
+			start := i
+			switch {
+			case i < len(args) && args[i] == '"':
+				_, i, ok = plainJSONString(args, i)
+			case i < len(args) && (args[i] == '-' || (args[i] >= '0' && args[i] <= '9')):
+				i, ok = jsonNumberEnd(args, i)
+			default:
+				ok = false
+				for _, lit := range []string{"true", "false", "null"} {
+					if bytes.HasPrefix(args[i:], []byte(lit)) {
+						i, ok = i+len(lit), true
+						break
+					}
+				}
+			}
+			if !ok {
+				return "", false
+			}
+			members = append(members, member{key: key, val: args[start:i]})
+			i = skipJSONSpace(args, i)
+			if i == len(args) {
+				return "", false
+			}
+			if args[i] == '}' {
+				i++
+				break
+			}
+			if args[i] != ',' {
+				return "", false
+			}
+			i = skipJSONSpace(args, i+1)
+		}
+	}
+	if skipJSONSpace(args, i) != len(args) {
+		return "", false
+	}
+	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	n := 2
+	for k, m := range members {
+		if k > 0 && bytes.Equal(members[k-1].key, m.key) {
+			return "", false // the general way keeps the last: not this way's to judge
+		}
+		n += len(m.key) + len(m.val) + 4
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('{')
+	for k, m := range members {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.Write(m.key)
+		b.WriteString(`":`)
+		b.Write(m.val)
+	}
+	b.WriteByte('}')
+	return b.String(), true
+}
+
+// skipJSONSpace is the index of the first byte from i on that is not JSON
+// whitespace.
+func skipJSONSpace(s []byte, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainJSONString reads the string starting at s[i] when every byte in it
+// is printable ASCII that JSON writes unescaped (see flatCanonical): its
+// contents without the quotes, and the index after the closing quote.
+func plainJSONString(s []byte, i int) (str []byte, next int, ok bool) {
+	if i >= len(s) || s[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == '"':
+			return s[i+1 : j], j + 1, true
+		case c < 0x20 || c > 0x7e || c == '\\' || c == '<' || c == '>' || c == '&':
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// jsonNumberEnd is the index after the JSON number starting at s[i]
+// (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?); ok is false when none
+// starts there.
+func jsonNumberEnd(s []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
+	default:
+		return 0, false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
 }

@@ -98,6 +98,13 @@ var argumentSeeds = []string{
 	`{"bad":"\xff\xfe","lone":"\ud800","sep":"\u2028\u2029"}`,
 	`{"b":{"y":[true,false,null],"x":"नमस्ते 😀"},"a":"\u00a0"}`,
 	"{\"raw\":\"\xff\xfe <b>\x00\"}",
+	// Flat objects, the short way's: spacing, order, every scalar,
+	// and what it must leave to the general way.
+	" {\t\"b\" :\r\n\"x\" , \"a\":true,\"c\":null,\"d\":false,\"\":-0.5e+3 }\n",
+	`{"a ":1,"a":2,"a!":3,"A":4}`,
+	`{"a":1,"a":2}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":.5}`,
+	`{"a":truex}`, `{"a":tru}`, `{"a":1,}`, `{,}`, `{"a"}`, `{"a":1}}`, `{"a":1`,
+	"{\"k\x7f\":1}", `{"k":"a\"b"}`, `{"<":1}`, `{"a":[1]}`, `{"a":{}}`,
 }
 
 // One parse gives what the two functions give separately, for any input.
@@ -130,6 +137,36 @@ func TestShownAndCanonicalArguments(t *testing.T) {
 		shown, canon := deskbot.ShownAndCanonicalArguments(json.RawMessage(tc.args))
 		if shown != tc.shown || canon != tc.canon {
 			t.Errorf("ShownAndCanonicalArguments(%s) = %q, %q; want %q, %q", tc.args, shown, canon, tc.shown, tc.canon)
+		}
+	}
+}
+
+// The short way to canonical arguments takes the flat objects models send
+// most and gives the general way's bytes; it leaves everything else alone.
+func TestFlatCanonical(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		ok   bool
+	}{
+		{`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, true},
+		{" {\t\"b\" :\r\n\"x\" , \"a\":true,\"c\":null,\"d\":false,\"\":-0.5e+3 }\n", true},
+		{`{"a ":1,"a":2,"a!":3,"A":4}`, true},
+		{`{}`, true},
+		{`{"a":1,"a":2}`, false},
+		{`{"a":01}`, false},
+		{`{"a":1} {"a":2}`, false},
+		{`{"cmd":"a && b"}`, false},
+		{`{"s":"\u00a0"}`, false},
+		{`{"s":"नमस्ते"}`, false},
+		{`{"a":[1]}`, false},
+		{``, false},
+	} {
+		got, ok := deskbot.FlatCanonical([]byte(tc.args))
+		if ok != tc.ok {
+			t.Errorf("FlatCanonical(%q) ok = %v, want %v", tc.args, ok, tc.ok)
+		}
+		if want := deskbot.CanonicalArguments(json.RawMessage(tc.args)); ok && got != want {
+			t.Errorf("FlatCanonical(%q) = %q, want %q (the general way's)", tc.args, got, want)
 		}
 	}
 }
