@@ -59,18 +59,26 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 // completed calls and the event stream; ARGV the first history index to
 // read, the working state, the time (ms), its event and the stream's cap.
 // It returns the desk's hash as it was, the history and the calls.
-var openScript = redis.NewScript(`
-local h = redis.call('HGETALL', KEYS[1])
-local paused = false
-for i = 1, #h, 2 do
-  if h[i] == 'paused' and h[i + 1] == '1' then paused = true end
-end
-if not paused then
-  redis.call('HSET', KEYS[1], 'state', ARGV[2], 'last_activity', ARGV[3])
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'data', ARGV[4])
-end
+var openScript = redis.NewScript(luaOpen + `
+local h = open(KEYS[1], KEYS[4], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return {h, redis.call('LRANGE', KEYS[2], ARGV[1], -1), redis.call('LRANGE', KEYS[3], 0, -1)}
 `)
+
+// luaOpen defines open, the part of opening a turn both openScript and
+// takeScript (inbox.go) do: read the desk's hash and, unless its pause
+// switch is on, save the state (working) at the time given and add its
+// event to the event stream, capped; it returns the hash as read.
+const luaOpen = `
+local function open(desk, events, state, at, event, maxlen)
+  local h = redis.call('HGETALL', desk)
+  for i = 1, #h, 2 do
+    if h[i] == 'paused' and h[i + 1] == '1' then return h end
+  end
+  redis.call('HSET', desk, 'state', state, 'last_activity', at)
+  redis.call('XADD', events, 'MAXLEN', '~', maxlen, '*', 'data', event)
+  return h
+end
+`
 
 // OpenTurn reads, in one round trip, what a desk's turn starts from: the
 // desk's status (its pause switch), its last historyLimit messages of

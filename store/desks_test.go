@@ -67,45 +67,70 @@ func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
 }
 
 // Opening a turn of a desk that is not paused marks it working, with its
-// event; a paused desk's state and the events stay as they were.
+// event; a paused desk's state and the events stay as they were. Both ways
+// of opening one agree: OpenTurn (after a wait on the inbox) and TakeTurn
+// (a trigger queued), which keeps the trigger in hand either way.
 func TestOpenTurnMarksWorkingUnlessPaused(t *testing.T) {
-	for _, paused := range []bool{false, true} {
-		t.Run(fmt.Sprint("paused=", paused), func(t *testing.T) {
-			backends(t, func(t *testing.T, s *store.Store) {
-				ctx := t.Context()
-				if err := s.SetDeskState(ctx, "alpha", deskbot.DeskIdle, base); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.SetPaused(ctx, "alpha", paused, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
-					t.Fatal(err)
-				}
-				at := base.Add(time.Minute)
-				st, _, _, err := s.OpenTurn(ctx, "alpha", "trig", 10, at)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if st.Paused != paused || st.State != deskbot.DeskIdle {
-					t.Errorf("OpenTurn status = %+v; want paused=%v, idle as read", st, paused)
-				}
-				after, _ := s.DeskStatus(ctx, "alpha")
-				var states []string
-				for _, e := range mustEvents(t, s, "g") {
-					if e.Kind == deskbot.EventDeskState {
-						states = append(states, e.Text)
+	opens := []struct {
+		name string
+		open func(t *testing.T, s *store.Store) deskbot.DeskStatus
+	}{
+		{"OpenTurn", func(t *testing.T, s *store.Store) deskbot.DeskStatus {
+			st, _, _, err := s.OpenTurn(t.Context(), "alpha", "trig", 10, base.Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}},
+		{"TakeTurn", func(t *testing.T, s *store.Store) deskbot.DeskStatus {
+			if err := s.Enqueue(t.Context(), deskbot.Trigger{Desk: "alpha", Text: "go"}); err != nil {
+				t.Fatal(err)
+			}
+			got := mustTake(t, s, "alpha")
+			if got.tr == nil {
+				t.Fatal("TakeTurn took no trigger; want the one queued")
+			}
+			return got.st
+		}},
+	}
+	for _, o := range opens {
+		for _, paused := range []bool{false, true} {
+			t.Run(fmt.Sprint(o.name, "/paused=", paused), func(t *testing.T) {
+				backends(t, func(t *testing.T, s *store.Store) {
+					ctx := t.Context()
+					if err := s.SetDeskState(ctx, "alpha", deskbot.DeskIdle, base); err != nil {
+						t.Fatal(err)
 					}
-				}
-				want, wantStates := deskbot.DeskWorking, []string{"working"}
-				if paused {
-					want, wantStates = deskbot.DeskIdle, nil
-				}
-				if after.State != want {
-					t.Errorf("state after OpenTurn = %q; want %q", after.State, want)
-				}
-				if !reflect.DeepEqual(states, wantStates) {
-					t.Errorf("desk_state events = %q; want %q", states, wantStates)
-				}
+					if err := s.SetPaused(ctx, "alpha", paused, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
+						t.Fatal(err)
+					}
+					st := o.open(t, s)
+					if st.Paused != paused || st.State != deskbot.DeskIdle {
+						t.Errorf("%s status = %+v; want paused=%v, idle as read", o.name, st, paused)
+					}
+					after, _ := s.DeskStatus(ctx, "alpha")
+					var states []string
+					for _, e := range mustEvents(t, s, "g") {
+						if e.Kind == deskbot.EventDeskState {
+							states = append(states, e.Text)
+						}
+					}
+					want, wantStates := deskbot.DeskWorking, []string{"working"}
+					if paused {
+						want, wantStates = deskbot.DeskIdle, nil
+					}
+					if after.State != want {
+						t.Errorf("state after %s = %q; want %q", o.name, after.State, want)
+					}
+					if !reflect.DeepEqual(states, wantStates) {
+						t.Errorf("desk_state events = %q; want %q", states, wantStates)
+					}
+					if n, _ := s.PendingTriggers(ctx, "alpha"); o.name == "TakeTurn" && n != 1 {
+						t.Errorf("pending = %d; want the trigger kept in hand", n)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -98,15 +98,15 @@ func decodeTrigger(id, data string) (*deskbot.Trigger, error) {
 }
 
 // takeScript takes the desk's trigger in hand, else the next queued one,
-// without waiting, and opens its turn as openScript does: it reads the
-// desk's hash and the calls completed for the trigger (the key named by
-// ARGV[7] and the trigger's id) and, unless the desk is paused, saves and
-// announces it working. It returns false when nothing is queued or in
+// without waiting, and opens its turn as openScript does (luaOpen): it
+// reads the desk's hash and the calls completed for the trigger (the key
+// named by ARGV[7] and the trigger's id) and, unless the desk is paused,
+// saves and announces it working. It returns false when nothing is queued or in
 // hand, {stream id} alone when the entry is one the general path must deal
 // with (trimmed, or data that is not a trigger), else {stream id, data,
 // hash, completed calls, the trigger id it read}. A group not yet made is
 // an error (the general path makes it).
-var takeScript = redis.NewScript(`
+var takeScript = redis.NewScript(luaOpen + `
 local function first(id)
   local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], id)
   return r and r[1][2][1]
@@ -117,15 +117,7 @@ local f = e[2]
 if not f or f[1] ~= 'data' then return {e[1]} end
 local ok, t = pcall(cjson.decode, f[2])
 if not ok or type(t) ~= 'table' or type(t.id) ~= 'string' then return {e[1]} end
-local h = redis.call('HGETALL', KEYS[2])
-local paused = false
-for i = 1, #h, 2 do
-  if h[i] == 'paused' and h[i + 1] == '1' then paused = true end
-end
-if not paused then
-  redis.call('HSET', KEYS[2], 'state', ARGV[4], 'last_activity', ARGV[3])
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'data', ARGV[5])
-end
+local h = open(KEYS[2], KEYS[3], ARGV[4], ARGV[3], ARGV[5], ARGV[6])
 return {e[1], f[2], h, redis.call('LRANGE', ARGV[7] .. t.id, 0, -1), t.id}
 `)
 

@@ -82,56 +82,6 @@ func TestTakeTurnIsNextTriggerAndOpenTurn(t *testing.T) {
 	})
 }
 
-// Taking a trigger marks the desk working, with its event, as OpenTurn
-// does; a paused desk keeps the trigger in hand, its state and the events
-// as they were.
-func TestTakeTurnMarksWorkingUnlessPaused(t *testing.T) {
-	for _, paused := range []bool{false, true} {
-		t.Run(fmt.Sprint("paused=", paused), func(t *testing.T) {
-			backends(t, func(t *testing.T, s *store.Store) {
-				ctx := t.Context()
-				if err := s.SetDeskState(ctx, "alpha", deskbot.DeskIdle, base); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.SetPaused(ctx, "alpha", paused, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.Enqueue(ctx, deskbot.Trigger{Desk: "alpha", Text: "go"}); err != nil {
-					t.Fatal(err)
-				}
-				got := mustTake(t, s, "alpha")
-				if got.tr == nil || got.st.Paused != paused || got.st.State != deskbot.DeskIdle {
-					t.Fatalf("take = %+v, status %+v; want the trigger, paused=%v, idle as read", got.tr, got.st, paused)
-				}
-				after, _ := s.DeskStatus(ctx, "alpha")
-				var states []string
-				for _, e := range mustEvents(t, s, "g") {
-					if e.Kind == deskbot.EventDeskState {
-						states = append(states, e.Text)
-					}
-				}
-				want, wantStates := deskbot.DeskWorking, "working"
-				if paused {
-					want, wantStates = deskbot.DeskIdle, ""
-				}
-				if after.State != want || fmt.Sprint(states) != fmt.Sprint(splitNonEmpty(wantStates)) {
-					t.Errorf("after take: state %s, state events %v; want %s, [%s]", after.State, states, want, wantStates)
-				}
-				if n, _ := s.PendingTriggers(ctx, "alpha"); n != 1 {
-					t.Errorf("pending = %d; want the trigger kept in hand", n)
-				}
-			})
-		})
-	}
-}
-
-func splitNonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
-}
-
 // What the script cannot take for sure goes back to NextTrigger: a Redis
 // that lost its scripts is given the script again, and an entry in hand
 // that was trimmed away is left to NextTrigger, which passes over it.
