@@ -66,6 +66,8 @@ type deskWorld struct {
 	// openReads counts reads of every open request (settling a desk should
 	// count its own instead).
 	openReads atomic.Int64
+	// takes counts the desks' asks to take a queued trigger (TakeTurn).
+	takes atomic.Int64
 	// piecewise hides the store's TurnStore and TurnTaker from the desks,
 	// and its ResultRecorder from the executor.
 	piecewise bool
@@ -120,10 +122,12 @@ func (c countingState) CloseTurn(ctx context.Context, desk string, words *deskbo
 // what taking a trigger and opening its turn in one round trip reads.
 type countingInbox struct {
 	*store.Store
-	n *atomic.Int64
+	n     *atomic.Int64
+	takes *atomic.Int64 // every TakeTurn, a trigger taken or not
 }
 
 func (c countingInbox) TakeTurn(ctx context.Context, desk string, limit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	c.takes.Add(1)
 	tr, st, hist, prior, err := c.Store.TakeTurn(ctx, desk, limit, at)
 	if tr != nil {
 		c.n.Add(1)
@@ -228,7 +232,7 @@ func (w *deskWorld) start(t testing.TB, st *store.Store) (stop func()) {
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: st, Memory: memory, Now: w.clock, Log: w.log}
 	var inbox deskbot.Inbox = st
 	if !w.piecewise {
-		inbox = countingInbox{st, &w.statusReads}
+		inbox = countingInbox{st, &w.statusReads, &w.takes}
 	}
 	if w.inbox != nil {
 		inbox = w.inbox(inbox)

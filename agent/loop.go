@@ -24,6 +24,10 @@ type desk struct {
 	// start, since a previous process may have reported it), so the next
 	// answer checks the note and announces the recovery.
 	mayBeDown bool
+	// idle says the last ask for a trigger found none: the next ask waits
+	// on the inbox at once, rather than first trying to take a queued one
+	// (a round trip and a read of the history for nothing, every poll).
+	idle bool
 }
 
 // run handles the desk's triggers one at a time until ctx ends. A trigger is
@@ -51,7 +55,7 @@ func (k *desk) run(ctx context.Context) {
 			}
 			continue
 		}
-		if tr == nil {
+		if k.idle = tr == nil; k.idle {
 			continue
 		}
 		if !ok {
@@ -89,14 +93,15 @@ type turnStart struct {
 }
 
 // take takes the trigger in hand or queued and opens its turn in one round
-// trip, when the Inbox is a TurnTaker and State a TurnStore (else, or when
-// it took none, tr is nil and the caller waits on the inbox). ok is as
+// trip, when the Inbox is a TurnTaker, State a TurnStore and the desk was
+// not idle (else, or when it took none, tr is nil and the caller waits on
+// the inbox). ok is as
 // open's. An error is the inbox's: whether a trigger was taken is unknown,
 // and the next ask finds it in hand.
 func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
 	deps := k.d.deps
 	tt, isTaker := deps.Inbox.(TurnTaker)
-	if _, isTurnStore := deps.State.(TurnStore); !isTaker || !isTurnStore {
+	if _, isTurnStore := deps.State.(TurnStore); !isTaker || !isTurnStore || k.idle {
 		return nil, turnStart{}, false, nil
 	}
 	tr, st, hist, prior, err := tt.TakeTurn(ctx, k.cfg.Name, deps.HistoryMessages, deps.Now())
