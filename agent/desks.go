@@ -18,6 +18,8 @@ import (
 // too (the history and the events it writes are theirs), and for the
 // Inbox's acknowledgement: a turn closed through it is acknowledged with
 // its last writes, and Inbox.AckTrigger is called only when that failed.
+// When the Inbox is then also a TurnTaker (the store is), a trigger already
+// queued is taken and its turn opened in one round trip.
 type Deps struct {
 	Inbox      deskbot.Inbox
 	State      deskbot.DeskStore

@@ -95,9 +95,8 @@ type turnStart struct {
 // take takes the trigger in hand or queued and opens its turn in one round
 // trip, when the Inbox is a TurnTaker, State a TurnStore and the desk was
 // not idle (else, or when it took none, tr is nil and the caller waits on
-// the inbox). ok is as
-// open's. An error is the inbox's: whether a trigger was taken is unknown,
-// and the next ask finds it in hand.
+// the inbox). ok is as open's. An error is the inbox's: whether a trigger
+// was taken is unknown, and the next ask finds it in hand.
 func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
 	deps := k.d.deps
 	tt, isTaker := deps.Inbox.(TurnTaker)
