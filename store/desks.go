@@ -88,16 +88,12 @@ end
 // trigger, so a pause set while the desk waited is seen. The status
 // returned is the one read, before working.
 func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	start := 0
-	if historyLimit > 0 {
-		start = -historyLimit
-	}
 	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
 	if err != nil {
 		return deskbot.DeskStatus{}, nil, nil, err
 	}
 	res, err := openScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.historyKey(desk), s.callsKey(triggerID), s.eventsKey()},
-		start, string(deskbot.DeskWorking), at.UnixMilli(), ev, s.opts.EventsMaxLen).Slice()
+		historyStart(historyLimit), string(deskbot.DeskWorking), at.UnixMilli(), ev, s.opts.EventsMaxLen).Slice()
 	if err != nil {
 		return deskbot.DeskStatus{}, nil, nil, s.wrap(err)
 	}

@@ -105,7 +105,7 @@ func decodeTrigger(id, data string) (*deskbot.Trigger, error) {
 // hand, {stream id} alone when the entry is one the general path must deal
 // with (trimmed, or data that is not a trigger), else {stream id, data,
 // hash, completed calls, the trigger id it read}. A group not yet made is
-// an error (the general path makes it).
+// an error (NOGROUP: TakeTurn makes it and asks again).
 var takeScript = redis.NewScript(luaOpen + `
 local function first(id)
   local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], id)
@@ -128,14 +128,10 @@ return {e[1], f[2], h, redis.call('LRANGE', ARGV[7] .. t.id, 0, -1), t.id}
 // round trip, beside the script rather than through it (Lua would copy
 // every message twice). It returns a nil trigger when it took none: the
 // inbox is empty, or holds something only NextTrigger deals with (a
-// trimmed entry, a group still to make); the caller then waits on
+// trimmed entry, data that is not a trigger); the caller then waits on
 // NextTrigger and calls OpenTurn. A desk that works through a queue thus
 // starts each turn after one round trip, not two.
 func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	start := int64(0)
-	if historyLimit > 0 {
-		start = -int64(historyLimit)
-	}
 	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
 	if err != nil {
 		return nil, deskbot.DeskStatus{}, nil, nil, err
@@ -147,7 +143,7 @@ func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at 
 	for try := 0; ; try++ {
 		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			took = takeScript.EvalSha(ctx, p, keys, args...)
-			hist = p.LRange(ctx, s.historyKey(desk), start, -1)
+			hist = p.LRange(ctx, s.historyKey(desk), historyStart(historyLimit), -1)
 			return nil
 		})
 		fix := s.takeFix(ctx, took.Err(), keys[0])

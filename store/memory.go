@@ -153,15 +153,20 @@ func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string,
 	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
 }
 
+// historyStart is the list index a read of the last limit messages of a
+// desk's history starts at: all of it when limit <= 0.
+func historyStart(limit int) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return -int64(limit)
+}
+
 // History returns the last limit messages (all kept when limit <= 0),
 // oldest first.
 func (s *Store) History(ctx context.Context, desk string, limit int) ([]deskbot.Message, error) {
-	start := int64(0)
-	if limit > 0 {
-		start = int64(-limit)
-	}
 	key := s.historyKey(desk)
-	vals, err := s.rdb.LRange(ctx, key, start, -1).Result()
+	vals, err := s.rdb.LRange(ctx, key, historyStart(limit), -1).Result()
 	if err != nil {
 		return nil, s.wrap(err)
 	}
