@@ -1,6 +1,9 @@
 package deskbot
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // Side of an order.
 const (
@@ -62,4 +65,36 @@ type Broker interface {
 	Book(ctx context.Context, desk string) (Book, error)
 	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
 	Flatten(ctx context.Context, desk string) (FlattenReport, error)
+}
+
+// RoundPaise rounds an amount of money to 2 decimals (half away from zero), never
+// returning negative zero.
+func RoundPaise(x float64) float64 {
+	r := math.Round(x*100) / 100
+	if r == 0 {
+		return 0
+	}
+	return r
+}
+
+// The words a trader reads at a glance on a phone: an order as "SELL 50
+// NIFTY24DECFUT @ 24,512.50", amounts in rupees with Indian digit grouping
+// ("₹12,25,625.00": thousands, then lakhs and crores in pairs of digits).
+
+// PositionAfter is the desk's quantity in o's symbol once o fills in full,
+// from the book as it stands.
+func PositionAfter(b Book, o Order) float64 {
+	var q float64
+	for _, p := range b.Positions {
+		if p.Symbol == o.Symbol {
+			q += p.Quantity
+		}
+	}
+	switch o.Side {
+	case Buy:
+		q += o.Quantity
+	case Sell:
+		q -= o.Quantity
+	}
+	return q
 }

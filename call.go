@@ -1,10 +1,8 @@
 package deskbot
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 )
 
 // ToolCall is one call a model asked for. Arguments is a JSON object.
@@ -52,36 +50,22 @@ type ToolRunner interface {
 	RunTool(ctx context.Context, desk string, call ToolCall) (ToolResult, error)
 }
 
-// CanonicalArguments returns args re-encoded with sorted keys and no spaces,
-// so that two calls differing only in formatting compare equal. Numbers keep
-// their exact text. Invalid JSON is returned unchanged.
-func CanonicalArguments(args json.RawMessage) string {
-	canon, _, _ := canonicalArguments(args)
-	return canon
+// ArgumentChecker is a Tool that can refuse a call's arguments before the
+// gate holds it, so an approver is never asked about a call that would fail
+// or that runs as something other than it reads (a broker symbol padded with
+// U+00A0 or spelled with a look-alike letter). The error's message is what
+// the model is told.
+type ArgumentChecker interface {
+	CheckArguments(args json.RawMessage) error
 }
 
-// canonicalArguments is CanonicalArguments with the value it encoded, so
-// that a caller who also shows the arguments (ShownAndCanonicalArguments)
-// parses them once; ok is false when args is not JSON (canon is then args
-// as they came).
-func canonicalArguments(args json.RawMessage) (canon string, v any, ok bool) {
-	if len(bytes.TrimSpace(args)) == 0 {
-		return "{}", map[string]any{}, true
+// CheckArguments runs t's own argument check when it has one. A wrapper
+// around a tool (metrics, draining at a stop) must forward through this, or
+// the executor would no longer find the check and a call the tool refuses
+// would be held and shown to an approver.
+func CheckArguments(t Tool, args json.RawMessage) error {
+	if ch, ok := t.(ArgumentChecker); ok {
+		return ch.CheckArguments(args)
 	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		return string(args), nil, false
-	}
-	// Whatever follows the first value goes to the tool with it: dropped
-	// here, an approver would see {"quantity":1} of {"quantity":1}
-	// {"quantity":1000}. Such arguments are shown as they came.
-	if _, err := d.Token(); err != io.EOF {
-		return string(args), nil, false
-	}
-	b, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return string(args), nil, false
-	}
-	return string(b), v, true
+	return nil
 }

@@ -1,14 +1,14 @@
-// Package deskbot holds the domain: the types every other package talks in
-// (desks, tool calls, permission requests, events, triggers, grants) and the
-// small interfaces that the adapters implement (store on Redis, sandbox on
-// bash, bot on Telegram, agent on model backends).
+// Package deskbot is the domain: the types every other package talks in
+// (desks, tool calls, orders, permission requests, events, triggers,
+// grants), the ports that the adapters implement (store on Redis, sandbox on
+// bash, bot on Telegram, agent on model backends, the broker), the one error
+// type with its codes, and the rules of the domain: desk names, policies and
+// grants, and what place_order's arguments mean (ParseOrder, CheckOrder).
 //
-// Nothing here talks to a network. The one exception to "no I/O" is
-// deskfile.go: the bot, the agent and the sandbox all open files that a
-// (hostile) desk controls, and must do it in one safe way. Packages depend on
-// this one and never on each other's insides; cmd/deskbot wires them
-// together. Shared habits live here too: the desk-name rule (name.go) and
-// the retry backoff (backoff.go).
+// Nothing here does I/O. The words people and models read live in package
+// words, the canonical and shown forms of arguments in argtext, retries in
+// retry, and the desks' folders in deskfs. Packages depend on this one and
+// never on each other's insides; cmd/deskbot wires them together.
 package deskbot
 
 import (
@@ -27,9 +27,6 @@ func mustLoadIST() *time.Location {
 	}
 	return loc
 }
-
-// Clock renders t as HH:MM in India time, the form used in every message.
-func Clock(t time.Time) string { return t.In(IST).Format("15:04") }
 
 // Now is the clock the service runs on; tests inject their own.
 type Now func() time.Time

@@ -4,14 +4,10 @@
 package deskbot
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strings"
 )
 
 // MaxApprovals bounds a policy's approvals: more than that is a typo, and
@@ -55,7 +51,7 @@ func (p Policies) Required(desk string, call ToolCall) int {
 	tp := p.For(desk, call.Name)
 	n := max(tp.Approvals, 1)
 	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder {
-		if o, ok := OrderArguments(call.Arguments); ok && o.Quantity*o.Price <= tp.TwoApproversAbove {
+		if o, err := ParseOrder(call.Arguments); err == nil && o.Quantity*o.Price <= tp.TwoApproversAbove {
 			return 1
 		}
 	}
@@ -102,81 +98,6 @@ func (p Policies) Check(guarded []string, approvers int) error {
 	return nil
 }
 
-// Words says a desk's policy for tool as a desk team reads it, e.g.
-// "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below);
-// refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position,
-// after 40 orders a day".
-func (p ToolPolicy) Words(tool string) string {
-	var parts []string
-	n := max(p.Approvals, 1)
-	switch {
-	case n > 1 && p.TwoApproversAbove > 0:
-		parts = append(parts, fmt.Sprintf("%d approvers above %s notional (1 at or below)", n, Rupees(p.TwoApproversAbove)))
-	case n > 1:
-		parts = append(parts, fmt.Sprintf("%d approvers for every call", n))
-	default:
-		parts = append(parts, "1 approver when held")
-	}
-	var refused []string
-	if p.MaxOrderNotional > 0 {
-		refused = append(refused, "above "+Rupees(p.MaxOrderNotional)+" an order")
-	}
-	if p.MaxPositionNotional > 0 {
-		refused = append(refused, "above "+Rupees(p.MaxPositionNotional)+" a position")
-	}
-	if p.MaxOrdersPerDay > 0 {
-		refused = append(refused, fmt.Sprintf("after %d orders a day", p.MaxOrdersPerDay))
-	}
-	s := tool + ": " + strings.Join(parts, ", ")
-	if len(refused) > 0 {
-		s += "; refused " + strings.Join(refused, ", ")
-	}
-	return s
-}
-
-// OrderArguments reads place_order's arguments strictly: exactly symbol,
-// side, quantity and price, each once and spelled so, with a known side and
-// finite positive numbers. Anything else is not an order (false): a policy
-// then applies its stricter rule.
-func OrderArguments(args []byte) (Order, bool) {
-	var o Order
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(args, &fields) != nil || len(fields) != 4 || !uniqueKeys(args) {
-		return o, false
-	}
-	for k, dst := range map[string]any{"symbol": &o.Symbol, "side": &o.Side, "quantity": &o.Quantity, "price": &o.Price} {
-		raw, ok := fields[k]
-		if !ok || json.Unmarshal(raw, dst) != nil || strings.TrimSpace(string(raw)) == "null" {
-			return o, false
-		}
-	}
-	ok := (o.Side == Buy || o.Side == Sell) && o.Symbol != "" &&
-		o.Quantity > 0 && o.Price > 0 && !math.IsInf(o.Quantity*o.Price, 0)
-	return o, ok
-}
-
-// uniqueKeys reports whether a JSON object names each key once.
-func uniqueKeys(obj []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		k, ok := t.(string)
-		if err != nil || !ok || seen[k] {
-			return false
-		}
-		seen[k] = true
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // OrderCounter counts the orders each desk puts forward (runs or has held)
 // in a day, for max_orders_per_day.
 type OrderCounter interface {
@@ -184,10 +105,4 @@ type OrderCounter interface {
 	// 2006-01-02) unless max are counted already, atomically; it returns
 	// the count and whether this order was counted.
 	CountOrder(ctx context.Context, desk, day string, max int) (int, bool, error)
-}
-
-// LimitMessage is what a desk's model is told when a hard limit refused its
-// call: nothing ran, nobody was asked, and splitting it will not help.
-func LimitMessage(tool, why string) string {
-	return fmt.Sprintf("%s was refused by a hard limit of this desk, so it was not run and nobody was asked: %s. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters.", tool, why)
 }

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -254,8 +252,8 @@ func (g Grant) Covers(call ToolCall, required int) bool {
 	if g.Limit <= 0 {
 		return true
 	}
-	o, ok := OrderArguments(call.Arguments)
-	return ok && o.Quantity*o.Price <= g.Limit
+	o, err := ParseOrder(call.Arguments)
+	return err == nil && o.Quantity*o.Price <= g.Limit
 }
 
 // Active reports whether the grant still holds at now.
@@ -287,13 +285,4 @@ type AuditEntry struct {
 type Auditor interface {
 	Audit(ctx context.Context, e AuditEntry) error
 	AuditTrail(ctx context.Context, limit int) ([]AuditEntry, error) // oldest first, the last limit entries
-}
-
-// UnrecordedMessage is the gate's text for a desk's model when a guarded
-// call was not run because its request could not be saved; the executor says
-// it, since the gate could not. It tells the model a guarded call was not run because the
-// request could not be saved.
-func UnrecordedMessage(tool string, err error) string {
-	return fmt.Sprintf("%s needs the user's permission, but the request could not be recorded (%s), so it was not run. Tell the user and end this turn.",
-		tool, strings.TrimSuffix(ErrorMessage(err), "."))
 }

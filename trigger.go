@@ -2,7 +2,6 @@ package deskbot
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -40,15 +39,4 @@ type Inbox interface {
 	AckTrigger(ctx context.Context, t *Trigger) error
 	// PendingTriggers counts triggers queued or in hand for the desk.
 	PendingTriggers(ctx context.Context, desk string) (int64, error)
-}
-
-// FlattenTrigger is what a desk is told after a person flattened it. The
-// words are part of the contract with the desk's model.
-func FlattenTrigger(desk string, at time.Time, summary string) Trigger {
-	return Trigger{
-		Desk:      desk,
-		Kind:      TriggerFlatten,
-		Text:      fmt.Sprintf("The user flattened this desk at %s India time: %s", Clock(at), summary),
-		CreatedAt: at,
-	}
 }

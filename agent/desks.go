@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/retry"
 )
 
 // Deps is what the desks run on. The store provides Inbox, State, History,
@@ -107,7 +108,7 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 		d.desks[c.Name] = &desk{
 			cfg: c, d: d, models: deps.Models[c.Name], reg: deps.Registries[c.Name],
 			log: deps.Log.With("desk", c.Name), mayBeDown: true,
-			backoff: deskbot.Backoff{Min: deps.RetryMin, Max: deps.RetryMax},
+			backoff: retry.Backoff{Min: deps.RetryMin, Max: deps.RetryMax},
 		}
 	}
 	sched, err := NewScheduler(cfg)

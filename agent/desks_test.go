@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/deskbot/deskbot/words"
 )
 
 func TestTriggerLeadsToToolsAndWords(t *testing.T) {
@@ -281,7 +283,7 @@ func TestRefusedRequestEndsTheTurn(t *testing.T) {
 }
 
 func TestFlattenTriggerText(t *testing.T) {
-	tr := deskbot.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
+	tr := words.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
 	if got, want := tr.Text, "The user flattened this desk at 15:05 India time: closed 10 RELIANCE, realised +120.00"; got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}
@@ -498,9 +500,9 @@ func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 		t.Errorf("%d permission requests, want none", n)
 	}
 	res := w.primary.LastRequest().ToolResults()
-	n := deskbot.ShownLength(deskbot.ShownArguments([]byte(args)))
+	n := argtext.Length(argtext.Arguments([]byte(args)))
 	// The OpenAI-compatible API has no error flag: results say "Error:".
-	if len(res) != 1 || res[0].Text != "Error: "+deskbot.TooLongToShowMessage("get_quote", n) {
+	if len(res) != 1 || res[0].Text != "Error: "+words.TooLongToShowMessage("get_quote", n) {
 		t.Errorf("model told %+v, want the too-long message", res)
 	}
 	if open, _ := w.store.OpenRequests(t.Context()); len(open) != 0 {

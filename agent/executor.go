@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Gatekeeper is the part of the gate the executor needs.
@@ -21,7 +23,7 @@ type Gatekeeper interface {
 //
 // Before the gate sees a call, a tool that implements deskbot.ArgumentChecker
 // may refuse its arguments, and a guarded call whose arguments cannot be
-// shown whole to an approver (deskbot.MaxShownArguments), or that gives one
+// shown whole to an approver (argtext.MaxArguments), or that gives one
 // argument twice (keys equal ignoring case), is refused: both go
 // back to the model as errors and no request exists, so Allow is never
 // offered on a call the approver did not see whole or that would run as
@@ -341,8 +343,8 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 	if err == nil && need {
 		// An approver must see the whole call before Allow is offered; a
 		// call that cannot be shown whole never becomes a request.
-		if n := deskbot.ShownLength(deskbot.ShownArguments(call.Arguments)); n > deskbot.MaxShownArguments {
-			return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
+		if n := argtext.Length(argtext.Arguments(call.Arguments)); n > argtext.MaxArguments {
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
 		}
 		// Nor on a call that names one argument twice: the approver
 		// would read both copies and could not tell which one runs.
@@ -371,7 +373,7 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		// Unknown whether a grant covers it, or the hold could not be saved:
 		// the call must not run.
 		e.log().ErrorContext(ctx, "gate unavailable; call not run", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err)
-		return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.UnrecordedMessage(call.Name, err)}}, nil
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.UnrecordedMessage(call.Name, err)}}, nil
 	}
 	start := time.Now()
 	res, err := e.Runner.RunTool(ctx, t.Desk, call)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // LoopGuard refuses a call identical (in name and canonical arguments) to
@@ -34,5 +35,5 @@ func (g *LoopGuard) Check(call deskbot.ToolCall) (deskbot.ToolResult, bool) {
 }
 
 func callKey(c deskbot.ToolCall) string {
-	return c.Name + "\x00" + deskbot.CanonicalArguments(c.Arguments)
+	return c.Name + "\x00" + argtext.Canonical(c.Arguments)
 }

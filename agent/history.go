@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 )
 
 // History is kept as two messages per turn: the trigger as the user said it,
@@ -21,7 +23,7 @@ func triggerText(tr *deskbot.Trigger, now time.Time) string {
 	if at.IsZero() {
 		at = now
 	}
-	clock := "[" + deskbot.Clock(at) + " India time] "
+	clock := "[" + words.Time(at) + " India time] "
 	switch tr.Kind {
 	case deskbot.TriggerMessage:
 		from := tr.From
@@ -48,7 +50,7 @@ func (tl *turnLog) note(c deskbot.ToolCall, r deskbot.ToolResult, held bool) {
 	case r.IsError:
 		outcome = "error: " + outcome
 	}
-	tl.calls = append(tl.calls, fmt.Sprintf("%s %s -> %s", c.Name, oneLine(deskbot.CanonicalArguments(c.Arguments), 160), outcome))
+	tl.calls = append(tl.calls, fmt.Sprintf("%s %s -> %s", c.Name, oneLine(argtext.Canonical(c.Arguments), 160), outcome))
 }
 
 // Bounds of what the history keeps per turn, so that twenty turns fit the
@@ -72,7 +74,7 @@ func (tl *turnLog) summary() string {
 	case tl.capped:
 		b.WriteString("(The turn was cut off at the step cap.)")
 	case tl.final != "":
-		b.WriteString(clip(tl.final, historyText))
+		b.WriteString(argtext.Clip(tl.final, historyText, "… (cut)"))
 	default:
 		b.WriteString("(No reply.)")
 	}
@@ -104,19 +106,8 @@ func cleanHistory(hist []deskbot.Message) []deskbot.Message {
 	return out
 }
 
-// clip keeps the first n characters of s.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "… (cut)"
-	}
-	return s
-}
-
 // oneLine squeezes s onto one line of at most n characters.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return argtext.Clip(s, n, "…")
 }

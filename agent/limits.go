@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 )
 
 // PendingRequests lists the requests whose calls may still run: the orders
@@ -20,7 +22,7 @@ type PendingRequests interface {
 
 // Limits applies the desks' hard limits (deskbot.ToolPolicy) to place_order
 // before the gate sees the call: a call over one is refused with
-// deskbot.LimitMessage, audited, and never becomes a request. The position
+// words.LimitMessage, audited, and never becomes a request. The position
 // a call would leave counts every order of the desk still open or running
 // as filled, so splitting a large order into many small held ones does not
 // get past the limit; the daily count is taken atomically in the store.
@@ -65,24 +67,24 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 	lock.Unlock()
 	now := l.now()
 	entry := deskbot.AuditEntry{Action: "refuse", Desk: desk, Tool: call.Name, By: "desk " + desk, At: now,
-		Detail: why + "; " + deskbot.CanonicalArguments(call.Arguments)}
+		Detail: why + "; " + argtext.Canonical(call.Arguments)}
 	if err := l.Audit.Audit(ctx, entry); err != nil && l.Log != nil {
 		// Refused all the same: a limit never waits for the audit trail.
 		l.Log.WarnContext(ctx, "could not audit a refusal by a hard limit", "desk", desk, "err", err)
 	}
-	return nil, deskbot.LimitMessage(call.Name, why)
+	return nil, words.LimitMessage(call.Name, why)
 }
 
 // over says which limit the order passes ("" for none), taking a slot of
 // the day's count only when it passes the others.
 func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy) (string, error) {
-	o, ok := deskbot.OrderArguments(call.Arguments)
-	if !ok {
+	o, err := deskbot.ParseOrder(call.Arguments)
+	if err != nil {
 		return "its arguments are not an order whose size can be checked", nil
 	}
 	notional := o.Quantity * o.Price
 	if tp.MaxOrderNotional > 0 && notional > tp.MaxOrderNotional {
-		return fmt.Sprintf("its notional %s is above the desk's limit of %s for one order", deskbot.Rupees(notional), deskbot.Rupees(tp.MaxOrderNotional)), nil
+		return fmt.Sprintf("its notional %s is above the desk's limit of %s for one order", words.Rupees(notional), words.Rupees(tp.MaxOrderNotional)), nil
 	}
 	if tp.MaxPositionNotional > 0 {
 		before, err := l.position(ctx, desk, o.Symbol)
@@ -92,7 +94,7 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 		after := before + signed(o)
 		if value := math.Abs(after) * o.Price; value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
 			return fmt.Sprintf("it would take the desk's %s position to %s (%s at this price, orders waiting for approval counted as filled), above the desk's position limit of %s",
-				o.Symbol, deskbot.Holding(after), deskbot.Rupees(value), deskbot.Rupees(tp.MaxPositionNotional)), nil
+				o.Symbol, words.Holding(after), words.Rupees(value), words.Rupees(tp.MaxPositionNotional)), nil
 		}
 	}
 	if tp.MaxOrdersPerDay > 0 {
@@ -123,7 +125,7 @@ func (l *Limits) position(ctx context.Context, desk, symbol string) (float64, er
 			if r.Desk != desk || r.Content.ToolName != deskbot.ToolPlaceOrder {
 				continue
 			}
-			if p, ok := deskbot.OrderArguments(r.Content.Arguments); ok && p.Symbol == symbol {
+			if p, err := deskbot.ParseOrder(r.Content.Arguments); err == nil && p.Symbol == symbol {
 				q += signed(p)
 			}
 		}

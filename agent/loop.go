@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 )
 
 // desk is one running desk. Only its own goroutine touches its fields.
@@ -19,7 +20,7 @@ type desk struct {
 	log    *slog.Logger
 
 	state   deskbot.DeskState // as last written; "" until known
-	backoff deskbot.Backoff   // the wait after every model failed, RetryMin to RetryMax
+	backoff retry.Backoff     // the wait after every model failed, RetryMin to RetryMax
 	// mayBeDown says an outage may have been reported (always true after a
 	// start, since a previous process may have reported it), so the next
 	// answer checks the note and announces the recovery.
@@ -51,7 +52,7 @@ func (k *desk) run(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				k.log.WarnContext(ctx, "could not read inbox", "err", err)
-				deskbot.Sleep(ctx, poll)
+				retry.Sleep(ctx, poll)
 			}
 			continue
 		}
@@ -59,7 +60,7 @@ func (k *desk) run(ctx context.Context) {
 			continue
 		}
 		if !ok {
-			deskbot.Sleep(ctx, poll)
+			retry.Sleep(ctx, poll)
 			continue
 		}
 		end := k.turn(ctx, tr, start)
@@ -189,13 +190,13 @@ func (k *desk) paused(ctx context.Context) bool {
 // trigger would run its turn again (its completed calls replayed, not run).
 // A shutdown stops the waiting between tries, not the first try.
 func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
-	b := deskbot.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	var err error
 	for try := 1; ; try++ {
 		if err = k.d.deps.Inbox.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
 			return
 		}
-		if try == 5 || deskbot.Sleep(ctx, b.Next()) != nil {
+		if try == 5 || retry.Sleep(ctx, b.Next()) != nil {
 			break
 		}
 	}
@@ -205,7 +206,7 @@ func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
 func (k *desk) retryLater(ctx context.Context) {
 	d := k.backoff.Next()
 	k.log.InfoContext(ctx, "trigger left for later", "retry_in", d)
-	deskbot.Sleep(ctx, d)
+	retry.Sleep(ctx, d)
 }
 
 // recoverState clears a "working" left by a crash: nothing runs until this

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 // SendMessage is the name of the desk's chat tool.
@@ -18,7 +20,7 @@ const SendMessage = "send_message"
 // event, which the bot posts to the chat (a picture as a photo). A picture
 // must be a regular file inside the desk's own folder; the event carries
 // its absolute path there, and the bot opens it again through
-// deskbot.OpenDeskFile, so no path the model chose leads anywhere else.
+// deskfs.Open, so no path the model chose leads anywhere else.
 //
 // The team's chat takes about 20 messages a minute, held calls first: a desk
 // with ChatShare or more messages still waiting to be posted is told to
@@ -104,7 +106,7 @@ func (m *MessageTool) Run(ctx context.Context, desk string, args json.RawMessage
 
 // picturePath checks that rel names a regular file inside the desk's
 // folder and returns its path there; a non-empty message says why it is
-// refused. The check opens the file through deskbot.OpenDeskFile, as the
+// refused. The check opens the file through deskfs.Open, as the
 // bot does again before the upload: a desk's path is never resolved on the
 // host, so a symlink out of the folder is refused without the service
 // looking at its target (the desk learns nothing of what exists outside).
@@ -112,11 +114,11 @@ func (m *MessageTool) picturePath(desk, rel string) (string, string) {
 	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
 		return "", "picture must be a path relative to your folder that stays inside it, such as charts/pnl.png, not " + quoteShort(rel) + "."
 	}
-	root, err := filepath.EvalSymlinks(filepath.Join(m.DataDir, "desks", desk))
+	root, err := filepath.EvalSymlinks(deskfs.Dir(m.DataDir, desk))
 	if err != nil {
 		return "", "Your folder does not exist yet, so there is no picture " + quoteShort(rel) + "."
 	}
-	f, _, err := deskbot.OpenDeskFile(root, rel)
+	f, _, err := deskfs.Open(root, rel)
 	switch {
 	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 		return "", "There is no file " + quoteShort(rel) + " in your folder."
@@ -136,4 +138,4 @@ func (m *MessageTool) now() time.Time {
 
 func toolError(text string) deskbot.ToolResult { return deskbot.ToolResult{IsError: true, Text: text} }
 
-func quoteShort(s string) string { return "'" + truncate(s, 80) + "'" }
+func quoteShort(s string) string { return "'" + argtext.Clip(s, 80, "…") + "'" }

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // Registry is one desk's tools.
@@ -87,7 +88,7 @@ func ObjectArguments(args json.RawMessage) (json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil || obj == nil {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "%s is not a JSON object.", truncate(string(trimmed), 200))
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%s is not a JSON object.", argtext.Clip(string(trimmed), 200, "…"))
 	}
 	return args, nil
 }
@@ -117,11 +118,4 @@ func (rs Registries) Tool(desk, name string) (deskbot.Tool, bool) {
 		return nil, false
 	}
 	return r.Tool(name)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	"github.com/robfig/cron/v3"
 )
 
@@ -109,11 +110,11 @@ func (s *Scheduler) Fire(ctx context.Context, f Firing) (bool, error) {
 	if err != nil {
 		// Not queued: release the claim so the next tick tries again.
 		if derr := s.Notes.DeleteNote(context.WithoutCancel(ctx), key); derr != nil {
-			s.log().ErrorContext(ctx, "schedule firing lost: claimed but not queued", "desk", f.Desk, "cron", f.Cron, "at", deskbot.Clock(f.At), "err", derr)
+			s.log().ErrorContext(ctx, "schedule firing lost: claimed but not queued", "desk", f.Desk, "cron", f.Cron, "at", words.Time(f.At), "err", derr)
 		}
 		return false, err
 	}
-	s.log().InfoContext(ctx, "schedule fired", "desk", f.Desk, "cron", f.Cron, "at", deskbot.Clock(f.At))
+	s.log().InfoContext(ctx, "schedule fired", "desk", f.Desk, "cron", f.Cron, "at", words.Time(f.At))
 	return true, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // turnLog is what a turn did, for the history.
@@ -139,7 +140,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 		closing = tl.final
 	}
 	history := []deskbot.Message{
-		{Role: "user", Content: clip(triggerText(tr, deps.Now()), historyText)},
+		{Role: "user", Content: argtext.Clip(triggerText(tr, deps.Now()), historyText, "… (cut)")},
 		{Role: "assistant", Content: tl.summary()},
 	}
 	if ts, ok := deps.State.(TurnStore); ok {

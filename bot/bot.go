@@ -5,12 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/retry"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -293,13 +294,13 @@ var commands = []tele.Command{
 // setCommands registers the command menu, trying three times 0.5s and 1s
 // apart: the menu is a convenience, not worth holding up the start for.
 func (b *Bot) setCommands(ctx context.Context) error {
-	backoff := deskbot.Backoff{Min: 500 * time.Millisecond, Max: time.Second}
+	backoff := retry.Backoff{Min: 500 * time.Millisecond, Max: time.Second}
 	for try := 1; ; try++ {
 		err := b.out.SetCommands(commands)
 		if err == nil || try == 3 {
 			return err
 		}
-		if deskbot.Sleep(ctx, backoff.Next()) != nil {
+		if retry.Sleep(ctx, backoff.Next()) != nil {
 			return err
 		}
 	}
@@ -369,5 +370,5 @@ func (b *Bot) pictureRoot(desk string) string {
 	if b.cfg.DataDir == "" || !b.desks[desk] {
 		return ""
 	}
-	return filepath.Join(b.cfg.DataDir, "desks", desk)
+	return deskfs.Dir(b.cfg.DataDir, desk)
 }

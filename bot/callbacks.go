@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/gate"
 	tele "gopkg.in/telebot.v3"
 )
@@ -236,9 +237,7 @@ func (b *Bot) revoke(ctx context.Context, c tele.Context, key string) {
 // answer answers a tap. Telegram drops answers after a few seconds, and a
 // failed answer changes nothing that was decided, so it is only logged.
 func (b *Bot) answer(c tele.Context, text string, alert bool) {
-	if r := []rune(text); len(r) > 200 {
-		text = string(r[:199]) + "…"
-	}
+	text = argtext.Clip(text, 200, "…")
 	if err := b.out.Respond(c.Callback(), &tele.CallbackResponse{Text: text, ShowAlert: alert}); err != nil {
 		b.log.Debug("could not answer a tap", "err", b.scrub(err.Error()))
 	}

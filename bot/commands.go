@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -250,14 +251,14 @@ func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error)
 	for _, g := range gs {
 		fmt.Fprintf(&sb, "\n%s may use %s without asking", bold(g.Desk), code(g.Tool))
 		if g.Limit > 0 {
-			fmt.Fprintf(&sb, ", for orders up to %s notional", deskbot.Rupees(g.Limit))
+			fmt.Fprintf(&sb, ", for orders up to %s notional", words.Rupees(g.Limit))
 		}
 		if g.Approvers > 1 {
 			fmt.Fprintf(&sb, " (given by %d approvers)", g.Approvers)
 		}
-		fmt.Fprintf(&sb, "; granted by %s at %s IST", html.EscapeString(g.GrantedBy), deskbot.Clock(g.GrantedAt))
+		fmt.Fprintf(&sb, "; granted by %s at %s IST", html.EscapeString(g.GrantedBy), words.Time(g.GrantedAt))
 		if !g.ExpiresAt.IsZero() {
-			fmt.Fprintf(&sb, ", until %s IST", deskbot.Clock(g.ExpiresAt))
+			fmt.Fprintf(&sb, ", until %s IST", words.Time(g.ExpiresAt))
 		}
 		key := g.Desk + "/" + g.Tool
 		if btn := (tele.InlineButton{Unique: ActRevoke, Data: key, Text: "Revoke " + key}); fits(btn) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -83,14 +85,14 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 	if err != nil {
 		return "", err
 	}
-	state := deskbot.ShownState(st)
+	state := words.ShownState(st)
 	book, err := b.deps.Broker.Book(ctx, desk)
 	if err != nil {
 		return "", err
 	}
 	last := "no activity yet"
 	if !st.LastActivity.IsZero() {
-		last = "last activity " + deskbot.Clock(st.LastActivity) + " IST"
+		last = "last activity " + words.Time(st.LastActivity) + " IST"
 	}
 	reqs := "no open requests"
 	switch {
@@ -100,7 +102,7 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 		reqs = fmt.Sprintf("%d open requests", open)
 	}
 	return fmt.Sprintf("%s – %s; %s; %s\n%s", bold(desk), html.EscapeString(state), reqs, last,
-		html.EscapeString(trimRunes(deskbot.FormatBook(book), 3000))), nil
+		html.EscapeString(argtext.Clip(words.FormatBook(book), 3000, "…"))), nil
 }
 
 // onFlatten asks for a confirmation tap before it closes anything: a
@@ -164,7 +166,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 	}
 	b.answer(c, "Flattening…", false)
 	lines := b.flattenDesks(ctx, desks, p)
-	text := "Flattened by " + html.EscapeString(p.Name) + " at " + deskbot.Clock(b.now()) + " IST.\n" + strings.Join(lines, "\n")
+	text := "Flattened by " + html.EscapeString(p.Name) + " at " + words.Time(b.now()) + " IST.\n" + strings.Join(lines, "\n")
 	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
 		b.log.WarnContext(ctx, "could not show a flatten's outcome", "err", b.scrub(err.Error()))
 		b.say(ctx, m.Chat.ID, text, nil)
@@ -182,14 +184,14 @@ func (b *Bot) flattenDesks(ctx context.Context, desks []string, p deskbot.Person
 			lines = append(lines, bold(d)+": not flattened: "+html.EscapeString(b.explain(ctx, "flatten failed", err)))
 			continue
 		}
-		summary := deskbot.FormatFlatten(rep)
+		summary := words.FormatFlatten(rep)
 		now := b.now()
 		lines = append(lines, bold(d)+": "+html.EscapeString(summary))
 		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: who(p), At: now, Detail: summary}
 		if err := b.deps.Audit.Audit(ctx, audit); err != nil {
 			b.log.ErrorContext(ctx, "could not audit a flatten", "desk", d, "err", err)
 		}
-		t := deskbot.FlattenTrigger(d, now, summary)
+		t := words.FlattenTrigger(d, now, summary)
 		t.From = p.Name
 		if err := b.deps.Inbox.Enqueue(ctx, t); err != nil {
 			lines = append(lines, bold(d)+": "+html.EscapeString(b.explain(ctx, "could not tell a desk of its flatten", err)))

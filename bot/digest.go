@@ -11,6 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // Digests keep a flood of held calls answerable within the group's budget
@@ -188,7 +189,7 @@ func foldNotice(evs []deskbot.Event) string {
 		for _, w := range slices.Sorted(maps.Keys(counts[d])) {
 			ws = append(ws, fmt.Sprintf("%d %s", counts[d][w], w))
 		}
-		parts = append(parts, "<b>"+esc(deskbot.ShowText(d))+"</b>: "+strings.Join(ws, ", "))
+		parts = append(parts, "<b>"+esc(argtext.Show(d))+"</b>: "+strings.Join(ws, ", "))
 	}
 	n := len(evs)
 	what := "requests"
@@ -308,7 +309,7 @@ func (o *Outbox) renderDigest(ctx context.Context, desk string) error {
 	}
 	for _, ref := range refs[min(len(pages), len(refs)):] {
 		if chatID, msgID, ok := parseMessageRef(ref); ok {
-			text := "📋 <b>" + esc(deskbot.ShowText(desk)) + "</b>: nothing more waiting on this page."
+			text := "📋 <b>" + esc(argtext.Show(desk)) + "</b>: nothing more waiting on this page."
 			if err := o.s.Edit(ctx, chatID, msgID, text, nil); err != nil && TelegramCode(err) != 400 {
 				return err
 			}
@@ -355,7 +356,7 @@ func DigestPages(desk string, rows []*deskbot.Request) []DigestPage {
 	}
 	flush()
 	for i := range pages {
-		head := fmt.Sprintf("📋 <b>%s</b>: %d held calls waiting", esc(deskbot.ShowText(desk)), len(rows))
+		head := fmt.Sprintf("📋 <b>%s</b>: %d held calls waiting", esc(argtext.Show(desk)), len(rows))
 		if len(pages) > 1 {
 			head += fmt.Sprintf(" (page %d of %d)", i+1, len(pages))
 		}
@@ -367,21 +368,21 @@ func DigestPages(desk string, rows []*deskbot.Request) []DigestPage {
 // digestRow renders request r as row n of a digest, with its buttons.
 func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
 	num := strconv.Itoa(n)
-	tool := deskbot.ShowText(r.Content.ToolName)
-	args := deskbot.ShownArguments(r.Content.Arguments)
+	tool := argtext.Show(r.Content.ToolName)
+	args := argtext.Arguments(r.Content.Arguments)
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "❌ Deny " + num}
 	if rowShowsWhole(r) {
 		line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>", num, esc(tool), esc(args))
 		return line, []tele.InlineButton{{Unique: ActAllowOnce, Data: r.ID, Text: "✅ Allow " + num}, deny}
 	}
-	line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>… (cut; Open shows it whole)", num, esc(trimRunes(tool, 64)), esc(trimRunes(args, rowCut)))
+	line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>… (cut; Open shows it whole)", num, esc(argtext.Clip(tool, 64, "…")), esc(argtext.Clip(args, rowCut, "…")))
 	return line, []tele.InlineButton{{Unique: ActOpen, Data: r.ID, Text: "🔎 Open " + num}, deny}
 }
 
 // rowShowsWhole reports whether a digest row shows r's call whole, so the
 // row may offer Allow and a tap on it may be taken.
 func rowShowsWhole(r *deskbot.Request) bool {
-	tool := deskbot.ShowText(r.Content.ToolName)
-	args := deskbot.ShownArguments(r.Content.Arguments)
+	tool := argtext.Show(r.Content.ToolName)
+	args := argtext.Arguments(r.Content.Arguments)
 	return utf16Len(tool)+utf16Len(args) <= rowWhole && shownWhole(r)
 }

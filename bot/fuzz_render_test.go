@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 )
 
@@ -69,7 +70,7 @@ func FuzzRenderRequest(f *testing.F) {
 		}
 		// Allow is offered only on a call shown whole.
 		allows := len(kb.InlineKeyboard[0]) > 1
-		if shown := deskbot.ShownArguments(r.Content.Arguments); allows && !strings.Contains(plain, shown) {
+		if shown := argtext.Arguments(r.Content.Arguments); allows && !strings.Contains(plain, shown) {
 			t.Fatalf("Allow offered on a call not shown whole: %q", plain)
 		}
 		for _, row := range kb.InlineKeyboard {
@@ -89,7 +90,7 @@ func FuzzRenderRequest(f *testing.F) {
 		if n := utf16Len(outPlain); n > MaxMessage {
 			t.Fatalf("outcome message is %d characters", n)
 		}
-		if allows && !strings.Contains(outPlain, deskbot.ShownArguments(r.Content.Arguments)) {
+		if allows && !strings.Contains(outPlain, argtext.Arguments(r.Content.Arguments)) {
 			t.Fatalf("the outcome of an allowed call does not show it whole: %q", outPlain)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 )
 
 // OutboxEvents is the event stream as the outbox reads it: paging through
@@ -100,7 +101,7 @@ func NewOutbox(cfg OutboxConfig, events OutboxEvents, notes deskbot.Notes, s *Se
 		cfg.Block = time.Second
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = deskbot.Sleep
+		cfg.Sleep = retry.Sleep
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -123,7 +124,7 @@ func (o *Outbox) Run(ctx context.Context) error {
 // read fills the lanes: first every event this consumer holds
 // unacknowledged (a restart), page by page, then new ones.
 func (o *Outbox) read(ctx context.Context) {
-	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
+	backoff := retry.Backoff{Min: time.Second, Max: time.Minute}
 	after := "0"
 	for ctx.Err() == nil {
 		block := o.cfg.Block
@@ -179,7 +180,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 // hold (false: nothing to do, wait for more); a failure is retried with
 // backoff, the event staying at the head of its lane.
 func (o *Outbox) work(ctx context.Context, name string, step func(context.Context) (bool, error)) {
-	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
+	backoff := retry.Backoff{Min: time.Second, Max: time.Minute}
 	for ctx.Err() == nil {
 		wake := o.q.waiter()
 		did, err := step(ctx)

@@ -11,6 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 func htmlOpts(kb *tele.ReplyMarkup) *tele.SendOptions {
@@ -234,7 +235,7 @@ const maxPicture = 10 << 20
 // picture opens a desk's picture for upload, or says why it may not be
 // sent. The path names a file in the desk's own folder: relative to it, or
 // absolute (the message tool resolves it) under the folder as configured or
-// as its symlinks resolve. The file is opened by deskbot.OpenDeskFile, so a
+// as its symlinks resolve. The file is opened by deskfs.Open, so a
 // symlink out of the folder, a FIFO or a device is refused without
 // blocking, and the upload reads from this handle, never from the name.
 func (o *Outbox) picture(desk, p string) (f *os.File, size int64, why string) {
@@ -247,7 +248,7 @@ func (o *Outbox) picture(desk, p string) (f *os.File, size int64, why string) {
 	if !ok {
 		return nil, 0, outside
 	}
-	f, fi, err := deskbot.OpenDeskFile(root, rel)
+	f, fi, err := deskfs.Open(root, rel)
 	switch {
 	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 		return nil, 0, "there is no such file in the desk's folder"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -34,7 +35,7 @@ type poller struct {
 	log     *slog.Logger
 	scrub   func(string) string
 	// sleep waits between failed polls; tests inject one. nil is
-	// deskbot.Sleep.
+	// retry.Sleep.
 	sleep func(ctx context.Context, d time.Duration) error
 	last  int
 	alive pollClock // for health checks (health.go)
@@ -72,9 +73,9 @@ func (p *poller) Poll(b *tele.Bot, dest chan tele.Update, stop chan struct{}) {
 	}()
 	sleep := p.sleep
 	if sleep == nil {
-		sleep = deskbot.Sleep
+		sleep = retry.Sleep
 	}
-	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second}
+	backoff := retry.Backoff{Min: 250 * time.Millisecond, Max: 30 * time.Second}
 	if p.offsets != nil {
 		if !p.loadOffset(ctx, b, sleep) {
 			return
@@ -153,7 +154,7 @@ func handedOver(ctx context.Context, dest chan tele.Update) bool {
 // store answers: polling from a guess could be given confirmed updates
 // again.
 func (p *poller) loadOffset(ctx context.Context, b *tele.Bot, sleep func(context.Context, time.Duration) error) bool {
-	backoff := deskbot.Backoff{Min: 250 * time.Millisecond, Max: 5 * time.Second}
+	backoff := retry.Backoff{Min: 250 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		v, err := p.offsets.Note(ctx, updateOffsetKey(b.Me.ID, b.URL))
 		if err == nil || deskbot.ErrorCode(err) == deskbot.ENOTFOUND {

@@ -11,7 +11,9 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Everything here renders for Telegram's HTML parse mode. Text that comes
@@ -36,7 +38,7 @@ const (
 // esc escapes untrusted text; invalid UTF-8, which Telegram refuses, becomes U+FFFD.
 func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uFFFD")) }
 
-func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
+func ist(t time.Time) string { return words.Time(t) + " IST" }
 
 // RenderRequest renders a held call and its keyboard: one row, Allow once,
 // Always allow, Deny. The markup is new on every call, because telebot
@@ -44,7 +46,7 @@ func ist(t time.Time) string { return deskbot.Clock(t) + " IST" }
 //
 // What the approver sees is what runs: the call's canonical arguments are
 // shown whole, with characters that display as nothing or as something
-// else escaped (deskbot.ShownArguments). A call that does not fit one message
+// else escaped (argtext.Arguments). A call that does not fit one message
 // whole is never offered Allow: its row is Deny alone, and the message says
 // why. The agent refuses such calls before they are held; this is the
 // bot's own guard should one arrive anyway, and decide refuses a forged
@@ -81,7 +83,7 @@ func approversLine(r *deskbot.Request) string {
 	}
 	s := fmt.Sprintf("\n👥 This call needs %d approvers: ", r.Needs())
 	for _, a := range r.Approvals {
-		s += esc(trimRunes(deskbot.ShowText(a.By), 32)) + " ✓, "
+		s += esc(argtext.Clip(argtext.Show(a.By), 32, "…")) + " ✓, "
 	}
 	return s + gate.More(r)
 }
@@ -98,9 +100,9 @@ func shownWhole(r *deskbot.Request) bool {
 // above it (which may need the book) take only the room the call leaves, a
 // line at a time, so a call is shown whole with or without them.
 func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole bool) {
-	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(deskbot.ShowText(r.Desk)), esc(deskbot.ShowText(r.Content.ToolName)))
+	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(argtext.Show(r.Desk)), esc(argtext.Show(r.Content.ToolName)))
 	foot := "\nRequest <code>" + esc(r.ID) + "</code>"
-	args := deskbot.ShownArguments(r.Content.Arguments)
+	args := argtext.Arguments(r.Content.Arguments)
 	text = head + "\n<pre>" + esc(args) + "</pre>" + foot
 	if room := MaxMessage - outcomeRoom - plainLen(text); room >= 0 {
 		return head + fitLines(tradingWords(r, book), room) + "\n<pre>" + esc(args) + "</pre>" + foot, true
@@ -108,9 +110,9 @@ func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole boo
 	n := utf8.RuneCountInString(args)
 	// No Allow goes with this text, so names too long to be real are cut
 	// rather than let the notice overflow the message.
-	head = fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(trimRunes(deskbot.ShowText(r.Desk), 64)), esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)))
+	head = fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")), esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…")))
 	return head + fmt.Sprintf("\n⚠️ Its arguments are %d characters long, too long to show here whole, so it cannot be allowed from the chat. Deny it; the desk can make the call shorter.", n) +
-		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(trimRunes(args, cutArgsRunes)) + "</pre>" + foot, false
+		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(argtext.Clip(args, cutArgsRunes, "…")) + "</pre>" + foot, false
 }
 
 // fitLines renders plain lines as HTML, one "\n"-led line each, as many
@@ -153,7 +155,7 @@ func outcomeText(r *deskbot.Request, room int) string {
 	// room left after s and the closing markup.
 	fit := func(s, pre, text, post string, n int) string {
 		left := room - plainLen(s+pre+post)
-		return s + pre + esc(trimUnits(trimRunes(text, n), left)) + post
+		return s + pre + esc(trimUnits(argtext.Clip(text, n, "…"), left)) + post
 	}
 	switch r.State {
 	case deskbot.StateOpen:
@@ -179,7 +181,7 @@ func outcomeText(r *deskbot.Request, room int) string {
 			return verdict + "."
 		}
 		// A result is the desk's output: shown like its arguments.
-		return fit(verdict, ":\n<pre>", deskbot.ShowText(r.Result.Text), "</pre>", resultRunes)
+		return fit(verdict, ":\n<pre>", argtext.Show(r.Result.Text), "</pre>", resultRunes)
 	}
 	return "State: " + esc(string(r.State)) + "."
 }
@@ -287,17 +289,17 @@ func RenderDeskMessages(desk, text string) []string {
 
 // RenderWarning renders a model_unreachable event.
 func RenderWarning(desk, text string) string {
-	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(trimRunes(showProse(text), 1000))
+	return "⚠️ <b>" + esc(desk) + "</b>: " + esc(argtext.Clip(showProse(text), 1000, "…"))
 }
 
 // tradingWords renders a broker call the way a trader reads it
 // (deskbot.TradingWords: the desks page shows the same words).
 func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
-	return deskbot.TradingWords(r, book)
+	return words.TradingWords(r, book)
 }
 
 // brokerCall reports whether r's words need the desk's book.
-func brokerCall(r *deskbot.Request) bool { return deskbot.BrokerCall(r) }
+func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) }
 
 // requestSummary renders a request on one line of HTML, for lists and
 // digests: the desk, and the call in trading words when it is a broker
@@ -305,18 +307,18 @@ func brokerCall(r *deskbot.Request) bool { return deskbot.BrokerCall(r) }
 //
 //	alpha: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00
 func requestSummary(r *deskbot.Request) string {
-	desk := "<b>" + esc(trimRunes(deskbot.ShowText(r.Desk), 64)) + "</b>: "
+	desk := "<b>" + esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")) + "</b>: "
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
 		if o, ok := orderOf(r.Content.Arguments); ok {
-			return desk + esc(deskbot.ShowText(deskbot.OrderSummary(o, nil)))
+			return desk + esc(argtext.Show(words.OrderSummary(o, nil)))
 		}
 	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"
 	}
-	return desk + esc(trimRunes(deskbot.ShowText(r.Content.ToolName), 64)) + " " +
-		esc(trimRunes(deskbot.ShownArguments(r.Content.Arguments), 80))
+	return desk + esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…")) + " " +
+		esc(argtext.Clip(argtext.Arguments(r.Content.Arguments), 80, "…"))
 }
 
-// orderOf reads place_order's arguments for the words (deskbot.OrderOf).
-func orderOf(args []byte) (deskbot.Order, bool) { return deskbot.OrderOf(args) }
+// orderOf reads place_order's arguments for the words (words.OrderOf).
+func orderOf(args []byte) (deskbot.Order, bool) { return words.OrderOf(args) }

@@ -12,6 +12,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 )
 
@@ -93,8 +94,8 @@ func TestRenderRequestShowsALongCallWhole(t *testing.T) {
 	r := heldRequest()
 	r.Content.ToolName = "bash"
 	r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(command) + `}`)
-	shown := deskbot.ShownArguments(r.Content.Arguments)
-	if n := utf8.RuneCountInString(deskbot.ShownArguments(r.Content.Arguments)); n < 2000 || n > deskbot.MaxShownArguments {
+	shown := argtext.Arguments(r.Content.Arguments)
+	if n := utf8.RuneCountInString(argtext.Arguments(r.Content.Arguments)); n < 2000 || n > argtext.MaxArguments {
 		t.Fatalf("test call is %d characters; want a long one that the gate lets through", n)
 	}
 	text, kb := RenderRequest(r)
@@ -276,7 +277,7 @@ func TestRenderDeskMessages(t *testing.T) {
 }
 
 // Every call the agent lets through (shown arguments of at most
-// deskbot.MaxShownArguments characters) is offered Allow and shown whole,
+// argtext.MaxArguments characters) is offered Allow and shown whole,
 // with the longest desk name, astral characters and HTML escapes at their
 // worst: the agent's limit and the bot's agree.
 func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
@@ -295,25 +296,25 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 		// Build arguments whose shown form is exactly MaxShownArguments
 		// characters long.
 		shownLen := func(v string) int {
-			return utf8.RuneCountInString(deskbot.ShownArguments(json.RawMessage(`{"command":` + strconv.Quote(v) + `}`)))
+			return utf8.RuneCountInString(argtext.Arguments(json.RawMessage(`{"command":` + strconv.Quote(v) + `}`)))
 		}
 		empty, each := shownLen(""), shownLen(fill)-shownLen("")
-		value := strings.Repeat(fill, (deskbot.MaxShownArguments-empty)/each)
-		if n := shownLen(value); n > deskbot.MaxShownArguments || n+each <= deskbot.MaxShownArguments {
-			t.Fatalf("filled with %q: shown arguments are %d characters, want the most that fit %d", fill, n, deskbot.MaxShownArguments)
+		value := strings.Repeat(fill, (argtext.MaxArguments-empty)/each)
+		if n := shownLen(value); n > argtext.MaxArguments || n+each <= argtext.MaxArguments {
+			t.Fatalf("filled with %q: shown arguments are %d characters, want the most that fit %d", fill, n, argtext.MaxArguments)
 		}
 		r := heldRequest()
 		r.Desk, r.Content.ToolName = strings.Repeat("d", 32), "bash_background"
 		r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(value) + `}`)
 		text, kb := RenderRequest(r)
 		plain := mustPlain(t, text, MaxMessage)
-		whole := strings.Contains(plain, deskbot.ShownArguments(r.Content.Arguments))
+		whole := strings.Contains(plain, argtext.Arguments(r.Content.Arguments))
 		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny"}); allows != whole || whole != tt.whole {
 			t.Errorf("filled with %q: shown whole %v with buttons %q, want whole %v", fill, whole, labels(kb), tt.whole)
 		}
 		r.State, r.Decision, r.DecidedBy = deskbot.StateDenied, deskbot.Deny, strings.Repeat("N", 64)
 		r.Reason = strings.Repeat("😀", 600)
-		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, deskbot.ShownArguments(r.Content.Arguments)) != tt.whole {
+		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, argtext.Arguments(r.Content.Arguments)) != tt.whole {
 			t.Errorf("filled with %q: the outcome shows the call whole = %v, want %v", fill, !tt.whole, tt.whole)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 )
 
 // SenderOptions tune a Sender. Zero values take Telegram's published limits.
@@ -116,7 +117,7 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = deskbot.Sleep
+		opts.Sleep = retry.Sleep
 	}
 	if opts.PerChat <= 0 {
 		opts.PerChat = time.Second
@@ -173,7 +174,7 @@ func (s *Sender) Edit(ctx context.Context, chatID int64, messageID int, text str
 
 // SendPhoto uploads size bytes of pic, from its start, as a photo with an
 // HTML caption. The bytes are read from the handle the caller opened and
-// checked (deskbot.OpenDeskFile); nothing is opened by name here, so a file
+// checked (deskfs.Open); nothing is opened by name here, so a file
 // swapped for a symlink after the check is never what is uploaded.
 func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, size int64, caption string) (*tele.Message, error) {
 	return s.SendPhotoIn(ctx, chatID, 0, pic, size, caption)
@@ -224,7 +225,7 @@ func (s *Sender) CreateTopic(ctx context.Context, chatID int64, name string) (in
 // ctx ends. counts says whether the call spends the group's message budget
 // (sends do; edits only keep the per-chat gap).
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
-	backoff := deskbot.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
+	backoff := retry.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
 		at, err := s.acquire(ctx, chatID, counts, laneOf(ctx))
 		if err != nil {

@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -78,19 +77,4 @@ func Split(text string, limit int) []string {
 		text = text[cut:]
 	}
 	return parts
-}
-
-// trimRunes shortens s to at most n runes, marking the cut with "…".
-func trimRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for k := range s {
-		if i == n-1 {
-			return strings.TrimRightFunc(s[:k], func(r rune) bool { return r == ' ' || r == '\n' }) + "…"
-		}
-		i++
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -101,7 +102,7 @@ func (b *Bot) FlattenFromPage(ctx context.Context, target string, p deskbot.Pers
 		return "", deskbot.Errorf(deskbot.EINVALID, "There is no desk named %q.", target)
 	}
 	lines := b.flattenDesks(ctx, desks, p)
-	text := "Flattened by " + html.EscapeString(p.Name) + " at " + deskbot.Clock(b.now()) + " IST, from the desks page.\n" + strings.Join(lines, "\n")
+	text := "Flattened by " + html.EscapeString(p.Name) + " at " + words.Time(b.now()) + " IST, from the desks page.\n" + strings.Join(lines, "\n")
 	b.say(ctx, b.cfg.ChatID, text, nil)
 	return html.UnescapeString(tagRx.ReplaceAllString(strings.Join(lines, "\n"), "")), nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 func TestTradingWords(t *testing.T) {
@@ -57,7 +58,7 @@ func TestTradingWords(t *testing.T) {
 				t.Errorf("%s: request reads %q above the call; want no %q", tt.name, head, w)
 			}
 		}
-		if !strings.Contains(text, esc(deskbot.ShownArguments(r.Content.Arguments))) {
+		if !strings.Contains(text, esc(argtext.Arguments(r.Content.Arguments))) {
 			t.Errorf("%s: the call is not shown whole beneath the words: %q", tt.name, text)
 		}
 	}

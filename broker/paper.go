@@ -84,7 +84,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Fill{}, err
 	}
-	if err := CheckOrder(o); err != nil {
+	if err := deskbot.CheckOrder(o); err != nil {
 		return deskbot.Fill{}, err
 	}
 	res, err := placeScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
@@ -103,7 +103,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	if err != nil {
 		return deskbot.Fill{}, fmt.Errorf("paper broker: bad realised amount %q: %w", res[1], err)
 	}
-	return deskbot.Fill{Order: o, RealisedPnL: deskbot.Paise(gain)}, nil
+	return deskbot.Fill{Order: o, RealisedPnL: deskbot.RoundPaise(gain)}, nil
 }
 
 // Flatten closes every open position at its last price.
@@ -127,13 +127,13 @@ func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport
 		}
 		f := deskbot.Fill{
 			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
-			RealisedPnL: deskbot.Paise(nums[2]),
+			RealisedPnL: deskbot.RoundPaise(nums[2]),
 		}
 		r.Closed = append(r.Closed, f)
 		r.RealisedPnL += nums[2]
 	}
 	slices.SortFunc(r.Closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
-	r.RealisedPnL = deskbot.Paise(r.RealisedPnL)
+	r.RealisedPnL = deskbot.RoundPaise(r.RealisedPnL)
 	return r, nil
 }
 
@@ -155,12 +155,12 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 		}
 		b.RealisedPnL += pos.RealisedPnL
 		if pos.Quantity != 0 {
-			pos.RealisedPnL = deskbot.Paise(pos.RealisedPnL)
+			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
 			b.Positions = append(b.Positions, pos)
 		}
 	}
 	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
-	b.RealisedPnL = deskbot.Paise(b.RealisedPnL)
+	b.RealisedPnL = deskbot.RoundPaise(b.RealisedPnL)
 	return b, nil
 }
 

@@ -206,7 +206,7 @@ func TestPaperConcurrentOrdersLoseNothing(t *testing.T) {
 	if got, want := len(trades), 2*n; got != want {
 		t.Errorf("journal has %d fills, want %d", got, want)
 	}
-	if got, want := b.RealisedPnL, deskbot.Paise(sum); got != want {
+	if got, want := b.RealisedPnL, deskbot.RoundPaise(sum); got != want {
 		t.Errorf("book realised %v, journal fills add up to %v", got, want)
 	}
 }

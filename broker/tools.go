@@ -1,16 +1,13 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Tool names: part of the contract with desks' prompts and APPROVAL_TOOLS.
@@ -40,12 +37,12 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return brokerError(err)
 				}
-				return deskbot.ToolResult{Text: deskbot.FormatBook(book)}, nil
+				return deskbot.ToolResult{Text: words.FormatBook(book)}, nil
 			}},
 		&tool{name: PlaceOrder, desc: placeOrderDesc, schema: placeOrderSchema,
-			check: func(args json.RawMessage) error { _, err := parseOrder(args); return err },
+			check: func(args json.RawMessage) error { _, err := deskbot.ParseOrder(args); return err },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-				o, err := parseOrder(args)
+				o, err := deskbot.ParseOrder(args)
 				if err != nil {
 					return modelError(err)
 				}
@@ -62,7 +59,7 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return brokerError(err)
 				}
-				return deskbot.ToolResult{Text: deskbot.FormatFlatten(r)}, nil
+				return deskbot.ToolResult{Text: words.FormatFlatten(r)}, nil
 			}},
 	}
 }
@@ -134,7 +131,7 @@ func brokerError(err error) (deskbot.ToolResult, error) {
 // book must not turn into an error: the caller could take it for a failed
 // order and place it again.
 func fillText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk string, f deskbot.Fill) string {
-	text := "Filled: " + deskbot.FormatFill(f) + "."
+	text := "Filled: " + words.FormatFill(f) + "."
 	book, err := b.Book(ctx, desk)
 	if err != nil {
 		log.WarnContext(ctx, "broker: read book after fill", "desk", desk, "err", err)
@@ -142,14 +139,14 @@ func fillText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk stri
 	}
 	i := slices.IndexFunc(book.Positions, func(p deskbot.Position) bool { return p.Symbol == f.Symbol })
 	if i < 0 {
-		return text + " " + f.Symbol + " is now flat. Realised P&L to date " + deskbot.Money(book.RealisedPnL) + "."
+		return text + " " + f.Symbol + " is now flat. Realised P&L to date " + words.Money(book.RealisedPnL) + "."
 	}
-	return text + " Now " + deskbot.FormatPosition(book.Positions[i]) + "."
+	return text + " Now " + words.FormatPosition(book.Positions[i]) + "."
 }
 
 // noArgs accepts {}, null or nothing.
 func noArgs(name string, args json.RawMessage) error {
-	fields, err := object(name, args)
+	fields, err := deskbot.ArgumentFields(name, args)
 	if err != nil {
 		return err
 	}
@@ -157,108 +154,4 @@ func noArgs(name string, args json.RawMessage) error {
 		return deskbot.Errorf(deskbot.EINVALID, "%s takes no arguments; remove %q and call it with {}", name, k)
 	}
 	return nil
-}
-
-// object decodes args as a JSON object of raw fields. A field given twice
-// is refused: decoders disagree on which copy wins, and the approver must
-// read the one that runs.
-func object(name string, args json.RawMessage) (map[string]json.RawMessage, error) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		return nil, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(args, &fields); err != nil {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "%s arguments must be a JSON object: %v", name, err)
-	}
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.Token() // {
-	seen := make(map[string]bool, len(fields))
-	for d.More() {
-		k, err := d.Token()
-		if err != nil {
-			break // cannot happen: Unmarshal accepted it
-		}
-		key, _ := k.(string)
-		if seen[key] {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "%s argument %s is given twice; give each argument once", name, strconv.QuoteToASCII(key))
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			break
-		}
-	}
-	return fields, nil
-}
-
-var orderArgs = []string{"symbol", "side", "quantity", "price"}
-
-// parseOrder reads place_order's arguments exactly as given and checks them
-// (CheckOrder): what it returns is what the approver read.
-func parseOrder(args json.RawMessage) (deskbot.Order, error) {
-	var o deskbot.Order
-	fields, err := object(PlaceOrder, args)
-	if err != nil {
-		return o, err
-	}
-	for k := range fields {
-		if !slices.Contains(orderArgs, k) {
-			return o, deskbot.Errorf(deskbot.EINVALID, "place_order has no argument %q; it takes symbol, side, quantity and price", k)
-		}
-	}
-	var missing []string
-	for _, k := range orderArgs {
-		if _, ok := fields[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return o, deskbot.Errorf(deskbot.EINVALID, "place_order needs symbol, side, quantity and price; missing: %s", strings.Join(missing, ", "))
-	}
-	if err := field(fields, "symbol", &o.Symbol, `a string, e.g. "RELIANCE"`); err != nil {
-		return o, err
-	}
-	if err := field(fields, "side", &o.Side, `"buy" or "sell"`); err != nil {
-		return o, err
-	}
-	if err := field(fields, "quantity", &o.Quantity, "a number, e.g. 10"); err != nil {
-		return o, err
-	}
-	if err := field(fields, "price", &o.Price, "a number, e.g. 2500.5"); err != nil {
-		return o, err
-	}
-	for _, k := range []string{"quantity", "price"} {
-		if n := significantDigits(fields[k]); n > maxDigits {
-			return o, deskbot.Errorf(deskbot.EINVALID, "%s has %d significant digits; at most %d are kept exactly, so send it rounded", k, n, maxDigits)
-		}
-	}
-	return o, CheckOrder(o)
-}
-
-// significantDigits counts the significant digits of a JSON number's text.
-func significantDigits(raw json.RawMessage) int {
-	s := strings.TrimLeft(string(bytes.TrimSpace(raw)), "-")
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		s = s[:i]
-	}
-	s = strings.Replace(s, ".", "", 1)
-	return len(strings.TrimRight(strings.TrimLeft(s, "0"), "0"))
-}
-
-// field decodes one argument strictly, as the schema says: a number sent as
-// a string is refused rather than guessed at, since it is real money.
-func field(fields map[string]json.RawMessage, k string, dst any, want string) error {
-	raw := fields[k]
-	if err := json.Unmarshal(raw, dst); err != nil || string(bytes.TrimSpace(raw)) == "null" {
-		return deskbot.Errorf(deskbot.EINVALID, "%s must be %s, not %s", k, want, deskbot.ShowText(truncate(string(raw), 40)))
-	}
-	return nil
-}
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return fmt.Sprintf("%s…", string(r[:n]))
-	}
-	return s
 }

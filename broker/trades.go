@@ -58,7 +58,7 @@ func parseTrade(l string) (Trade, error) {
 	return Trade{
 		Fill: deskbot.Fill{
 			Order:       deskbot.Order{Symbol: f[5], Side: f[1], Quantity: nums[0], Price: nums[1]},
-			RealisedPnL: deskbot.Paise(nums[2]),
+			RealisedPnL: deskbot.RoundPaise(nums[2]),
 		},
 		At: time.UnixMilli(ms),
 	}, nil

@@ -53,6 +53,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/mcpserve"
 )
 
@@ -196,7 +197,7 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, e
 		if waitErr != nil {
 			log.WarnContext(ctx, "Claude Code exited with an error after its result", "err", waitErr)
 		}
-		return clip(final.Result, maxResult), nil
+		return argtext.Clip(final.Result, maxResult, "…"), nil
 	case final != nil:
 		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, b.redact(final.Result, turn.Token))
 	}
@@ -311,7 +312,7 @@ func prompt(req agent.TurnRequest) string {
 	if len(req.Completed) > 0 {
 		sb.WriteString("\n\nCalls already made for this message (their results stand; do not make them again):")
 		for _, c := range req.Completed {
-			fmt.Fprintf(&sb, "\n- %s %s → %s", c.Call.Name, clip(string(c.Call.Arguments), 500), clip(c.Result.Text, 2000))
+			fmt.Fprintf(&sb, "\n- %s %s → %s", c.Call.Name, argtext.Clip(string(c.Call.Arguments), 500, "…"), argtext.Clip(c.Result.Text, 2000, "…"))
 		}
 	}
 	return sb.String()
@@ -358,14 +359,7 @@ func (b *Backend) redact(s, token string) string {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}
 	}
-	return clip(strings.Join(strings.Fields(s), " "), 300)
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return argtext.Clip(strings.Join(strings.Fields(s), " "), 300, "…")
 }
 
 // tailBuffer keeps the last 4 KiB written to it (the CLI's stderr).
@@ -400,7 +394,7 @@ func Version(ctx context.Context, bin string) (string, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", fmt.Errorf("%s --version: %v: %s", bin, err, clip(strings.TrimSpace(string(ee.Stderr)), 200))
+			return "", fmt.Errorf("%s --version: %v: %s", bin, err, argtext.Clip(strings.TrimSpace(string(ee.Stderr)), 200, "…"))
 		}
 		return "", err
 	}

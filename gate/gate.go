@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 	"github.com/google/uuid"
 )
 
@@ -141,7 +143,7 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 // held and the call must not run.
 //
 // A call whose arguments cannot be shown whole to an approver (longer than
-// deskbot.MaxShownArguments as shown) is refused with EINVALID and
+// argtext.MaxArguments as shown) is refused with EINVALID and
 // deskbot.TooLongToShowMessage: Allow must never be offered on a call that
 // was shown cut. The executor refuses such calls first; this is the gate's
 // own guarantee, whoever calls it.
@@ -152,9 +154,9 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		args = []byte("{}")
 	}
 	// One parse gives what the approver is shown and the audit entry.
-	shown, canonical := deskbot.ShownAndCanonicalArguments(args)
-	if n := deskbot.ShownLength(shown); n > deskbot.MaxShownArguments {
-		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", deskbot.TooLongToShowMessage(call.Name, n))
+	shown, canonical := argtext.ArgumentsAndCanonical(args)
+	if n := argtext.Length(shown); n > argtext.MaxArguments {
+		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", words.TooLongToShowMessage(call.Name, n))
 	}
 	r := &deskbot.Request{
 		ID:        uuid.NewString(),

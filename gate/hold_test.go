@@ -13,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/words"
 )
 
 // A hostile desk pads a guarded call until the approver could only be shown
@@ -21,7 +23,7 @@ import (
 // request, audit entry or event exists.
 func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 	f := mustFixture(t)
-	fits := strings.Repeat("a", deskbot.MaxShownArguments-len(`{"note":""}`))
+	fits := strings.Repeat("a", argtext.MaxArguments-len(`{"note":""}`))
 	tests := []struct {
 		name    string
 		args    string
@@ -42,15 +44,15 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 			r, res, err := f.gate.Hold(t.Context(), "main", "trigger-1", call)
 			if !tt.refused {
 				if err != nil || r == nil {
-					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(deskbot.ShownArguments(call.Arguments)), err)
+					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(argtext.Arguments(call.Arguments)), err)
 				}
 				return
 			}
-			n := utf8.RuneCountInString(deskbot.ShownArguments(call.Arguments))
+			n := utf8.RuneCountInString(argtext.Arguments(call.Arguments))
 			if r != nil || res.Text != "" || deskbot.ErrorCode(err) != deskbot.EINVALID {
 				t.Fatalf("hold = request %v, %q, %v; want EINVALID and nothing held", r != nil, res.Text, err)
 			}
-			if got, want := deskbot.ErrorMessage(err), deskbot.TooLongToShowMessage("place_order", n); got != want {
+			if got, want := deskbot.ErrorMessage(err), words.TooLongToShowMessage("place_order", n); got != want {
 				t.Errorf("message\n got %q\nwant %q", got, want)
 			}
 			after, err := f.store.OpenRequests(t.Context())

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 // The texts below are what a desk's model reads. They are part of the
@@ -13,16 +14,16 @@ import (
 // change a word in all three at once, or not at all.
 
 // HoldMessage tells the model its call was held. Its words are defined
-// once, in the root package (deskbot.HoldMessage), because the store keeps
+// once, in the root package (words.HoldMessage), because the store keeps
 // only the words and rebuilds the text from them.
 func HoldMessage(r *deskbot.Request) string {
-	return deskbot.HoldMessage(r.Content.ToolName, r.ID, r.ExpiresAt)
+	return words.HoldMessage(r.Content.ToolName, r.ID, r.ExpiresAt)
 }
 
 // LapseMessage tells the model nobody answered in time.
 func LapseMessage(r *deskbot.Request) string {
 	return fmt.Sprintf("Request %s for %s lapsed at %s India time without an answer, so it was not run. Ask the user again only if it still matters.",
-		r.ID, r.Content.ToolName, deskbot.Clock(r.ExpiresAt))
+		r.ID, r.Content.ToolName, words.Time(r.ExpiresAt))
 }
 
 // InterruptedMessage tells the model a call it was allowed may or may not
@@ -128,17 +129,17 @@ func DecidedBy(r *deskbot.Request) string {
 func Describe(r *deskbot.Request) string {
 	switch r.State {
 	case deskbot.StateOpen:
-		return "This request is still open; it lapses at " + deskbot.Clock(r.ExpiresAt) + " IST."
+		return "This request is still open; it lapses at " + words.Time(r.ExpiresAt) + " IST."
 	case deskbot.StateLapsed:
-		return "This request lapsed at " + deskbot.Clock(r.ExpiresAt) + " IST."
+		return "This request lapsed at " + words.Time(r.ExpiresAt) + " IST."
 	case deskbot.StateDenied:
-		return "Already denied by " + r.DecidedBy + " at " + deskbot.Clock(r.DecidedAt) + " IST."
+		return "Already denied by " + r.DecidedBy + " at " + words.Time(r.DecidedAt) + " IST."
 	}
 	verb := "allowed"
 	if r.Decision == deskbot.AlwaysAllow {
 		verb = "always allowed"
 	}
-	s := "Already " + verb + " by " + DecidedBy(r) + " at " + deskbot.Clock(r.DecidedAt) + " IST"
+	s := "Already " + verb + " by " + DecidedBy(r) + " at " + words.Time(r.DecidedAt) + " IST"
 	switch r.State {
 	case deskbot.StateRunning:
 		s += "; it is running."

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 	"github.com/google/uuid"
 )
 
@@ -137,7 +139,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		if lapsed, err := g.lapse(ctx, id); err == nil && lapsed != nil {
 			after = lapsed
 		}
-		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", deskbot.Clock(after.ExpiresAt))
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", words.Time(after.ExpiresAt))
 	}
 	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
 }
@@ -229,7 +231,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 	// up: the request then reads as interrupted, which is the truth as far
 	// as anyone can tell.
 	var after *deskbot.Request
-	wait := deskbot.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	wait := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
 		var out deskbot.Outcome
 		after, out, err = g.store.Transition(context.WithoutCancel(ctx), r.ID, t)
@@ -244,7 +246,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 		if err == nil || attempt == 4 {
 			break
 		}
-		if deskbot.Sleep(ctx, wait.Next()) != nil {
+		if retry.Sleep(ctx, wait.Next()) != nil {
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
@@ -178,7 +179,7 @@ func TestHistoryIsSent(t *testing.T) {
 		if b.provider == model.OpenAI && a.ToolCalls[0].Arguments != args {
 			t.Errorf("arguments sent = %s, want exactly %s", a.ToolCalls[0].Arguments, args)
 		}
-		if b.provider == model.Anthropic && deskbot.CanonicalArguments([]byte(a.ToolCalls[0].Arguments)) != deskbot.CanonicalArguments([]byte(args)) {
+		if b.provider == model.Anthropic && argtext.Canonical([]byte(a.ToolCalls[0].Arguments)) != argtext.Canonical([]byte(args)) {
 			t.Errorf("input sent = %s, want %s", a.ToolCalls[0].Arguments, args)
 		}
 		if r := got[2]; r.Role != "tool" || r.ToolCallID != "call_1" || r.Text != "Filled 5 TCS at 3400." {

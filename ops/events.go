@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 )
 
 // MetricsGroup is the event stream's consumer group that feeds the request
@@ -52,13 +53,13 @@ type EventSource interface {
 }
 
 // CountEvents feeds m from the event stream until ctx ends. Failures to read
-// are logged and retried with deskbot.Backoff; the events wait in the
+// are logged and retried with retry.Backoff; the events wait in the
 // stream. A nil log discards.
 func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	backoff := deskbot.Backoff{Min: time.Second, Max: time.Minute}
+	backoff := retry.Backoff{Min: time.Second, Max: time.Minute}
 	created := false
 	for ctx.Err() == nil {
 		var err error
@@ -90,7 +91,7 @@ func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer str
 		}
 		wait := backoff.Next()
 		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
-		if deskbot.Sleep(ctx, wait) != nil {
+		if retry.Sleep(ctx, wait) != nil {
 			break
 		}
 	}

@@ -79,6 +79,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 // Modes. Config.Mode is one of the first three; a Manager runs in ModeBwrap,
@@ -207,7 +208,7 @@ func (c Config) asHost() int {
 
 // DeskDir is the desk's folder on the host (and, in bwrap mode, at the same
 // path inside the sandbox, so paths a desk reports are valid for the service).
-func (c Config) DeskDir(desk string) string { return filepath.Join(c.DataDir, "desks", desk) }
+func (c Config) DeskDir(desk string) string { return deskfs.Dir(c.DataDir, desk) }
 
 // env is the whole environment a desk's shell gets, in every mode: nothing
 // of the service's own (bot token, API keys, REDIS_URL) unless named in

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 // job is a background job as the session remembers it. Whether it still
@@ -26,7 +27,7 @@ type job struct {
 // ScratchDir is the folder, inside the desk's folder, that holds background
 // job logs (<id>.log) and exit statuses (<id>.exit). The desk may write
 // there too: the service reads these files only through
-// deskbot.OpenDeskFile.
+// deskfs.Open.
 const ScratchDir = ".scratch"
 
 var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)
@@ -117,7 +118,7 @@ func (s *Session) CheckBackground(ctx context.Context, jobID string) (deskbot.To
 	logPath, _ := s.jobPaths(jobID)
 	relLog, relExit := ScratchDir+"/"+jobID+".log", ScratchDir+"/"+jobID+".exit"
 	state := "stopped before it finished, because the terminal was restarted or the desk stopped (exit status unknown)"
-	if b, err := deskbot.ReadDeskFileTail(s.dir, relExit, 32); err == nil {
+	if b, err := deskfs.ReadTail(s.dir, relExit, 32); err == nil {
 		if st, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			state = fmt.Sprintf("finished, exit status %d", st)
 			if st == 124 || st == 137 {
@@ -128,7 +129,7 @@ func (s *Session) CheckBackground(ctx context.Context, jobID string) (deskbot.To
 		state = "running"
 	}
 	var tail string
-	b, err := deskbot.ReadDeskFileTail(s.dir, relLog, 4*JobTail)
+	b, err := deskfs.ReadTail(s.dir, relLog, 4*JobTail)
 	switch {
 	case err == nil:
 		tail = strings.ToValidUTF8(lastChars(string(b), JobTail), "\uFFFD")

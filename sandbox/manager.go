@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 // Manager holds one Session per desk, created on first use.
@@ -37,7 +38,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	desks := filepath.Join(cfg.DataDir, "desks")
+	desks := deskfs.Parent(cfg.DataDir)
 	if err := os.MkdirAll(desks, 0o700); err != nil {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot make the desks' folder in %s: %v", cfg.DataDir, err)
 	}
@@ -49,7 +50,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		// The desks' user must reach its folder through these two, but
 		// not list them (0711): other desks' names and the service's
 		// files stay out of sight.
-		for _, d := range []string{cfg.DataDir, filepath.Join(cfg.DataDir, "desks")} {
+		for _, d := range []string{cfg.DataDir, deskfs.Parent(cfg.DataDir)} {
 			if err := os.Chmod(d, 0o711); err != nil {
 				return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot open %s to the desks' user: %v", d, err)
 			}

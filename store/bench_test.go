@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/google/uuid"
@@ -221,7 +222,7 @@ func BenchmarkMemoryPerOpenRequest(b *testing.B) {
 			r := &deskbot.Request{ID: uuid.NewString(), Desk: "main", Kind: deskbot.KindPermission, TriggerID: uuid.NewString(),
 				Content:   deskbot.PermissionContent{ToolName: "place_order", CallID: "call_" + strconv.Itoa(i), Arguments: []byte(`{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)},
 				CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
-			audit := deskbot.AuditEntry{Action: "hold", Tool: "place_order", By: "desk main", At: now, Detail: deskbot.CanonicalArguments(r.Content.Arguments)}
+			audit := deskbot.AuditEntry{Action: "hold", Tool: "place_order", By: "desk main", At: now, Detail: argtext.Canonical(r.Content.Arguments)}
 			ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: "main", Time: now, TriggerID: r.TriggerID}
 			if err := s.CreateRequest(ctx, r, audit, ev); err != nil {
 				b.Fatal(err)

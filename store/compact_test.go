@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -339,7 +340,7 @@ func TestHeldEventsNameTheirRequest(t *testing.T) {
 		r.TriggerID = "trigger-1"
 		r.Content.Arguments = []byte(`{"desk":"alpha","qty":12345678901234567890.123456789}`) // as an event keeps them
 		call := deskbot.ToolCall{ID: r.Content.CallID, Name: r.Content.ToolName, Arguments: r.Content.Arguments}
-		msg := deskbot.HoldMessage(call.Name, r.ID, exp)
+		msg := words.HoldMessage(call.Name, r.ID, exp)
 		published := []deskbot.Event{
 			{Kind: deskbot.EventUserRequest, Desk: "alpha", Time: base, TriggerID: r.TriggerID, RequestID: r.ID},
 			{Kind: deskbot.EventToolResult, Desk: "alpha", Time: base, TriggerID: r.TriggerID, Call: &call, Result: &deskbot.ToolResult{Text: msg, Held: true}},
@@ -407,7 +408,7 @@ func TestCallMemoryKeepsHoldWords(t *testing.T) {
 		exp := base.Add(5 * time.Minute)
 		held := deskbot.CompletedCall{
 			Call:   deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"INFY","qty":24512.123456789012}`)},
-			Result: deskbot.ToolResult{Text: deskbot.HoldMessage("place_order", "0b9d6f1e-7a4c-4c2e-9a51-3f0f6a1c2b7d", exp), Held: true},
+			Result: deskbot.ToolResult{Text: words.HoldMessage("place_order", "0b9d6f1e-7a4c-4c2e-9a51-3f0f6a1c2b7d", exp), Held: true},
 		}
 		calls := []deskbot.CompletedCall{
 			held,

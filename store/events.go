@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -36,7 +37,7 @@ func (s *Store) Publish(ctx context.Context, e deskbot.Event) error {
 //     (gate.Hold makes them one); Held (the "t" flag) says to take it back
 //     from the request;
 //   - a held call's tool_result keeps only the hold message's words ("h":
-//     tool, request id and clock, deskbot.HoldWords) and the call's id,
+//     tool, request id and clock, words.HoldWords) and the call's id,
 //     not the message (about 330 characters), the call's arguments or the
 //     trigger: the text is rebuilt word for word from the words, the rest
 //     read from the request. The call's id is kept because a repeat of a
@@ -141,15 +142,15 @@ func encodeEvent(e deskbot.Event) (string, error) {
 // heldResult gives the words of a held call's tool_result when the event
 // says nothing else that its request does not hold: the result is the hold
 // message of this very call, exactly.
-func heldResult(e deskbot.Event) (deskbot.HoldWords, bool) {
+func heldResult(e deskbot.Event) (words.HoldWords, bool) {
 	r, c := e.Result, e.Call
 	if e.Kind != deskbot.EventToolResult || r == nil || c == nil || !r.Held || r.IsError || r.Picture != "" ||
 		e.RequestID != "" || e.Text != "" || e.Picture != "" {
-		return deskbot.HoldWords{}, false
+		return words.HoldWords{}, false
 	}
-	w, ok := deskbot.ParseHoldWords(r.Text)
+	w, ok := words.ParseHoldWords(r.Text)
 	if !ok || w.Tool != c.Name {
-		return deskbot.HoldWords{}, false
+		return words.HoldWords{}, false
 	}
 	return w, true
 }
@@ -174,7 +175,7 @@ func decodeEvent(data string) (e deskbot.Event, held string, err error) {
 		if len(f) != 3 {
 			return e, "", fmt.Errorf("held result %q has %d words, not 3", se.Hold, len(f))
 		}
-		w := deskbot.HoldWords{Tool: f[0], RequestID: f[1], Clock: f[2]}
+		w := words.HoldWords{Tool: f[0], RequestID: f[1], Clock: f[2]}
 		e.Call = &deskbot.ToolCall{ID: se.CallID, Name: w.Tool}
 		e.Result = &deskbot.ToolResult{Text: w.Message(), Held: true}
 		return e, w.RequestID, nil

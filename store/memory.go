@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -63,7 +64,7 @@ func decodeCompletedCalls(key string, vals []string) ([]deskbot.CompletedCall, e
 // call whole (what a replayed turn matches a repeat by, so nothing of it is
 // left to another key), one-letter keys, and for a held call the hold
 // message's request id and clock ("w") instead of the message: the text is
-// rebuilt word for word (deskbot.HoldWords, the tool being the call's).
+// rebuilt word for word (words.HoldWords, the tool being the call's).
 // Entries written before this encoding (CompletedCall's own JSON) still
 // read.
 type storedCompleted struct {
@@ -80,7 +81,7 @@ func encodeCompleted(c deskbot.CompletedCall) (string, error) {
 		q, _ := json.Marshal(string(c.Call.Arguments))
 		sc.Call.Name, sc.Call.Arguments = "\x00"+c.Call.Name, q
 	}
-	if w, ok := deskbot.ParseHoldWords(c.Result.Text); ok && c.Result.Held && w.Tool == c.Call.Name {
+	if w, ok := words.ParseHoldWords(c.Result.Text); ok && c.Result.Held && w.Tool == c.Call.Name {
 		sc.Result.Text, sc.Words = "", w.RequestID+" "+w.Clock
 	}
 	return encode(sc)
@@ -111,7 +112,7 @@ func decodeCompleted(data string) (deskbot.CompletedCall, error) {
 		if !ok {
 			return c, fmt.Errorf("held call's words %q are not an id and a clock", sc.Words)
 		}
-		c.Result.Text = deskbot.HoldWords{Tool: c.Call.Name, RequestID: id, Clock: clock}.Message()
+		c.Result.Text = words.HoldWords{Tool: c.Call.Name, RequestID: id, Clock: clock}.Message()
 	}
 	return c, nil
 }

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -23,7 +23,7 @@ const DefaultRetryFor = 5 * time.Second
 // The rule, in one place for every command the store and the paper broker
 // send: a command that failed before Redis ran it (the connection could
 // not be made, or the server said it is loading, has no primary, or is a
-// replica now) is sent again, with deskbot.Backoff between tries, until it
+// replica now) is sent again, with retry.Backoff between tries, until it
 // goes through or RetryFor has passed since the first try; then the caller
 // gets the last error, an EUNAVAILABLE once wrapped. A command that may
 // have run (a connection lost after it was sent) is not sent again here:
@@ -44,14 +44,14 @@ func (s *Store) retry(ctx context.Context, f func(ctx context.Context) (again bo
 	}
 	ctx = context.WithValue(ctx, retryingKey{}, true)
 	deadline := time.Now().Add(s.opts.RetryFor)
-	wait := deskbot.Backoff{Min: 50 * time.Millisecond, Max: 500 * time.Millisecond}
+	wait := retry.Backoff{Min: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 	for {
 		again, err := f(ctx)
 		if err == nil || !again {
 			return err
 		}
 		d := wait.Next()
-		if time.Now().Add(d).After(deadline) || deskbot.Sleep(ctx, d) != nil {
+		if time.Now().Add(d).After(deadline) || retry.Sleep(ctx, d) != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Charts are SVG drawn here, from numbers only: no desk text goes into
@@ -73,7 +74,7 @@ func dayChart(trades []Trade, unrealised float64, now time.Time) template.HTML {
 	yv := func(v float64) float64 { return padT + (chartH-padT-padB)*(hi-v)/(hi-lo) }
 
 	var b strings.Builder
-	svgOpen(&b, "P&L today: realised "+deskbot.SignedRupees(sum)+", with open positions "+deskbot.SignedRupees(sum+unrealised))
+	svgOpen(&b, "P&L today: realised "+words.SignedRupees(sum)+", with open positions "+words.SignedRupees(sum+unrealised))
 	axes(&b, lo, hi, yv)
 	// A step line: P&L changes only at fills.
 	var path strings.Builder
@@ -127,7 +128,7 @@ func daysChart(trades []Trade, now time.Time, n int) template.HTML {
 		}
 		bx := padL + slot*float64(i) + slot*0.15
 		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s %s</title></rect>`,
-			class, bx, top, slot*0.7, math.Max(bottom-top, 1), esc(d), esc(deskbot.SignedRupees(v)))
+			class, bx, top, slot*0.7, math.Max(bottom-top, 1), esc(d), esc(words.SignedRupees(v)))
 		t, _ := time.ParseInLocation("2006-01-02", d, deskbot.IST)
 		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, bx+slot*0.35, chartH-6, esc(t.Format("Mon 2")))
 	}
@@ -143,7 +144,7 @@ func svgOpen(b *strings.Builder, label string) {
 func axes(b *strings.Builder, lo, hi float64, yv func(float64) float64) {
 	fmt.Fprintf(b, `<line class="zero" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, padL, chartW-padR, yv(0), yv(0))
 	for _, v := range []float64{hi, lo} {
-		fmt.Fprintf(b, `<text class="label" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-4, yv(v)+4, esc(deskbot.SignedRupees(v)))
+		fmt.Fprintf(b, `<text class="label" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, padL-4, yv(v)+4, esc(words.SignedRupees(v)))
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 )
 
 // hub fans events out to the open pages. A page that cannot keep up loses
@@ -57,7 +60,7 @@ func (h *hub) publish(e liveEvent) {
 // acknowledging each batch at once: nothing here needs redelivery.
 func (s *Server) follow(ctx context.Context) error {
 	group := groupPrefix + s.cfg.Consumer
-	backoff := deskbot.Backoff{Min: time.Second, Max: 30 * time.Second}
+	backoff := retry.Backoff{Min: time.Second, Max: 30 * time.Second}
 	made := false
 	for ctx.Err() == nil {
 		var evs []deskbot.Event
@@ -75,7 +78,7 @@ func (s *Server) follow(ctx context.Context) error {
 		if err != nil {
 			wait := backoff.Next()
 			s.log.WarnContext(ctx, "webapp: cannot follow the event stream, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
-			if deskbot.Sleep(ctx, wait) != nil {
+			if retry.Sleep(ctx, wait) != nil {
 				break
 			}
 			continue
@@ -161,17 +164,17 @@ func (rc *recentCalls) note(ev deskbot.Event) {
 	var row callRow
 	switch {
 	case ev.Kind == deskbot.EventToolResult && ev.Call != nil && ev.Result != nil:
-		row = callRow{Tool: ev.Call.Name, Args: deskbot.ShownArguments(ev.Call.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+		row = callRow{Tool: ev.Call.Name, Args: argtext.Arguments(ev.Call.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
 	case ev.Kind == deskbot.EventRequestDecided && ev.Result != nil && ev.Request != nil:
 		r := ev.Request
 		row = callRow{Tool: r.Content.ToolName + " (" + string(r.Decision) + " by " + r.DecidedBy + ")",
-			Args: deskbot.ShownArguments(r.Content.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+			Args: argtext.Arguments(r.Content.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
 	default:
 		return
 	}
-	row.At = deskbot.Clock(ev.Time) + " IST"
-	row.Tool, row.Result = deskbot.ShowText(row.Tool), clip(deskbot.ShowText(row.Result), 2000)
-	row.Args = clip(row.Args, 2000)
+	row.At = words.Time(ev.Time) + " IST"
+	row.Tool, row.Result = argtext.Show(row.Tool), argtext.Clip(argtext.Show(row.Result), 2000, "… (cut)")
+	row.Args = argtext.Clip(row.Args, 2000, "… (cut)")
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.m == nil {

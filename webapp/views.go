@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 )
 
 // bookWait bounds a read of a desk's book for a request's trading words,
@@ -76,9 +78,9 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 	if err != nil {
 		return deskCard{}, err
 	}
-	c := deskCard{Name: desk, State: deskbot.ShownState(st), Paused: st.Paused, Open: open, Last: "no activity yet"}
+	c := deskCard{Name: desk, State: words.ShownState(st), Paused: st.Paused, Open: open, Last: "no activity yet"}
 	if !st.LastActivity.IsZero() {
-		c.Last = deskbot.Clock(st.LastActivity) + " IST"
+		c.Last = words.Time(st.LastActivity) + " IST"
 	}
 	var unreal float64
 	for _, p := range book.Positions {
@@ -88,8 +90,8 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		u := p.UnrealisedPnL()
 		unreal += u
 		c.Positions = append(c.Positions, positionRow{
-			Symbol: p.Symbol, Holding: deskbot.Holding(p.Quantity), Avg: deskbot.GroupedPrice(p.AvgPrice),
-			Last: deskbot.GroupedPrice(p.LastPrice), PnL: deskbot.SignedRupees(u), Loss: u < 0,
+			Symbol: p.Symbol, Holding: words.Holding(p.Quantity), Avg: words.GroupedPrice(p.AvgPrice),
+			Last: words.GroupedPrice(p.LastPrice), PnL: words.SignedRupees(u), Loss: u < 0,
 		})
 	}
 	day := dayOf(s.cfg.Now())
@@ -99,7 +101,7 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 			today += t.RealisedPnL
 		}
 	}
-	c.Realised, c.OpenPnL = deskbot.SignedRupees(today), deskbot.SignedRupees(unreal)
+	c.Realised, c.OpenPnL = words.SignedRupees(today), words.SignedRupees(unreal)
 	return c, nil
 }
 
@@ -152,21 +154,12 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 	var rows []tradeRow
 	for i := len(trades) - 1; i >= 0 && len(rows) < 50; i-- {
 		t := trades[i]
-		rows = append(rows, tradeRow{At: t.At.In(deskbot.IST).Format("02 Jan 15:04"), Fill: deskbot.FormatFill(t.Fill), PnL: deskbot.SignedRupees(t.RealisedPnL), Loss: t.RealisedPnL < 0})
+		rows = append(rows, tradeRow{At: t.At.In(deskbot.IST).Format("02 Jan 15:04"), Fill: words.FormatFill(t.Fill), PnL: words.SignedRupees(t.RealisedPnL), Loss: t.RealisedPnL < 0})
 	}
 	return "desk", s.page(v, map[string]any{
 		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
 		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
 	}), nil
-}
-
-// clip cuts s to n runes, saying so.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "… (cut)"
 }
 
 type requestCard struct {
@@ -187,7 +180,7 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 		if q.State != deskbot.StateOpen || !now.Before(q.ExpiresAt) {
 			continue // never offered after it lapsed
 		}
-		if _, ok := books[q.Desk]; !ok && deskbot.BrokerCall(q) {
+		if _, ok := books[q.Desk]; !ok && words.NeedsBook(q) {
 			books[q.Desk] = s.book(ctx, q.Desk)
 		}
 		cards = append(cards, renderRequest(q, books[q.Desk]))
@@ -196,16 +189,16 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 }
 
 // renderRequest is a request as the page shows it: the chat's trading
-// words, then the call's arguments whole, as deskbot.ShownArguments shows
+// words, then the call's arguments whole, as argtext.Arguments shows
 // them to an approver in the chat. Allow is offered only on a call the
 // chat could show whole too, so the page never allows what the chat would
 // refuse.
 func renderRequest(q *deskbot.Request, book *deskbot.Book) requestCard {
-	args := deskbot.ShownArguments(q.Content.Arguments)
+	args := argtext.Arguments(q.Content.Arguments)
 	return requestCard{
-		ID: q.ID, Desk: deskbot.ShowText(q.Desk), Tool: deskbot.ShowText(q.Content.ToolName), Args: args,
-		Words: deskbot.TradingWords(q, book), Lapses: deskbot.Clock(q.ExpiresAt) + " IST",
-		Whole: deskbot.ShownLength(args) <= deskbot.MaxShownArguments,
+		ID: q.ID, Desk: argtext.Show(q.Desk), Tool: argtext.Show(q.Content.ToolName), Args: args,
+		Words: words.TradingWords(q, book), Lapses: words.Time(q.ExpiresAt) + " IST",
+		Whole: argtext.Length(args) <= argtext.MaxArguments,
 	}
 }
 
@@ -274,7 +267,7 @@ func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (stri
 		}
 		rows = append(rows, auditRow{
 			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: e.Action, Desk: e.Desk, Tool: e.Tool,
-			By: e.By, Detail: clip(deskbot.ShowText(e.Detail), 300), Request: e.RequestID,
+			By: e.By, Detail: argtext.Clip(argtext.Show(e.Detail), 300, "… (cut)"), Request: e.RequestID,
 		})
 	}
 	names := make([]string, 0, len(s.cfg.Desks))

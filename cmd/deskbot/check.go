@@ -15,10 +15,12 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/words"
 )
 
 // `deskbot check` reads the configuration and probes what the service
@@ -44,7 +46,7 @@ type checker struct {
 // included, are shown escaped, so no answer can move the cursor, set the
 // clipboard or forge a line.
 func (c *checker) add(what, status, format string, args ...any) {
-	detail := deskbot.ShowText(fmt.Sprintf(format, args...))
+	detail := argtext.Show(fmt.Sprintf(format, args...))
 	c.lines = append(c.lines, checkLine{what, status, strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(detail)})
 }
 
@@ -257,15 +259,15 @@ func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
 		return
 	}
 	for _, d := range desks {
-		var words []string
+		var lines []string
 		for _, tool := range cfg.ApprovalTools {
 			if _, ok := d.Policy[tool]; !ok {
-				words = append(words, tool+": 1 approver when held")
+				lines = append(lines, tool+": 1 approver when held")
 			}
 		}
 		for _, tool := range slices.Sorted(maps.Keys(d.Policy)) {
-			words = append(words, d.Policy[tool].Words(tool))
+			lines = append(lines, words.Policy(tool, d.Policy[tool]))
 		}
-		c.add("policy "+d.Name, statusOK, "%s", strings.Join(words, "; "))
+		c.add("policy "+d.Name, statusOK, "%s", strings.Join(lines, "; "))
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // Parse returns the model's arguments unchanged if they are one JSON object
-// ("" or blank means {}). Duplicate top-level keys and invalid UTF-8 are
+// ("" or blank means {}). Keys given twice (argtext.RepeatedKey) and invalid UTF-8 are
 // refused too: readers of such text disagree on what it says, and a person
 // approving a call must see exactly what will run. The error's message
 // completes "arguments of tool call X ...".
@@ -25,23 +26,8 @@ func Parse(s string) (json.RawMessage, error) {
 	if trimmed[0] != '{' || !utf8.Valid(b) || !json.Valid(b) {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.Token() // the opening brace
-	keys := make(map[string]bool)
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
-		}
-		k, _ := t.(string)
-		if keys[k] {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "repeat the key %q", k)
-		}
-		keys[k] = true
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "are not a JSON object")
-		}
+	if first, _, found := argtext.RepeatedKey(b); found {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "repeat the key %q", first)
 	}
 	return json.RawMessage(b), nil
 }

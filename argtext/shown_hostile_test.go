@@ -1,4 +1,4 @@
-package deskbot_test
+package argtext_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // A hostile desk hides a character in a held call that renders as nothing
@@ -24,12 +24,12 @@ func TestHostileInvisibleCharactersAreShownEscaped(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("U+%04X", r), func(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"command": "cat report" + string(r) + ".csv"})
-			got := deskbot.ShownArguments(args)
+			got := argtext.Arguments(args)
 			if strings.ContainsRune(got, r) {
-				t.Errorf("ShownArguments(%s) = %q: U+%04X reached the approver raw", args, got, r)
+				t.Errorf("Arguments(%s) = %q: U+%04X reached the approver raw", args, got, r)
 			}
 			if !strings.Contains(got, fmt.Sprintf("%04x", r)) {
-				t.Errorf("ShownArguments(%s) = %q: no escape of U+%04X", args, got, r)
+				t.Errorf("Arguments(%s) = %q: no escape of U+%04X", args, got, r)
 			}
 		})
 	}
@@ -48,17 +48,17 @@ func TestHostileRightToLeftLettersAreShownEscaped(t *testing.T) {
 		"rm -rf ./keep/\U00010800/\U00010801", // a historic right-to-left script
 	} {
 		args, _ := json.Marshal(map[string]string{"command": s})
-		got := deskbot.ShownArguments(args)
+		got := argtext.Arguments(args)
 		for _, r := range got {
 			if r >= 0x80 {
-				t.Errorf("ShownArguments(%q) = %q: U+%04X reaches the approver raw", s, got, r)
+				t.Errorf("Arguments(%q) = %q: U+%04X reaches the approver raw", s, got, r)
 				break
 			}
 		}
 	}
 	// Left-to-right scripts are shown as they are.
-	if got := deskbot.ShowText("नमस्ते ₹500"); got != "नमस्ते ₹500" {
-		t.Errorf("ShowText changed a left-to-right text: %q", got)
+	if got := argtext.Show("नमस्ते ₹500"); got != "नमस्ते ₹500" {
+		t.Errorf("Text changed a left-to-right text: %q", got)
 	}
 }
 
@@ -72,15 +72,15 @@ func TestHostileArgumentsAfterTheFirstValueAreShown(t *testing.T) {
 		"{\"quantity\":1}\n{\"quantity\":1000}",
 		`{"quantity":1} junk`,
 	} {
-		shown, canon := deskbot.ShownAndCanonicalArguments(json.RawMessage(args))
-		for name, got := range map[string]string{"shown": shown, "canonical": canon, "ShownArguments": deskbot.ShownArguments(json.RawMessage(args)), "CanonicalArguments": deskbot.CanonicalArguments(json.RawMessage(args))} {
+		shown, canon := argtext.ArgumentsAndCanonical(json.RawMessage(args))
+		for name, got := range map[string]string{"shown": shown, "canonical": canon, "Arguments": argtext.Arguments(json.RawMessage(args)), "Canonical": argtext.Canonical(json.RawMessage(args))} {
 			if tail := args[strings.Index(args, "}")+1:]; !strings.Contains(got, strings.TrimSpace(tail)) {
 				t.Errorf("%s of %q = %q: what follows the first value is hidden", name, args, got)
 			}
 		}
 	}
 	// One value with space around it is one value.
-	if got, want := deskbot.CanonicalArguments(json.RawMessage(" {\"b\":1,\"a\":2}\n")), `{"a":2,"b":1}`; got != want {
-		t.Errorf("CanonicalArguments of one spaced object = %q; want %q", got, want)
+	if got, want := argtext.Canonical(json.RawMessage(" {\"b\":1,\"a\":2}\n")), `{"a":2,"b":1}`; got != want {
+		t.Errorf("Canonical of one spaced object = %q; want %q", got, want)
 	}
 }

@@ -1,24 +1,25 @@
-package deskbot
+package argtext
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// MaxShownArguments is how long a guarded call's arguments may be, as
-// ShownArguments renders them and ShownLength counts them, a request message can show whole. A request
+// MaxArguments is how long a guarded call's arguments may be, as
+// Arguments renders them and Length counts them, a request message can show whole. A request
 // message is at most 4,096 characters; the rest is the header, the tool's
 // own summary and the escaping of HTML. A call whose arguments do not fit is
 // refused back to the model before any request exists, so Allow is never
 // offered on a call that was shown cut.
-const MaxShownArguments = 3000
+const MaxArguments = 3000
 
-// ShowText is the one way a desk's text is made visible to a person who must
+// Text is the one way a desk's text is made visible to a person who must
 // judge it (a held call's arguments): characters that display as nothing or
 // as something else are shown as escapes. Format characters (bidi overrides
 // such as U+202E, zero-width spaces and joiners), other characters that
@@ -28,7 +29,7 @@ const MaxShownArguments = 3000
 // the Braille blank) become \uXXXX, so what
 // the approver reads has the same characters, in the same order, as what
 // runs. Invalid UTF-8 is shown as \xNN per byte.
-func ShowText(s string) string {
+func Show(s string) string {
 	if isPlainText(s) {
 		return s
 	}
@@ -96,17 +97,17 @@ func isPlainText(s string) bool {
 	return true
 }
 
-// ShownArguments is a call's arguments as an approver sees them: canonical
+// Arguments is a call's arguments as an approver sees them: canonical
 // JSON (sorted keys, exact numbers) without JSON's HTML escapes (an approver
-// must read "a && b", not "a \u0026\u0026 b"), through ShowText. Arguments
-// that are not JSON are shown as they came, through ShowText.
-func ShownArguments(args json.RawMessage) string {
-	shown, _ := ShownAndCanonicalArguments(args)
+// must read "a && b", not "a \u0026\u0026 b"), through Text. Arguments
+// that are not JSON are shown as they came, through Text.
+func Arguments(args json.RawMessage) string {
+	shown, _ := ArgumentsAndCanonical(args)
 	return shown
 }
 
-// ShownAndCanonicalArguments returns ShownArguments(args) and
-// CanonicalArguments(args) from one parse of args: holding a call needs
+// ArgumentsAndCanonical returns Arguments(args) and
+// Canonical(args) from one parse of args: holding a call needs
 // both (the approver's view, the audit entry), and parsing the model's
 // arguments is most of what holding costs in Go. The shown form is the
 // canonical one unless that holds a \u00 escape: JSON's HTML escaping,
@@ -117,28 +118,28 @@ func ShownArguments(args json.RawMessage) string {
 //
 // The arguments models send most, one object of plain members, take a
 // shorter way to the same bytes (flatCanonical).
-func ShownAndCanonicalArguments(args json.RawMessage) (shown, canonical string) {
+func ArgumentsAndCanonical(args json.RawMessage) (shown, canonical string) {
 	if canon, ok := flatCanonical(args); ok {
-		return ShowText(canon), canon
+		return Show(canon), canon
 	}
-	canon, v, ok := canonicalArguments(args)
+	canon, v, ok := decodeCanonical(args)
 	if !ok || !strings.Contains(canon, `\u00`) {
-		return ShowText(canon), canon
+		return Show(canon), canon
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return ShowText(canon), canon
+		return Show(canon), canon
 	}
-	return ShowText(strings.TrimSuffix(buf.String(), "\n")), canon
+	return Show(strings.TrimSuffix(buf.String(), "\n")), canon
 }
 
-// ShownLength is how long shown text is as Telegram counts a message: in
+// Length is how long shown text is as Telegram counts a message: in
 // UTF-16 code units, so an emoji counts twice. Every check against
-// MaxShownArguments uses it, so the executor, the gate and the bot agree on
+// MaxArguments uses it, so the executor, the gate and the bot agree on
 // what fits.
-func ShownLength(s string) int {
+func Length(s string) int {
 	n := 0
 	for _, r := range s {
 		if r >= 0x10000 {
@@ -150,34 +151,7 @@ func ShownLength(s string) int {
 	return n
 }
 
-// TooLongToShowMessage tells a desk's model that a guarded call was refused
-// because its arguments cannot be shown whole to an approver.
-func TooLongToShowMessage(tool string, n int) string {
-	return fmt.Sprintf("%s needs the user's permission, but its arguments are %d characters long and the user can be shown at most %d, so it was not run and no request was sent. Make the call shorter (for example, write a long script to a file in your folder and run the file), then call %s again.",
-		tool, n, MaxShownArguments, tool)
-}
-
-// ArgumentChecker is a Tool that can refuse a call's arguments before the
-// gate holds it, so an approver is never asked about a call that would fail
-// or that runs as something other than it reads (a broker symbol padded with
-// U+00A0 or spelled with a look-alike letter). The error's message is what
-// the model is told.
-type ArgumentChecker interface {
-	CheckArguments(args json.RawMessage) error
-}
-
-// CheckArguments runs t's own argument check when it has one. A wrapper
-// around a tool (metrics, draining at a stop) must forward through this, or
-// the executor would no longer find the check and a call the tool refuses
-// would be held and shown to an approver.
-func CheckArguments(t Tool, args json.RawMessage) error {
-	if ch, ok := t.(ArgumentChecker); ok {
-		return ch.CheckArguments(args)
-	}
-	return nil
-}
-
-// flatCanonical is CanonicalArguments(args) for arguments that are one
+// flatCanonical is Canonical(args) for arguments that are one
 // JSON object of scalar members (strings, numbers, true, false, null)
 // whose keys and strings are printable ASCII that JSON writes as it is
 // (none of " \ < > & and no control character): the members sorted by key
@@ -336,4 +310,38 @@ func jsonNumberEnd(s []byte, i int) (int, bool) {
 		i = j
 	}
 	return i, true
+}
+
+// Canonical returns args re-encoded with sorted keys and no spaces,
+// so that two calls differing only in formatting compare equal. Numbers keep
+// their exact text. Invalid JSON is returned unchanged.
+func Canonical(args json.RawMessage) string {
+	canon, _, _ := decodeCanonical(args)
+	return canon
+}
+
+// decodeCanonical is Canonical with the value it encoded, so
+// that a caller who also shows the arguments (ArgumentsAndCanonical)
+// parses them once; ok is false when args is not JSON (canon is then args
+// as they came).
+func decodeCanonical(args json.RawMessage) (canon string, v any, ok bool) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return "{}", map[string]any{}, true
+	}
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return string(args), nil, false
+	}
+	// Whatever follows the first value goes to the tool with it: dropped
+	// here, an approver would see {"quantity":1} of {"quantity":1}
+	// {"quantity":1000}. Such arguments are shown as they came.
+	if _, err := d.Token(); err != io.EOF {
+		return string(args), nil, false
+	}
+	b, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return string(args), nil, false
+	}
+	return string(b), v, true
 }

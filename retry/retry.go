@@ -1,4 +1,4 @@
-package deskbot
+package retry
 
 import (
 	"context"

@@ -1,13 +1,15 @@
 // The words a desk team reads about money: books, fills and flattens, for
 // the desk's model (broker tools) and for people (the bot) alike.
 
-package deskbot
+package words
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/deskbot/deskbot"
 )
 
 // FormatBook renders a book for a model or a person: one line per open
@@ -15,7 +17,7 @@ import (
 //
 //	RELIANCE: long 6, avg 100.00, last 110.00, unrealised +60.00
 //	Total: unrealised +60.00, realised +40.00, net +100.00
-func FormatBook(b Book) string {
+func FormatBook(b deskbot.Book) string {
 	if len(b.Positions) == 0 {
 		return "No open positions. Realised P&L to date " + Money(b.RealisedPnL) + "."
 	}
@@ -32,7 +34,7 @@ func FormatBook(b Book) string {
 }
 
 // FormatPosition renders one position on one line.
-func FormatPosition(p Position) string {
+func FormatPosition(p deskbot.Position) string {
 	if p.Quantity == 0 {
 		return fmt.Sprintf("%s: flat, last %s", p.Symbol, Price(p.LastPrice))
 	}
@@ -45,14 +47,14 @@ func FormatPosition(p Position) string {
 }
 
 // FormatFill renders a fill as "bought 10 RELIANCE @ 100.00 (realised +0.00)".
-func FormatFill(f Fill) string {
+func FormatFill(f deskbot.Fill) string {
 	return fmt.Sprintf("%s %s %s @ %s (realised %s)", pastTense(f.Side),
 		Quantity(f.Quantity), f.Symbol, Price(f.Price), Money(f.RealisedPnL))
 }
 
 // FormatFlatten renders a flatten on one line, for /flatten and for the text
 // the desk is told.
-func FormatFlatten(r FlattenReport) string {
+func FormatFlatten(r deskbot.FlattenReport) string {
 	if len(r.Closed) == 0 {
 		return "Nothing to flatten: the desk had no open positions."
 	}
@@ -70,16 +72,16 @@ func FormatFlatten(r FlattenReport) string {
 
 func pastTense(side string) string {
 	switch side {
-	case Buy:
+	case deskbot.Buy:
 		return "bought"
-	case Sell:
+	case deskbot.Sell:
 		return "sold"
 	}
 	return side
 }
 
 // Money renders an amount signed, in paise: "+40.00", "-12.50", "+0.00".
-func Money(x float64) string { return fmt.Sprintf("%+.2f", Paise(x)) }
+func Money(x float64) string { return fmt.Sprintf("%+.2f", deskbot.RoundPaise(x)) }
 
 // Price renders a price with at least 2 and at most 4 decimals, so that
 // sub-rupee prices and fractional averages stay readable.
@@ -104,24 +106,10 @@ func Quantity(x float64) string {
 	return strconv.FormatFloat(math.Round(x*1e8)/1e8, 'f', -1, 64)
 }
 
-// Paise rounds an amount of money to 2 decimals (half away from zero), never
-// returning negative zero.
-func Paise(x float64) float64 {
-	r := math.Round(x*100) / 100
-	if r == 0 {
-		return 0
-	}
-	return r
-}
-
-// The words a trader reads at a glance on a phone: an order as "SELL 50
-// NIFTY24DECFUT @ 24,512.50", amounts in rupees with Indian digit grouping
-// ("₹12,25,625.00": thousands, then lakhs and crores in pairs of digits).
-
 // Rupees renders an amount in rupees, to the paisa, with Indian digit
 // grouping: "₹12,25,625.00", "-₹1,250.50".
 func Rupees(x float64) string {
-	x = Paise(x)
+	x = deskbot.RoundPaise(x)
 	sign := ""
 	if x < 0 {
 		sign, x = "-", -x
@@ -131,7 +119,7 @@ func Rupees(x float64) string {
 
 // SignedRupees renders a profit or loss with its sign: "+₹40.00", "-₹12.50".
 func SignedRupees(x float64) string {
-	if Paise(x) >= 0 {
+	if deskbot.RoundPaise(x) >= 0 {
 		return "+" + Rupees(x)
 	}
 	return Rupees(x)
@@ -176,7 +164,7 @@ func groupIndian(s string) string {
 }
 
 // FormatOrder renders an order as a trader says it: "SELL 50 NIFTY24DECFUT @ 24,512.50".
-func FormatOrder(o Order) string {
+func FormatOrder(o deskbot.Order) string {
 	return fmt.Sprintf("%s %s %s @ %s", strings.ToUpper(o.Side), GroupedQuantity(o.Quantity), o.Symbol, GroupedPrice(o.Price))
 }
 
@@ -191,38 +179,20 @@ func Holding(qty float64) string {
 	return "flat"
 }
 
-// PositionAfter is the desk's quantity in o's symbol once o fills in full,
-// from the book as it stands.
-func PositionAfter(b Book, o Order) float64 {
-	var q float64
-	for _, p := range b.Positions {
-		if p.Symbol == o.Symbol {
-			q += p.Quantity
-		}
-	}
-	switch o.Side {
-	case Buy:
-		q += o.Quantity
-	case Sell:
-		q -= o.Quantity
-	}
-	return q
-}
-
 // OrderSummary renders an order on one line: the order, its notional and,
 // with the desk's book, the position it leaves:
 //
 //	SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50
-func OrderSummary(o Order, b *Book) string {
+func OrderSummary(o deskbot.Order, b *deskbot.Book) string {
 	s := FormatOrder(o) + ", notional " + Rupees(o.Quantity*o.Price)
 	if b != nil {
-		s += ", position after: " + Holding(PositionAfter(*b, o))
+		s += ", position after: " + Holding(deskbot.PositionAfter(*b, o))
 	}
 	return s
 }
 
 // BookPnL renders a desk's P&L on one line: "realised +₹40.00, open +₹60.00".
-func BookPnL(b Book) string {
+func BookPnL(b deskbot.Book) string {
 	var open float64
 	for _, p := range b.Positions {
 		open += p.UnrealisedPnL()
@@ -234,15 +204,15 @@ func BookPnL(b Book) string {
 // per open position, with the position it closes, in the book's order.
 //
 //	SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)
-func FlattenPlan(b Book) []string {
+func FlattenPlan(b deskbot.Book) []string {
 	var out []string
 	for _, p := range b.Positions {
 		if math.Round(p.Quantity*1e8) == 0 {
 			continue
 		}
-		o := Order{Symbol: p.Symbol, Side: Sell, Quantity: p.Quantity, Price: p.LastPrice}
+		o := deskbot.Order{Symbol: p.Symbol, Side: deskbot.Sell, Quantity: p.Quantity, Price: p.LastPrice}
 		if p.Quantity < 0 {
-			o.Side, o.Quantity = Buy, -p.Quantity
+			o.Side, o.Quantity = deskbot.Buy, -p.Quantity
 		}
 		out = append(out, fmt.Sprintf("%s (closes %s, open %s)", FormatOrder(o), Holding(p.Quantity), SignedRupees(p.UnrealisedPnL())))
 	}

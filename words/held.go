@@ -1,4 +1,4 @@
-package deskbot
+package words
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ const (
 // HoldMessage tells the model its call of tool was held as request id,
 // lapsing at expires.
 func HoldMessage(tool, id string, expires time.Time) string {
-	return HoldWords{Tool: tool, RequestID: id, Clock: Clock(expires)}.Message()
+	return HoldWords{Tool: tool, RequestID: id, Clock: Time(expires)}.Message()
 }
 
 // Message is the hold message the words make, word for word.

@@ -1,4 +1,4 @@
-package deskbot
+package deskfs
 
 import (
 	"errors"
@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/deskbot/deskbot"
 )
 
-// OpenDeskFile opens rel, a path inside the desk folder dir, for reading on
+// Open opens rel, a path inside the desk folder dir, for reading on
 // the desk's behalf. It is the one way the service opens a file that a desk
 // controls (job logs and statuses, pictures): a desk is hostile and may plant
 // a symlink to a host file, a FIFO that blocks its reader, or a device.
@@ -22,36 +24,36 @@ import (
 //
 // Errors are *Error: ENOTFOUND when nothing is there, EINVALID for a path or
 // file that is refused; their messages are safe to show to the desk's model.
-func OpenDeskFile(dir, rel string) (*os.File, fs.FileInfo, error) {
+func Open(dir, rel string) (*os.File, fs.FileInfo, error) {
 	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
-		return nil, nil, Errorf(EINVALID, "%q must be a path relative to your folder that stays inside it", rel)
+		return nil, nil, deskbot.Errorf(deskbot.EINVALID, "%q must be a path relative to your folder that stays inside it", rel)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, nil, Errorf(ENOTFOUND, "the desk's folder does not exist yet")
+		return nil, nil, deskbot.Errorf(deskbot.ENOTFOUND, "the desk's folder does not exist yet")
 	}
 	defer root.Close()
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, Errorf(ENOTFOUND, "there is no file %q in your folder", rel)
+		return nil, nil, deskbot.Errorf(deskbot.ENOTFOUND, "there is no file %q in your folder", rel)
 	case err != nil:
 		// os.Root's escape error, a loop, a permission: all refusals.
-		return nil, nil, Errorf(EINVALID, "%q cannot be read: it leads outside your folder or is not readable", rel)
+		return nil, nil, deskbot.Errorf(deskbot.EINVALID, "%q cannot be read: it leads outside your folder or is not readable", rel)
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, Errorf(EINVALID, "%q is not a regular file", rel)
+		return nil, nil, deskbot.Errorf(deskbot.EINVALID, "%q is not a regular file", rel)
 	}
 	return f, fi, nil
 }
 
-// ReadDeskFileTail returns at most the last max bytes of rel in dir, read as
-// OpenDeskFile allows. A file that grows while it is read does not make the
+// ReadTail returns at most the last max bytes of rel in dir, read as
+// Open allows. A file that grows while it is read does not make the
 // read longer.
-func ReadDeskFileTail(dir, rel string, max int64) ([]byte, error) {
-	f, fi, err := OpenDeskFile(dir, rel)
+func ReadTail(dir, rel string, max int64) ([]byte, error) {
+	f, fi, err := Open(dir, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -66,3 +68,11 @@ func max0(n int64) int64 {
 	}
 	return n
 }
+
+// Dir is desk's folder under the service's data directory: the one place
+// its path is spelled, so the sandbox that mounts it and the readers of the
+// files a desk leaves there agree on it.
+func Dir(dataDir, desk string) string { return filepath.Join(Parent(dataDir), desk) }
+
+// Parent is the folder that holds every desk's folder.
+func Parent(dataDir string) string { return filepath.Join(dataDir, "desks") }

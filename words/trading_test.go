@@ -1,10 +1,11 @@
-package deskbot_test
+package words_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 func TestNumbers(t *testing.T) {
@@ -13,16 +14,16 @@ func TestNumbers(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"money positive", deskbot.Money(40), "+40.00"},
-		{"money negative rounds half away from zero", deskbot.Money(-12.375), "-12.38"},
-		{"money float noise", deskbot.Money(0.1 + 0.2), "+0.30"},
-		{"money never negative zero", deskbot.Money(-0.001), "+0.00"},
-		{"price whole", deskbot.Price(2500), "2500.00"},
-		{"price one decimal", deskbot.Price(104.5), "104.50"},
-		{"price fractional average", deskbot.Price(100.0 / 3), "33.3333"},
-		{"price below a rupee", deskbot.Price(0.0525), "0.0525"},
-		{"quantity whole", deskbot.Quantity(10), "10"},
-		{"quantity float noise", deskbot.Quantity(0.1 + 0.2), "0.3"},
+		{"money positive", words.Money(40), "+40.00"},
+		{"money negative rounds half away from zero", words.Money(-12.375), "-12.38"},
+		{"money float noise", words.Money(0.1 + 0.2), "+0.30"},
+		{"money never negative zero", words.Money(-0.001), "+0.00"},
+		{"price whole", words.Price(2500), "2500.00"},
+		{"price one decimal", words.Price(104.5), "104.50"},
+		{"price fractional average", words.Price(100.0 / 3), "33.3333"},
+		{"price below a rupee", words.Price(0.0525), "0.0525"},
+		{"quantity whole", words.Quantity(10), "10"},
+		{"quantity float noise", words.Quantity(0.1 + 0.2), "0.3"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -46,7 +47,7 @@ func TestFormatBook(t *testing.T) {
 				"Total: unrealised +48.75, realised -60.00, net -11.25"},
 	}
 	for _, tt := range tests {
-		if got := deskbot.FormatBook(tt.book); got != tt.want {
+		if got := words.FormatBook(tt.book); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
@@ -66,7 +67,7 @@ func TestFormatFlatten(t *testing.T) {
 			"Flattened 2 positions: sold 6 INFY @ 110.00 (realised +60.00), bought 5 SBIN @ 92.25 (realised -11.25). Realised P&L +48.75."},
 	}
 	for _, tt := range tests {
-		if got := deskbot.FormatFlatten(tt.r); got != tt.want {
+		if got := words.FormatFlatten(tt.r); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
 		}
 	}
@@ -94,34 +95,34 @@ func TestTradingWords(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"rupees lakhs", deskbot.Rupees(1225625), "₹12,25,625.00"},
-		{"rupees crores", deskbot.Rupees(123456789.5), "₹12,34,56,789.50"},
-		{"rupees thousands", deskbot.Rupees(1250.5), "₹1,250.50"},
-		{"rupees hundreds", deskbot.Rupees(999), "₹999.00"},
-		{"rupees negative", deskbot.Rupees(-1250.5), "-₹1,250.50"},
-		{"rupees rounds to the paisa", deskbot.Rupees(0.005), "₹0.01"},
-		{"signed profit", deskbot.SignedRupees(40), "+₹40.00"},
-		{"signed loss", deskbot.SignedRupees(-100000), "-₹1,00,000.00"},
-		{"signed never negative zero", deskbot.SignedRupees(-0.001), "+₹0.00"},
-		{"grouped price", deskbot.GroupedPrice(24512.5), "24,512.50"},
-		{"grouped price keeps 4 decimals", deskbot.GroupedPrice(123456.0525), "1,23,456.0525"},
-		{"grouped quantity", deskbot.GroupedQuantity(100000), "1,00,000"},
-		{"order", deskbot.FormatOrder(sell), "SELL 50 NIFTY24DECFUT @ 24,512.50"},
-		{"holding long", deskbot.Holding(6), "long 6"},
-		{"holding short", deskbot.Holding(-50), "short 50"},
-		{"holding flat despite float noise", deskbot.Holding(0.1 + 0.2 - 0.3), "flat"},
-		{"summary without book", deskbot.OrderSummary(sell, nil), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
-		{"summary adds to a short", deskbot.OrderSummary(sell, &book), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 70"},
-		{"summary from flat", deskbot.OrderSummary(sell, &deskbot.Book{}), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50"},
-		{"summary closes", deskbot.OrderSummary(deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Price: 110}, &book), "SELL 6 RELIANCE @ 110.00, notional ₹660.00, position after: flat"},
-		{"book pnl", deskbot.BookPnL(book), "realised +₹40.00, open -₹190.00"},
+		{"rupees lakhs", words.Rupees(1225625), "₹12,25,625.00"},
+		{"rupees crores", words.Rupees(123456789.5), "₹12,34,56,789.50"},
+		{"rupees thousands", words.Rupees(1250.5), "₹1,250.50"},
+		{"rupees hundreds", words.Rupees(999), "₹999.00"},
+		{"rupees negative", words.Rupees(-1250.5), "-₹1,250.50"},
+		{"rupees rounds to the paisa", words.Rupees(0.005), "₹0.01"},
+		{"signed profit", words.SignedRupees(40), "+₹40.00"},
+		{"signed loss", words.SignedRupees(-100000), "-₹1,00,000.00"},
+		{"signed never negative zero", words.SignedRupees(-0.001), "+₹0.00"},
+		{"grouped price", words.GroupedPrice(24512.5), "24,512.50"},
+		{"grouped price keeps 4 decimals", words.GroupedPrice(123456.0525), "1,23,456.0525"},
+		{"grouped quantity", words.GroupedQuantity(100000), "1,00,000"},
+		{"order", words.FormatOrder(sell), "SELL 50 NIFTY24DECFUT @ 24,512.50"},
+		{"holding long", words.Holding(6), "long 6"},
+		{"holding short", words.Holding(-50), "short 50"},
+		{"holding flat despite float noise", words.Holding(0.1 + 0.2 - 0.3), "flat"},
+		{"summary without book", words.OrderSummary(sell, nil), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
+		{"summary adds to a short", words.OrderSummary(sell, &book), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 70"},
+		{"summary from flat", words.OrderSummary(sell, &deskbot.Book{}), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50"},
+		{"summary closes", words.OrderSummary(deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Price: 110}, &book), "SELL 6 RELIANCE @ 110.00, notional ₹660.00, position after: flat"},
+		{"book pnl", words.BookPnL(book), "realised +₹40.00, open -₹190.00"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
 		}
 	}
-	got := deskbot.FlattenPlan(book)
+	got := words.FlattenPlan(book)
 	want := []string{
 		"SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)",
 		"BUY 20 NIFTY24DECFUT @ 24,512.50 (closes short 20, open -₹250.00)",
@@ -129,7 +130,7 @@ func TestTradingWords(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("FlattenPlan: got %q, want %q", got, want)
 	}
-	if got := deskbot.FlattenPlan(deskbot.Book{}); len(got) != 0 {
+	if got := words.FlattenPlan(deskbot.Book{}); len(got) != 0 {
 		t.Errorf("FlattenPlan of an empty book: got %q, want nothing", got)
 	}
 }

@@ -1,4 +1,4 @@
-package deskbot_test
+package deskfs_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskfs"
 )
 
 // A hostile desk plants links, FIFOs and folders where the service expects
@@ -40,7 +41,7 @@ func TestOpenDeskFileRefusesWhatADeskPlants(t *testing.T) {
 		{"sub", "", deskbot.EINVALID},
 		{"missing.log", "", deskbot.ENOTFOUND},
 	} {
-		b, err := deskbot.ReadDeskFileTail(dir, tc.rel, 100)
+		b, err := deskfs.ReadTail(dir, tc.rel, 100)
 		if got := deskbot.ErrorCode(err); got != tc.code {
 			t.Errorf("%s: error %v, want code %q", tc.rel, err, tc.code)
 		}
@@ -56,7 +57,7 @@ func TestOpenDeskFileRefusesWhatADeskPlants(t *testing.T) {
 func TestReadDeskFileTailReadsOnlyTheEnd(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "big.log"), strings.Repeat("a", 1000)+"END")
-	b, err := deskbot.ReadDeskFileTail(dir, "big.log", 5)
+	b, err := deskfs.ReadTail(dir, "big.log", 5)
 	if got, want := string(b), "aaEND"; err != nil || got != want {
 		t.Fatalf("tail = %q, %v; want %q", got, err, want)
 	}

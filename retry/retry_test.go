@@ -1,4 +1,4 @@
-package deskbot_test
+package retry_test
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
 )
 
 func TestBackoffDoublesUpToMaxAndResets(t *testing.T) {
-	b := deskbot.Backoff{Min: 100 * time.Millisecond, Max: time.Second}
+	b := retry.Backoff{Min: 100 * time.Millisecond, Max: time.Second}
 	var got []time.Duration
 	for range 6 {
 		got = append(got, b.Next())
@@ -27,7 +28,7 @@ func TestBackoffDoublesUpToMaxAndResets(t *testing.T) {
 }
 
 func TestBackoffZeroValue(t *testing.T) {
-	var b deskbot.Backoff
+	var b retry.Backoff
 	if got := b.Next(); got != time.Second {
 		t.Fatalf("first wait %v, want 1s", got)
 	}
@@ -42,10 +43,10 @@ func TestBackoffZeroValue(t *testing.T) {
 func TestSleepEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := deskbot.Sleep(ctx, time.Hour); err != context.Canceled {
+	if err := retry.Sleep(ctx, time.Hour); err != context.Canceled {
 		t.Fatalf("Sleep on a cancelled context = %v, want context.Canceled", err)
 	}
-	if err := deskbot.Sleep(context.Background(), time.Millisecond); err != nil {
+	if err := retry.Sleep(context.Background(), time.Millisecond); err != nil {
 		t.Fatalf("Sleep = %v", err)
 	}
 }

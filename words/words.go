@@ -1,9 +1,12 @@
-package deskbot
+package words
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // The trading words of a held broker call: the one rendering the chat's
@@ -23,19 +26,19 @@ import (
 // need it are left out. Arguments the words could misstate (anything but
 // exactly the order's four fields, numbers the words would round) get no
 // words: the call below is what runs, and it is always shown.
-func TradingWords(r *Request, book *Book) []string {
+func TradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 	var lines []string
 	switch r.Content.ToolName {
-	case ToolPlaceOrder:
+	case deskbot.ToolPlaceOrder:
 		o, ok := OrderOf(r.Content.Arguments)
 		if !ok {
 			return nil
 		}
 		lines = append(lines, FormatOrder(o), "Notional "+Rupees(o.Quantity*o.Price))
 		if book != nil {
-			lines = append(lines, "Position after: "+Holding(PositionAfter(*book, o)))
+			lines = append(lines, "Position after: "+Holding(deskbot.PositionAfter(*book, o)))
 		}
-	case ToolFlattenDesk:
+	case deskbot.ToolFlattenDesk:
 		if book == nil {
 			return []string{"Closes every open position of the desk (its book could not be read just now)."}
 		}
@@ -54,21 +57,22 @@ func TradingWords(r *Request, book *Book) []string {
 		lines = append(lines, "Desk P&L: "+BookPnL(*book))
 	}
 	for i, l := range lines {
-		lines[i] = ShowText(l)
+		lines[i] = argtext.Show(l)
 	}
 	return lines
 }
 
-// BrokerCall reports whether r's words need the desk's book.
-func BrokerCall(r *Request) bool {
-	return r.Content.ToolName == ToolPlaceOrder || r.Content.ToolName == ToolFlattenDesk
+// NeedsBook reports whether r's words need the desk's book.
+func NeedsBook(r *deskbot.Request) bool {
+	return r.Content.ToolName == deskbot.ToolPlaceOrder || r.Content.ToolName == deskbot.ToolFlattenDesk
 }
 
 // OrderOf reads place_order's arguments for the words: an order as
-// OrderArguments reads it whose numbers the words also render exactly.
+// deskbot.ParseOrder reads it whose numbers the words also render exactly.
 // Anything else gets no words.
-func OrderOf(args []byte) (Order, bool) {
-	o, ok := OrderArguments(args)
+func OrderOf(args []byte) (deskbot.Order, bool) {
+	o, err := deskbot.ParseOrder(args)
+	ok := err == nil
 	exact := func(x float64, shown string) bool {
 		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
 		return err == nil && v == x

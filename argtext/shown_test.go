@@ -1,4 +1,4 @@
-package deskbot_test
+package argtext_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 func TestShowTextEscapesWhatReadsAsSomethingElse(t *testing.T) {
@@ -23,17 +23,17 @@ func TestShowTextEscapesWhatReadsAsSomethingElse(t *testing.T) {
 		{"tag\U000E0041", `tag\U000e0041`},
 		{"\uFFFD real", "\uFFFD real"},
 	} {
-		if got := deskbot.ShowText(tc.in); got != tc.want {
-			t.Errorf("ShowText(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := argtext.Show(tc.in); got != tc.want {
+			t.Errorf("Show(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
 
 func TestShownArgumentsKeepsEveryCharacter(t *testing.T) {
 	args := json.RawMessage(`{"symbol":"NIFTY\u202eTUF","quantity":50}`)
-	got := deskbot.ShownArguments(args)
+	got := argtext.Arguments(args)
 	if want := `{"quantity":50,"symbol":"NIFTY\u202eTUF"}`; got != want {
-		t.Fatalf("ShownArguments = %q, want %q", got, want)
+		t.Fatalf("Arguments = %q, want %q", got, want)
 	}
 	if strings.ContainsRune(got, '\u202e') {
 		t.Fatal("a bidi override reached the shown text raw")
@@ -41,17 +41,17 @@ func TestShownArgumentsKeepsEveryCharacter(t *testing.T) {
 }
 
 func TestShownArgumentsReadAsTyped(t *testing.T) {
-	got := deskbot.ShownArguments(json.RawMessage(`{"command":"test -f a && cat a > b <c"}`))
+	got := argtext.Arguments(json.RawMessage(`{"command":"test -f a && cat a > b <c"}`))
 	if want := `{"command":"test -f a && cat a > b <c"}`; got != want {
-		t.Fatalf("ShownArguments = %q, want %q (no JSON HTML escapes)", got, want)
+		t.Fatalf("Arguments = %q, want %q (no JSON HTML escapes)", got, want)
 	}
-	if got, want := deskbot.ShownArguments(json.RawMessage(`not json`)), "not json"; got != want {
-		t.Fatalf("ShownArguments(not json) = %q, want %q", got, want)
+	if got, want := argtext.Arguments(json.RawMessage(`not json`)), "not json"; got != want {
+		t.Fatalf("Arguments(not json) = %q, want %q", got, want)
 	}
 }
 
 // Telegram counts a message in UTF-16 units; so does every check against
-// MaxShownArguments, or a call of emoji would pass the executor and then not
+// MaxArguments, or a call of emoji would pass the executor and then not
 // fit the approver's message.
 func TestShownLengthCountsAsTelegramDoes(t *testing.T) {
 	for _, tc := range []struct {
@@ -60,33 +60,33 @@ func TestShownLengthCountsAsTelegramDoes(t *testing.T) {
 	}{
 		{"abc", 3}, {"नमस्ते", 6}, {"📈", 2}, {"a📈b", 4}, {"", 0},
 	} {
-		if got := deskbot.ShownLength(tc.in); got != tc.want {
-			t.Errorf("ShownLength(%q) = %d, want %d", tc.in, got, tc.want)
+		if got := argtext.Length(tc.in); got != tc.want {
+			t.Errorf("Length(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }
 
-// shownByTwoParses is ShownArguments as it was before it shared its parse
-// with CanonicalArguments: the reference ShownAndCanonicalArguments must
+// shownByTwoParses is Arguments as it was before it shared its parse
+// with Canonical: the reference ArgumentsAndCanonical must
 // match byte for byte.
 func shownByTwoParses(args json.RawMessage) string {
-	canon := deskbot.CanonicalArguments(args)
+	canon := argtext.Canonical(args)
 	d := json.NewDecoder(strings.NewReader(canon))
 	d.UseNumber()
 	var v any
 	if d.Decode(&v) != nil {
-		return deskbot.ShowText(canon)
+		return argtext.Show(canon)
 	}
 	if _, err := d.Token(); err != io.EOF { // more than one value is shown as it came
-		return deskbot.ShowText(canon)
+		return argtext.Show(canon)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return deskbot.ShowText(canon)
+		return argtext.Show(canon)
 	}
-	return deskbot.ShowText(strings.TrimSuffix(buf.String(), "\n"))
+	return argtext.Show(strings.TrimSuffix(buf.String(), "\n"))
 }
 
 var argumentSeeds = []string{
@@ -113,15 +113,15 @@ func FuzzShownAndCanonicalArguments(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
-		shown, canon := deskbot.ShownAndCanonicalArguments(args)
+		shown, canon := argtext.ArgumentsAndCanonical(args)
 		if want := shownByTwoParses(args); shown != want {
 			t.Errorf("shown of %q = %q, want %q", args, shown, want)
 		}
-		if want := deskbot.CanonicalArguments(args); canon != want {
+		if want := argtext.Canonical(args); canon != want {
 			t.Errorf("canonical of %q = %q, want %q", args, canon, want)
 		}
-		if got := deskbot.ShownArguments(args); got != shown {
-			t.Errorf("ShownArguments(%q) = %q, want %q", args, got, shown)
+		if got := argtext.Arguments(args); got != shown {
+			t.Errorf("Arguments(%q) = %q, want %q", args, got, shown)
 		}
 	})
 }
@@ -134,9 +134,9 @@ func TestShownAndCanonicalArguments(t *testing.T) {
 		{`oops`, `oops`, `oops`},
 		{`{"s":"NIFTY\u00a0"}`, `{"s":"NIFTY\u00a0"}`, "{\"s\":\"NIFTY\u00a0\"}"},
 	} {
-		shown, canon := deskbot.ShownAndCanonicalArguments(json.RawMessage(tc.args))
+		shown, canon := argtext.ArgumentsAndCanonical(json.RawMessage(tc.args))
 		if shown != tc.shown || canon != tc.canon {
-			t.Errorf("ShownAndCanonicalArguments(%s) = %q, %q; want %q, %q", tc.args, shown, canon, tc.shown, tc.canon)
+			t.Errorf("ArgumentsAndCanonical(%s) = %q, %q; want %q, %q", tc.args, shown, canon, tc.shown, tc.canon)
 		}
 	}
 }
@@ -161,11 +161,11 @@ func TestFlatCanonical(t *testing.T) {
 		{`{"a":[1]}`, false},
 		{``, false},
 	} {
-		got, ok := deskbot.FlatCanonical([]byte(tc.args))
+		got, ok := argtext.FlatCanonical([]byte(tc.args))
 		if ok != tc.ok {
 			t.Errorf("FlatCanonical(%q) ok = %v, want %v", tc.args, ok, tc.ok)
 		}
-		if want := deskbot.CanonicalArguments(json.RawMessage(tc.args)); ok && got != want {
+		if want := argtext.Canonical(json.RawMessage(tc.args)); ok && got != want {
 			t.Errorf("FlatCanonical(%q) = %q, want %q (the general way's)", tc.args, got, want)
 		}
 	}

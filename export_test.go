@@ -1,4 +1,0 @@
-package deskbot
-
-// FlatCanonical exposes flatCanonical to the tests of package deskbot_test.
-var FlatCanonical = flatCanonical

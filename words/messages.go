@@ -1,0 +1,40 @@
+package words
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
+)
+
+// UnrecordedMessage is the gate's text for a desk's model when a guarded
+// call was not run because its request could not be saved; the executor says
+// it, since the gate could not. It tells the model a guarded call was not run because the
+// request could not be saved.
+func UnrecordedMessage(tool string, err error) string {
+	return fmt.Sprintf("%s needs the user's permission, but the request could not be recorded (%s), so it was not run. Tell the user and end this turn.",
+		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
+}
+
+// TooLongToShowMessage tells a desk's model that a guarded call was refused
+// because its arguments cannot be shown whole to an approver.
+func TooLongToShowMessage(tool string, n int) string {
+	return fmt.Sprintf("%s needs the user's permission, but its arguments are %d characters long and the user can be shown at most %d, so it was not run and no request was sent. Make the call shorter (for example, write a long script to a file in your folder and run the file), then call %s again.",
+		tool, n, argtext.MaxArguments, tool)
+}
+
+// Time renders t as HH:MM in India time, the form used in every message.
+func Time(t time.Time) string { return t.In(deskbot.IST).Format("15:04") }
+
+// FlattenTrigger is what a desk is told after a person flattened it. The
+// words are part of the contract with the desk's model.
+func FlattenTrigger(desk string, at time.Time, summary string) deskbot.Trigger {
+	return deskbot.Trigger{
+		Desk:      desk,
+		Kind:      deskbot.TriggerFlatten,
+		Text:      fmt.Sprintf("The user flattened this desk at %s India time: %s", Time(at), summary),
+		CreatedAt: at,
+	}
+}
