@@ -50,14 +50,6 @@ type Book struct {
 	RealisedPnL float64    `json:"realised_pnl"`
 }
 
-// The broker tools' names. They are part of the contract with the models
-// (and with APPROVAL_TOOLS), and the bot renders these calls in trading
-// words, so they are named here rather than in the broker package.
-const (
-	ToolGetPositions = "get_positions"
-	ToolPlaceOrder   = "place_order"
-	ToolFlattenDesk  = "flatten_desk"
-)
 
 // Broker trades for desks. The paper broker is the default; a real one
 // plugs in behind the same interface.

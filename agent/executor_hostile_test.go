@@ -22,7 +22,7 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 	msg := &agent.MessageTool{Events: f.store, DataDir: t.TempDir(), Now: f.exec.Now}
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, msg)}
 	log := slog.New(slog.DiscardHandler)
-	f.gate = gate.New(gate.Config{Tools: []string{agent.SendMessage}, Expiry: 5 * time.Minute}, f.store, regs, f.exec.Now, log)
+	f.gate = gate.New(gate.Config{Tools: []string{deskbot.ToolSendMessage}, Expiry: 5 * time.Minute}, f.store, regs, f.exec.Now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: f.gate, Events: f.store, Memory: f.store, Now: f.exec.Now, MaxRepeats: 2, Log: log}
 
 	for i, args := range []string{
@@ -34,7 +34,7 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 		`{"text":"ok","nested":{"\u212a":1,"k":2}}`, // Kelvin sign folds to k
 	} {
 		turn, _ := f.exec.Begin(t.Context(), "main", "trig-dup-"+string(rune('a'+i)))
-		ex := f.mustExecute(t, turn, deskbot.ToolCall{ID: "c1", Name: agent.SendMessage, Arguments: json.RawMessage(args)})
+		ex := f.mustExecute(t, turn, deskbot.ToolCall{ID: "c1", Name: deskbot.ToolSendMessage, Arguments: json.RawMessage(args)})
 		if ex.Held || ex.Request != nil || !ex.Refused || !ex.Result.IsError {
 			t.Errorf("%s: held %v, refused %v, told %q; want refused before any request", args, ex.Held, ex.Refused, ex.Result.Text)
 		}
@@ -46,7 +46,7 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 
 	// Distinct keys are held as before.
 	turn, _ := f.exec.Begin(t.Context(), "main", "trig-dup-fine")
-	if ex := f.mustExecute(t, turn, call("c1", agent.SendMessage, `{"text":"All quiet.","picture":"chart.png"}`)); !ex.Held {
+	if ex := f.mustExecute(t, turn, call("c1", deskbot.ToolSendMessage, `{"text":"All quiet.","picture":"chart.png"}`)); !ex.Held {
 		t.Errorf("a call with distinct arguments was not held: %s", ex.Result.Text)
 	}
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/deskbot/deskbot/deskfs"
 )
 
-// SendMessage is the name of the desk's chat tool.
-const SendMessage = "send_message"
-
 // MessageTool is send_message {text, picture}: it publishes a desk_message
 // event, which the bot posts to the chat (a picture as a photo). A picture
 // must be a regular file inside the desk's own folder; the event carries
@@ -46,7 +43,7 @@ func MessageTools(events deskbot.Publisher, dataDir string, now deskbot.Now, bac
 	return func(string) []deskbot.Tool { return []deskbot.Tool{t} }
 }
 
-func (*MessageTool) Name() string { return SendMessage }
+func (*MessageTool) Name() string { return deskbot.ToolSendMessage }
 
 func (*MessageTool) Description() string {
 	return "Post a message to the team's chat now, optionally with a picture (a PNG or JPEG you made in your folder, " +

@@ -11,15 +11,16 @@ import (
 	"unicode/utf8"
 )
 
-// MaxArguments is how long a guarded call's arguments may be, as
-// Arguments renders them and Length counts them, a request message can show whole. A request
+// MaxArguments is how long a guarded call's arguments may be (as Arguments
+// renders them and Length counts them) for a request message to show them
+// whole. A request
 // message is at most 4,096 characters; the rest is the header, the tool's
 // own summary and the escaping of HTML. A call whose arguments do not fit is
 // refused back to the model before any request exists, so Allow is never
 // offered on a call that was shown cut.
 const MaxArguments = 3000
 
-// Text is the one way a desk's text is made visible to a person who must
+// Show is the one way a desk's text is made visible to a person who must
 // judge it (a held call's arguments): characters that display as nothing or
 // as something else are shown as escapes. Format characters (bidi overrides
 // such as U+202E, zero-width spaces and joiners), other characters that
@@ -137,8 +138,8 @@ func ArgumentsAndCanonical(args json.RawMessage) (shown, canonical string) {
 
 // Length is how long shown text is as Telegram counts a message: in
 // UTF-16 code units, so an emoji counts twice. Every check against
-// MaxArguments uses it, so the executor, the gate and the bot agree on
-// what fits.
+// MaxArguments, and every measure of a chat message in the bot, uses it, so
+// the executor, the gate and the bot agree on what fits.
 func Length(s string) int {
 	n := 0
 	for _, r := range s {

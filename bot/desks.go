@@ -67,7 +67,7 @@ func pack(parts []string, limit int) []string {
 		switch {
 		case cur == "":
 			cur = p
-		case utf16Len(cur)+2+utf16Len(p) <= limit:
+		case argtext.Length(cur)+2+argtext.Length(p) <= limit:
 			cur += "\n\n" + p
 		default:
 			out = append(out, cur)

@@ -384,5 +384,5 @@ func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
 func rowShowsWhole(r *deskbot.Request) bool {
 	tool := argtext.Show(r.Content.ToolName)
 	args := argtext.Arguments(r.Content.Arguments)
-	return utf16Len(tool)+utf16Len(args) <= rowWhole && shownWhole(r)
+	return argtext.Length(tool)+argtext.Length(args) <= rowWhole && shownWhole(r)
 }

@@ -33,7 +33,7 @@ func FuzzRenderDeskMessages(f *testing.F) {
 			if err != nil {
 				t.Fatalf("part %d is markup Telegram refuses (%v): %q", i, err, p)
 			}
-			if n := utf16Len(plain); n > MaxMessage {
+			if n := argtext.Length(plain); n > MaxMessage {
 				t.Fatalf("part %d is %d characters, over %d", i, n, MaxMessage)
 			}
 			if strings.TrimSpace(plain) == "" {
@@ -62,7 +62,7 @@ func FuzzRenderRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("markup Telegram refuses (%v): %q", err, text)
 		}
-		if n := utf16Len(plain); n > MaxMessage || strings.TrimSpace(plain) == "" {
+		if n := argtext.Length(plain); n > MaxMessage || strings.TrimSpace(plain) == "" {
 			t.Fatalf("request message is %d characters", n)
 		}
 		if kb == nil || len(kb.InlineKeyboard) != 1 {
@@ -87,7 +87,7 @@ func FuzzRenderRequest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("outcome markup Telegram refuses: %v", err)
 		}
-		if n := utf16Len(outPlain); n > MaxMessage {
+		if n := argtext.Length(outPlain); n > MaxMessage {
 			t.Fatalf("outcome message is %d characters", n)
 		}
 		if allows && !strings.Contains(outPlain, argtext.Arguments(r.Content.Arguments)) {

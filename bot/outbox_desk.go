@@ -11,6 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/deskfs"
 )
 
@@ -50,14 +51,14 @@ func (o *Outbox) deskPicture(ctx context.Context, ev deskbot.Event, parts *[]str
 	if f == nil {
 		o.log.WarnContext(ctx, "outbox: a desk's picture was not sent", "desk", ev.Desk, "event", ev.ID, "why", why)
 		p := *parts
-		if last := p[len(p)-1] + "\n\n(A picture was left out: " + why + ".)"; utf16Len(last) <= MaxMessage {
+		if last := p[len(p)-1] + "\n\n(A picture was left out: " + why + ".)"; argtext.Length(last) <= MaxMessage {
 			p[len(p)-1] = last
 		}
 		return nil
 	}
 	defer f.Close()
 	caption := "💬 <b>" + esc(ev.Desk) + "</b>"
-	if one := RenderDeskMessage(ev.Desk, ev.Text); len(*parts) == 1 && utf16Len(one) <= MaxCaption {
+	if one := RenderDeskMessage(ev.Desk, ev.Text); len(*parts) == 1 && argtext.Length(one) <= MaxCaption {
 		caption, *parts = one, nil
 	}
 	return o.once(ctx, ev.ID, 0, func() (*tele.Message, error) {

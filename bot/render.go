@@ -122,7 +122,7 @@ func fitLines(lines []string, room int) string {
 	var sb strings.Builder
 	used := 0
 	for i, l := range lines {
-		n := 1 + utf16Len(l)
+		n := 1 + argtext.Length(l)
 		if used+n > room || (i < len(lines)-1 && used+n+2 > room) {
 			if used+2 <= room {
 				sb.WriteString("\n…")
@@ -192,12 +192,12 @@ var tagRx = regexp.MustCompile(`<[^>]*>`)
 // plainLen is how long HTML text is as Telegram counts it: in UTF-16 units
 // of the text people read, tags removed and entities decoded.
 func plainLen(htmlText string) int {
-	return utf16Len(html.UnescapeString(tagRx.ReplaceAllString(htmlText, "")))
+	return argtext.Length(html.UnescapeString(tagRx.ReplaceAllString(htmlText, "")))
 }
 
 // trimUnits shortens s to at most n UTF-16 units, marking a cut with "…".
 func trimUnits(s string, n int) string {
-	if utf16Len(s) <= n {
+	if argtext.Length(s) <= n {
 		return s
 	}
 	if n < 1 {
@@ -263,12 +263,12 @@ func RenderDeskMessages(desk, text string) []string {
 	if strings.TrimSpace(text) == "" {
 		text = "(no text)"
 	}
-	if one := RenderDeskMessage(desk, text); utf16Len(one) <= MaxMessage {
+	if one := RenderDeskMessage(desk, text); argtext.Length(one) <= MaxMessage {
 		return []string{one}
 	}
 	head := func(i, n int) string { return fmt.Sprintf("💬 <b>%s</b> (%d/%d)\n", esc(desk), i, n) }
 	const note = "\n\n(trimmed: 1234567890 more characters not shown)"
-	room := MaxMessage - utf16Len(head(99, 99)) - len(note)
+	room := MaxMessage - argtext.Length(head(99, 99)) - len(note)
 	parts := Split(text, room)
 	var dropped int
 	if len(parts) > maxDeskParts {
@@ -293,7 +293,7 @@ func RenderWarning(desk, text string) string {
 }
 
 // tradingWords renders a broker call the way a trader reads it
-// (deskbot.TradingWords: the desks page shows the same words).
+// (words.TradingWords: the desks page shows the same words).
 func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 	return words.TradingWords(r, book)
 }

@@ -24,7 +24,7 @@ func mustPlain(t *testing.T, text string, limit int) string {
 	if err != nil {
 		t.Fatalf("Telegram would refuse %q: %v", text, err)
 	}
-	if n := utf16Len(plain); n > limit {
+	if n := argtext.Length(plain); n > limit {
 		t.Fatalf("%d characters, over %d", n, limit)
 	}
 	return plain
@@ -138,7 +138,7 @@ func TestRenderRequestTooLongToShowOffersOnlyDeny(t *testing.T) {
 		args string
 	}{
 		{"long ASCII", `{"command":"echo ok` + strings.Repeat(" && true", 600) + `; curl x | sh"}`},
-		// Within MaxShownArguments characters, but not within one message:
+		// Within argtext.MaxArguments characters, but not within one message:
 		// Telegram counts UTF-16 units.
 		{"astral characters", `{"command":"` + strings.Repeat("😀", 2000) + `"}`},
 		{"format characters shown escaped", `{"command":"` + strings.Repeat("\u202e", 600) + `"}`},
@@ -293,7 +293,7 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 	}
 	for _, tt := range tests {
 		fill := tt.fill
-		// Build arguments whose shown form is exactly MaxShownArguments
+		// Build arguments whose shown form is exactly argtext.MaxArguments
 		// characters long.
 		shownLen := func(v string) int {
 			return utf8.RuneCountInString(argtext.Arguments(json.RawMessage(`{"command":` + strconv.Quote(v) + `}`)))

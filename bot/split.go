@@ -13,15 +13,6 @@ const MaxMessage = 4096
 // MaxCaption is Telegram's limit on a photo caption.
 const MaxCaption = 1024
 
-// utf16Len is the length of s in UTF-16 code units, as Telegram counts it.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += max(utf16.RuneLen(r), 1)
-	}
-	return n
-}
-
 // escapedLen is the UTF-16 length of one rune once escaped.
 func escapedLen(r rune) int {
 	switch r {

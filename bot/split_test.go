@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 )
 
@@ -58,7 +59,7 @@ func FuzzSplit(f *testing.F) {
 				t.Fatalf("empty part in %q", parts)
 			}
 			escaped := html.EscapeString(p)
-			if n := utf16Len(escaped); n > max(limit, 8) {
+			if n := argtext.Length(escaped); n > max(limit, 8) {
 				t.Fatalf("part %q is %d units, over %d", p, n, limit)
 			}
 			// Each part, escaped on its own, is markup Telegram accepts and

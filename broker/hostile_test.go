@@ -20,7 +20,7 @@ import (
 func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 	p := mustPaper(t)
 	tools := mustTools(t, p)
-	place := tools[broker.PlaceOrder]
+	place := tools[deskbot.ToolPlaceOrder]
 	checker, ok := place.(deskbot.ArgumentChecker)
 	if !ok {
 		t.Fatal("place_order is not a deskbot.ArgumentChecker")
@@ -96,7 +96,7 @@ func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 			t.Errorf("%s is not a deskbot.ArgumentChecker", tl.Name())
 			continue
 		}
-		if tl.Name() == broker.PlaceOrder {
+		if tl.Name() == deskbot.ToolPlaceOrder {
 			continue
 		}
 		if err := c.CheckArguments(json.RawMessage(`{"desk":"other"}`)); deskbot.ErrorCode(err) != deskbot.EINVALID {
@@ -138,7 +138,7 @@ func TestToolsLogThroughInjectedLogger(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	var place deskbot.Tool
 	for _, tl := range broker.Tools(bookFails{}, log) {
-		if tl.Name() == broker.PlaceOrder {
+		if tl.Name() == deskbot.ToolPlaceOrder {
 			place = tl
 		}
 	}

@@ -10,13 +10,6 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Tool names: part of the contract with desks' prompts and APPROVAL_TOOLS.
-const (
-	GetPositions = deskbot.ToolGetPositions
-	PlaceOrder   = deskbot.ToolPlaceOrder
-	FlattenDesk  = deskbot.ToolFlattenDesk
-)
-
 // Tools returns the broker tools over b: get_positions, place_order and
 // flatten_desk, in that order. A model's mistake (bad JSON, a missing,
 // repeated or unknown argument, an invalid order) is a ToolResult with
@@ -30,8 +23,8 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return []deskbot.Tool{
-		&tool{name: GetPositions, desc: getPositionsDesc, schema: noArgsSchema,
-			check: func(args json.RawMessage) error { return noArgs(GetPositions, args) },
+		&tool{name: deskbot.ToolGetPositions, desc: getPositionsDesc, schema: noArgsSchema,
+			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolGetPositions, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 				book, err := b.Book(ctx, desk)
 				if err != nil {
@@ -39,7 +32,7 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				}
 				return deskbot.ToolResult{Text: words.FormatBook(book)}, nil
 			}},
-		&tool{name: PlaceOrder, desc: placeOrderDesc, schema: placeOrderSchema,
+		&tool{name: deskbot.ToolPlaceOrder, desc: placeOrderDesc, schema: placeOrderSchema,
 			check: func(args json.RawMessage) error { _, err := deskbot.ParseOrder(args); return err },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 				o, err := deskbot.ParseOrder(args)
@@ -52,8 +45,8 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				}
 				return deskbot.ToolResult{Text: fillText(ctx, log, b, desk, fill)}, nil
 			}},
-		&tool{name: FlattenDesk, desc: flattenDesc, schema: noArgsSchema,
-			check: func(args json.RawMessage) error { return noArgs(FlattenDesk, args) },
+		&tool{name: deskbot.ToolFlattenDesk, desc: flattenDesc, schema: noArgsSchema,
+			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolFlattenDesk, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 				r, err := b.Flatten(ctx, desk)
 				if err != nil {

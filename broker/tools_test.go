@@ -51,7 +51,7 @@ func TestToolSpecs(t *testing.T) {
 		if len(tl.Description()) < 40 {
 			t.Errorf("%s description %q is too thin for a model", tl.Name(), tl.Description())
 		}
-		if tl.Name() != broker.PlaceOrder {
+		if tl.Name() != deskbot.ToolPlaceOrder {
 			if len(s.Properties) != 0 {
 				t.Errorf("%s takes no arguments, schema has %v", tl.Name(), s.Properties)
 			}

@@ -67,7 +67,7 @@
 // all (ModeUnavailable): their tools say so and refuse every call.
 //
 // Files of a desk's folder that the service reads itself (job logs and exit
-// statuses) are opened through deskbot.OpenDeskFile: no symlink out, no
+// statuses) are opened through deskfs.Open: no symlink out, no
 // FIFO or device, read from the checked handle.
 package sandbox
 

@@ -101,7 +101,7 @@ func (s *Session) RunInBackground(ctx context.Context, command string) (string, 
 // CheckBackground says whether a job is running, finished (with its exit
 // status) or stopped, with the last JobTail characters of its log. An
 // unknown id is an error result for the model. The job's files are the
-// desk's to write, so they are read through deskbot.ReadDeskFileTail: a
+// desk's to write, so they are read through deskfs.ReadTail: a
 // symlink out of the folder, a FIFO or a device is refused, never followed
 // or waited on.
 func (s *Session) CheckBackground(ctx context.Context, jobID string) (deskbot.ToolResult, error) {

@@ -10,21 +10,14 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// Tool names, as the desks' models call them.
-const (
-	ToolBash            = "bash"
-	ToolBashBackground  = "bash_background"
-	ToolCheckBackground = "check_background"
-)
-
 // Tools returns the desk's terminal tools. Each is bound to desk and
 // refuses (as a system error) to run for any other: a wiring mistake must
 // never put one desk's command in another's folder.
 func (m *Manager) Tools(desk string) []deskbot.Tool {
 	return []deskbot.Tool{
-		&tool{m: m, desk: desk, name: ToolBash, arg: "command"},
-		&tool{m: m, desk: desk, name: ToolBashBackground, arg: "command"},
-		&tool{m: m, desk: desk, name: ToolCheckBackground, arg: "job_id"},
+		&tool{m: m, desk: desk, name: deskbot.ToolBash, arg: "command"},
+		&tool{m: m, desk: desk, name: deskbot.ToolBashBackground, arg: "command"},
+		&tool{m: m, desk: desk, name: deskbot.ToolCheckBackground, arg: "job_id"},
 	}
 }
 
@@ -54,7 +47,7 @@ func (t *tool) Description() string {
 		net = "There is no network."
 	}
 	switch t.name {
-	case ToolBash:
+	case deskbot.ToolBash:
 		return fmt.Sprintf("Run a command in your own persistent bash terminal and get its output (stdout and stderr together). "+
 			"The terminal stays open between calls: the current folder, variables and exported variables carry over to the next command. "+
 			"It starts in your desk's folder, which is also HOME; keep your files there (elsewhere is read-only or temporary). "+
@@ -63,7 +56,7 @@ func (t *tool) Description() string {
 			"A command running longer than %s seconds is stopped and the terminal restarted (folder and variables reset), "+
 			"so start long work with bash_background. Calls run one at a time. Times are India time (TZ=Asia/Kolkata). %s",
 			t.m.cfg.MaxOutput, secs, net)
-	case ToolBashBackground:
+	case deskbot.ToolBashBackground:
 		return fmt.Sprintf("Start a long-running command in the background in your terminal and return at once with a job id of 8 hexadecimal digits. "+
 			"It starts in the terminal's current folder with its exported variables; its output (stdout and stderr) goes to a log file in your desk's folder. "+
 			"Use check_background with the job id to see whether it is running or finished and the end of its log. "+
@@ -116,9 +109,9 @@ func (t *tool) Run(ctx context.Context, desk string, args json.RawMessage) (desk
 		return deskbot.ToolResult{}, err
 	}
 	switch t.name {
-	case ToolBash:
+	case deskbot.ToolBash:
 		return s.Run(ctx, v)
-	case ToolCheckBackground:
+	case deskbot.ToolCheckBackground:
 		return s.CheckBackground(ctx, v)
 	}
 	id, err := s.RunInBackground(ctx, v)

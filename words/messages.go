@@ -9,10 +9,9 @@ import (
 	"github.com/deskbot/deskbot/argtext"
 )
 
-// UnrecordedMessage is the gate's text for a desk's model when a guarded
-// call was not run because its request could not be saved; the executor says
-// it, since the gate could not. It tells the model a guarded call was not run because the
-// request could not be saved.
+// UnrecordedMessage tells a desk's model that a guarded call was not run
+// because its request could not be saved. The executor says it, since the
+// gate, which failed to save the request, could not.
 func UnrecordedMessage(tool string, err error) string {
 	return fmt.Sprintf("%s needs the user's permission, but the request could not be recorded (%s), so it was not run. Tell the user and end this turn.",
 		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))

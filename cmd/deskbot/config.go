@@ -16,7 +16,6 @@ import (
 	"github.com/caarlos0/env/v11"
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
-	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -430,7 +429,7 @@ func approvalTools(entries []string) ([]string, error) {
 	// bash and bash_background run commands in the same terminal: holding
 	// one and not the other would let a desk run any command unheld
 	// through the other, so naming either holds both.
-	for _, pair := range [][2]string{{sandbox.ToolBash, sandbox.ToolBashBackground}, {sandbox.ToolBashBackground, sandbox.ToolBash}} {
+	for _, pair := range [][2]string{{deskbot.ToolBash, deskbot.ToolBashBackground}, {deskbot.ToolBashBackground, deskbot.ToolBash}} {
 		if slices.Contains(tools, pair[0]) && !slices.Contains(tools, pair[1]) {
 			tools = append(tools, pair[1])
 		}
@@ -482,13 +481,13 @@ func checkPolicies(desks []agent.DeskConfig, guarded []string, approvers int) er
 	}
 	for _, d := range desks {
 		offered := func(tool string) bool { return len(d.Tools) == 0 || slices.Contains(d.Tools, tool) }
-		if !offered(sandbox.ToolBash) || !offered(sandbox.ToolBashBackground) {
+		if !offered(deskbot.ToolBash) || !offered(deskbot.ToolBashBackground) {
 			continue
 		}
-		a, b := max(d.Policy[sandbox.ToolBash].Approvals, 1), max(d.Policy[sandbox.ToolBashBackground].Approvals, 1)
+		a, b := max(d.Policy[deskbot.ToolBash].Approvals, 1), max(d.Policy[deskbot.ToolBashBackground].Approvals, 1)
 		if a != b {
 			return deskbot.Errorf(deskbot.EINVALID, "desk %q policy: %s needs %d approvers and %s %d, but bash and bash_background run commands in the same terminal; give both the same approvals",
-				d.Name, sandbox.ToolBash, a, sandbox.ToolBashBackground, b)
+				d.Name, deskbot.ToolBash, a, deskbot.ToolBashBackground, b)
 		}
 	}
 	return nil

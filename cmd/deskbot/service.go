@@ -349,9 +349,9 @@ func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (deskbot.Model, er
 // starting anything, so `deskbot check` applies the same rule.
 func knownTools() []string {
 	return []string{
-		sandbox.ToolBash, sandbox.ToolBashBackground, sandbox.ToolCheckBackground,
-		broker.GetPositions, broker.PlaceOrder, broker.FlattenDesk,
-		agent.SendMessage,
+		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
+		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolFlattenDesk,
+		deskbot.ToolSendMessage,
 	}
 }
 

@@ -1,0 +1,15 @@
+package deskbot
+
+// The tools' names, as the desks' models call them. They are part of the
+// contract with the models, with APPROVAL_TOOLS and with DESKS_FILE's tools
+// lists, and the bot and the page render broker calls in trading words, so
+// every package names a tool through these and never spells it.
+const (
+	ToolBash            = "bash"
+	ToolBashBackground  = "bash_background"
+	ToolCheckBackground = "check_background"
+	ToolSendMessage     = "send_message"
+	ToolGetPositions    = "get_positions"
+	ToolPlaceOrder      = "place_order"
+	ToolFlattenDesk     = "flatten_desk"
+)
