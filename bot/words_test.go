@@ -37,7 +37,10 @@ func TestTradingWords(t *testing.T) {
 		{"negative quantity", "place_order", `{"symbol":"INFY","side":"buy","quantity":-10,"price":1}`, book, nil, []string{"BUY", "Notional"}},
 		{"unknown side", "place_order", `{"symbol":"INFY","side":"short","quantity":10,"price":1}`, book, nil, []string{"SHORT", "Notional"}},
 		{"other tools", "bash", `{"command":"ls"}`, book, nil, []string{"Notional", "P&L"}},
-		{"a symbol with markup is escaped", "place_order", `{"symbol":"M&M<b>","side":"buy","quantity":1,"price":1}`, nil, []string{"BUY 1 M&M<b> @ 1.00"}, nil},
+		{"a symbol with markup is escaped", "place_order", `{"symbol":"M&M","side":"buy","quantity":1,"price":1}`, nil, []string{"BUY 1 M&M @ 1.00"}, nil},
+		// The words read the order as the broker does (deskbot.ParseOrder):
+		// a symbol the broker would refuse gets no words, only the call.
+		{"a symbol the broker refuses", "place_order", `{"symbol":"M&M<b>","side":"buy","quantity":1,"price":1}`, book, nil, []string{"BUY", "Notional"}},
 	}
 	for _, tt := range tests {
 		r := heldRequest()
