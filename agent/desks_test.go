@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 	}
 
 	w.primary.Push(modeltest.Text("Bought 10 RELIANCE."))
-	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitMessage(t, "Bought 10 RELIANCE.")
@@ -393,7 +394,7 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	w.waitSettled(t, deskbot.DeskWaiting)
 
 	w.primary.Push(modeltest.Text("Denied, fine."))
-	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitMessage(t, "Denied, fine.")

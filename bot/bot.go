@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -44,21 +43,6 @@ type Config struct {
 	StopGrace time.Duration
 }
 
-// Gate is what the bot asks of the permission gate.
-//
-// The one import of a sibling package the bot makes: a decision travels
-// from Decide to Run as gate.PermissionResponse, which carries the gate's
-// own words for the desk. The gate imports only the root package, so the
-// bot pulls in nothing else through it (no Redis client, no model SDK).
-type Gate interface {
-	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
-	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
-	AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error)
-	Request(ctx context.Context, id string) (*deskbot.Request, error)
-	Grants(ctx context.Context) ([]deskbot.Grant, error)
-	Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error
-}
-
 // OpenRequests lists the requests still waiting for a decision.
 type OpenRequests interface {
 	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
@@ -66,7 +50,7 @@ type OpenRequests interface {
 
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
-	Gate     Gate
+	Gate     deskbot.Gate
 	Inbox    deskbot.Inbox
 	Desks    deskbot.DeskStore
 	Broker   deskbot.Broker

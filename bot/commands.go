@@ -104,7 +104,7 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 		_ = b.deps.Notes.DeleteNote(context.WithoutCancel(ctx), messageOnceKey(c.Message().Chat.ID, c.Message().ID))
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
-	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", who(p))
+	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", p.Audited())
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 
@@ -168,7 +168,7 @@ func (b *Bot) setPaused(ctx context.Context, desks []string, pause bool, p deskb
 		verb = "resume"
 	}
 	for _, d := range desks {
-		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: who(p), At: b.now()}
+		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: p.Audited(), At: b.now()}
 		if err := b.deps.Desks.SetPaused(ctx, d, pause, audit); err != nil {
 			return err
 		}
@@ -360,12 +360,6 @@ func boldList(ss []string) string {
 		out[i] = bold(s)
 	}
 	return strings.Join(out, ", ")
-}
-
-// who names a person in the audit trail, as the gate does: the name people
-// know and the id that cannot be faked by changing it.
-func who(p deskbot.Person) string {
-	return fmt.Sprintf("%s (%d)", p.Name, p.ID)
 }
 
 // fits reports whether a button's callback data fits Telegram's 64 bytes.

@@ -185,7 +185,7 @@ func (b *Bot) flattenDesks(ctx context.Context, desks []string, p deskbot.Person
 		summary := deskbot.FormatFlatten(rep)
 		now := b.now()
 		lines = append(lines, bold(d)+": "+html.EscapeString(summary))
-		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: who(p), At: now, Detail: summary}
+		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: p.Audited(), At: now, Detail: summary}
 		if err := b.deps.Audit.Audit(ctx, audit); err != nil {
 			b.log.ErrorContext(ctx, "could not audit a flatten", "desk", d, "err", err)
 		}

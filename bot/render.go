@@ -11,7 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Everything here renders for Telegram's HTML parse mode. Text that comes
@@ -83,7 +83,7 @@ func approversLine(r *deskbot.Request) string {
 	for _, a := range r.Approvals {
 		s += esc(trimRunes(deskbot.ShowText(a.By), 32)) + " ✓, "
 	}
-	return s + gate.More(r)
+	return s + words.More(r)
 }
 
 // shownWhole reports whether r's message shows its call whole, so Allow may
@@ -145,7 +145,7 @@ func RenderOutcome(r *deskbot.Request) string {
 // outcomeText renders what became of a request in at most room UTF-16
 // units of plain text: the result or reason is what gets cut.
 func outcomeText(r *deskbot.Request, room int) string {
-	by := esc(gate.DecidedBy(r)) + " at " + ist(r.DecidedAt)
+	by := esc(words.DecidedBy(r)) + " at " + ist(r.DecidedAt)
 	decided := map[deskbot.Decision]string{
 		deskbot.AllowOnce: "Allowed once", deskbot.AlwaysAllow: "Always allowed", deskbot.Deny: "Denied",
 	}[r.Decision]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"testing"
 	"time"
 
@@ -159,11 +160,11 @@ func benchResolve(b *testing.B, f *benchFixture, n int) {
 		id := held[0]
 		held = held[1:]
 		if n > 1 {
-			if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
+			if resp, err := gatetest.Resolve(ctx, f.gate, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
 				b.Fatal(resp, err)
 			}
 		}
-		if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+		if resp, err := gatetest.Resolve(ctx, f.gate, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
 			b.Fatal(resp, err)
 		}
 	}, floor)

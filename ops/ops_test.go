@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -118,7 +119,7 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 	allowed, denied := mustHold(t, g), mustHold(t, g)
 	mustHold(t, g) // lapses
 	clk.Advance(30 * time.Second)
-	if _, err := g.Resolve(t.Context(), allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), g, allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(30 * time.Second)
