@@ -260,7 +260,7 @@ func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error)
 			fmt.Fprintf(&sb, ", until %s IST", deskbot.Clock(g.ExpiresAt))
 		}
 		key := g.Desk + "/" + g.Tool
-		if btn := (tele.InlineButton{Unique: ActRevoke, Data: key, Text: "Revoke " + key}); fits(btn) {
+		if btn, err := NewButton("Revoke "+key, ActRevoke, key); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
@@ -361,6 +361,3 @@ func boldList(ss []string) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// fits reports whether a button's callback data fits Telegram's 64 bytes.
-func fits(btn tele.InlineButton) bool { return len("\f"+btn.Unique+"|"+btn.Data) <= 64 }

@@ -37,7 +37,7 @@ func (b *Bot) onDesks(c tele.Context) error {
 			return b.reply(ctx, c, b.explain(ctx, "could not read a desk", err), nil)
 		}
 		parts = append(parts, part)
-		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: "Flatten " + d}); fits(btn) {
+		if btn, err := NewButton("Flatten "+d, ActFlattenAsk, d); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
@@ -126,7 +126,7 @@ func (b *Bot) onFlatten(c tele.Context) error {
 func (b *Bot) flattenChoices() *tele.ReplyMarkup {
 	kb := &tele.ReplyMarkup{}
 	for _, d := range append(append([]string(nil), b.cfg.Desks...), "all") {
-		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: d}); fits(btn) {
+		if btn, err := NewButton(d, ActFlattenAsk, d); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
