@@ -94,6 +94,27 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cfg = cfg.withDefaults()
+	if len(cfg.Approvers) == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
+	}
+	b := &Bot{cfg: cfg, deps: deps, log: log, now: cfg.Now, approvers: map[int64]bool{}, desks: map[string]bool{}}
+	for _, id := range cfg.Approvers {
+		b.approvers[id] = true
+	}
+	for _, d := range cfg.Desks {
+		b.desks[d] = true
+	}
+	if err := b.clients(); err != nil {
+		return nil, err
+	}
+	b.sendings()
+	b.routes()
+	return b, nil
+}
+
+// withDefaults fills what cfg leaves unset.
+func (cfg Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -109,21 +130,18 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
-	if len(cfg.Approvers) == 0 {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
-	}
-	b := &Bot{cfg: cfg, deps: deps, log: log, now: cfg.Now, approvers: map[int64]bool{}, desks: map[string]bool{}}
-	for _, id := range cfg.Approvers {
-		b.approvers[id] = true
-	}
-	for _, d := range cfg.Desks {
-		b.desks[d] = true
-	}
-	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: deps.Leader}
-	if deps.Leader != nil {
-		offsets, ok := deps.Notes.(offsetStore)
+	return cfg
+}
+
+// clients builds the two Telegram clients: the polling one and the one
+// that sends.
+func (b *Bot) clients() error {
+	cfg, log := b.cfg, b.log
+	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: b.deps.Leader}
+	if b.deps.Leader != nil {
+		offsets, ok := b.deps.Notes.(offsetStore)
 		if !ok {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
+			return deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
 		}
 		p.offsets = offsets
 	}
@@ -143,7 +161,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		},
 	})
 	if err != nil {
-		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
 	b.tb = tb
 	// Sends go through a second client that is never stopped: telebot's
@@ -154,9 +172,16 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		Client: &http.Client{Timeout: 30 * time.Second},
 	})
 	if err != nil {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "Telegram client: %s", b.scrub(err.Error()))
+		return deskbot.Errorf(deskbot.EINVALID, "Telegram client: %s", b.scrub(err.Error()))
 	}
 	b.out = out
+	return nil
+}
+
+// sendings builds what sends: the paced sender, the outbox that turns
+// events into messages, and the forum's topics when they are on.
+func (b *Bot) sendings() {
+	cfg, deps, log := b.cfg, b.deps, b.log
 	so := cfg.Sender
 	if so.Now == nil {
 		so.Now = cfg.Now
@@ -164,30 +189,26 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if so.Log == nil {
 		so.Log = log
 	}
-	b.sender = NewSender(out, so)
-	oc := OutboxConfig{}
-	if deps.Gate != nil {
-		oc.Request = deps.Gate.Request
-	}
-	if deps.Requests != nil {
-		oc.Open = deps.Requests.OpenRequests
-	}
-	b.outbox = NewOutbox(OutboxConfig{
-		Request:     oc.Request,
-		Open:        oc.Open,
+	b.sender = NewSender(b.out, so)
+	oc := OutboxConfig{
 		ChatID:      cfg.ChatID,
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
-	}, deps.Events, deps.Notes, b.sender, log)
+	}
+	if deps.Gate != nil {
+		oc.Request = deps.Gate.Request
+	}
+	if deps.Requests != nil {
+		oc.Open = deps.Requests.OpenRequests
+	}
+	b.outbox = NewOutbox(oc, deps.Events, deps.Notes, b.sender, log)
 	if cfg.Topics {
 		b.topics = newTopics(cfg.ChatID, deps.Notes, b.sender, cfg.Now, log)
 		b.outbox.topics = b.topics
 	}
-	b.routes()
-	return b, nil
 }
 
 // Run registers the commands, starts the outbox and long polling, and
