@@ -50,7 +50,6 @@ type Book struct {
 	RealisedPnL float64    `json:"realised_pnl"`
 }
 
-
 // Broker trades for desks. The paper broker is the default; a real one
 // plugs in behind the same interface.
 type Broker interface {

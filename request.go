@@ -117,6 +117,16 @@ type Person struct {
 	Name string
 }
 
+// Audited names p in the audit trail: the name people know and the id that
+// cannot be faked by changing it. An id of 0 is no one's (a test, a caller
+// that knows only a name), so it is left out rather than written as "(0)".
+func (p Person) Audited() string {
+	if p.ID == 0 {
+		return p.Name
+	}
+	return p.Name + " (" + strconv.FormatInt(p.ID, 10) + ")"
+}
+
 // PersonOf names a Telegram user the way people in the chat know them
 // ("Already allowed by Asha"): first name, else username, else the id. The
 // id is what access is decided on; a name can be changed by its owner at will.

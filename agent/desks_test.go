@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/deskbottest"
@@ -85,7 +87,7 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 	}
 
 	w.primary.Push(modeltest.Text("Bought 10 RELIANCE."))
-	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitMessage(t, "Bought 10 RELIANCE.")
@@ -395,7 +397,7 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 	w.waitSettled(t, deskbot.DeskWaiting)
 
 	w.primary.Push(modeltest.Text("Denied, fine."))
-	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitMessage(t, "Denied, fine.")

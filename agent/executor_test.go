@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/argtext"
@@ -130,7 +132,7 @@ func TestExecutorHoldsGuardedCall(t *testing.T) {
 		t.Errorf("model told %q", ex.Result.Text)
 	}
 	// Allowed: the gate runs exactly that call through the desk's registry.
-	if _, err := f.gate.Resolve(t.Context(), ex.Request.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), f.gate, ex.Request.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.guard.runs(); got != 1 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskfs"
-	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/retry"
 	tele "gopkg.in/telebot.v3"
 )
@@ -45,21 +44,6 @@ type Config struct {
 	StopGrace time.Duration
 }
 
-// Gate is what the bot asks of the permission gate.
-//
-// The one import of a sibling package the bot makes: a decision travels
-// from Decide to Run as gate.PermissionResponse, which carries the gate's
-// own words for the desk. The gate imports only the root package, so the
-// bot pulls in nothing else through it (no Redis client, no model SDK).
-type Gate interface {
-	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
-	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
-	AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error)
-	Request(ctx context.Context, id string) (*deskbot.Request, error)
-	Grants(ctx context.Context) ([]deskbot.Grant, error)
-	Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error
-}
-
 // OpenRequests lists the requests still waiting for a decision.
 type OpenRequests interface {
 	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
@@ -67,7 +51,7 @@ type OpenRequests interface {
 
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
-	Gate     Gate
+	Gate     deskbot.Gate
 	Inbox    deskbot.Inbox
 	Desks    deskbot.DeskStore
 	Broker   deskbot.Broker
@@ -111,6 +95,27 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cfg = cfg.withDefaults()
+	if len(cfg.Approvers) == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
+	}
+	b := &Bot{cfg: cfg, deps: deps, log: log, now: cfg.Now, approvers: map[int64]bool{}, desks: map[string]bool{}}
+	for _, id := range cfg.Approvers {
+		b.approvers[id] = true
+	}
+	for _, d := range cfg.Desks {
+		b.desks[d] = true
+	}
+	if err := b.clients(); err != nil {
+		return nil, err
+	}
+	b.sendings()
+	b.routes()
+	return b, nil
+}
+
+// withDefaults fills what cfg leaves unset.
+func (cfg Config) withDefaults() Config {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -126,21 +131,18 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
-	if len(cfg.Approvers) == 0 {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "TELEGRAM_APPROVERS names nobody; at least one approver is needed")
-	}
-	b := &Bot{cfg: cfg, deps: deps, log: log, now: cfg.Now, approvers: map[int64]bool{}, desks: map[string]bool{}}
-	for _, id := range cfg.Approvers {
-		b.approvers[id] = true
-	}
-	for _, d := range cfg.Desks {
-		b.desks[d] = true
-	}
-	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: deps.Leader}
-	if deps.Leader != nil {
-		offsets, ok := deps.Notes.(offsetStore)
+	return cfg
+}
+
+// clients builds the two Telegram clients: the polling one and the one
+// that sends.
+func (b *Bot) clients() error {
+	cfg, log := b.cfg, b.log
+	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: b.deps.Leader}
+	if b.deps.Leader != nil {
+		offsets, ok := b.deps.Notes.(offsetStore)
 		if !ok {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
+			return deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
 		}
 		p.offsets = offsets
 	}
@@ -160,7 +162,7 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		},
 	})
 	if err != nil {
-		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
 	b.tb = tb
 	// Sends go through a second client that is never stopped: telebot's
@@ -171,9 +173,16 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 		Client: &http.Client{Timeout: 30 * time.Second},
 	})
 	if err != nil {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "Telegram client: %s", b.scrub(err.Error()))
+		return deskbot.Errorf(deskbot.EINVALID, "Telegram client: %s", b.scrub(err.Error()))
 	}
 	b.out = out
+	return nil
+}
+
+// sendings builds what sends: the paced sender, the outbox that turns
+// events into messages, and the forum's topics when they are on.
+func (b *Bot) sendings() {
+	cfg, deps, log := b.cfg, b.deps, b.log
 	so := cfg.Sender
 	if so.Now == nil {
 		so.Now = cfg.Now
@@ -181,30 +190,26 @@ func New(cfg Config, deps Deps, log *slog.Logger) (*Bot, error) {
 	if so.Log == nil {
 		so.Log = log
 	}
-	b.sender = NewSender(out, so)
-	oc := OutboxConfig{}
-	if deps.Gate != nil {
-		oc.Request = deps.Gate.Request
-	}
-	if deps.Requests != nil {
-		oc.Open = deps.Requests.OpenRequests
-	}
-	b.outbox = NewOutbox(OutboxConfig{
-		Request:     oc.Request,
-		Open:        oc.Open,
+	b.sender = NewSender(b.out, so)
+	oc := OutboxConfig{
 		ChatID:      cfg.ChatID,
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
-	}, deps.Events, deps.Notes, b.sender, log)
+	}
+	if deps.Gate != nil {
+		oc.Request = deps.Gate.Request
+	}
+	if deps.Requests != nil {
+		oc.Open = deps.Requests.OpenRequests
+	}
+	b.outbox = NewOutbox(oc, deps.Events, deps.Notes, b.sender, log)
 	if cfg.Topics {
 		b.topics = newTopics(cfg.ChatID, deps.Notes, b.sender, cfg.Now, log)
 		b.outbox.topics = b.topics
 	}
-	b.routes()
-	return b, nil
 }
 
 // Run registers the commands, starts the outbox and long polling, and

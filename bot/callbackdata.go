@@ -32,18 +32,16 @@ var (
 )
 
 // NewButton builds an inline button for action and arg, checked the same way
-// ParseCallback checks what comes back, so the bot can never send a button
-// it would refuse.
+// ParseCallback checks what comes back (the 64 bytes among it), so the bot
+// never sends a button it would refuse. Buttons whose arg is a desk or a
+// grant, which may be long, are built through it; an error leaves the
+// button out.
 func NewButton(label, action, arg string) (telebot.InlineButton, error) {
 	if _, _, err := ParseCallback("\f" + action + "|" + arg); err != nil {
 		return telebot.InlineButton{}, err
 	}
 	return telebot.InlineButton{Unique: action, Data: arg, Text: label}, nil
 }
-
-// CallbackData returns the wire form of a button's data, as Telegram sends
-// it back.
-func CallbackData(action, arg string) string { return "\f" + action + "|" + arg }
 
 // ParseCallback reads callback data: "\f<action>|<arg>" as telebot puts it on
 // the wire, or the same without the leading "\f" (as a handler registered for

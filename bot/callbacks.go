@@ -7,7 +7,8 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
-	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/decision"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -17,7 +18,6 @@ const (
 	onlyApprovers = "Only approvers can decide; nothing was changed."
 	refusedData   = "Sorry, I don't recognise that button, so nothing was done."
 	unknownReq    = "Sorry, I don't know that request (it may be too old), so nothing was done."
-	notShownWhole = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
 	openFirst     = "This row does not show the whole call. Tap Open to see it whole, and allow it there."
 )
 
@@ -80,7 +80,7 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 		// A failed read is left to Decide, which reports it the same way.
 		if r, err := b.deps.Gate.Request(ctx, id); err == nil && !shownWhole(r) {
 			b.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "from", senderID(c))
-			b.answer(c, notShownWhole, true)
+			b.answer(c, words.NotShownWholeAnswer, true)
 			return
 		} else if err == nil && b.onDigest(ctx, c, r) && !rowShowsWhole(r) {
 			b.log.WarnContext(ctx, "refused an allow from a digest row that does not show the call whole", "request", id, "from", senderID(c))
@@ -88,35 +88,28 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 			return
 		}
 	}
-	resp, err := b.deps.Gate.Decide(ctx, id, d, "", p)
+	ans, err := decision.Decide(ctx, b.deps.Gate, b.start, b.log, id, d, "", p)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)
 		return
 	}
-	if resp.Counted {
-		// One approval of several: nothing runs yet; the outbox edits the
-		// message to show who approved.
-		b.answer(c, gate.CountedMessage(resp.Request), false)
-		return
+	b.answer(c, ans.Text, false)
+	if ans.AwaitsReason {
+		b.askReason(ctx, c, ans.Request, p)
 	}
-	if resp.Allows() {
-		if b.track.Also() {
-			go func() {
-				defer b.track.Done()
-				b.run(resp)
-			}()
-		}
-		msg := "Allowed; running…"
-		if d == deskbot.AlwaysAllow {
-			msg = "Always allowed; running…"
-		}
-		b.answer(c, msg, false)
-		return
+}
+
+// start runs an allowed call on the service's lifetime, tracked so that
+// shutdown waits for it (decision.Start).
+func (b *Bot) start(run func(context.Context)) bool {
+	if !b.track.Also() {
+		return false
 	}
-	b.answer(c, "Denied; it will not run.", false)
-	if resp.Request.DeliveredAt.IsZero() {
-		b.askReason(ctx, c, resp.Request, p)
-	}
+	go func() {
+		defer b.track.Done()
+		run(b.lifetime())
+	}()
+	return true
 }
 
 // onDigest reports whether the tapped message is a page of r's desk's
@@ -154,21 +147,6 @@ func (b *Bot) open(ctx context.Context, c tele.Context, id string) {
 	}
 	if err := b.deps.Notes.PutNote(ctx, openMessageKey(r.ID), messageRef(m.Chat.ID, m.ID), noteTTL); err != nil {
 		b.log.WarnContext(ctx, "could not note an opened request's message", "request", r.ID, "err", b.scrub(err.Error()))
-	}
-}
-
-// run runs an allowed call. Its outcome reaches the chat through the
-// event stream (the outbox edits the request's message), and the desk
-// through its inbox; here it is only logged.
-func (b *Bot) run(resp *gate.PermissionResponse) {
-	ctx := b.lifetime()
-	r := resp.Request
-	if _, err := b.deps.Gate.Run(ctx, resp); err != nil {
-		if deskbot.ErrorCode(err) == deskbot.EINTERNAL {
-			b.log.ErrorContext(ctx, "held call was allowed but not recorded as run", "desk", r.Desk, "request", r.ID, "err", b.scrub(err.Error()))
-		} else {
-			b.log.WarnContext(ctx, "held call not run", "desk", r.Desk, "request", r.ID, "err", b.scrub(err.Error()))
-		}
 	}
 }
 

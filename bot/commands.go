@@ -105,7 +105,7 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 		_ = b.deps.Notes.DeleteNote(context.WithoutCancel(ctx), messageOnceKey(c.Message().Chat.ID, c.Message().ID))
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
-	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", who(p))
+	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", p.Audited())
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 
@@ -169,7 +169,7 @@ func (b *Bot) setPaused(ctx context.Context, desks []string, pause bool, p deskb
 		verb = "resume"
 	}
 	for _, d := range desks {
-		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: who(p), At: b.now()}
+		audit := deskbot.AuditEntry{Action: verb, Desk: d, By: p.Audited(), At: b.now()}
 		if err := b.deps.Desks.SetPaused(ctx, d, pause, audit); err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error)
 			fmt.Fprintf(&sb, ", until %s IST", words.Time(g.ExpiresAt))
 		}
 		key := g.Desk + "/" + g.Tool
-		if btn := (tele.InlineButton{Unique: ActRevoke, Data: key, Text: "Revoke " + key}); fits(btn) {
+		if btn, err := NewButton("Revoke "+key, ActRevoke, key); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
@@ -362,12 +362,3 @@ func boldList(ss []string) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// who names a person in the audit trail, as the gate does: the name people
-// know and the id that cannot be faked by changing it.
-func who(p deskbot.Person) string {
-	return fmt.Sprintf("%s (%d)", p.Name, p.ID)
-}
-
-// fits reports whether a button's callback data fits Telegram's 64 bytes.
-func fits(btn tele.InlineButton) bool { return len("\f"+btn.Unique+"|"+btn.Data) <= 64 }

@@ -39,7 +39,7 @@ func (b *Bot) onDesks(c tele.Context) error {
 			return b.reply(ctx, c, b.explain(ctx, "could not read a desk", err), nil)
 		}
 		parts = append(parts, part)
-		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: "Flatten " + d}); fits(btn) {
+		if btn, err := NewButton("Flatten "+d, ActFlattenAsk, d); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
@@ -128,7 +128,7 @@ func (b *Bot) onFlatten(c tele.Context) error {
 func (b *Bot) flattenChoices() *tele.ReplyMarkup {
 	kb := &tele.ReplyMarkup{}
 	for _, d := range append(append([]string(nil), b.cfg.Desks...), "all") {
-		if btn := (tele.InlineButton{Unique: ActFlattenAsk, Data: d, Text: d}); fits(btn) {
+		if btn, err := NewButton(d, ActFlattenAsk, d); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
@@ -187,7 +187,7 @@ func (b *Bot) flattenDesks(ctx context.Context, desks []string, p deskbot.Person
 		summary := words.FormatFlatten(rep)
 		now := b.now()
 		lines = append(lines, bold(d)+": "+html.EscapeString(summary))
-		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: who(p), At: now, Detail: summary}
+		audit := deskbot.AuditEntry{Action: "flatten", Desk: d, By: p.Audited(), At: now, Detail: summary}
 		if err := b.deps.Audit.Audit(ctx, audit); err != nil {
 			b.log.ErrorContext(ctx, "could not audit a flatten", "desk", d, "err", err)
 		}

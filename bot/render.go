@@ -12,7 +12,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
-	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -85,7 +84,7 @@ func approversLine(r *deskbot.Request) string {
 	for _, a := range r.Approvals {
 		s += esc(argtext.Clip(argtext.Show(a.By), 32, "…")) + " ✓, "
 	}
-	return s + gate.More(r)
+	return s + words.More(r)
 }
 
 // shownWhole reports whether r's message shows its call whole, so Allow may
@@ -147,7 +146,7 @@ func RenderOutcome(r *deskbot.Request) string {
 // outcomeText renders what became of a request in at most room UTF-16
 // units of plain text: the result or reason is what gets cut.
 func outcomeText(r *deskbot.Request, room int) string {
-	by := esc(gate.DecidedBy(r)) + " at " + ist(r.DecidedAt)
+	by := esc(words.DecidedBy(r)) + " at " + ist(r.DecidedAt)
 	decided := map[deskbot.Decision]string{
 		deskbot.AllowOnce: "Allowed once", deskbot.AlwaysAllow: "Always allowed", deskbot.Deny: "Denied",
 	}[r.Decision]

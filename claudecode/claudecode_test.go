@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
@@ -104,7 +106,7 @@ func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 		t.Fatalf("positions before the allow = %+v", b.Positions)
 	}
 
-	if _, err := w.gate.Resolve(t.Context(), held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	w.waitMessage(t, "Bought 10 RELIANCE.")

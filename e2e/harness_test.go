@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
@@ -348,7 +347,7 @@ func (w *world) dumpChat() {
 
 // tap injects a button press by who on message msgID.
 func (w *world) tap(who telegramtest.User, msgID int, action, requestID string) string {
-	return w.tg.InjectCallback(who, groupID, msgID, bot.CallbackData(action, requestID))
+	return w.tg.InjectCallback(who, groupID, msgID, telegramtest.CallbackData(action, requestID))
 }
 
 // request reads a request through the test's own client.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -159,11 +161,11 @@ func benchResolve(b *testing.B, f *benchFixture, n int) {
 		id := held[0]
 		held = held[1:]
 		if n > 1 {
-			if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
+			if resp, err := gatetest.Resolve(ctx, f.gate, id, deskbot.AllowOnce, "", ravi); err != nil || !resp.Counted {
 				b.Fatal(resp, err)
 			}
 		}
-		if resp, err := f.gate.Resolve(ctx, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+		if resp, err := gatetest.Resolve(ctx, f.gate, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
 			b.Fatal(resp, err)
 		}
 	}, floor)

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+	"github.com/deskbot/deskbot/words"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -29,9 +32,9 @@ const (
 	edgeOrder  = `{"symbol":"TCS","side":"buy","quantity":125,"price":4000}`  // ₹5,00,000: at the threshold
 )
 
-func (f *fixture) mustResolve(t *testing.T, id string, d deskbot.Decision, by deskbot.Person) *gate.PermissionResponse {
+func (f *fixture) mustResolve(t *testing.T, id string, d deskbot.Decision, by deskbot.Person) *deskbot.PermissionResponse {
 	t.Helper()
-	resp, err := f.gate.Resolve(t.Context(), id, d, "", by)
+	resp, err := gatetest.Resolve(t.Context(), f.gate, id, d, "", by)
 	if err != nil {
 		t.Fatalf("resolve by %s: %v", by.Name, err)
 	}
@@ -80,7 +83,7 @@ func TestTwoApproversAtOnceRunOnce(t *testing.T) {
 				g = other
 			}
 			wg.Go(func() {
-				resp, err := g.Resolve(context.Background(), r.ID, deskbot.AllowOnce, "", p)
+				resp, err := gatetest.Resolve(context.Background(), g, r.ID, deskbot.AllowOnce, "", p)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -112,11 +115,11 @@ func TestOneApproverTappingTwiceCountsOnce(t *testing.T) {
 	if !resp.Counted {
 		t.Fatalf("first approval of two: %+v; want counted", resp)
 	}
-	if got, want := gate.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
+	if got, want := words.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
 		t.Errorf("counted message %q; want %q", got, want)
 	}
 	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
-		_, err := f.gate.Resolve(t.Context(), r.ID, d, "", asha)
+		_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, d, "", asha)
 		if got, want := deskbot.ErrorMessage(err), "You already approved; it needs one more."; got != want {
 			t.Errorf("Asha's second tap (%s): %q; want %q", d, got, want)
 		}
@@ -136,7 +139,7 @@ func TestOneApproverTappingTwiceCountsOnce(t *testing.T) {
 	if inbox := f.mustInbox(t, "main"); len(inbox) != 1 || inbox[0].Text != want {
 		t.Fatalf("inbox = %+v; want %q", inbox, want)
 	}
-	_, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", mira)
 	if got, want := deskbot.ErrorMessage(err), "Already allowed by Asha and Ravi at 14:00 IST; it ran."; got != want {
 		t.Errorf("late tap: %q; want %q", got, want)
 	}
@@ -146,11 +149,11 @@ func TestDenyAfterOneApproval(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
-	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "too big", ravi)
+	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "too big", ravi)
 	if err != nil || resp.Request.State != deskbot.StateDenied {
 		t.Fatalf("deny: %+v, %v", resp, err)
 	}
-	_, err = f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	_, err = gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", mira)
 	if got, want := deskbot.ErrorMessage(err), "Already denied by Ravi at 14:00 IST."; got != want {
 		t.Errorf("allow after deny: %q; want %q", got, want)
 	}
@@ -171,7 +174,7 @@ func TestLapseAfterOneApproval(t *testing.T) {
 	if rep, err := f.gate.Sweep(t.Context()); err != nil || rep.Lapsed != 1 {
 		t.Fatalf("sweep = %+v, %v; want 1 lapsed", rep, err)
 	}
-	_, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", ravi)
 	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
 		t.Errorf("approval after lapse: %q; want %q", got, want)
 	}
@@ -195,7 +198,7 @@ func TestRestartBetweenApprovals(t *testing.T) {
 	cfg := f.cfg
 	cfg.Policies = nil // the policy was removed before the restart
 	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
-	_, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	_, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "You already approved; it needs one more."; got != want {
 		t.Fatalf("Asha after restart: %q; want %q", got, want)
 	}
@@ -206,7 +209,7 @@ func TestRestartBetweenApprovals(t *testing.T) {
 	if err != nil || got.Needs() != 2 || len(got.Approvals) != 1 || got.Approvals[0].ByID != asha.ID {
 		t.Fatalf("request after restart: %+v, %v", got, err)
 	}
-	resp, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	resp, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", ravi)
 	if err != nil || resp.Counted || len(f.runner.runs()) != 1 {
 		t.Fatalf("Ravi after restart: %+v, %v; runs %d", resp, err, len(f.runner.runs()))
 	}
@@ -297,7 +300,7 @@ func TestCountedApprovalIsAudited(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
-	f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, ravi)
 	trail, err := f.store.AuditTrail(t.Context(), 10)
 	if err != nil {
@@ -327,17 +330,17 @@ func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 	cfg := f.cfg
 	cfg.Approvers = []int64{ravi.ID, mira.ID}
 	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
-	resp, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	resp, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", ravi)
 	if err != nil || !resp.Counted {
 		t.Fatalf("Ravi after Asha's removal: %+v, %v; want counted, one more needed", resp, err)
 	}
-	if got, want := gate.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
+	if got, want := words.CountedMessage(resp.Request), "Approved (1 of 2); it needs one more before it runs."; got != want {
 		t.Errorf("Ravi is told %q; want %q", got, want)
 	}
 	if got := f.runner.runs(); len(got) != 0 {
 		t.Fatalf("ran on Ravi's tap and the approval of a removed approver: %v", got)
 	}
-	resp, err = restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", mira)
+	resp, err = gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", mira)
 	if err != nil || resp.Counted || len(f.runner.runs()) != 1 {
 		t.Fatalf("Mira's tap: %+v, %v; runs %d", resp, err, len(f.runner.runs()))
 	}

@@ -6,7 +6,7 @@
 // Concurrency and delivery: every change of a request's state is one atomic
 // store transition that also carries its audit entry, its event and the
 // message for the desk, so any number of goroutines or processes may call
-// Resolve, AddReason or Sweep at once: the first to change the state wins and
+// Decide, AddReason or Sweep at once: the first to change the state wins and
 // the others are told what already happened. A call runs only in the
 // goroutine whose transition moved the request to running; a crash after
 // that leaves it running, and Recover reports it as interrupted instead of
@@ -70,6 +70,7 @@ type Store interface {
 }
 
 // Gate is the permission gate.
+// It is the one deskbot.Gate the chat and the desks page decide through.
 type Gate struct {
 	cfg    Config
 	tools  map[string]bool
@@ -79,6 +80,8 @@ type Gate struct {
 	log    *slog.Logger
 	held   *heldCache
 }
+
+var _ deskbot.Gate = (*Gate)(nil)
 
 // heldCacheMax bounds the requests a gate remembers as held: far more than
 // are open at once in practice (each is also a message in the chat).
@@ -187,7 +190,7 @@ func (g *Gate) Grants(ctx context.Context) ([]deskbot.Grant, error) {
 // Revoke removes a standing grant, so the gate holds the tool again.
 func (g *Gate) Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error {
 	now := g.now()
-	return g.store.RevokeGrant(ctx, desk, tool, deskbot.AuditEntry{Action: "revoke", Desk: desk, Tool: tool, By: who(by), At: now})
+	return g.store.RevokeGrant(ctx, desk, tool, deskbot.AuditEntry{Action: "revoke", Desk: desk, Tool: tool, By: by.Audited(), At: now})
 }
 
 // Request returns a request as it stands.
@@ -196,13 +199,4 @@ func (g *Gate) Request(ctx context.Context, id string) (*deskbot.Request, error)
 		return nil, deskbot.Errorf(deskbot.EINVALID, "'%s' is not a request id.", id)
 	}
 	return g.store.Request(ctx, id)
-}
-
-// who names a person in the audit trail: the name people know and the id
-// that cannot be faked by changing it.
-func who(p deskbot.Person) string {
-	if p.ID == 0 {
-		return p.Name
-	}
-	return p.Name + " (" + itoa(p.ID) + ")"
 }

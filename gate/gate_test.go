@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -124,7 +126,7 @@ func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
 	if got := f.runner.runs(); len(got) != 0 {
 		t.Fatalf("held call ran before a decision: %v", got)
 	}
-	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
@@ -148,7 +150,7 @@ func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
 	}
 
 	// A second decision, of any kind, runs nothing.
-	_, err = f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi)
+	_, err = gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", ravi)
 	if got, want := deskbot.ErrorMessage(err), "Already allowed by Asha at 14:00 IST; it ran."; got != want {
 		t.Errorf("second resolve: %q, want %q", got, want)
 	}
@@ -174,7 +176,7 @@ func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := g.Resolve(context.Background(), r.ID, decisions[i%3], "", deskbot.Person{ID: int64(i + 1), Name: "p"})
+			_, err := gatetest.Resolve(context.Background(), g, r.ID, decisions[i%3], "", deskbot.Person{ID: int64(i + 1), Name: "p"})
 			mu.Lock()
 			defer mu.Unlock()
 			switch deskbot.ErrorCode(err) {
@@ -207,7 +209,7 @@ func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
 func TestDenyNeverRuns(t *testing.T) {
 	f := mustFixture(t)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
-	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "market is closing", asha)
+	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "market is closing", asha)
 	if err != nil {
 		t.Fatalf("deny: %v", err)
 	}
@@ -215,7 +217,7 @@ func TestDenyNeverRuns(t *testing.T) {
 		t.Fatal("deny allows")
 	}
 	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
-		if _, err := f.gate.Resolve(t.Context(), r.ID, d, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+		if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, d, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 			t.Errorf("%s after deny: err = %v, want conflict", d, err)
 		}
 	}
@@ -256,7 +258,7 @@ func TestDenyWaitsForReason(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := f.mustHold(t, "main", "flatten_desk", `{}`)
-			if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "", asha); err != nil {
+			if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "", asha); err != nil {
 				t.Fatal(err)
 			}
 			if inbox := f.mustInbox(t, "main"); len(inbox) != 0 {
@@ -292,12 +294,12 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 	}
 	mustNeed(t, true)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
-	resp, err := f.gate.Resolve(ctx, r.ID, deskbot.AlwaysAllow, "fine for today", asha)
+	resp, err := gatetest.Resolve(ctx, f.gate, r.ID, deskbot.AlwaysAllow, "fine for today", asha)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(resp.Message(resp.Request.Result), "\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: fine for today") {
-		t.Errorf("message = %q", resp.Message(resp.Request.Result))
+	if !strings.HasSuffix(gate.ResponseMessage(*resp, resp.Request.Result), "\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: fine for today") {
+		t.Errorf("message = %q", gate.ResponseMessage(*resp, resp.Request.Result))
 	}
 	mustNeed(t, false)
 	if need, _ := f.gate.NeedsPermission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"}); !need {
@@ -319,7 +321,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 func TestGrantTTL(t *testing.T) {
 	f := mustFixture(t, func(c *gate.Config) { c.GrantTTL = time.Hour })
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
-	if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
 		t.Fatal(err)
 	}
 	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); need {

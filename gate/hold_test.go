@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/gate"
@@ -72,7 +74,7 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 func TestReasonTrimmedByGate(t *testing.T) {
 	f := mustFixture(t)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
-	resp, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "  padded \n", asha)
+	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "  padded \n", asha)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestReasonTrimmedByGate(t *testing.T) {
 	f = mustFixture(t, func(c *gate.Config) { c.DenyReasonWait = time.Minute })
 	for _, tt := range []struct{ typed, want string }{{"\t too risky  ", "too risky"}, {"   ", ""}} {
 		r := f.mustHold(t, "main", "flatten_desk", `{}`)
-		if _, err := f.gate.Resolve(t.Context(), r.ID, deskbot.Deny, "", asha); err != nil {
+		if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "", asha); err != nil {
 			t.Fatal(err)
 		}
 		after, err := f.gate.AddReason(t.Context(), r.ID, tt.typed, asha)
@@ -110,7 +112,7 @@ func TestAllowedWithoutResultIsToldNotRun(t *testing.T) {
 	r := &deskbot.Request{ID: "R1", Content: deskbot.PermissionContent{ToolName: "flatten_desk"}}
 	want := "The user denied flatten_desk (request R1), so it was not run. Do not try to reach the same result another way; ask them if it still matters."
 	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
-		got := gate.PermissionResponse{Request: r, Decision: d, Reason: "fine for today"}.Message(nil)
+		got := gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: d, Reason: "fine for today"}, nil)
 		if got != want {
 			t.Errorf("%s without a result:\n got %q\nwant %q", d, got, want)
 		}
@@ -142,7 +144,7 @@ func TestRunRetryEndsWithContext(t *testing.T) {
 		r := &deskbot.Request{ID: "R1", Desk: "main", State: deskbot.StateRunning, Decision: deskbot.AllowOnce,
 			Content: deskbot.PermissionContent{ToolName: "flatten_desk", Arguments: json.RawMessage(`{}`)}}
 		start := time.Now()
-		_, err := g.Run(ctx, &gate.PermissionResponse{Request: r, Decision: deskbot.AllowOnce})
+		_, err := g.Run(ctx, &deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce})
 		if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE && !errors.Is(err, context.Canceled) {
 			t.Errorf("Run = %v, want the store's failure", err)
 		}

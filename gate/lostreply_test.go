@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -122,7 +124,7 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 			g := gate.New(f.cfg, via, f.runner, f.clock.Now, quietLog())
 
 			warm := f.mustHold(t, "main", "flatten_desk", `{}`) // loads the script
-			if _, err := g.Resolve(t.Context(), warm.ID, deskbot.Deny, "warm-up", asha); err != nil {
+			if _, err := gatetest.Resolve(t.Context(), g, warm.ID, deskbot.Deny, "warm-up", asha); err != nil {
 				t.Fatal(err)
 			}
 			f.mustInbox(t, "main")
@@ -130,7 +132,7 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 			r := f.mustHold(t, "main", "flatten_desk", `{}`)
 			proxy.skip.Store(tt.skip)
 			proxy.armed.Store(true)
-			resp, err := g.Resolve(context.Background(), r.ID, deskbot.AllowOnce, "", asha)
+			resp, err := gatetest.Resolve(context.Background(), g, r.ID, deskbot.AllowOnce, "", asha)
 			if proxy.cuts.Load() != 1 {
 				t.Fatalf("the proxy cut %d replies, want 1", proxy.cuts.Load())
 			}
@@ -146,7 +148,7 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 			if inbox := f.mustInbox(t, "main"); len(inbox) != 1 {
 				t.Errorf("desk told %d times, want once: %+v", len(inbox), inbox)
 			}
-			if _, err := g.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+			if _, err := gatetest.Resolve(t.Context(), g, r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 				t.Errorf("a second decider: %v, want conflict", err)
 			}
 		})

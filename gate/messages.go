@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -34,36 +33,16 @@ func InterruptedMessage(r *deskbot.Request) string {
 		r.Content.ToolName, r.ID)
 }
 
-// PermissionResponse is a person's answer to a request, and what follows
-// from it for the desk.
-type PermissionResponse struct {
-	Request  *deskbot.Request // as it stands after the decision (and the run)
-	Decision deskbot.Decision
-	Reason   string
-	// Counted: the allow was counted and more approvers are needed; the
-	// request is still open and nothing may run.
-	Counted bool
+// stored is what is recorded with the request once the desk is told.
+func stored(p deskbot.PermissionResponse, result *deskbot.ToolResult) deskbot.RequestPatch {
+	return deskbot.RequestPatch{Result: result, Response: ResponseMessage(p, result)}
 }
 
-// Check validates the decision.
-func (p PermissionResponse) Check() error {
-	_, err := deskbot.ParseDecision(string(p.Decision))
-	return err
-}
-
-// Allows reports whether the call may run.
-func (p PermissionResponse) Allows() bool { return p.Decision.Allows() }
-
-// Stored is what is recorded with the request once the desk is told.
-func (p PermissionResponse) Stored(result *deskbot.ToolResult) deskbot.RequestPatch {
-	return deskbot.RequestPatch{Result: result, Response: p.Message(result)}
-}
-
-// Message is what the desk is told. result is nil for a denial. An allowed
+// ResponseMessage is what the desk is told of p. result is nil for a denial. An allowed
 // call without a result did not run, and the desk is told so in the words of
 // a denial (without the allow's note, which is no reason for refusing): the
 // model must never read that a call ran when nothing ran.
-func (p PermissionResponse) Message(result *deskbot.ToolResult) string {
+func ResponseMessage(p deskbot.PermissionResponse, result *deskbot.ToolResult) string {
 	tool, id := p.Request.Content.ToolName, p.Request.ID
 	if !p.Allows() || result == nil {
 		var b strings.Builder
@@ -88,71 +67,3 @@ func (p PermissionResponse) Message(result *deskbot.ToolResult) string {
 	}
 	return b.String()
 }
-
-// The texts below are for people (tap answers), not for a desk's model.
-
-// More says how many approvers r still needs: "one more", "2 more".
-func More(r *deskbot.Request) string {
-	n := r.Needs() - len(r.Approvals)
-	if n == 1 {
-		return "one more"
-	}
-	return itoa(int64(max(n, 0))) + " more"
-}
-
-// AlreadyApprovedMessage answers a person who allows a request they
-// already approved.
-func AlreadyApprovedMessage(r *deskbot.Request) string {
-	return "You already approved; it needs " + More(r) + "."
-}
-
-// CountedMessage answers an approval counted short of the count.
-func CountedMessage(r *deskbot.Request) string {
-	return fmt.Sprintf("Approved (%d of %d); it needs %s before it runs.", len(r.Approvals), r.Needs(), More(r))
-}
-
-// DecidedBy names who decided r: every approver of an allow that needed
-// more than one ("Asha and Ravi"), else the one who decided.
-func DecidedBy(r *deskbot.Request) string {
-	if r.State == deskbot.StateDenied || r.State == deskbot.StateOpen || r.State == deskbot.StateLapsed || len(r.Approvals) < 2 {
-		return r.DecidedBy
-	}
-	names := make([]string, len(r.Approvals))
-	for i, a := range r.Approvals {
-		names[i] = a.By
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-// Describe says what already happened to a request, for a person who taps
-// a button too late ("Already allowed by Asha at 14:02 IST").
-func Describe(r *deskbot.Request) string {
-	switch r.State {
-	case deskbot.StateOpen:
-		return "This request is still open; it lapses at " + words.Time(r.ExpiresAt) + " IST."
-	case deskbot.StateLapsed:
-		return "This request lapsed at " + words.Time(r.ExpiresAt) + " IST."
-	case deskbot.StateDenied:
-		return "Already denied by " + r.DecidedBy + " at " + words.Time(r.DecidedAt) + " IST."
-	}
-	verb := "allowed"
-	if r.Decision == deskbot.AlwaysAllow {
-		verb = "always allowed"
-	}
-	s := "Already " + verb + " by " + DecidedBy(r) + " at " + words.Time(r.DecidedAt) + " IST"
-	switch r.State {
-	case deskbot.StateRunning:
-		s += "; it is running."
-	case deskbot.StateRan:
-		s += "; it ran."
-	case deskbot.StateFailed:
-		s += "; it failed."
-	case deskbot.StateInterrupted:
-		s += "; the service stopped while it ran, outcome unknown."
-	default:
-		s += "."
-	}
-	return s
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -12,26 +12,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// Resolve decides request id and, when the decision allows it, runs the
-// held call and hands the desk the result. It is Decide followed by Run;
-// callers that must answer someone before the call finishes (the bot
-// answering a button tap) call the two themselves.
-func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
-	resp, err := g.Decide(ctx, id, d, reason, by)
-	if err != nil || !resp.Allows() || resp.Counted {
-		return resp, err
-	}
-	return g.Run(ctx, resp)
-}
-
 // Decide is the one place where a request's fate is decided. A reason (or
 // an allow's note) is trimmed of surrounding space here, whoever typed it;
-// one of spaces only is no reason. The store
-// transition is atomic, so when several people tap at once (or the sweep
-// lapses the request at that moment) the first to change the state wins;
-// everyone else gets an ECONFLICT error whose message says what already
-// happened. A won allow leaves the request running: the caller must call
-// Run, exactly once, with the response.
+// one of spaces only is no reason. The store transition is atomic, so when
+// several people tap at once (or the sweep lapses the request at that
+// moment) the first to change the state wins; everyone else gets an
+// ECONFLICT error whose message says what already happened. A won allow
+// leaves the request running: the caller must call Run, exactly once, with
+// the response (package decision does, for the chat and the page alike).
 //
 // An allow is one approval: when the request needs more approvers than
 // have allowed it, the transition only counts it (resp.Counted, the
@@ -41,34 +29,56 @@ func (g *Gate) Resolve(ctx context.Context, id string, d deskbot.Decision, reaso
 // exactly one meets the count. An always-allow grants only if every
 // counted approval was one (else it is an allow once), and its grant never
 // reaches past the policy's two-approver threshold.
-func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*PermissionResponse, error) {
+func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
 	if _, err := deskbot.ParseDecision(string(d)); err != nil {
 		return nil, err
 	}
-	// What the transition carries (desk, tool, trigger) comes from the
-	// request as held, which never changes: from memory when this gate
-	// held it, else read. Its state is the transition's to check.
-	r, ok := g.held.get(id)
-	if !ok {
-		var err error
-		if r, err = g.Request(ctx, id); err != nil {
-			return nil, err
-		}
+	r, err := g.asHeld(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	reason = strings.TrimSpace(reason)
 	fence, err := g.fence()
 	if err != nil {
 		return nil, err
 	}
-	now := g.now()
-	resp := &PermissionResponse{Request: r, Decision: d, Reason: reason}
+	resp := &deskbot.PermissionResponse{Request: r, Decision: d, Reason: strings.TrimSpace(reason)}
+	t := g.decision(ctx, resp, by, fence)
+	after, out, err := g.store.Transition(ctx, id, t)
+	if err != nil {
+		return nil, err
+	}
+	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
+		// Redis applied our transition but its reply was lost, and the
+		// client's retry found our own decision in place: it is ours.
+		out = deskbot.Applied
+	}
+	resp.Request = after
+	return g.decided(ctx, resp, out, by)
+}
+
+// asHeld returns request id as it was held: what a decision carries
+// (desk, tool, trigger) never changes, so it comes from memory when this
+// gate held it, else from a read. Its state is the transition's to check.
+func (g *Gate) asHeld(ctx context.Context, id string) (*deskbot.Request, error) {
+	if r, ok := g.held.get(id); ok {
+		return r, nil
+	}
+	return g.Request(ctx, id)
+}
+
+// decision is the transition that decides resp.Request as resp says: to
+// running for an allow (counting it, and granting for an always allow),
+// to denied for a denial (telling the desk at once unless a reason may
+// still come).
+func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, by deskbot.Person, fence int64) deskbot.Transition {
+	r, d, id, now := resp.Request, resp.Decision, resp.Request.ID, g.now()
 	t := deskbot.Transition{
 		From:   []deskbot.RequestState{deskbot.StateOpen},
 		To:     deskbot.StateRunning,
 		Now:    now,
 		Expiry: deskbot.BeforeExpiry,
-		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: reason, Token: uuid.NewString()},
-		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: who(by), At: now, Detail: reason},
+		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: resp.Reason, Token: uuid.NewString()},
+		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: by.Audited(), At: now, Detail: resp.Reason},
 		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 		// Only the leader decides: the allowed call then runs here, and
 		// carries this term's token as its owner's.
@@ -95,35 +105,33 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		t.Grant = &gr
 	case deskbot.Deny:
 		t.To = deskbot.StateDenied
-		if reason != "" || g.cfg.DenyReasonWait <= 0 {
+		if resp.Reason != "" || g.cfg.DenyReasonWait <= 0 {
 			// Nothing to wait for: the desk is told in the same step.
-			t.Set.Response = resp.Message(nil)
+			t.Set.Response = ResponseMessage(*resp, nil)
 			t.Set.DeliveredAt = now
 			t.Trigger = g.trigger(r, deskbot.TriggerPermission, t.Set.Response, now)
 		} else {
 			t.Set.DenyDueAt = now.Add(g.cfg.DenyReasonWait)
 		}
 	}
-	after, out, err := g.store.Transition(ctx, id, t)
-	if err != nil {
-		return nil, err
-	}
-	resp.Request = after
-	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
-		// Redis applied our transition but its reply was lost, and the
-		// client's retry found our own decision in place: it is ours.
-		out = deskbot.Applied
-	}
+	return t
+}
+
+// decided turns the decision's outcome into Decide's answer: the response
+// when it was applied or counted, else the error that says what happened
+// instead.
+func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, out deskbot.Outcome, by deskbot.Person) (*deskbot.PermissionResponse, error) {
+	after, id := resp.Request, resp.Request.ID
 	switch out {
 	case deskbot.Stale:
 		return nil, errNotLeader
 	case deskbot.Counted:
 		// Still open: the next approver decides it through this memory.
-		g.log.InfoContext(ctx, "approval counted", "desk", r.Desk, "request", id, "by", who(by), "approvals", len(after.Approvals), "needs", after.Needs())
+		g.log.InfoContext(ctx, "approval counted", "desk", after.Desk, "request", id, "by", by.Audited(), "approvals", len(after.Approvals), "needs", after.Needs())
 		resp.Counted = true
 		return resp, nil
 	case deskbot.AlreadyApproved:
-		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", AlreadyApprovedMessage(after))
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.AlreadyApprovedMessage(after))
 	}
 	g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
 	switch out {
@@ -131,7 +139,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// The decision that ran may be narrower than the tap: an always
 		// allow among allow-onces is an allow once (no grant).
 		resp.Decision = after.Decision
-		g.log.InfoContext(ctx, "decided", "desk", r.Desk, "request", id, "decision", string(after.Decision), "by", who(by))
+		g.log.InfoContext(ctx, "decided", "desk", after.Desk, "request", id, "decision", string(after.Decision), "by", by.Audited())
 		return resp, nil
 	case deskbot.Expired:
 		// The sweep has not reached it yet; lapse it now so the desk hears
@@ -141,7 +149,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		}
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "This request lapsed at %s IST.", words.Time(after.ExpiresAt))
 	}
-	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+	return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.Describe(after))
 }
 
 // grantors names who gives a grant: by alone, or, when the request needs
@@ -149,20 +157,20 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 // read names by alone, the audit trail keeps every approval anyway).
 func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Person) string {
 	if r.Needs() < 2 {
-		return who(by)
+		return by.Audited()
 	}
 	cur, err := g.store.Request(ctx, r.ID)
 	if err != nil {
-		return who(by)
+		return by.Audited()
 	}
 	var names []string
 	for _, a := range cur.Approvals {
 		if g.cfg.Approvers != nil && !slices.Contains(g.cfg.Approvers, a.ByID) {
 			continue // removed since: the transition does not count it either
 		}
-		names = append(names, who(deskbot.Person{ID: a.ByID, Name: a.By}))
+		names = append(names, deskbot.Person{ID: a.ByID, Name: a.By}.Audited())
 	}
-	return strings.Join(append(names, who(by)), " and ")
+	return strings.Join(append(names, by.Audited()), " and ")
 }
 
 // Run runs the call of a request that Decide left running, records the
@@ -170,7 +178,7 @@ func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Pers
 // transition. It never runs a request that is not running, nor, with a
 // Leader, one whose term is no longer surely this process's (EUNAVAILABLE:
 // the leader that recovers it tells the desk).
-func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error) {
+func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*deskbot.PermissionResponse, error) {
 	r := resp.Request
 	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
@@ -212,7 +220,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 	if result.IsError {
 		state, action = deskbot.StateFailed, "failed"
 	}
-	set := resp.Stored(&result)
+	set := stored(*resp, &result)
 	set.DeliveredAt = now
 	t := deskbot.Transition{
 		From:    []deskbot.RequestState{deskbot.StateRunning},
@@ -241,7 +249,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 			out = deskbot.Applied
 		}
 		if err == nil && out != deskbot.Applied {
-			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", Describe(after))
+			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.Describe(after))
 		}
 		if err == nil || attempt == 4 {
 			break
@@ -253,7 +261,7 @@ func (g *Gate) Run(ctx context.Context, resp *PermissionResponse) (*PermissionRe
 	if err != nil {
 		return nil, err
 	}
-	return &PermissionResponse{Request: after, Decision: resp.Decision, Reason: resp.Reason}, nil
+	return &deskbot.PermissionResponse{Request: after, Decision: resp.Decision, Reason: resp.Reason}, nil
 }
 
 // AddReason completes a denial that is waiting for its reason: the desk is
@@ -265,7 +273,7 @@ func (g *Gate) AddReason(ctx context.Context, id, reason string, by deskbot.Pers
 	if err != nil {
 		return nil, err
 	}
-	after, out, err := g.deliverDenial(ctx, r, strings.TrimSpace(reason), who(by))
+	after, out, err := g.deliverDenial(ctx, r, strings.TrimSpace(reason), by.Audited())
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +285,7 @@ func (g *Gate) AddReason(ctx context.Context, id, reason string, by deskbot.Pers
 
 func (g *Gate) deliverDenial(ctx context.Context, r *deskbot.Request, reason, by string) (*deskbot.Request, deskbot.Outcome, error) {
 	now := g.now()
-	msg := PermissionResponse{Request: r, Decision: deskbot.Deny, Reason: reason}.Message(nil)
+	msg := ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.Deny, Reason: reason}, nil)
 	action := "reason"
 	if reason == "" {
 		action = "reason_skipped"

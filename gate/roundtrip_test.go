@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -47,7 +49,7 @@ func TestResolveReadsNothingBackItHeld(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := st.reads.Load()
-			resp, err := c.decider.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+			resp, err := gatetest.Resolve(t.Context(), c.decider, r.ID, deskbot.AllowOnce, "", asha)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +59,7 @@ func TestResolveReadsNothingBackItHeld(t *testing.T) {
 			if resp.Request.State != deskbot.StateRan || string(resp.Request.Content.Arguments) != `{"qty": 24512.123456789012}` {
 				t.Errorf("after resolve: %+v", resp.Request)
 			}
-			if _, err := c.decider.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+			if _, err := gatetest.Resolve(t.Context(), c.decider, r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 				t.Errorf("second resolve: %v; want ECONFLICT", err)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/robfig/cron/v3"
@@ -148,11 +147,6 @@ func NewSweeper(ctx context.Context, g *Gate, schedule string, log *slog.Logger)
 		return nil, deskbot.Errorf(deskbot.EINVALID, "SWEEP_SCHEDULE %q is not a cron schedule: %v", schedule, err)
 	}
 	return &Sweeper{cron: c, id: id}, nil
-}
-
-// Next is when the sweep after t runs, in India time.
-func (s *Sweeper) Next(t time.Time) time.Time {
-	return s.cron.Entry(s.id).Schedule.Next(t.In(deskbot.IST))
 }
 
 // Start runs the schedule in the background.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/alicebob/miniredis/v2"
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
@@ -39,7 +41,7 @@ func TestSweepLapsesOnlyWhatIsDue(t *testing.T) {
 	}
 
 	// A decision after the lapse is refused with the time it lapsed.
-	_, err = f.gate.Resolve(t.Context(), early.ID, deskbot.AllowOnce, "", asha)
+	_, err = gatetest.Resolve(t.Context(), f.gate, early.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
 		t.Errorf("late decision: %q, want %q", got, want)
 	}
@@ -56,7 +58,7 @@ func TestDecisionAfterExpiryBeforeSweepIsRefused(t *testing.T) {
 	f := mustFixture(t)
 	r := f.mustHold(t, "main", "flatten_desk", `{}`)
 	f.clock.Advance(5 * time.Minute) // due, not yet swept
-	_, err := f.gate.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
 		t.Fatalf("decision at expiry: %q, want %q", got, want)
 	}
@@ -88,7 +90,7 @@ func TestRecoverReportsInterruptedAndNeverReruns(t *testing.T) {
 	if got.State != deskbot.StateInterrupted {
 		t.Fatalf("state = %s, want interrupted", got.State)
 	}
-	if _, err := restarted.Resolve(t.Context(), r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+	if _, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 		t.Errorf("resolve after interruption: %v, want conflict", err)
 	}
 	if runs := f.runner.runs(); len(runs) != 0 {
@@ -108,8 +110,8 @@ func TestAuditTrailRecordsEveryStep(t *testing.T) {
 	a := f.mustHold(t, "main", "flatten_desk", `{}`)
 	b := f.mustHold(t, "main", "place_order", `{}`)
 	c := f.mustHold(t, "fno", "flatten_desk", `{}`)
-	f.gate.Resolve(t.Context(), a.ID, deskbot.AlwaysAllow, "", asha)
-	f.gate.Resolve(t.Context(), b.ID, deskbot.Deny, "no", ravi)
+	gatetest.Resolve(t.Context(), f.gate, a.ID, deskbot.AlwaysAllow, "", asha)
+	gatetest.Resolve(t.Context(), f.gate, b.ID, deskbot.Deny, "no", ravi)
 	f.gate.Revoke(t.Context(), "main", "flatten_desk", ravi)
 	f.clock.Advance(10 * time.Minute)
 	f.gate.Sweep(t.Context())
@@ -204,11 +206,11 @@ func TestMessagesWordForWord(t *testing.T) {
 		want string
 	}{
 		{"hold", gate.HoldMessage(r), "flatten_desk needs the user's permission, so it was not run. Request R1 was sent to them and lapses at 14:05 India time. End this turn now; do not retry flatten_desk or reach the same result another way. If they allow it, the harness runs exactly this call and tells you the result in a new message."},
-		{"deny", gate.PermissionResponse{Request: r, Decision: deskbot.Deny}.Message(nil), "The user denied flatten_desk (request R1), so it was not run. Do not try to reach the same result another way; ask them if it still matters."},
-		{"deny reason", gate.PermissionResponse{Request: r, Decision: deskbot.Deny, Reason: "too late"}.Message(nil), "The user denied flatten_desk (request R1), so it was not run. Their reason: too late Do not try to reach the same result another way; ask them if it still matters."},
-		{"allow ran", gate.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}.Message(ran), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It was run:\nclosed"},
-		{"allow failed", gate.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}.Message(failed), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It failed:\nno positions"},
-		{"always reason", gate.PermissionResponse{Request: r, Decision: deskbot.AlwaysAllow, Reason: "ok"}.Message(ran), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It was run:\nclosed\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: ok"},
+		{"deny", gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.Deny}, nil), "The user denied flatten_desk (request R1), so it was not run. Do not try to reach the same result another way; ask them if it still matters."},
+		{"deny reason", gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.Deny, Reason: "too late"}, nil), "The user denied flatten_desk (request R1), so it was not run. Their reason: too late Do not try to reach the same result another way; ask them if it still matters."},
+		{"allow ran", gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}, ran), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It was run:\nclosed"},
+		{"allow failed", gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}, failed), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It failed:\nno positions"},
+		{"always reason", gate.ResponseMessage(deskbot.PermissionResponse{Request: r, Decision: deskbot.AlwaysAllow, Reason: "ok"}, ran), "The user allowed flatten_desk (request R1), and the harness ran it with the arguments you gave. It was run:\nclosed\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: ok"},
 		{"lapse", gate.LapseMessage(r), "Request R1 for flatten_desk lapsed at 14:05 India time without an answer, so it was not run. Ask the user again only if it still matters."},
 	}
 	for _, tt := range tests {
@@ -219,8 +221,5 @@ func TestMessagesWordForWord(t *testing.T) {
 	_, err := deskbot.ParseDecision("maybe")
 	if got, want := deskbot.ErrorMessage(err), "Permission is allow_once, always_allow or deny, not 'maybe'"; got != want {
 		t.Errorf("unknown decision: %q, want %q", got, want)
-	}
-	if err := (gate.PermissionResponse{Request: r, Decision: "yes"}).Check(); deskbot.ErrorCode(err) != deskbot.EINVALID {
-		t.Errorf("Check(yes) = %v", err)
 	}
 }

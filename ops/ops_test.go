@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/gate/gatetest"
+
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/deskbottest"
@@ -118,7 +120,7 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 	allowed, denied := mustHold(t, g), mustHold(t, g)
 	mustHold(t, g) // lapses
 	clk.Advance(30 * time.Second)
-	if _, err := g.Resolve(t.Context(), allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), g, allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(30 * time.Second)

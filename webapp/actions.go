@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/decision"
+	"github.com/deskbot/deskbot/words"
 	"github.com/google/uuid"
 )
 
@@ -41,45 +42,36 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 			return
 		}
 		if !renderRequest(q, nil).Whole {
-			s.refuse(w, http.StatusConflict, "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter.")
+			s.refuse(w, http.StatusConflict, words.NotShownWholeAnswer)
 			return
 		}
 		reason = "" // a reason goes with a denial only
 	}
 	p := v.Person()
-	resp, err := s.deps.Gate.Decide(ctx, id, d, reason, p)
+	ans, err := decision.Decide(ctx, s.deps.Gate, s.start, s.log, id, d, reason, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if resp.Counted {
-		say(w, http.StatusOK, gate.CountedMessage(resp.Request))
-		return
-	}
-	if resp.Allows() {
-		s.running.Add(1)
-		go func() {
-			defer s.running.Done()
-			ctx := s.lifetime()
-			if _, err := s.deps.Gate.Run(ctx, resp); err != nil {
-				s.log.WarnContext(ctx, "webapp: held call not run", "desk", resp.Request.Desk, "request", id, "err", deskbot.ErrorMessage(err))
-			}
-		}()
-		msg := "Allowed once; running…"
-		if d == deskbot.AlwaysAllow {
-			msg = "Always allowed; running…"
-		}
-		say(w, http.StatusOK, msg)
-		return
-	}
 	// The page asks for the reason with the denial, so the desk is told
 	// now rather than after the chat's wait for a reason.
-	if resp.Request.DeliveredAt.IsZero() {
+	if ans.AwaitsReason {
 		if _, err := s.deps.Gate.AddReason(ctx, id, "", p); err != nil && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 			s.log.WarnContext(ctx, "webapp: could not tell a desk of its denial now; the sweep will", "request", id, "err", deskbot.ErrorMessage(err))
 		}
 	}
-	say(w, http.StatusOK, "Denied; it will not run.")
+	say(w, http.StatusOK, ans.Text)
+}
+
+// start runs an allowed call on the service's lifetime; Wait waits for it
+// (decision.Start).
+func (s *Server) start(run func(context.Context)) bool {
+	s.running.Add(1)
+	go func() {
+		defer s.running.Done()
+		run(s.lifetime())
+	}()
+	return true
 }
 
 // flattenAsk offers the confirmation of a flatten: a one-time token,

@@ -109,24 +109,3 @@ func ValidateInitData(initData, token string, maxAge time.Duration, now time.Tim
 	}
 	return Viewer{ID: u.ID, FirstName: u.FirstName, Username: u.Username, AuthDate: at}, nil
 }
-
-// SignInitData builds initData for user as Telegram would sign it: the
-// fields given plus auth_date and hash. Tests and the README's local
-// walkthrough use it; the service never signs.
-func SignInitData(token string, userJSON string, authDate time.Time, extra url.Values) string {
-	vals := url.Values{}
-	for k, vs := range extra {
-		vals[k] = append([]string(nil), vs...)
-	}
-	vals.Set("user", userJSON)
-	vals.Set("auth_date", strconv.FormatInt(authDate.Unix(), 10))
-	lines := make([]string, 0, len(vals))
-	for k := range vals {
-		lines = append(lines, k+"="+vals.Get(k))
-	}
-	sort.Strings(lines)
-	m := hmac.New(sha256.New, secretKey(token))
-	m.Write([]byte(strings.Join(lines, "\n")))
-	vals.Set("hash", hex.EncodeToString(m.Sum(nil)))
-	return vals.Encode()
-}

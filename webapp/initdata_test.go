@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/webapp/webapptest"
+
 	"github.com/deskbot/deskbot"
 )
 
@@ -16,7 +18,7 @@ const testToken = "123456:TEST-token-never-shown"
 func TestValidateInitData(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	asha := `{"id":101,"first_name":"Asha"}`
-	good := SignInitData(testToken, asha, now.Add(-10*time.Minute), url.Values{"query_id": {"AAE1"}})
+	good := webapptest.SignInitData(testToken, asha, now.Add(-10*time.Minute), url.Values{"query_id": {"AAE1"}})
 	tamper := func(s, from, to string) string {
 		return strings.Replace(s, url.QueryEscape(from), url.QueryEscape(to), 1)
 	}
@@ -27,14 +29,14 @@ func TestValidateInitData(t *testing.T) {
 	}{
 		{"valid", good, 101, ""},
 		{"empty", "", 0, "carries no sign-in"},
-		{"signed with another bot's token", SignInitData("999:other", asha, now, nil), 0, "not valid"},
+		{"signed with another bot's token", webapptest.SignInitData("999:other", asha, now, nil), 0, "not valid"},
 		{"forged for an approver's id", tamper(good, `"id":101`, `"id":102`), 0, "not valid"},
 		{"auth_date moved forward", strings.Replace(good, "auth_date=", "auth_date=1", 1), 0, "not valid"},
 		{"hash removed", strings.Split(good, "&hash=")[0], 0, "not valid"},
 		{"field given twice", good + "&user=" + url.QueryEscape(`{"id":102}`), 0, "not valid"},
-		{"expired (replayed old initData)", SignInitData(testToken, asha, now.Add(-2*time.Hour), nil), 0, "expired"},
-		{"from the future", SignInitData(testToken, asha, now.Add(time.Hour), nil), 0, "expired"},
-		{"no user", SignInitData(testToken, `{}`, now, nil), 0, "not valid"},
+		{"expired (replayed old initData)", webapptest.SignInitData(testToken, asha, now.Add(-2*time.Hour), nil), 0, "expired"},
+		{"from the future", webapptest.SignInitData(testToken, asha, now.Add(time.Hour), nil), 0, "expired"},
+		{"no user", webapptest.SignInitData(testToken, `{}`, now, nil), 0, "not valid"},
 		{"too long", good + "&pad=" + strings.Repeat("x", maxInitData), 0, "not valid"},
 	}
 	for _, c := range cases {
@@ -79,7 +81,7 @@ func TestValidateInitDataFieldOrder(t *testing.T) {
 	now := time.Unix(1733040000, 0)
 	// Fields in a different order on the wire than sorted: the hash is
 	// over the sorted data-check-string, so order on the wire is irrelevant.
-	signed := SignInitData(testToken, `{"id":7,"first_name":"Zed"}`, now, url.Values{"chat_instance": {"-42"}, "auth_x": {"a=b&c"}})
+	signed := webapptest.SignInitData(testToken, `{"id":7,"first_name":"Zed"}`, now, url.Values{"chat_instance": {"-42"}, "auth_x": {"a=b&c"}})
 	parts := strings.Split(signed, "&")
 	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
 		parts[i], parts[j] = parts[j], parts[i]

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
 )
 
 //go:embed assets templates
@@ -46,17 +45,6 @@ type Team interface {
 	PauseFromPage(ctx context.Context, target string, pause bool, p deskbot.Person) error
 }
 
-// Gate is what the page asks of the permission gate: the same calls the
-// chat's buttons make.
-type Gate interface {
-	Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*gate.PermissionResponse, error)
-	Run(ctx context.Context, resp *gate.PermissionResponse) (*gate.PermissionResponse, error)
-	AddReason(ctx context.Context, id, reason string, by deskbot.Person) (*deskbot.Request, error)
-	Request(ctx context.Context, id string) (*deskbot.Request, error)
-	Grants(ctx context.Context) ([]deskbot.Grant, error)
-	Revoke(ctx context.Context, desk, tool string, by deskbot.Person) error
-}
-
 // Events is the event stream as the live view follows it.
 type Events interface {
 	CreateEventGroupAtEnd(ctx context.Context, group string) error
@@ -73,7 +61,7 @@ type Trade struct {
 // Deps are the parts of the service the page reads and acts through.
 type Deps struct {
 	Team     Team
-	Gate     Gate
+	Gate     deskbot.Gate
 	Requests interface {
 		OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
 	}

@@ -193,3 +193,7 @@ func copyMessage(m *Message) Message {
 	}
 	return out
 }
+
+// CallbackData is a button's data as Telegram sends it back,
+// "\f<action>|<arg>": what a tap injected with InjectCallback carries.
+func CallbackData(action, arg string) string { return "\f" + action + "|" + arg }

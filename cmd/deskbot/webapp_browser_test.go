@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/webapp/webapptest"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/deskbot/deskbot"
@@ -93,7 +95,7 @@ func mustBrowser(t *testing.T) context.Context {
 
 func initDataFor(u telegramtest.User, at time.Time) string {
 	user, _ := json.Marshal(map[string]any{"id": u.ID, "first_name": u.FirstName})
-	return webapp.SignInitData(testToken, string(user), at, url.Values{"query_id": {"AAE" + fmt.Sprint(u.ID)}})
+	return webapptest.SignInitData(testToken, string(user), at, url.Values{"query_id": {"AAE" + fmt.Sprint(u.ID)}})
 }
 
 // pageURL is the page as Telegram opens it: initData and theme in the
@@ -364,7 +366,7 @@ func TestDesksPageRefusesStrangers(t *testing.T) {
 		{"replayed from yesterday", initDataFor(asha, time.Now().Add(-24*time.Hour)), "events", 401, "expired"},
 		{"tampered", strings.Replace(good, "query_id=AAE", "query_id=AAF", 1), "v/desks", 401, "not valid"},
 		{"forged for an approver's id", forged, "v/requests", 401, "not valid"},
-		{"signed by another bot", webapp.SignInitData("654321:other", `{"id":101,"first_name":"Asha"}`, time.Now(), nil), "v/desks", 401, "not valid"},
+		{"signed by another bot", webapptest.SignInitData("654321:other", `{"id":101,"first_name":"Asha"}`, time.Now(), nil), "v/desks", 401, "not valid"},
 		{"in the URL instead of the header", "", "v/desks?tgWebAppData=" + url.QueryEscape(good), 401, "carries no sign-in"},
 	}
 	for _, c := range cases {

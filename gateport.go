@@ -1,0 +1,35 @@
+package deskbot
+
+import "context"
+
+// Gate is the permission gate as the chat and the desks page use it: the
+// one port both decide through (the gate package implements it). Neither
+// needs more of the gate than this, and neither imports it.
+type Gate interface {
+	// Request returns a request as it stands.
+	Request(ctx context.Context, id string) (*Request, error)
+	// Decide decides a request; a won allow leaves it running, and the
+	// caller must then call Run exactly once with the response.
+	Decide(ctx context.Context, id string, d Decision, reason string, by Person) (*PermissionResponse, error)
+	// Run runs the call of a request Decide left running.
+	Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error)
+	// AddReason completes a denial waiting for its reason ("" skips it).
+	AddReason(ctx context.Context, id, reason string, by Person) (*Request, error)
+	// Grants lists the standing grants; Revoke removes one.
+	Grants(ctx context.Context) ([]Grant, error)
+	Revoke(ctx context.Context, desk, tool string, by Person) error
+}
+
+// PermissionResponse is a person's decision on a request, as it travels
+// from Gate.Decide to Gate.Run.
+type PermissionResponse struct {
+	Request  *Request // as it stands after the decision (and the run)
+	Decision Decision
+	Reason   string
+	// Counted: the allow was counted and more approvers are needed; the
+	// request is still open and nothing may run.
+	Counted bool
+}
+
+// Allows reports whether the call may run.
+func (p PermissionResponse) Allows() bool { return p.Decision.Allows() }

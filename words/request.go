@@ -1,0 +1,97 @@
+// Package words holds the words people and models read: the answers a
+// person gets when they decide a request, in the chat or on the desks page,
+// and how a request's state is told to them. One text, one place: the chat
+// and the page quote these, never their own copies.
+package words
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+)
+
+// More says how many approvers r still needs: "one more", "2 more".
+func More(r *deskbot.Request) string {
+	n := r.Needs() - len(r.Approvals)
+	if n == 1 {
+		return "one more"
+	}
+	return itoa(int64(max(n, 0))) + " more"
+}
+
+// AlreadyApprovedMessage answers a person who allows a request they
+// already approved.
+func AlreadyApprovedMessage(r *deskbot.Request) string {
+	return "You already approved; it needs " + More(r) + "."
+}
+
+// CountedMessage answers an approval counted short of the count.
+func CountedMessage(r *deskbot.Request) string {
+	return fmt.Sprintf("Approved (%d of %d); it needs %s before it runs.", len(r.Approvals), r.Needs(), More(r))
+}
+
+// DecidedBy names who decided r: every approver of an allow that needed
+// more than one ("Asha and Ravi"), else the one who decided.
+func DecidedBy(r *deskbot.Request) string {
+	if r.State == deskbot.StateDenied || r.State == deskbot.StateOpen || r.State == deskbot.StateLapsed || len(r.Approvals) < 2 {
+		return r.DecidedBy
+	}
+	names := make([]string, len(r.Approvals))
+	for i, a := range r.Approvals {
+		names[i] = a.By
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// Describe says what already happened to a request, for a person who taps
+// a button too late ("Already allowed by Asha at 14:02 IST").
+func Describe(r *deskbot.Request) string {
+	switch r.State {
+	case deskbot.StateOpen:
+		return "This request is still open; it lapses at " + Time(r.ExpiresAt) + " IST."
+	case deskbot.StateLapsed:
+		return "This request lapsed at " + Time(r.ExpiresAt) + " IST."
+	case deskbot.StateDenied:
+		return "Already denied by " + r.DecidedBy + " at " + Time(r.DecidedAt) + " IST."
+	}
+	verb := "allowed"
+	if r.Decision == deskbot.AlwaysAllow {
+		verb = "always allowed"
+	}
+	s := "Already " + verb + " by " + DecidedBy(r) + " at " + Time(r.DecidedAt) + " IST"
+	switch r.State {
+	case deskbot.StateRunning:
+		s += "; it is running."
+	case deskbot.StateRan:
+		s += "; it ran."
+	case deskbot.StateFailed:
+		s += "; it failed."
+	case deskbot.StateInterrupted:
+		s += "; the service stopped while it ran, outcome unknown."
+	default:
+		s += "."
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The answers to a person's decision, the same in the chat (a tap's
+// toast) and on the desks page.
+const (
+	// DeniedAnswer answers a denial.
+	DeniedAnswer = "Denied; it will not run."
+	// NotShownWholeAnswer refuses an allow of a call that could not be
+	// shown whole: Allow is never offered on a call shown cut.
+	NotShownWholeAnswer = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
+)
+
+// AllowedAnswer answers an allow that met its count: the call now runs.
+func AllowedAnswer(d deskbot.Decision) string {
+	if d == deskbot.AlwaysAllow {
+		return "Always allowed; running…"
+	}
+	return "Allowed; running…"
+}
