@@ -89,7 +89,7 @@ func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer str
 			break
 		}
 		wait := backoff.Next()
-		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
+		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", err, "wait", wait)
 		if deskbot.Sleep(ctx, wait) != nil {
 			break
 		}
