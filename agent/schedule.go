@@ -87,17 +87,6 @@ func (s *Scheduler) Due(from, to time.Time) []Firing {
 	return out
 }
 
-// Next is the first firing of any entry after t (zero if none).
-func (s *Scheduler) Next(after time.Time) time.Time {
-	var next time.Time
-	for _, e := range s.entries {
-		if t := e.sched.Next(after.In(deskbot.IST)); !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
-	return next
-}
-
 // Fire queues f's trigger unless it was already queued (by this process
 // before, or another before a restart). It reports whether it queued it.
 func (s *Scheduler) Fire(ctx context.Context, f Firing) (bool, error) {

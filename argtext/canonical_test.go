@@ -21,7 +21,7 @@ func TestCanonicalArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := argtext.Canonical(json.RawMessage(tt.in)); got != tt.want {
-			t.Errorf("CanonicalArguments(%q) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("argtext.Canonical(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

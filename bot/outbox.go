@@ -140,7 +140,7 @@ func (o *Outbox) read(ctx context.Context) {
 		}
 		if err != nil {
 			wait := backoff.Next()
-			o.log.WarnContext(ctx, "outbox: cannot read the event stream, will retry", "err", err.Error(), "wait", wait)
+			o.log.WarnContext(ctx, "outbox: cannot read the event stream, will retry", "err", err, "wait", wait)
 			if o.cfg.Sleep(ctx, wait) != nil {
 				return
 			}
@@ -189,7 +189,7 @@ func (o *Outbox) work(ctx context.Context, name string, step func(context.Contex
 		}
 		if err != nil {
 			wait := backoff.Next()
-			o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "lane", name, "err", err.Error(), "wait", wait)
+			o.log.WarnContext(ctx, "outbox: delivery stalled, will retry", "lane", name, "err", err, "wait", wait)
 			if o.cfg.Sleep(ctx, wait) != nil {
 				return
 			}
@@ -245,7 +245,7 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		// Telegram refuses this message for good (our rendering or a
 		// vanished message). Retrying would block every later event, so
 		// it is logged and passed over.
-		o.log.ErrorContext(ctx, "outbox: Telegram refused an event's message; skipped", "event", ev.ID, "kind", ev.Kind, "desk", ev.Desk, "err", err.Error())
+		o.log.ErrorContext(ctx, "outbox: Telegram refused an event's message; skipped", "event", ev.ID, "kind", ev.Kind, "desk", ev.Desk, "err", err)
 		err = nil
 	}
 	if err != nil {
@@ -345,7 +345,7 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 		if TelegramCode(err) != 400 {
 			return err
 		}
-		o.log.WarnContext(ctx, "outbox: request message not editable; sending the outcome anew", "request", ev.Request.ID, "err", err.Error())
+		o.log.WarnContext(ctx, "outbox: request message not editable; sending the outcome anew", "request", ev.Request.ID, "err", err)
 	}
 	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)

@@ -224,7 +224,7 @@ func (o *Outbox) book(ctx context.Context, r *deskbot.Request) *deskbot.Book {
 	defer cancel()
 	b, err := o.cfg.Book(ctx, r.Desk)
 	if err != nil {
-		o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err.Error())
+		o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err)
 		return nil
 	}
 	return &b

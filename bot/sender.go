@@ -262,7 +262,7 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 			s.opts.OnRetry(method, code)
 		}
 		serr := s.scrubbed(method, code, err)
-		s.opts.Log.WarnContext(ctx, "telegram call failed, will retry", "method", method, "code", code, "wait", wait, "err", serr.Error())
+		s.opts.Log.WarnContext(ctx, "telegram call failed, will retry", "method", method, "code", code, "wait", wait, "err", serr)
 		if err := s.opts.Sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w (last: %s)", err, serr.Error())
 		}

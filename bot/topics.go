@@ -61,7 +61,7 @@ func (t *topics) thread(ctx context.Context, desk string) int {
 		return id
 	}
 	if err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
-		t.log.WarnContext(ctx, "topics: could not read a desk's topic; it speaks in General for now", "desk", desk, "err", err.Error())
+		t.log.WarnContext(ctx, "topics: could not read a desk's topic; it speaks in General for now", "desk", desk, "err", err)
 		return 0
 	}
 	if at, ok := t.failed[desk]; ok && t.now().Sub(at) < retryTopic {
@@ -72,7 +72,7 @@ func (t *topics) thread(ctx context.Context, desk string) int {
 	id, err := t.s.CreateTopic(cctx, t.chat, desk)
 	if err != nil {
 		t.failed[desk] = t.now()
-		t.log.WarnContext(ctx, "topics: could not create a desk's topic; it speaks in General (does the bot have the right to manage topics?)", "desk", desk, "err", err.Error())
+		t.log.WarnContext(ctx, "topics: could not create a desk's topic; it speaks in General (does the bot have the right to manage topics?)", "desk", desk, "err", err)
 		return 0
 	}
 	// The topic exists now: its notes are written even if ctx ends, or a
@@ -80,10 +80,10 @@ func (t *topics) thread(ctx context.Context, desk string) int {
 	bctx, bcancel := bookkeeping(ctx)
 	defer bcancel()
 	if err := t.notes.PutNote(bctx, topicDeskKey(t.chat, id), desk, 0); err != nil {
-		t.log.WarnContext(ctx, "topics: could not note a topic's desk", "desk", desk, "err", err.Error())
+		t.log.WarnContext(ctx, "topics: could not note a topic's desk", "desk", desk, "err", err)
 	}
 	if err := t.notes.PutNote(bctx, topicKey(t.chat, desk), strconv.Itoa(id), 0); err != nil {
-		t.log.WarnContext(ctx, "topics: could not note a desk's topic", "desk", desk, "err", err.Error())
+		t.log.WarnContext(ctx, "topics: could not note a desk's topic", "desk", desk, "err", err)
 	}
 	delete(t.failed, desk)
 	t.known[desk] = id
@@ -99,7 +99,7 @@ func (t *topics) forget(ctx context.Context, desk string, thread int) {
 	delete(t.known, desk)
 	for _, k := range []string{topicKey(t.chat, desk), topicDeskKey(t.chat, thread)} {
 		if err := t.notes.DeleteNote(ctx, k); err != nil {
-			t.log.WarnContext(ctx, "topics: could not forget a deleted topic", "desk", desk, "err", err.Error())
+			t.log.WarnContext(ctx, "topics: could not forget a deleted topic", "desk", desk, "err", err)
 		}
 	}
 }

@@ -117,7 +117,7 @@ func (e *Elector) Campaign(ctx context.Context) (*Term, error) {
 			return t, nil
 		}
 		if err != nil && !failing && ctx.Err() == nil {
-			e.log().Warn("cannot reach the leader lease; still trying", "err", deskbot.ErrorMessage(err))
+			e.log().Warn("cannot reach the leader lease; still trying", "err", err)
 		}
 		failing = err != nil
 		timer := time.NewTimer(e.RetryEvery())
@@ -196,7 +196,7 @@ func (t *Term) keep() {
 		case t.ctx.Err() != nil:
 			return
 		case err != nil:
-			t.e.log().Warn("could not renew the leader lease; retrying", "err", deskbot.ErrorMessage(err))
+			t.e.log().Warn("could not renew the leader lease; retrying", "err", err)
 		case !ok:
 			t.lose("another process holds the lease")
 			return

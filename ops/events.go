@@ -90,7 +90,7 @@ func (m *Metrics) CountEvents(ctx context.Context, src EventSource, consumer str
 			break
 		}
 		wait := backoff.Next()
-		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
+		log.WarnContext(ctx, "metrics: reading events failed, will retry", "err", err, "wait", wait)
 		if retry.Sleep(ctx, wait) != nil {
 			break
 		}

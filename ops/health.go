@@ -18,13 +18,6 @@ type Check struct {
 	Func func(ctx context.Context) error
 }
 
-// HealthHandler runs every check at once, each within timeout, and answers
-// 200 with {"status":"ok",...} when all pass, 503 otherwise, with one line
-// per check.
-func HealthHandler(timeout time.Duration, checks ...Check) http.Handler {
-	return RoleHealthHandler(timeout, nil, func(string) []Check { return checks })
-}
-
 // Roles a process reports on /healthz when several run on one Redis: one
 // leader acts, standbys wait to take over (package leader).
 const (
@@ -32,9 +25,10 @@ const (
 	RoleStandby = "standby"
 )
 
-// RoleHealthHandler is HealthHandler for a process whose checks depend on
-// its role: the body also says the role ({"status":"ok","role":"standby",
-// ...}). A standby that reaches Redis is healthy: it is ready to take over,
+// RoleHealthHandler runs every check at once, each within timeout, and
+// answers 200 with {"status":"ok",...} when all pass, 503 otherwise, with
+// one line per check. The checks depend on the process's role, which the
+// body also says ({"status":"ok","role":"standby",...}). A standby that reaches Redis is healthy: it is ready to take over,
 // and an orchestrator must not restart it for not polling Telegram. A nil
 // role leaves it out.
 func RoleHealthHandler(timeout time.Duration, role func() string, checksFor func(role string) []Check) http.Handler {

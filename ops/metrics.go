@@ -7,7 +7,7 @@
 // Metrics come from decorators and readers, never from hooks inside the
 // parts they measure: models and tools are wrapped (WrapModel, WrapTools),
 // request outcomes are read from the event stream through their own
-// consumer group (EventCounter, at least once: a crash between counting and
+// consumer group (Metrics.CountEvents, at least once: a crash between counting and
 // acknowledging counts an event twice), the outbox depth is asked of Redis
 // at scrape time, and Telegram retries arrive through the sender's OnRetry.
 //

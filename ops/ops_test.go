@@ -31,7 +31,7 @@ import (
 // mustServe serves m and a health check over real HTTP on a free port.
 func mustServe(t *testing.T, m *ops.Metrics, checks ...ops.Check) *ops.Server {
 	t.Helper()
-	s, err := ops.Listen("127.0.0.1:0", ops.HealthHandler(time.Second, checks...), m.Handler())
+	s, err := ops.Listen("127.0.0.1:0", ops.RoleHealthHandler(time.Second, nil, func(string) []ops.Check { return checks }), m.Handler())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func (s *Server) follow(ctx context.Context) error {
 		}
 		if err != nil {
 			wait := backoff.Next()
-			s.log.WarnContext(ctx, "webapp: cannot follow the event stream, will retry", "err", deskbot.ErrorMessage(err), "wait", wait)
+			s.log.WarnContext(ctx, "webapp: cannot follow the event stream, will retry", "err", err, "wait", wait)
 			if retry.Sleep(ctx, wait) != nil {
 				break
 			}
@@ -92,7 +92,7 @@ func (s *Server) follow(ctx context.Context) error {
 			}
 			s.hub.publish(e)
 			if err := s.deps.Events.AckEvent(ctx, group, ev.ID); err != nil && ctx.Err() == nil {
-				s.log.DebugContext(ctx, "webapp: could not acknowledge an event", "err", deskbot.ErrorMessage(err))
+				s.log.DebugContext(ctx, "webapp: could not acknowledge an event", "err", err)
 			}
 		}
 	}
