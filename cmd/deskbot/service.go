@@ -179,7 +179,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log,
 		Limits: &agent.Limits{Policies: policies, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}}
 	m.Desks = agent.New(desks, agent.Deps{
-		Inbox: &inbox{Inbox: m.Store, d: m.drain}, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
+		Inbox: &inbox{store: m.Store, d: m.drain}, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
 		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log, Requests: m.Store,
 	})
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
 )
 
 // drain is the service's graceful stop. A stop has two phases:
@@ -119,8 +120,16 @@ func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage
 // its trigger (acknowledged it, or asks for the next) is no longer busy,
 // and once stopping it is handed nothing more.
 type inbox struct {
-	deskbot.Inbox
-	d *drain
+	store turnTaker // the store
+	d     *drain
+}
+
+func (in *inbox) Enqueue(ctx context.Context, t deskbot.Trigger) error {
+	return in.store.Enqueue(ctx, t)
+}
+
+func (in *inbox) PendingTriggers(ctx context.Context, desk string) (int64, error) {
+	return in.store.PendingTriggers(ctx, desk)
 }
 
 func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
@@ -129,7 +138,7 @@ func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Durati
 		<-ctx.Done() // the desks run on the hard context: wait for it
 		return nil, ctx.Err()
 	}
-	tr, err := in.Inbox.NextTrigger(ctx, desk, block)
+	tr, err := in.store.NextTrigger(ctx, desk, block)
 	if tr != nil {
 		in.d.setBusy(desk, true)
 		if in.d.stopping() {
@@ -144,7 +153,44 @@ func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Durati
 }
 
 func (in *inbox) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
-	err := in.Inbox.AckTrigger(ctx, t)
+	err := in.store.AckTrigger(ctx, t)
 	in.d.setBusy(t.Desk, false)
 	return err
+}
+
+// The desks' inbox must let a desk take a queued trigger and open its turn
+// in one round trip: a wrapper without TakeTurn would silently put every
+// turn on the slower path of waiting on NextTrigger and then OpenTurn.
+var _ interface {
+	deskbot.Inbox
+	agent.TurnTaker
+} = (*inbox)(nil)
+
+// turnTaker is the store's side of TakeTurn.
+type turnTaker interface {
+	deskbot.Inbox
+	agent.TurnTaker
+}
+
+// TakeTurn is NextTrigger's bookkeeping around the store's TakeTurn: asking
+// means the desk is done with its last trigger, taking one makes it busy,
+// and once stopping it takes nothing (the trigger stays queued, or in hand
+// for the next start).
+func (in *inbox) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	in.d.setBusy(desk, false)
+	if in.d.stopping() {
+		return nil, deskbot.DeskStatus{}, nil, nil, nil // the desk then waits in NextTrigger
+	}
+	tr, st, hist, prior, err := in.store.TakeTurn(ctx, desk, historyLimit, at)
+	if tr != nil {
+		in.d.setBusy(desk, true)
+		if in.d.stopping() {
+			// As in NextTrigger: unacknowledged, the trigger is handed back at
+			// the next start, which also clears the "working" just saved.
+			in.d.setBusy(desk, false)
+			<-ctx.Done()
+			return nil, deskbot.DeskStatus{}, nil, nil, ctx.Err()
+		}
+	}
+	return tr, st, hist, prior, err
 }
