@@ -10,7 +10,8 @@ import (
 // StartEmbedded starts the in-memory Redis the service runs on when
 // REDIS_URL is empty (miniredis, with expiring keys and a random password),
 // and returns its URL and a function that stops it. Open with an empty URL
-// uses it for one Store; tests without a real Redis share one through its URL.
+// starts one for its Store; storetest starts the same one for tests without a
+// real Redis, so they run on what the service runs on.
 func StartEmbedded() (url string, stop func(), err error) {
 	m, url, err := startEmbedded()
 	if err != nil {

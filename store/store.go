@@ -38,7 +38,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
 )
@@ -84,7 +83,7 @@ const DefaultAuditRetention = 90 * 24 * time.Hour
 // Store is the Redis implementation of deskbot's storage interfaces.
 type Store struct {
 	rdb      redis.UniversalClient
-	mini     *miniredis.Miniredis // non-nil when this Store started the embedded server
+	stopMini func() // non-nil when this Store started the embedded server
 	embedded bool
 	url      string // kept only for Reopen; never logged or shown
 	opts     Options
@@ -128,11 +127,11 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded, base: base}
 	if embedded && s.url == "" {
-		m, url, err := startEmbedded()
+		url, stop, err := StartEmbedded()
 		if err != nil {
 			return nil, err
 		}
-		s.mini, s.url = m, url
+		s.stopMini, s.url = stop, url
 	}
 	if s.rdb, err = newClient(s.opts, s.url, false); err != nil {
 		s.closeMini()
@@ -177,8 +176,8 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeMini() {
-	if s.mini != nil {
-		s.mini.Close()
+	if s.stopMini != nil {
+		s.stopMini()
 	}
 }
 
