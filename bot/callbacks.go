@@ -165,7 +165,7 @@ func (b *Bot) tapRefusal(ctx context.Context, err error) string {
 // flattenTap handles the flatten buttons: a desk chosen (ask to confirm),
 // the confirmation, or cancel.
 func (b *Bot) flattenTap(ctx context.Context, c tele.Context, action, target string) {
-	if target != "all" && !b.desks[target] {
+	if target != deskbot.AllDesks && !b.desks[target] {
 		b.answer(c, refusedData, true)
 		return
 	}

@@ -274,7 +274,7 @@ func (b *Bot) target(arg, usage string) ([]string, string) {
 	switch {
 	case arg == "":
 		return nil, "Usage: " + usage + ". Desks: " + b.deskList() + "."
-	case arg == "all":
+	case arg == deskbot.AllDesks:
 		return append([]string(nil), b.cfg.Desks...), ""
 	case b.desks[arg]:
 		return []string{arg}, ""

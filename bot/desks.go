@@ -127,7 +127,7 @@ func (b *Bot) onFlatten(c tele.Context) error {
 
 func (b *Bot) flattenChoices() *tele.ReplyMarkup {
 	kb := &tele.ReplyMarkup{}
-	for _, d := range append(append([]string(nil), b.cfg.Desks...), "all") {
+	for _, d := range append(append([]string(nil), b.cfg.Desks...), deskbot.AllDesks) {
 		if btn, err := NewButton(d, ActFlattenAsk, d); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
@@ -137,7 +137,7 @@ func (b *Bot) flattenChoices() *tele.ReplyMarkup {
 
 func (b *Bot) flattenConfirm(target string) (string, *tele.ReplyMarkup) {
 	what := "desk " + bold(target)
-	if target == "all" {
+	if target == deskbot.AllDesks {
 		what = "<b>every desk</b> (" + b.deskList() + ")"
 	}
 	text := "Flatten " + what + "? Every open position is closed at its last price, and the desk is told."

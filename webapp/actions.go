@@ -81,7 +81,7 @@ func (s *Server) flattenAsk(ctx context.Context, r *http.Request, v Viewer) (str
 		return "", nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Only approvers can flatten a desk.")
 	}
 	desk := r.URL.Query().Get("desk")
-	if _, ok := s.desks[desk]; !ok && desk != "all" {
+	if _, ok := s.desks[desk]; !ok && desk != deskbot.AllDesks {
 		return "", nil, deskbot.Errorf(deskbot.ENOTFOUND, "There is no desk named %q.", desk)
 	}
 	token := uuid.NewString()
