@@ -243,7 +243,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 	// Allow once from the page: it runs once, and the chat's message shows
 	// the outcome as if the button there had been tapped.
 	do(t, ctx, "allow once", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#req-%s button[data-decision=allow_once]`, id))))
-	waitFor(t, ctx, "the page's answer", `document.getElementById("toast").textContent.includes("Allowed once")`)
+	waitFor(t, ctx, "the page's answer", `document.getElementById("toast").textContent.includes("Allowed; running")`)
 	s.mustBotMessage(t, "the chat message edited with the outcome", func(m telegramtest.Message) bool {
 		return m.ID == held.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Allowed once by Asha") && strings.Contains(m.Plain, "Ran")
 	})
