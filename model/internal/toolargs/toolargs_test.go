@@ -3,6 +3,7 @@ package toolargs
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,6 +26,11 @@ func TestParse(t *testing.T) {
 		{`{} {}`, ``},
 		{`{"quantity":1,"quantity":1000}`, ``},
 		{`{"a":1,"\u0061":2}`, ``},
+		// Go's decoder matches keys ignoring case: which copy a tool reads
+		// is not what a person reads, so case-variant keys are refused too,
+		// at any depth.
+		{`{"quantity":1,"Quantity":1000}`, ``},
+		{`{"a":{"side":"buy","SIDE":"sell"}}`, ``},
 		{"{\"a\":\"\xff\"}", ``},
 	}
 	for _, c := range cases {
@@ -67,37 +73,55 @@ func FuzzToolArguments(f *testing.F) {
 	})
 }
 
-// hasDuplicateKey reports a repeated top-level key, found independently of
-// Parse: the keys listed outnumber those decoded into a map.
+// hasDuplicateKey reports two keys of one object, at any depth, that are
+// equal ignoring case (strings.EqualFold, as Go's decoder matches fields),
+// found independently of Parse: each object's keys compared pairwise.
 func hasDuplicateKey(s string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &m) != nil {
-		return false
-	}
 	d := json.NewDecoder(bytes.NewReader([]byte(s)))
-	depth, keys, atKey := 0, 0, false
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			break
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			// Entering the object, a key comes next; after a composite
-			// value inside it, so does one.
-			atKey = depth <= 1
-			depth++
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-			continue
-		}
-		if depth == 1 {
-			if atKey {
-				keys++
-			}
-			atKey = !atKey
-		}
+	dup, _ := valueHasDuplicateKey(d)
+	return dup
+}
+
+// valueHasDuplicateKey reads one JSON value from d; ok is false when d
+// does not hold one.
+func valueHasDuplicateKey(d *json.Decoder) (dup, ok bool) {
+	tok, err := d.Token()
+	if err != nil {
+		return false, false
 	}
-	return keys != len(m)
+	switch tok {
+	case json.Delim('{'):
+		var keys []string
+		for d.More() {
+			kt, err := d.Token()
+			k, isKey := kt.(string)
+			if err != nil || !isKey {
+				return false, false
+			}
+			for _, seen := range keys {
+				if strings.EqualFold(seen, k) {
+					dup = true
+				}
+			}
+			keys = append(keys, k)
+			inner, ok := valueHasDuplicateKey(d)
+			if !ok {
+				return false, false
+			}
+			dup = dup || inner
+		}
+		_, err := d.Token() // '}'
+		return dup, err == nil
+	case json.Delim('['):
+		for d.More() {
+			inner, ok := valueHasDuplicateKey(d)
+			if !ok {
+				return false, false
+			}
+			dup = dup || inner
+		}
+		_, err := d.Token() // ']'
+		return dup, err == nil
+	}
+	return false, true
 }
