@@ -121,6 +121,12 @@ func (c *checker) dataDir(cfg Config) {
 	f.Close()
 	os.Remove(f.Name())
 	abs, _ := filepath.Abs(cfg.DataDir)
+	if dir != cfg.DataDir {
+		// Before the first start: the start makes it in dir, which it may.
+		parent, _ := filepath.Abs(dir)
+		c.add("DATA_DIR", statusOK, "%s does not exist yet: the start creates it (%s is writable)", abs, parent)
+		return
+	}
 	c.add("DATA_DIR", statusOK, "%s writable", abs)
 }
 
