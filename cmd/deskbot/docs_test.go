@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/agent"
 )
 
 // Every variable the service reads is in the README's table and in
@@ -43,5 +45,43 @@ func TestVariablesDocumented(t *testing.T) {
 		if !strings.Contains(string(readme), cmd) {
 			t.Errorf("README lacks %q", cmd)
 		}
+	}
+}
+
+// The example desks file passes check as a newcomer runs it: one approver,
+// no model keys, no Claude Code CLI. What needs more (four eyes, a key,
+// the CLI) is there commented out.
+func TestDesksExamplePassesCheck(t *testing.T) {
+	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MODEL_API_KEY", "OLLAMA_KEY"} {
+		t.Setenv(k, "") // restored after the test
+		os.Unsetenv(k)
+	}
+	env := minimalEnv()
+	env["DESKS_FILE"] = "../../docs/desks.example.toml"
+	env["TELEGRAM_APPROVERS"] = "101"
+	cfg, err := LoadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desks, err := loadCheckedDesks(cfg)
+	if err != nil {
+		t.Fatalf("desks: %v", err)
+	}
+	c := &checker{}
+	c.policies(cfg, desks)
+	for _, d := range desks {
+		for _, mc := range d.Models {
+			if mc.Provider == agent.ClaudeCode {
+				c.add("model "+modelLabel(mc), statusFail, "desk %s needs the Claude Code CLI", d.Name)
+			}
+		}
+	}
+	var b strings.Builder
+	c.print(&b)
+	if c.failed() {
+		t.Errorf("check fails on docs/desks.example.toml:\n%s", b.String())
+	}
+	if got, want := len(desks), 3; got != want {
+		t.Errorf("%d desks, want %d (main, research, planner)", got, want)
 	}
 }
