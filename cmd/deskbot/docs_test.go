@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"reflect"
 	"regexp"
 	"strings"
@@ -37,7 +38,12 @@ func TestVariablesDocumented(t *testing.T) {
 			t.Errorf(".env.example has no %s= line", name)
 			continue
 		}
-		if def, ok := f.Tag.Lookup("envDefault"); ok && m[1] != def {
+		// A shell reads the file too: a quoted value means what is inside.
+		val := m[1]
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		}
+		if def, ok := f.Tag.Lookup("envDefault"); ok && val != def {
 			t.Errorf(".env.example: %s=%s, but the default is %q", name, m[1], def)
 		}
 	}
@@ -83,5 +89,24 @@ func TestDesksExamplePassesCheck(t *testing.T) {
 	}
 	if got, want := len(desks), 3; got != want {
 		t.Errorf("%d desks, want %d (main, research, planner)", got, want)
+	}
+}
+
+// .env.example is sourced by shells as well as read by compose: every line
+// must parse in bash, and each variable must hold what the file says.
+func TestEnvExampleSourceable(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on this machine")
+	}
+	cmd := exec.Command(bash, "--noprofile", "--norc", "-e", "-c", `set -a; . ./.env.example; printf '%s\n' "$SWEEP_SCHEDULE" "$APPROVAL_TOOLS"`)
+	cmd.Dir = "../.."
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash cannot source .env.example: %v\n%s", err, out)
+	}
+	if got, want := string(out), "@every 1m\nflatten_desk,place_order\n"; got != want {
+		t.Errorf("sourced values %q, want %q", got, want)
 	}
 }
