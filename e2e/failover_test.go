@@ -71,7 +71,8 @@ name = "backup"
 `, front.URL, backup.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, map[string]string{"DESKS_FILE": desks})
+	// The order runs unasked on purpose: the drill is about the failover.
+	w := newWorld(t, map[string]string{"DESKS_FILE": desks, "APPROVAL_TOOLS": "flatten_desk"})
 
 	order := modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":2,"price":1500}`}
 	primary.SetHandler(func(r modeltest.Request) modeltest.Reply {

@@ -59,7 +59,16 @@ func fence(ctx context.Context, userns, netns *os.File) error {
 	for _, r := range routes {
 		fmt.Fprintf(&script, "route add unreachable %s\n", r)
 	}
-	cmd := exec.CommandContext(ctx, nsenter, "--user=/proc/self/fd/3", "--net=/proc/self/fd/4", "--", ip, "-batch", "-")
+	args := []string{"--user=/proc/self/fd/3", "--net=/proc/self/fd/4", "--", ip, "-batch", "-"}
+	if os.Geteuid() != 0 {
+		// Unprivileged, bwrap denies setgroups in its user namespace, where
+		// it maps the service's user to root; nsenter's own switch to root
+		// there starts with setgroups and fails, so keep the credentials
+		// (already root there). As root, bwrap runs as HostUID and nsenter
+		// must switch to become root in the namespace.
+		args = append([]string{"--preserve-credentials"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, nsenter, args...)
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	cmd.ExtraFiles = []*os.File{userns, netns}
 	cmd.Stdin = strings.NewReader(script.String())

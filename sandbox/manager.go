@@ -135,9 +135,20 @@ func (m *Manager) Session(desk string) (*Session, error) {
 // reachable says why uid may not pass through every folder from / to dir
 // ("" when it may): the desks' user reaches its folder by path, bwrap
 // (0.8) included.
+//
+// Before the first start DATA_DIR may not exist: NewManager makes it and
+// opens it to uid, so it passes. A missing folder above it is another
+// matter: NewManager would make it private to the service's user (0700),
+// which uid cannot pass.
 func reachable(dir string, uid int) string {
 	for d := dir; ; d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
+		if errors.Is(err, fs.ErrNotExist) && d == dir {
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Sprintf("desks run as uid %d, which could not pass through %s on the way to DATA_DIR: the start would make it private to the service's user, so they would have no terminal; make DATA_DIR first, passable (mkdir -p %s, then chmod o+x on each folder made), or put DATA_DIR elsewhere (e.g. /var/lib/deskbot)", uid, d, dir)
+		}
 		if err != nil {
 			return "data folder: " + err.Error()
 		}

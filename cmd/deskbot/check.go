@@ -121,6 +121,12 @@ func (c *checker) dataDir(cfg Config) {
 	f.Close()
 	os.Remove(f.Name())
 	abs, _ := filepath.Abs(cfg.DataDir)
+	if dir != cfg.DataDir {
+		// Before the first start: the start makes it in dir, which it may.
+		parent, _ := filepath.Abs(dir)
+		c.add("DATA_DIR", statusOK, "%s does not exist yet: the start creates it (%s is writable)", abs, parent)
+		return
+	}
 	c.add("DATA_DIR", statusOK, "%s writable", abs)
 }
 
@@ -195,13 +201,8 @@ func (c *checker) sandbox(ctx context.Context, cfg Config) {
 }
 
 func (c *checker) models(ctx context.Context, cfg Config) {
-	m := &Main{Config: cfg}
-	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	desks, err := loadCheckedDesks(cfg)
 	if err != nil {
-		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
-		return
-	}
-	if err := deskToolsExist(desks); err != nil {
 		c.add("desks", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}
@@ -222,6 +223,20 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 			c.add("model "+modelLabel(mc), status, "%s", detail)
 		}
 	}
+}
+
+// loadCheckedDesks reads the desks (DESKS, or DESKS_FILE with its keys'
+// variables) as the start does, and refuses a tool that does not exist.
+func loadCheckedDesks(cfg Config) ([]agent.DeskConfig, error) {
+	m := &Main{Config: cfg}
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	if err != nil {
+		return nil, err
+	}
+	if err := deskToolsExist(desks); err != nil {
+		return nil, err
+	}
+	return desks, nil
 }
 
 // deskToolsExist refuses a desk whose tools list names a tool that does

@@ -81,6 +81,7 @@ func TestRunRefusesUnguardingPolicy(t *testing.T) {
 	env := goodEnv(t)
 	env["DESKS_FILE"] = path
 	env["TELEGRAM_APPROVERS"] = "101,102"
+	env["APPROVAL_TOOLS"] = "flatten_desk" // place_order unguarded on purpose
 	cfg, err := LoadConfig(env)
 	if err != nil {
 		t.Fatal(err)

@@ -319,3 +319,56 @@ func TestCheckClaudeCode(t *testing.T) {
 		})
 	}
 }
+
+// Before the first start DATA_DIR may not exist yet: the start creates it,
+// so the check says so and passes (as root too, where desks run as another
+// user who must pass through it); it fails only when the start could not
+// create it, or would create a folder above it that desks cannot pass.
+func TestCheckDataDirNotYetMade(t *testing.T) {
+	parent := deskbottest.DataDir(t)
+	if err := os.Chmod(parent, 0o711); err != nil { // as deskbottest.DataDir opens its own parent
+		t.Fatal(err)
+	}
+	deep := filepath.Join(parent, "var", "data")
+	deepWant := map[string]string{"DATA_DIR": "ok " + deep + " does not exist yet: the start creates it (" + parent + " is writable)", "sandbox": "warn SANDBOX=none"}
+	deepCode := 0
+	if os.Geteuid() == 0 {
+		// The start makes the folders above DATA_DIR private to the
+		// service's user, which the desks' user cannot pass.
+		deepWant["sandbox"] = "FAIL desks run as uid 65534, which could not pass through " + filepath.Join(parent, "var")
+		deepCode = 1
+	}
+	tests := []struct {
+		name     string
+		dir      string
+		wantCode int
+		want     map[string]string
+	}{
+		{"missing, parent writable", filepath.Join(parent, "data"), 0, map[string]string{
+			"DATA_DIR": "ok " + filepath.Join(parent, "data") + " does not exist yet: the start creates it (" + parent + " is writable)",
+			"sandbox":  "warn SANDBOX=none",
+		}},
+		{"missing with a missing parent", deep, deepCode, deepWant},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := goodEnv(t)
+			env["DATA_DIR"] = tt.dir
+			code, out, lines := checkOut(t, env)
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d", code, tt.wantCode)
+			}
+			for name, want := range tt.want {
+				if got := lines[name]; !strings.HasPrefix(got, want) {
+					t.Errorf("%s: %q, want it to start with %q", name, got, want)
+				}
+			}
+			if _, err := os.Stat(tt.dir); err == nil {
+				t.Errorf("check made %s; only the start may", tt.dir)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}

@@ -46,7 +46,7 @@ type Config struct {
 	RedisPrefix           string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
 	GrantTTL              time.Duration `env:"GRANT_TTL" envDefault:"0s"`
 	AuditRetention        time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
-	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk" envSeparator:","`
+	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
 	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
 	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`

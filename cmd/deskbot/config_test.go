@@ -37,7 +37,7 @@ func TestLoadConfigApprovalTools(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{"unset", "-", []string{"flatten_desk"}, ""},
+		{"unset guards orders too", "-", []string{"flatten_desk", "place_order"}, ""},
 		{"one", "place_order", []string{"place_order"}, ""},
 		{"space after comma", "flatten_desk, place_order", []string{"flatten_desk", "place_order"}, ""},
 		{"padded", "  bash\t,place_order  ", []string{"bash", "place_order", "bash_background"}, ""},

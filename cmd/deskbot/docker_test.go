@@ -124,6 +124,8 @@ func TestCompose(t *testing.T) {
 			Volumes     []string          `yaml:"volumes"`
 			Ports       []string          `yaml:"ports"`
 			DependsOn   any               `yaml:"depends_on"`
+			SecurityOpt []string          `yaml:"security_opt"`
+			Devices     []string          `yaml:"devices"`
 		} `yaml:"services"`
 		Volumes map[string]any `yaml:"volumes"`
 	}
@@ -151,8 +153,26 @@ func TestCompose(t *testing.T) {
 	if d.Build == nil || d.EnvFile != ".env" || d.DependsOn == nil {
 		t.Errorf("deskbot service: want build, env_file .env and depends_on redis")
 	}
-	if u := d.Environment["REDIS_URL"]; !regexp.MustCompile(`^redis://:\$\{REDIS_PASSWORD\}@redis:6379`).MatchString(u) {
-		t.Errorf("REDIS_URL %q: want the redis service with its password", u)
+	// The password goes as REDIS_PASSWORD (from .env): inside the URL a
+	// "/", "+" or "#" of a random password would break it.
+	if u := d.Environment["REDIS_URL"]; !regexp.MustCompile(`^redis://redis:6379(/\d+)?$`).MatchString(u) {
+		t.Errorf("REDIS_URL %q: want the redis service, with no password in it", u)
+	}
+	if _, ok := d.Environment["REDIS_PASSWORD"]; ok {
+		t.Errorf("deskbot's REDIS_PASSWORD is set in the compose file; it comes from .env")
+	}
+	// Docker's default seccomp and AppArmor profiles stop bubblewrap's
+	// namespaces; slirp4netns needs the tun device.
+	for _, want := range []string{"seccomp=unconfined", "apparmor=unconfined"} {
+		if !slices.Contains(d.SecurityOpt, want) {
+			t.Errorf("deskbot security_opt %v lacks %s: desks would have no terminal", d.SecurityOpt, want)
+		}
+	}
+	if !slices.ContainsFunc(d.Devices, func(s string) bool { return strings.HasPrefix(s, "/dev/net/tun") }) {
+		t.Errorf("deskbot devices %v lack /dev/net/tun: desks would have no network", d.Devices)
+	}
+	if !strings.Contains(string(data), "# Desks' terminals are bubblewrap sandboxes") {
+		t.Errorf("security_opt has no comment saying why")
 	}
 	addr := d.Environment["HTTP_ADDR"]
 	port := addr[strings.LastIndex(addr, ":")+1:]
