@@ -3,6 +3,7 @@ package agent_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,11 +50,50 @@ func TestLoadDesksFromNames(t *testing.T) {
 	}
 }
 
-func TestLoadDesksExampleFile(t *testing.T) {
-	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+// mustUncommentExample writes the example desks file with the parts it
+// ships commented (those needing a second approver, an Anthropic key or the
+// Claude Code CLI) uncommented, as a team with those would, and returns its
+// path. The optional key of the local model stays commented.
+func mustUncommentExample(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/desks.example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := regexp.MustCompile(`^# (\[\[?[a-z_.]+\]\]?|[a-z_]+ = .*)$`)
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if setting.MatchString(l) && !strings.Contains(l, "OLLAMA_KEY") {
+			lines[i] = strings.TrimPrefix(l, "# ")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "desks.toml")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadDesksExampleFileAsShipped(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "")
 	desks, err := agent.LoadDesks([]string{"ignored"}, "../docs/desks.example.toml", defaultChain)
 	if err != nil {
-		t.Fatalf("the documented example does not load: %v", err)
+		t.Fatalf("the documented example does not load without keys: %v", err)
+	}
+	for _, d := range desks {
+		for _, m := range d.Models {
+			if m.Provider != "openai" {
+				t.Errorf("desk %s ships with a %s backend; the example must run with no keys and no CLI", d.Name, m.Provider)
+			}
+		}
+	}
+}
+
+func TestLoadDesksExampleFile(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	desks, err := agent.LoadDesks([]string{"ignored"}, mustUncommentExample(t), defaultChain)
+	if err != nil {
+		t.Fatalf("the documented example, its commented parts uncommented, does not load: %v", err)
 	}
 	if len(desks) != 3 || desks[0].Name != "main" || desks[1].Name != "research" || desks[2].Name != "planner" {
 		t.Fatalf("desks = %+v", desks)

@@ -36,7 +36,7 @@ func TestLoadDesksPolicy(t *testing.T) {
 	})
 	t.Run("the documented example", func(t *testing.T) {
 		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-		desks, err := agent.LoadDesks(nil, "../docs/desks.example.toml", defaults)
+		desks, err := agent.LoadDesks(nil, mustUncommentExample(t), defaults)
 		if err != nil {
 			t.Fatal(err)
 		}
