@@ -38,7 +38,6 @@ func TestPrefixWithBracesRefused(t *testing.T) {
 // renamed under the tag at Open, values, times to live and consumer groups
 // with them, and a neighbouring deployment's keys are left alone.
 func TestOldKeyNamesMigratedAtOpen(t *testing.T) {
-	storetest.NeedsRealRedis(t, "RENAMENX and SCAN MATCH as Redis runs them")
 	storetest.NeedsURL(t, "keys of the earlier version were never on a Cluster, which it could not run on")
 	ctx := t.Context()
 	s := storetest.MustOpen(t)

@@ -31,24 +31,53 @@ var transitionScript = redis.NewScript(transitionSrc)
 // With t.Approve the script counts the approval first (deskbot.Transition):
 // outcome Counted or AlreadyApproved leaves the request open.
 func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
+	if err := checkTransition(t); err != nil {
+		return nil, 0, err
+	}
+	enc, err := s.encodeTransition(id, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := s.runDecisive(ctx, transitionScript, s.transitionKeys(id, enc.inbox), s.transitionArgv(id, t, enc)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return transitionReply(id, t, res, enc.result)
+}
+
+// checkTransition refuses a t the script could not apply as meant.
+func checkTransition(t deskbot.Transition) error {
 	if len(t.From) == 0 || t.To == "" {
-		return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
+		return deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
 	}
 	if t.Expiry != deskbot.AnyTime && t.Now.IsZero() {
-		return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A transition that depends on expiry needs the time")
+		return deskbot.Errorf(deskbot.EINVALID, "A transition that depends on expiry needs the time")
 	}
-	inbox := s.inboxKey("-") // declared even when unused: Redis wants every key named
-	var eventJSON, triggerJSON, grantField, grantJSON, approval, approvedJSON, resultJSON string
+	return nil
+}
+
+// encodedTransition is what a transition records, encoded as the script
+// takes it ("" for what it does not record), and the inbox its trigger
+// goes to.
+type encodedTransition struct {
+	inbox                             string
+	event, trigger, grantField, grant string
+	approval, approved, result        string
+}
+
+// encodeTransition encodes what t records for request id.
+func (s *Store) encodeTransition(id string, t deskbot.Transition) (encodedTransition, error) {
+	enc := encodedTransition{inbox: s.inboxKey("-")} // named even when unused: Redis wants every key named
 	var err error
 	if t.Event != nil {
-		if eventJSON, err = encodeEvent(eventFor(*t.Event, id)); err != nil {
-			return nil, 0, err
+		if enc.event, err = encodeEvent(eventFor(*t.Event, id)); err != nil {
+			return enc, err
 		}
 	}
 	if t.Trigger != nil {
 		tr := *t.Trigger
 		if tr.Desk == "" {
-			return nil, 0, deskbot.Errorf(deskbot.EINVALID, "A trigger needs a desk")
+			return enc, deskbot.Errorf(deskbot.EINVALID, "A trigger needs a desk")
 		}
 		if tr.ID == "" {
 			tr.ID = uuid.NewString()
@@ -57,71 +86,83 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 			tr.CreatedAt = t.Now
 		}
 		tr.CreatedAt = tr.CreatedAt.UTC()
-		inbox = s.inboxKey(tr.Desk)
-		if triggerJSON, err = encode(tr); err != nil {
-			return nil, 0, err
+		enc.inbox = s.inboxKey(tr.Desk)
+		if enc.trigger, err = encode(tr); err != nil {
+			return enc, err
 		}
 	}
 	if t.Grant != nil {
-		grantField = grantKey(t.Grant.Desk, t.Grant.Tool)
-		if grantJSON, err = encode(*t.Grant); err != nil {
-			return nil, 0, err
+		enc.grantField = grantKey(t.Grant.Desk, t.Grant.Tool)
+		if enc.grant, err = encode(*t.Grant); err != nil {
+			return enc, err
 		}
 	}
 	if t.Approve != nil {
-		approval = approvalRecord(*t.Approve)
+		enc.approval = approvalRecord(*t.Approve)
 		if t.Approved != nil {
-			if approvedJSON, err = encodeEvent(eventFor(*t.Approved, id)); err != nil {
-				return nil, 0, err
+			if enc.approved, err = encodeEvent(eventFor(*t.Approved, id)); err != nil {
+				return enc, err
 			}
 		}
 	}
 	if t.Set.Result != nil {
 		b, err := json.Marshal(t.Set.Result)
 		if err != nil {
-			return nil, 0, fmt.Errorf("store: encode result: %w", err)
+			return enc, fmt.Errorf("store: encode result: %w", err)
 		}
-		resultJSON = string(b)
+		enc.result = string(b)
 	}
+	return enc, nil
+}
 
-	// ARGV as transition.lua lists them, in one slice of the size they need.
-	args := make([]any, 0, transitionArgs+2*patchFields)
-	var from string
-	if len(t.From) == 1 {
-		from = "|" + string(t.From[0]) + "|"
-	} else {
-		from = "|"
-		for _, f := range t.From {
-			from += string(f) + "|"
-		}
+// transitionKeys are KEYS as transition.lua lists them.
+func (s *Store) transitionKeys(id, inbox string) []string {
+	return []string{
+		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
+		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
+		s.leaderKey(),
 	}
-	args = append(args, from, string(t.To), t.Now.UnixMilli(), int(t.Expiry), boolArg(t.RequireUndelivered),
+}
+
+// transitionArgv is ARGV as transition.lua lists them, in one slice of the
+// size they need.
+func (s *Store) transitionArgv(id string, t deskbot.Transition, enc encodedTransition) []any {
+	args := make([]any, 0, transitionArgs+2*patchFields)
+	args = append(args, fromArg(t.From), string(t.To), t.Now.UnixMilli(), int(t.Expiry), boolArg(t.RequireUndelivered),
 		id, s.opts.EventsMaxLen)
 	if t.Audit != nil {
-		args = append(args, "1", eventJSON, triggerJSON, grantField, grantJSON, s.auditMinID())
+		args = append(args, "1", enc.event, enc.trigger, enc.grantField, enc.grant, s.auditMinID())
 		for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
 			args = append(args, v)
 		}
 	} else {
-		args = append(args, "", eventJSON, triggerJSON, grantField, grantJSON, "", "", "", "", "", "", "", "")
+		args = append(args, "", enc.event, enc.trigger, enc.grantField, enc.grant, "", "", "", "", "", "", "", "")
 	}
-	args = append(args, approval, approvedJSON, boolArg(t.Held != nil), "", approversArg(t))
+	args = append(args, enc.approval, enc.approved, boolArg(t.Held != nil), "", approversArg(t))
 	if t.Fence != 0 {
 		// The script checks it against the lease before anything else, and
 		// keeps it as the request's owner.
 		args[transitionArgs-2] = t.Fence
 	}
-	args = appendEncodedPatch(args, t.Set, resultJSON)
+	return appendEncodedPatch(args, t.Set, enc.result)
+}
 
-	keys := []string{
-		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
-		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
-		s.leaderKey(),
+// fromArg is the states a transition may start from as the script matches
+// them ("|open|running|").
+func fromArg(from []deskbot.RequestState) string {
+	if len(from) == 1 {
+		return "|" + string(from[0]) + "|"
 	}
-	res, err := s.runDecisive(ctx, transitionScript, keys, args...)
-	if err != nil {
-		return nil, 0, err
+	b := "|"
+	for _, f := range from {
+		b += string(f) + "|"
 	}
+	return b
+}
+
+// transitionReply reads the script's reply to t on request id: the
+// request as it stands, and the outcome.
+func transitionReply(id string, t deskbot.Transition, res []any, resultJSON string) (*deskbot.Request, deskbot.Outcome, error) {
 	code, _ := res[0].(int64)
 	if code < 0 {
 		return nil, 0, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
