@@ -39,6 +39,13 @@ type Tool interface {
 	Description() string
 	// Schema is the JSON schema of the arguments object.
 	Schema() json.RawMessage
+	// CheckArguments refuses a call's arguments before the gate holds it, so
+	// an approver is never asked about a call that would fail or that runs
+	// as something other than it reads (a broker symbol padded with U+00A0
+	// or spelled with a look-alike letter). The error's message is what the
+	// model is told; a tool with nothing to check returns nil. It is part of
+	// the port, not an optional extra, so a wrapper cannot hide it.
+	CheckArguments(args json.RawMessage) error
 	// Run executes the call. A model's mistake (bad arguments, a failing
 	// command) is a ToolResult with IsError; a system failure is an error.
 	Run(ctx context.Context, desk string, args json.RawMessage) (ToolResult, error)
@@ -48,24 +55,4 @@ type Tool interface {
 // to run exactly the call that was held.
 type ToolRunner interface {
 	RunTool(ctx context.Context, desk string, call ToolCall) (ToolResult, error)
-}
-
-// ArgumentChecker is a Tool that can refuse a call's arguments before the
-// gate holds it, so an approver is never asked about a call that would fail
-// or that runs as something other than it reads (a broker symbol padded with
-// U+00A0 or spelled with a look-alike letter). The error's message is what
-// the model is told.
-type ArgumentChecker interface {
-	CheckArguments(args json.RawMessage) error
-}
-
-// CheckArguments runs t's own argument check when it has one. A wrapper
-// around a tool (metrics, draining at a stop) must forward through this, or
-// the executor would no longer find the check and a call the tool refuses
-// would be held and shown to an approver.
-func CheckArguments(t Tool, args json.RawMessage) error {
-	if ch, ok := t.(ArgumentChecker); ok {
-		return ch.CheckArguments(args)
-	}
-	return nil
 }

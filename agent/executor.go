@@ -21,8 +21,8 @@ type Gatekeeper interface {
 // completed call for the trigger, publish the result. Every call gets both
 // events, whatever became of it (replayed, refused, held, run, failed).
 //
-// Before the gate sees a call, a tool that implements deskbot.ArgumentChecker
-// may refuse its arguments, and a guarded call whose arguments cannot be
+// Before the gate sees a call, the tool may refuse its arguments
+// (deskbot.Tool's CheckArguments), and a guarded call whose arguments cannot be
 // shown whole to an approver (argtext.MaxArguments), or that gives one
 // argument twice (keys equal ignoring case), is refused: both go
 // back to the model as errors and no request exists, so Allow is never
@@ -31,7 +31,7 @@ type Gatekeeper interface {
 // (Limits) is refused the same way, and audited.
 type ToolCallExecutor struct {
 	// Runner runs calls. When it can also name a desk's tool (Registries
-	// can), the tool's ArgumentChecker is consulted before the gate.
+	// can), the tool's CheckArguments is consulted before the gate.
 	Runner     deskbot.ToolRunner
 	Gate       Gatekeeper
 	Events     deskbot.Publisher
@@ -324,15 +324,11 @@ func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (d
 	if !ok {
 		return deskbot.ToolResult{}, true // the registry tells the model
 	}
-	ch, ok := tool.(deskbot.ArgumentChecker)
-	if !ok {
-		return deskbot.ToolResult{}, true
-	}
 	args, err := ObjectArguments(call.Arguments)
 	if err != nil {
 		return deskbot.ToolResult{IsError: true, Text: "The arguments of " + call.Name + " must be a JSON object: " + deskbot.ErrorMessage(err)}, false
 	}
-	if err := ch.CheckArguments(args); err != nil {
+	if err := tool.CheckArguments(args); err != nil {
 		return deskbot.ToolResult{IsError: true, Text: deskbot.ErrorMessage(err)}, false
 	}
 	return deskbot.ToolResult{}, true

@@ -29,9 +29,10 @@ type countTool struct {
 	n    int
 }
 
-func (c *countTool) Name() string            { return c.name }
-func (c *countTool) Description() string     { return "counts" }
-func (c *countTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (c *countTool) Name() string                       { return c.name }
+func (c *countTool) Description() string                { return "counts" }
+func (c *countTool) Schema() json.RawMessage            { return json.RawMessage(`{"type":"object"}`) }
+func (*countTool) CheckArguments(json.RawMessage) error { return nil }
 func (c *countTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -354,9 +355,10 @@ func TestExecutorReplayedHeldCallKnownByField(t *testing.T) {
 // slowTool runs until released, so a test can look at the stream mid-call.
 type slowTool struct{ started, release chan struct{} }
 
-func (*slowTool) Name() string            { return "run_job" }
-func (*slowTool) Description() string     { return "Run a long job." }
-func (*slowTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (*slowTool) Name() string                         { return "run_job" }
+func (*slowTool) Description() string                  { return "Run a long job." }
+func (*slowTool) Schema() json.RawMessage              { return json.RawMessage(`{"type":"object"}`) }
+func (*slowTool) CheckArguments(json.RawMessage) error { return nil }
 func (s *slowTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	close(s.started)
 	<-s.release

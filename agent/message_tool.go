@@ -58,6 +58,10 @@ func (*MessageTool) Schema() json.RawMessage {
 		`"required":["text"],"additionalProperties":false}`)
 }
 
+// CheckArguments has nothing to refuse before the gate: Run tells the model
+// of a bad message.
+func (*MessageTool) CheckArguments(json.RawMessage) error { return nil }
+
 // maxMessage keeps one message within Telegram's 4,096 characters.
 const maxMessage = 4000
 

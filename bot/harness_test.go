@@ -58,9 +58,10 @@ type countingTool struct {
 	release chan struct{} // when non-nil, a run waits for it
 }
 
-func (t *countingTool) Name() string            { return "place_order" }
-func (t *countingTool) Description() string     { return "Places an order." }
-func (t *countingTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (t *countingTool) Name() string                       { return "place_order" }
+func (t *countingTool) Description() string                { return "Places an order." }
+func (t *countingTool) Schema() json.RawMessage            { return json.RawMessage(`{"type":"object"}`) }
+func (*countingTool) CheckArguments(json.RawMessage) error { return nil }
 func (t *countingTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	t.mu.Lock()
 	t.runs++

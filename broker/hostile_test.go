@@ -21,10 +21,7 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 	p := mustPaper(t)
 	tools := mustTools(t, p)
 	place := tools[deskbot.ToolPlaceOrder]
-	checker, ok := place.(deskbot.ArgumentChecker)
-	if !ok {
-		t.Fatal("place_order is not a deskbot.ArgumentChecker")
-	}
+	checker := place
 	order := func(sym, side, qty, px string) string {
 		b, _ := json.Marshal(sym)
 		return `{"symbol":` + string(b) + `,"side":"` + side + `","quantity":` + qty + `,"price":` + px + `}`
@@ -91,11 +88,7 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 // approver must not be asked to allow a flatten_desk aimed at another desk.
 func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 	for _, tl := range broker.Tools(nil, nil) {
-		c, ok := tl.(deskbot.ArgumentChecker)
-		if !ok {
-			t.Errorf("%s is not a deskbot.ArgumentChecker", tl.Name())
-			continue
-		}
+		c := tl
 		if tl.Name() == deskbot.ToolPlaceOrder {
 			continue
 		}

@@ -13,9 +13,9 @@ import (
 // Tools returns the broker tools over b: get_positions, place_order and
 // flatten_desk, in that order. A model's mistake (bad JSON, a missing,
 // repeated or unknown argument, an invalid order) is a ToolResult with
-// IsError; a broker failure is an error. Every tool is a
-// deskbot.ArgumentChecker: the same checks refuse a call before the gate
-// holds it, so an approver is never asked about a call that would fail or
+// IsError; a broker failure is an error. Every tool checks its
+// arguments (deskbot.Tool's CheckArguments): the same checks refuse a call
+// before the gate holds it, so an approver is never asked about a call that would fail or
 // run as something other than it reads, and again when it runs. log (nil
 // discards) gets what the model is not told.
 func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
@@ -89,7 +89,7 @@ type tool struct {
 	run        func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error)
 }
 
-var _ deskbot.ArgumentChecker = (*tool)(nil)
+var _ deskbot.Tool = (*tool)(nil)
 
 func (t *tool) Name() string            { return t.name }
 func (t *tool) Description() string     { return t.desc }

@@ -57,6 +57,7 @@ func (*tally) Description() string { return "Quote a symbol." }
 func (*tally) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
 }
+func (*tally) CheckArguments(json.RawMessage) error { return nil }
 func (c *tally) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

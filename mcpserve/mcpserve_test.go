@@ -207,6 +207,7 @@ func (quoteTool) Description() string { return "Quote a symbol." }
 func (quoteTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
 }
+func (quoteTool) CheckArguments(json.RawMessage) error { return nil }
 func (quoteTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
 	return deskbot.ToolResult{Text: "1500.00"}, nil
 }

@@ -62,7 +62,7 @@ type countedTool struct {
 // CheckArguments forwards to the tool's own check: a wrapper that hid it
 // would let a call the tool refuses be held and shown to an approver.
 func (c *countedTool) CheckArguments(args json.RawMessage) error {
-	return deskbot.CheckArguments(c.Tool, args)
+	return c.Tool.CheckArguments(args)
 }
 
 func (c *countedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {

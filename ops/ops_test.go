@@ -78,9 +78,10 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 type flattenTool struct{}
 
-func (flattenTool) Name() string            { return "flatten_desk" }
-func (flattenTool) Description() string     { return "Closes every position." }
-func (flattenTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (flattenTool) Name() string                         { return "flatten_desk" }
+func (flattenTool) Description() string                  { return "Closes every position." }
+func (flattenTool) Schema() json.RawMessage              { return json.RawMessage(`{"type":"object"}`) }
+func (flattenTool) CheckArguments(json.RawMessage) error { return nil }
 func (flattenTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
 	return deskbot.ToolResult{Text: "flat"}, nil
 }

@@ -105,9 +105,9 @@ type drainedTool struct {
 	d *drain
 }
 
-// CheckArguments forwards to the tool's own check (see deskbot.CheckArguments).
+// CheckArguments forwards to the tool's own check, which a stop leaves as is.
 func (t *drainedTool) CheckArguments(args json.RawMessage) error {
-	return deskbot.CheckArguments(t.Tool, args)
+	return t.Tool.CheckArguments(args)
 }
 
 func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
