@@ -69,7 +69,7 @@ func (k *desk) runBackend(ctx context.Context, tb TurnBackend, t *Turn, tr *desk
 		// Remembered before the backend hears the result: it goes on
 		// thinking on its own, and nothing here would write the record
 		// until its next call.
-		t.Recorded()
+		t.Record()
 		if err != nil {
 			k.log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
 		}

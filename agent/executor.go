@@ -79,7 +79,7 @@ type Turn struct {
 	record func()
 }
 
-// Recorded writes the last call's record, if it is still to be written:
+// Record writes the last call's record, if it is still to be written:
 // the call remembered for the trigger, its events published. With a
 // ResultRecorder, Execute leaves it to be written while the model reads
 // the result (WhileRecording). Whatever follows must come after it (a next
@@ -87,7 +87,7 @@ type Turn struct {
 // closing words and acknowledgement follow its results), so Execute calls
 // it before the next call, and the turn before it closes and on every way
 // out.
-func (t *Turn) Recorded() {
+func (t *Turn) Record() {
 	if r := t.record; r != nil {
 		t.record = nil
 		r()
@@ -111,7 +111,7 @@ func (t *Turn) WhileRecording(read func()) {
 		defer close(done)
 		read()
 	}()
-	t.Recorded()
+	t.Record()
 	<-done
 }
 
@@ -160,13 +160,13 @@ func (t *Turn) Failover() {
 // run) is returned as an error, with a result fit to tell the model.
 //
 // With a ResultRecorder, Execute returns before the call's record is
-// written: the caller has it written (Turn.Recorded, Turn.WhileRecording)
+// written: the caller has it written (Turn.Record, Turn.WhileRecording)
 // before anything that must follow it. Without one it returns once all is
 // written.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	// The last call is remembered before this one runs: a crash now must
 	// not find this call's result without that one's.
-	t.Recorded()
+	t.Record()
 	log := e.log().With("desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "call", call.ID)
 	// The call's event is published when the call has taken callEventWait
 	// without an outcome (a command people should see running), or before
@@ -237,9 +237,9 @@ func publishLater(after time.Duration, publish func()) *pendingEvent {
 	return p
 }
 
-// now publishes the event unless it is (being) published already, and
+// publishNow publishes the event unless it is (being) published already, and
 // returns once it is.
-func (p *pendingEvent) now() {
+func (p *pendingEvent) publishNow() {
 	if p.settled {
 		return
 	}
@@ -350,7 +350,7 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		var req *deskbot.Request
 		var res deskbot.ToolResult
 		if t.callEvent != nil {
-			t.callEvent.now() // the call's event comes before its request's
+			t.callEvent.publishNow() // the call's event comes before its request's
 		}
 		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
 		if err == nil {

@@ -71,7 +71,7 @@ func (f *execFixture) mustExecute(t *testing.T, turn *agent.Turn, c deskbot.Tool
 	if err != nil {
 		t.Fatalf("execute %s: %v", c.Name, err)
 	}
-	turn.Recorded() // the tests read what the record wrote
+	turn.Record() // the tests read what the record wrote
 	return ex
 }
 
@@ -389,7 +389,7 @@ func TestExecutorSlowCallIsSeenWhileItRuns(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := f.exec.Execute(t.Context(), turn, call("c1", "run_job", `{}`))
-		turn.Recorded()
+		turn.Record()
 		done <- err
 	}()
 	<-slow.started

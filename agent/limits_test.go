@@ -62,7 +62,7 @@ func (f *limitFixture) place(t *testing.T, trigger, args string) agent.Execution
 	if err != nil {
 		t.Fatalf("execute: %v", err)
 	}
-	turn.Recorded()
+	turn.Record()
 	return ex
 }
 

@@ -62,7 +62,7 @@ func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
 	second := make(chan error, 1)
 	go func() {
 		_, err := f.exec.Execute(t.Context(), turn, call("c2", "get_positions", `{"a":2}`))
-		turn.Recorded()
+		turn.Record()
 		second <- err
 	}()
 	if err := <-second; err != nil {

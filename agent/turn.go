@@ -28,9 +28,9 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 	deps := k.d.deps
 	log := k.log.With("trigger", tr.ID, "kind", tr.Kind)
 	hist, t := start.hist, start.t
-	// A call's record may still be to write (Turn.Recorded): no way out of
+	// A call's record may still be to write (Turn.Record): no way out of
 	// the turn leaves it so.
-	defer t.Recorded()
+	defer t.Record()
 	// On a TurnStore, opening the turn saved "working" already (this is
 	// then a no-op). Otherwise it is saved and announced while the model is
 	// asked: nothing in the turn waits for it. Every way out of the turn
@@ -75,7 +75,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 		var reply deskbot.ModelReply
 		var err error
 		if tb, ok := k.models[m].(TurnBackend); ok {
-			t.Recorded() // the backend's calls go through t
+			t.Record() // the backend's calls go through t
 			reply, err = k.runBackend(ctx, tb, t, tr, req, &tl, &msgs, ids)
 		} else {
 			// The last call's record is written while the model reads its
@@ -132,7 +132,7 @@ func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) t
 			tl.note(c, ex.Result, ex.Held || ex.Result.Held)
 		}
 	}
-	t.Recorded() // the last results before the closing words (a capped turn's calls)
+	t.Record() // the last results before the closing words (a capped turn's calls)
 	var closing string
 	if tl.capped {
 		closing = fmt.Sprintf("My turn was cut off after %d model steps (the cap for this desk) before I finished. Tell me to continue if it still matters.", k.cfg.maxSteps())
