@@ -28,6 +28,8 @@ type countedModel struct {
 	m *Metrics
 }
 
+var _ deskbot.Model = (*countedModel)(nil)
+
 func (c *countedModel) Complete(ctx context.Context, req deskbot.ModelRequest) (deskbot.ModelReply, error) {
 	name := c.Name()
 	c.m.modelCalls.WithLabelValues(name).Inc()
@@ -58,6 +60,8 @@ type countedTool struct {
 	deskbot.Tool
 	m *Metrics
 }
+
+var _ deskbot.Tool = (*countedTool)(nil)
 
 // CheckArguments forwards to the tool's own check: a wrapper that hid it
 // would let a call the tool refuses be held and shown to an approver.

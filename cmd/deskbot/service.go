@@ -308,6 +308,8 @@ func (m *Main) fail(err error) {
 // (deskbot.Leadership): no term means standby.
 type leadership struct{ term atomic.Pointer[leader.Term] }
 
+var _ deskbot.Leadership = (*leadership)(nil)
+
 func (l *leadership) Token() int64 {
 	if t := l.term.Load(); t != nil {
 		return t.Token()
@@ -517,6 +519,8 @@ func (m *Main) flush(term context.Context) {
 // chatBacklog hands send_message the bot's count of a desk's messages
 // waiting to be posted; the tools are built before the bot.
 type chatBacklog struct{ bot atomic.Pointer[bot.Bot] }
+
+var _ deskbot.ChatBacklog = (*chatBacklog)(nil)
 
 func (c *chatBacklog) ChatBacklog(desk string) int {
 	if b := c.bot.Load(); b != nil {

@@ -105,6 +105,8 @@ type drainedTool struct {
 	d *drain
 }
 
+var _ deskbot.Tool = (*drainedTool)(nil)
+
 // CheckArguments forwards to the tool's own check, which a stop leaves as is.
 func (t *drainedTool) CheckArguments(args json.RawMessage) error {
 	return t.Tool.CheckArguments(args)
