@@ -167,7 +167,7 @@ func (c *checker) redis(ctx context.Context, cfg Config) {
 	}
 	if cfg.SandboxNetwork {
 		if auth, err := s.RequiresAuth(ctx); err == nil && !auth {
-			c.add("redis auth", statusWarn, "Redis needs no password and SANDBOX_NETWORK is on: a desk's commands could write to Redis (set requirepass and put it in REDIS_URL)")
+			c.add("redis auth", statusWarn, "Redis needs no password and SANDBOX_NETWORK is on: a desk's commands could write to Redis (set requirepass and give it as REDIS_PASSWORD)")
 		}
 	}
 }

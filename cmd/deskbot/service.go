@@ -128,7 +128,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	if cfg.SandboxNetwork {
 		if auth, err := m.Store.RequiresAuth(ctx); err == nil && !auth {
-			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and put it in REDIS_URL, or set SANDBOX_NETWORK=false.")
+			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and give it as REDIS_PASSWORD, or set SANDBOX_NETWORK=false.")
 		}
 	}
 	m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
