@@ -309,7 +309,7 @@ func requestSummary(r *deskbot.Request) string {
 	desk := "<b>" + esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")) + "</b>: "
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
-		if o, ok := orderOf(r.Content.Arguments); ok {
+		if o, ok := words.OrderOf(r.Content.Arguments); ok {
 			return desk + esc(argtext.Show(words.OrderSummary(o, nil)))
 		}
 	case deskbot.ToolFlattenDesk:
@@ -318,6 +318,3 @@ func requestSummary(r *deskbot.Request) string {
 	return desk + esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…")) + " " +
 		esc(argtext.Clip(argtext.Arguments(r.Content.Arguments), 80, "…"))
 }
-
-// orderOf reads place_order's arguments for the words (words.OrderOf).
-func orderOf(args []byte) (deskbot.Order, bool) { return words.OrderOf(args) }

@@ -13,14 +13,6 @@ import (
 // starts one for its Store; storetest starts the same one for tests without a
 // real Redis, so they run on what the service runs on.
 func StartEmbedded() (url string, stop func(), err error) {
-	m, url, err := startEmbedded()
-	if err != nil {
-		return "", nil, err
-	}
-	return url, m.Close, nil
-}
-
-func startEmbedded() (*miniredis.Miniredis, string, error) {
 	m := miniredis.NewMiniRedis()
 	// By default miniredis TTLs stand still; the service needs notes, call
 	// memory and closed requests to expire as on a real Redis.
@@ -31,7 +23,7 @@ func startEmbedded() (*miniredis.Miniredis, string, error) {
 	pw := rand.Text()
 	m.RequireAuth(pw)
 	if err := m.Start(); err != nil {
-		return nil, "", fmt.Errorf("store: start embedded redis: %w", err)
+		return "", nil, fmt.Errorf("store: start embedded redis: %w", err)
 	}
-	return m, "redis://:" + pw + "@" + m.Addr(), nil
+	return "redis://:" + pw + "@" + m.Addr(), m.Close, nil
 }
