@@ -44,8 +44,42 @@ type Message struct {
 // CallMemory remembers the calls completed within a trigger, so that a
 // fallback backend or a restarted turn never repeats one.
 type CallMemory interface {
-	RememberCall(ctx context.Context, triggerID string, c CompletedCall) error
 	CompletedCalls(ctx context.Context, triggerID string) ([]CompletedCall, error)
+	// RecordResult publishes a call's event (nil: published already),
+	// remembers the completed call (nil: none) and publishes its result
+	// event, in one round trip and in that order: a crash never leaves a
+	// result people saw without the memory that stops a repeat.
+	RecordResult(ctx context.Context, triggerID string, call *Event, c *CompletedCall, result Event) error
+}
+
+// TurnStore is everything a desk reads and writes, whole: its inbox, its
+// state, its history, its calls' memory, its notes and its events, with a
+// turn opened and closed in one round trip each. The desks take it as one
+// port, so a wrapper either forwards all of it or does not compile, and
+// there is no slower second path for a wrapper to fall back to unseen.
+type TurnStore interface {
+	Inbox
+	Notes
+	Publisher
+	CallMemory
+	DeskStatus(ctx context.Context, desk string) (DeskStatus, error)
+	// TakeTurn takes the desk's trigger in hand or queued, when there is
+	// one, and opens its turn as OpenTurn does; a nil trigger when it took
+	// none (the desk then waits in NextTrigger).
+	TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*Trigger, DeskStatus, []Message, []CompletedCall, error)
+	// OpenTurn reads the desk's status, its last historyLimit messages and
+	// the calls already completed for the trigger, and unless the desk is
+	// paused saves and announces it working at at.
+	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (DeskStatus, []Message, []CompletedCall, error)
+	// AnnounceDeskState saves the desk's state and publishes its event.
+	AnnounceDeskState(ctx context.Context, desk string, state DeskState, at time.Time) error
+	// CloseTurn publishes words (nil: none), appends history, saves and
+	// announces the state the desk rests in (waiting when heldNow or any
+	// request of the desk is open, else idle), then acknowledges ack (nil:
+	// none), all or nothing, and returns that state.
+	CloseTurn(ctx context.Context, desk string, words *Event, history []Message, heldNow bool, at time.Time, ack *Trigger) (DeskState, error)
+	// OpenRequestCount counts the desk's open requests.
+	OpenRequestCount(ctx context.Context, desk string) (int64, error)
 }
 
 // History keeps a desk's bounded conversation.

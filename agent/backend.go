@@ -16,8 +16,7 @@ const ClaudeCode = "claude-code"
 // Code CLI: it plans, calls the desk's tools through req.Call and answers
 // with its final words. Every call it makes goes through the same
 // ToolCallExecutor as the agent loop's, so it gets the same events, loop
-// guard, argument checks, gate and completed-call memory. A desk never calls
-// its Complete.
+// guard, argument checks, gate and completed-call memory.
 //
 // RunTurn returns the desk's message to the chat. An error with code
 // EUNAVAILABLE (a crash, a limit, a timeout) hands the turn to the next
@@ -25,8 +24,26 @@ const ClaudeCode = "claude-code"
 // error ends the turn as a refusal. req.Call is not used after RunTurn
 // returns.
 type TurnBackend interface {
-	deskbot.Model
+	Name() string
 	RunTurn(ctx context.Context, req TurnRequest) (string, error)
+}
+
+// Backend is one link of a desk's failover chain: a model the agent loop
+// asks step by step, or (Turns set, Model nil) a backend that runs whole
+// turns. Which one is fixed where the chain is built (NewModels, by the
+// provider's name), so a wrapper around either cannot turn one into the
+// other unseen.
+type Backend struct {
+	Model deskbot.Model
+	Turns TurnBackend
+}
+
+// Name names the backend, as logs and the chat do.
+func (b Backend) Name() string {
+	if b.Turns != nil {
+		return b.Turns.Name()
+	}
+	return b.Model.Name()
 }
 
 // TurnRequest is one turn handed to a TurnBackend.
@@ -47,39 +64,39 @@ type TurnRequest struct {
 
 // Backends builds the backends of providers the model package does not
 // know (ClaudeCode), by provider name.
-type Backends map[string]func(desk DeskConfig, c model.Config) (deskbot.Model, error)
+type Backends map[string]func(desk DeskConfig, c model.Config) (TurnBackend, error)
 
 // runBackend runs one turn on a TurnBackend. The calls it makes are noted
-// for the history and added to msgs, so a backend taking over after a
-// failure sees them as made.
-func (k *desk) runBackend(ctx context.Context, tb TurnBackend, t *Turn, tr *deskbot.Trigger, req deskbot.ModelRequest, tl *turnLog, msgs *[]deskbot.Message, ids map[string]bool) (deskbot.ModelReply, error) {
+// for the history and added to the conversation, so a backend taking over
+// after a failure sees them as made.
+func (k *desk) runBackend(ctx context.Context, tb TurnBackend, c *conv, req deskbot.ModelRequest) (deskbot.ModelReply, error) {
 	var mu sync.Mutex // the Turn serves one call at a time
 	n, over := 0, false
-	call := func(_ context.Context, c deskbot.ToolCall) deskbot.ToolResult {
+	call := func(_ context.Context, tc deskbot.ToolCall) deskbot.ToolResult {
 		mu.Lock()
 		defer mu.Unlock()
 		if over || ctx.Err() != nil {
-			return deskbot.ToolResult{IsError: true, Text: "This turn has ended; " + c.Name + " was not run."}
+			return deskbot.ToolResult{IsError: true, Text: "This turn has ended; " + tc.Name + " was not run."}
 		}
 		n++
-		c.ID = uniqueID(ids, c.ID, 1000+n)
+		tc.ID = uniqueID(c.ids, tc.ID, 1000+n)
 		// The turn's context, not the caller's: a call that started runs
 		// to its end and is remembered even if the backend dies meanwhile.
-		ex, err := k.d.deps.Executor.Execute(ctx, t, c)
+		ex, err := k.d.exec.Execute(ctx, c.t, tc)
 		// Remembered before the backend hears the result: it goes on
 		// thinking on its own, and nothing here would write the record
 		// until its next call.
-		t.Record()
+		c.t.Record()
 		if err != nil {
-			k.log.WarnContext(ctx, "tool call failed", "tool", c.Name, "err", err)
+			c.log.WarnContext(ctx, "tool call failed", "tool", tc.Name, "err", err)
 		}
-		*msgs = append(*msgs, deskbot.Message{Role: "assistant", ToolCalls: []deskbot.ToolCall{c}}, toolMessage(c.ID, ex.Result))
-		tl.note(c, ex.Result, ex.Held || ex.Result.Held)
+		c.msgs = append(c.msgs, deskbot.Message{Role: "assistant", ToolCalls: []deskbot.ToolCall{tc}}, toolMessage(tc.ID, ex.Result))
+		c.tl.note(tc, ex.Result, ex.Held || ex.Result.Held)
 		return ex.Result
 	}
 	text, err := tb.RunTurn(ctx, TurnRequest{
-		Desk: k.cfg.Name, TriggerID: tr.ID, System: req.System, Trigger: triggerText(tr, k.d.deps.Now()),
-		Tools: req.Tools, Completed: t.Completed(), MaxSteps: k.cfg.maxSteps(), Call: call,
+		Desk: k.cfg.Name, TriggerID: c.tr.ID, System: req.System, Trigger: triggerText(c.tr, k.d.deps.Now()),
+		Tools: req.Tools, Completed: c.t.Completed(), MaxSteps: k.cfg.maxSteps(), Call: call,
 	})
 	mu.Lock() // waits for a call still running
 	over = true

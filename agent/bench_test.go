@@ -43,15 +43,15 @@ func BenchmarkTurn(b *testing.B) {
 	w.primary.SetHandler(answer)
 	m := w.chain(b)[0]
 
-	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.cfg},
+	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.Desk},
 		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
-		func(string) []deskbot.Tool { return broker.Tools(w.paper, nil) },
-		agent.MessageTools(w.store, w.dataDir, w.clock))
+		func(string) []deskbot.Tool { return broker.Tools(w.Paper, nil) },
+		agent.MessageTools(w.Store, w.DataDir, w.Clock.Now))
 	if err != nil {
 		b.Fatal(err)
 	}
 	specs := regs["main"].Specs()
-	sys := agent.SystemPrompt(w.cfg, specs, w.now)
+	sys := agent.SystemPrompt(w.Desk, specs, w.Clock.Now())
 	user := deskbot.Message{Role: "user", Content: "[10:30 India time] Message from Asha:\nWhat is INFY at?"}
 	call := deskbot.ToolCall{ID: "call_1", Name: "get_quote", Arguments: json.RawMessage(`{"symbol":"INFY"}`)}
 	first := deskbot.ModelRequest{System: sys, Tools: specs, Messages: []deskbot.Message{user}}
@@ -77,8 +77,8 @@ func BenchmarkTurn(b *testing.B) {
 	b.Run("turn", func(b *testing.B) {
 		ctx := context.Background()
 		for range b.N {
-			tr := deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: "What is INFY at?", From: "Asha", CreatedAt: w.now}
-			if err := w.store.Enqueue(ctx, tr); err != nil {
+			tr := deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: "What is INFY at?", From: "Asha", CreatedAt: w.Clock.Now()}
+			if err := w.Store.Enqueue(ctx, tr); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -87,7 +87,7 @@ func BenchmarkTurn(b *testing.B) {
 		// loop come round): each turn is timed from being let through to
 		// the next ask, with no polling.
 		gated := &gatedInbox{asking: make(chan struct{}), next: make(chan struct{})}
-		w.inbox = func(in deskbot.Inbox) deskbot.Inbox { gated.Inbox = in; return gated }
+		w.inbox = func(ts deskbot.TurnStore) deskbot.TurnStore { gated.TurnStore = ts; return gated }
 		var sent *sentRequests // the primary's (the backup is never asked)
 		w.model = func(m deskbot.Model) deskbot.Model {
 			s := &sentRequests{Model: m}
@@ -96,7 +96,7 @@ func BenchmarkTurn(b *testing.B) {
 			}
 			return s
 		}
-		stop := w.start(b, w.store)
+		stop := w.start(b, w.Store)
 		<-gated.asking
 		turns := make([]time.Duration, 0, b.N)
 		models := make([]time.Duration, 0, b.N)
@@ -119,7 +119,7 @@ func BenchmarkTurn(b *testing.B) {
 		}
 		b.StopTimer()
 		stop()
-		if n, err := w.store.PendingTriggers(ctx, "main"); err != nil || n != 0 {
+		if n, err := w.Store.PendingTriggers(ctx, "main"); err != nil || n != 0 {
 			b.Fatalf("PendingTriggers = %d, %v; want 0 (every turn acknowledged)", n, err)
 		}
 		turnNs, modelNs := meanNs(turns), meanNs(models)
@@ -165,15 +165,17 @@ func medianNs(ds []time.Duration) float64 {
 // gatedInbox lets the desk ask for a trigger only when the benchmark sends
 // on next, and sends on asking each time the desk asks.
 type gatedInbox struct {
-	deskbot.Inbox
+	deskbot.TurnStore
 	asking, next chan struct{}
 }
+
+var _ deskbot.TurnStore = (*gatedInbox)(nil)
 
 func (g *gatedInbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
 	if err := g.letThrough(ctx); err != nil {
 		return nil, err
 	}
-	return g.Inbox.NextTrigger(ctx, desk, block)
+	return g.TurnStore.NextTrigger(ctx, desk, block)
 }
 
 // TakeTurn is the store's, let through as NextTrigger is: the desk takes a
@@ -182,7 +184,7 @@ func (g *gatedInbox) TakeTurn(ctx context.Context, desk string, limit int, at ti
 	if err := g.letThrough(ctx); err != nil {
 		return nil, deskbot.DeskStatus{}, nil, nil, err
 	}
-	return g.Inbox.(agent.TurnTaker).TakeTurn(ctx, desk, limit, at)
+	return g.TurnStore.TakeTurn(ctx, desk, limit, at)
 }
 
 // letThrough says the desk asks, then waits until the benchmark lets it.

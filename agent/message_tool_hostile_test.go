@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -33,7 +34,7 @@ func TestHostilePictureSymlinksRevealNothingOutside(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tool := &agent.MessageTool{Events: st, DataDir: data, Now: func() time.Time { return fixedNow }}
+	tool := &agent.MessageTool{Events: st, DataDir: data, Now: func() time.Time { return deskbottest.FixedNow }}
 	answer := func(picture string) string {
 		t.Helper()
 		args, _ := json.Marshal(map[string]string{"text": "x", "picture": picture})

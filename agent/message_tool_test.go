@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -33,7 +34,7 @@ func TestSendMessage(t *testing.T) {
 	if err := os.Symlink(filepath.Join(data, "outside.png"), filepath.Join(deskDir, "link.png")); err != nil {
 		t.Fatal(err)
 	}
-	tool := &agent.MessageTool{Events: st, DataDir: data, Now: func() time.Time { return fixedNow }}
+	tool := &agent.MessageTool{Events: st, DataDir: data, Now: func() time.Time { return deskbottest.FixedNow }}
 
 	tests := []struct {
 		name, args  string

@@ -132,28 +132,28 @@ func TestSlowRecordKeepsTheTurnInOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newDeskWorld(t)
 			w.recordDelay = 100 * time.Millisecond
-			w.cfg.MaxSteps = tc.maxStep
+			w.Desk.MaxSteps = tc.maxStep
 			w.primary.Push(tc.replies...)
-			w.start(t, w.store)
-			w.tell(t, "What is INFY at?")
-			w.waitMessage(t, tc.words)
-			w.waitSettled(t, deskbot.DeskIdle)
+			w.start(t, w.Store)
+			w.Tell(t, "What is INFY at?")
+			w.WaitMessage(t, tc.words)
+			w.WaitSettled(t, deskbot.DeskIdle)
 
 			var kinds []string
-			for _, e := range w.readEvents(t) {
+			for _, e := range w.ReadEvents(t) {
 				kinds = append(kinds, string(e.Kind))
 			}
 			if got, want := strings.Join(kinds, ","), "desk_state,tool_call,tool_result,desk_message,desk_state"; got != want {
 				t.Errorf("events = %s, want %s", got, want)
 			}
-			if n, err := w.store.PendingTriggers(t.Context(), "main"); err != nil || n != 0 {
+			if n, err := w.Store.PendingTriggers(t.Context(), "main"); err != nil || n != 0 {
 				t.Errorf("PendingTriggers = %d, %v; want 0", n, err)
 			}
 		})
 	}
 }
 
-var _ agent.ResultRecorder = gatedRecorder{}
+var _ deskbot.CallMemory = gatedRecorder{}
 
 // rememberingBackend is a TurnBackend that makes one call and, on hearing
 // its result, looks for the call among the trigger's completed calls in
@@ -176,10 +176,9 @@ func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {
 	w := newDeskWorld(t)
 	w.recordDelay = 50 * time.Millisecond
 	found := make(chan []deskbot.CompletedCall, 1)
-	w.model = func(m deskbot.Model) deskbot.Model { return rememberingBackend{m, w.store, found} }
-	w.start(t, w.store)
-	w.tell(t, "What is INFY at?")
-	w.waitMessage(t, "INFY is at 1500.")
+	w.Start(t, w.Store, agent.Backend{Turns: rememberingBackend{w.chain(t)[0], w.Store, found}})
+	w.Tell(t, "What is INFY at?")
+	w.WaitMessage(t, "INFY is at 1500.")
 	if got := <-found; len(got) != 1 || got[0].Call.Name != "get_quote" {
 		t.Errorf("completed calls when the backend heard the result = %+v; want the get_quote call", got)
 	}
@@ -190,10 +189,10 @@ func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {
 func TestIdleDeskWaitsWithoutTakingEveryPoll(t *testing.T) {
 	w := newDeskWorld(t)
 	w.primary.Push(modeltest.Text("Done."))
-	w.start(t, w.store)
-	w.tell(t, "Anything?")
-	w.waitMessage(t, "Done.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.start(t, w.Store)
+	w.Tell(t, "Anything?")
+	w.WaitMessage(t, "Done.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	before := w.takes.Load()
 	time.Sleep(300 * time.Millisecond) // fifteen polls of 20 ms
 	if got := w.takes.Load() - before; got > 1 {
@@ -201,6 +200,6 @@ func TestIdleDeskWaitsWithoutTakingEveryPoll(t *testing.T) {
 	}
 	// Woken by a trigger, it takes the queue again.
 	w.primary.Push(modeltest.Text("Again."))
-	w.tell(t, "And now?")
-	w.waitMessage(t, "Again.")
+	w.Tell(t, "And now?")
+	w.WaitMessage(t, "Again.")
 }

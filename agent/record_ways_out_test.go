@@ -32,14 +32,14 @@ func TestCallRememberedOnEveryWayOutOfTheTurn(t *testing.T) {
 			w.recordDelay = 300 * time.Millisecond
 			w.primary.Push(modeltest.Calls(quote(`{"symbol":"INFY"}`)), tc.primary)
 			w.backup.Push(tc.backup)
-			stop := w.start(t, w.store)
-			tr := deskbot.Trigger{ID: "trig-out", Desk: "main", Kind: deskbot.TriggerMessage, Text: "What is INFY at?", From: "Asha", CreatedAt: w.now}
-			if err := w.store.Enqueue(t.Context(), tr); err != nil {
+			stop := w.start(t, w.Store)
+			tr := deskbot.Trigger{ID: "trig-out", Desk: "main", Kind: deskbot.TriggerMessage, Text: "What is INFY at?", From: "Asha", CreatedAt: w.Clock.Now()}
+			if err := w.Store.Enqueue(t.Context(), tr); err != nil {
 				t.Fatal(err)
 			}
 			deskbottest.EventuallyWithin(t, 5*time.Second, "the last model to be asked", func() bool { return tc.lastAsked(w) })
 			stop()
-			done, err := w.store.CompletedCalls(t.Context(), "trig-out")
+			done, err := w.Store.CompletedCalls(t.Context(), "trig-out")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,15 +21,15 @@ import (
 func TestTurnRunsToolsThroughTheExecutor(t *testing.T) {
 	w := newWorld(t, run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`), call("get_quote", `{"symbol":"INFY"}`)}, Text: "TCS and INFY quoted."})
 	w.start(t)
-	w.tell(t, "Quote TCS and INFY.")
-	w.waitMessage(t, "TCS and INFY quoted.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.Tell(t, "Quote TCS and INFY.")
+	w.WaitMessage(t, "TCS and INFY quoted.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 
 	if got := w.quotes.runs(); got != 2 {
 		t.Errorf("get_quote ran %d times, want 2", got)
 	}
 	rec := w.record(t, 1)
-	calls, results := w.ofKind(deskbot.EventToolCall), w.ofKind(deskbot.EventToolResult)
+	calls, results := w.OfKind(deskbot.EventToolCall), w.OfKind(deskbot.EventToolResult)
 	if len(calls) != 2 || len(results) != 2 {
 		t.Fatalf("events: %d tool_call, %d tool_result; want 2 and 2", len(calls), len(results))
 	}
@@ -80,7 +80,7 @@ func TestTurnRunsToolsThroughTheExecutor(t *testing.T) {
 	if rec.Cwd != w.deskDir() {
 		t.Errorf("working directory = %s, want the desk's folder %s", rec.Cwd, w.deskDir())
 	}
-	if s, err := w.store.Note(t.Context(), "claude-code:session:main"); err != nil || s != "0000-session-1" {
+	if s, err := w.Store.Note(t.Context(), "claude-code:session:main"); err != nil || s != "0000-session-1" {
 		t.Errorf("session kept = %q, %v; want the CLI's", s, err)
 	}
 }
@@ -91,29 +91,29 @@ func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 		run{Steps: []step{call("place_order", order)}, Text: "I asked to buy 10 RELIANCE."},
 		run{Text: "Bought 10 RELIANCE."})
 	w.start(t)
-	w.tell(t, "Buy 10 RELIANCE at 2500.")
+	w.Tell(t, "Buy 10 RELIANCE at 2500.")
 
-	held := w.waitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
-	w.waitSettled(t, deskbot.DeskWaiting)
-	req, err := w.gate.Request(t.Context(), held.RequestID)
+	held := w.WaitEvent(t, "the held request", func(e deskbot.Event) bool { return e.Kind == deskbot.EventUserRequest })
+	w.WaitSettled(t, deskbot.DeskWaiting)
+	req, err := w.Gate.Request(t.Context(), held.RequestID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := w.record(t, 1).Results[0], gate.HoldMessage(req); got != want {
 		t.Errorf("the CLI was told %q, want the hold text %q", got, want)
 	}
-	if b, _ := w.paper.Book(t.Context(), "main"); len(b.Positions) != 0 {
+	if b, _ := w.Paper.Book(t.Context(), "main"); len(b.Positions) != 0 {
 		t.Fatalf("positions before the allow = %+v", b.Positions)
 	}
 
-	if _, err := gatetest.Resolve(t.Context(), w.gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), w.Gate, held.RequestID, deskbot.AllowOnce, "", deskbot.Person{ID: 7, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitMessage(t, "Bought 10 RELIANCE.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.WaitMessage(t, "Bought 10 RELIANCE.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 	// The words the CLI ended the held turn with stay in the history: the
 	// request spoke for the desk.
-	for _, e := range w.readEvents(t) {
+	for _, e := range w.ReadEvents(t) {
 		if e.Kind == deskbot.EventDeskMessage && strings.Contains(e.Text, "I asked to buy 10 RELIANCE.") {
 			t.Errorf("the text after the hold was posted: %q", e.Text)
 		}
@@ -125,7 +125,7 @@ func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 	if want := "The user allowed place_order (request " + held.RequestID; !strings.Contains(rec.Stdin, want) {
 		t.Errorf("second turn's prompt %q lacks %q", rec.Stdin, want)
 	}
-	if b, err := w.paper.Book(t.Context(), "main"); err != nil || len(b.Positions) != 1 || b.Positions[0].Quantity != 10 {
+	if b, err := w.Paper.Book(t.Context(), "main"); err != nil || len(b.Positions) != 1 || b.Positions[0].Quantity != 10 {
 		t.Errorf("book after the allow = %+v, %v; want 10 RELIANCE", b, err)
 	}
 }
@@ -136,9 +136,9 @@ func TestCrashMidTurnFailsOverWithoutRepeatingACall(t *testing.T) {
 	// and is answered from memory.
 	w.backup.Push(modeltest.Calls(modeltest.ToolCall{Name: "get_quote", Arguments: `{"symbol":"TCS"}`}), modeltest.Text("TCS is at 1500."))
 	w.start(t)
-	w.tell(t, "Quote TCS.")
-	w.waitMessage(t, "TCS is at 1500.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.Tell(t, "Quote TCS.")
+	w.WaitMessage(t, "TCS is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 
 	if got := w.quotes.runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
@@ -160,10 +160,10 @@ func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 		run{Token: other.Token, Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "first done"},
 		run{Token: "none", Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "second done"})
 	w.start(t)
-	w.tell(t, "Quote TCS.")
-	w.waitMessage(t, "first done")
-	w.tell(t, "Quote TCS again.")
-	w.waitMessage(t, "second done")
+	w.Tell(t, "Quote TCS.")
+	w.WaitMessage(t, "first done")
+	w.Tell(t, "Quote TCS again.")
+	w.WaitMessage(t, "second done")
 	for n := 1; n <= 2; n++ {
 		if rec := w.record(t, n); len(rec.Errors) == 0 || len(rec.Tools) != 0 {
 			t.Errorf("run %d: tools %d, errors %v; want refused", n, len(rec.Tools), rec.Errors)
@@ -172,7 +172,7 @@ func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 	if got := w.quotes.runs(); got != 0 {
 		t.Errorf("get_quote ran %d times", got)
 	}
-	if n := len(w.ofKind(deskbot.EventToolCall)); n != 0 {
+	if n := len(w.OfKind(deskbot.EventToolCall)); n != 0 {
 		t.Errorf("%d tool_call events", n)
 	}
 }
@@ -190,8 +190,8 @@ func TestCLIEnvironmentHoldsNoSecret(t *testing.T) {
 	}
 	w := newWorld(t, run{Text: "hello"})
 	w.start(t)
-	w.tell(t, "Say hello.")
-	w.waitMessage(t, "hello")
+	w.Tell(t, "Say hello.")
+	w.WaitMessage(t, "hello")
 	rec := w.record(t, 1)
 
 	env := map[string]string{}
@@ -238,8 +238,8 @@ func TestLimitsAndTimeoutFailOver(t *testing.T) {
 			w.timeout = 2 * time.Second
 			w.backup.Push(modeltest.Text("The backup answered."))
 			w.start(t)
-			w.tell(t, "Quote TCS.")
-			w.waitMessage(t, "The backup answered.")
+			w.Tell(t, "Quote TCS.")
+			w.WaitMessage(t, "The backup answered.")
 			if got := w.quotes.runs(); got != 1 {
 				t.Errorf("get_quote ran %d times, want 1", got)
 			}
@@ -254,15 +254,15 @@ func TestLimitsAndTimeoutFailOver(t *testing.T) {
 // starts a new conversation instead of failing the same way forever.
 func TestUnknownSessionIsForgotten(t *testing.T) {
 	w := newWorld(t, run{NoSession: true}, run{Text: "fresh start"})
-	if err := w.store.PutNote(t.Context(), "claude-code:session:main", "gone-session", time.Hour); err != nil {
+	if err := w.Store.PutNote(t.Context(), "claude-code:session:main", "gone-session", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	w.backup.Push(modeltest.Text("The backup answered."))
 	w.start(t)
-	w.tell(t, "Hello.")
-	w.waitMessage(t, "The backup answered.")
-	w.tell(t, "Hello again.")
-	w.waitMessage(t, "fresh start")
+	w.Tell(t, "Hello.")
+	w.WaitMessage(t, "The backup answered.")
+	w.Tell(t, "Hello again.")
+	w.WaitMessage(t, "fresh start")
 	if got := w.record(t, 1).Flags["--resume"]; got != "gone-session" {
 		t.Errorf("first run --resume = %q", got)
 	}
@@ -280,9 +280,9 @@ func TestRetriedTurnShowsCompletedCallsWithoutRepeating(t *testing.T) {
 		run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "TCS is at 1500."})
 	w.backup.Push(modeltest.Status(500))
 	w.start(t)
-	w.tell(t, "Quote TCS.")
-	w.waitMessage(t, "TCS is at 1500.")
-	w.waitSettled(t, deskbot.DeskIdle)
+	w.Tell(t, "Quote TCS.")
+	w.WaitMessage(t, "TCS is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
 
 	if got := w.quotes.runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
@@ -301,7 +301,7 @@ func TestRetriedTurnShowsCompletedCallsWithoutRepeating(t *testing.T) {
 func TestShutdownStopsTheCLI(t *testing.T) {
 	w := newWorld(t, run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Hang: true})
 	stop := w.start(t)
-	w.tell(t, "Quote TCS.")
+	w.Tell(t, "Quote TCS.")
 	var rec record
 	deskbottest.Eventually(t, "the CLI to be running", func() bool {
 		b, err := os.ReadFile(w.script + ".run1.json")
@@ -314,7 +314,7 @@ func TestShutdownStopsTheCLI(t *testing.T) {
 	deskbottest.Eventually(t, "the CLI to be gone", func() bool {
 		return syscall.Kill(rec.Pid, 0) == syscall.ESRCH
 	})
-	if n, err := w.store.PendingTriggers(t.Context(), "main"); err != nil || n != 1 {
+	if n, err := w.Store.PendingTriggers(t.Context(), "main"); err != nil || n != 1 {
 		t.Errorf("pending triggers after the stop = %d, %v; want the one in hand", n, err)
 	}
 }

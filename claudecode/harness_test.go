@@ -4,28 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
-	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/claudecode"
-	"github.com/deskbot/deskbot/deskbottest"
-	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
-	"github.com/deskbot/deskbot/store"
-	"github.com/deskbot/deskbot/store/storetest"
 )
 
 // fakeBin is the fake CLI, built once for the package's tests.
@@ -97,34 +90,31 @@ type record struct {
 	Pid     int               `json:"pid"`
 }
 
-// world is one desk, "main", whose chain is Claude Code (the fake) then an
-// OpenAI-compatible fake server: real Redis, real gate, the paper broker.
+// world is the shared desk world (agenttest) with one desk, "main", whose
+// chain is Claude Code (the fake CLI) then an OpenAI-compatible fake
+// server.
 type world struct {
-	store   *store.Store
-	gate    *gate.Gate
-	paper   *broker.Paper
+	*agenttest.World
 	quotes  *tally
 	backup  *modeltest.Server
 	mcp     *mcpserve.Server
-	dataDir string
 	script  string
 	bin     string
-	log     *slog.Logger
 	timeout time.Duration
 	baseURL string // the CLI's ANTHROPIC_BASE_URL, when set
-	events  []deskbot.Event
-	now     time.Time
 }
 
 func newWorld(t *testing.T, runs ...run) *world {
 	t.Helper()
 	dir := t.TempDir()
 	w := &world{
-		store: storetest.MustOpen(t), quotes: &tally{}, backup: modeltest.New(t), dataDir: filepath.Join(dir, "data"),
+		World: agenttest.New(t), quotes: &tally{}, backup: modeltest.New(t),
 		script: filepath.Join(dir, "claude.script.json"), bin: filepath.Join(dir, "claude"), timeout: 20 * time.Second,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), now: time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC),
 	}
-	w.paper = broker.NewPaper(w.store.Client(), w.store.Key, w.clock)
+	w.DataDir = filepath.Join(dir, "data")
+	w.Desk = agent.DeskConfig{Name: "main", Prompt: "You trade on paper.", MaxSteps: 7,
+		Tools: []string{"get_quote", "get_positions", "place_order", "flatten_desk"}}
+	w.Tools = func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} }
 	w.setRuns(t, runs...)
 	bin, err := os.ReadFile(fakeBin)
 	if err != nil {
@@ -133,7 +123,7 @@ func newWorld(t *testing.T, runs ...run) *world {
 	if err := os.WriteFile(w.bin, bin, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if w.mcp, err = mcpserve.Listen(w.log); err != nil {
+	if w.mcp, err = mcpserve.Listen(w.Log); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.mcp.Close() })
@@ -152,26 +142,15 @@ func (w *world) setRuns(t *testing.T, runs ...run) {
 	}
 }
 
-func (w *world) clock() time.Time { return w.now }
-
-func (w *world) deskDir() string { return filepath.Join(w.dataDir, "desks", "main") }
+func (w *world) deskDir() string { return filepath.Join(w.DataDir, "desks", "main") }
 
 // start runs the desk until stop is called or the test ends.
 func (w *world) start(t *testing.T) (stop func()) {
 	t.Helper()
-	cfg := agent.DeskConfig{Name: "main", Prompt: "You trade on paper.", MaxSteps: 7}
-	regs, err := agent.BuildRegistries([]agent.DeskConfig{cfg},
-		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
-		func(string) []deskbot.Tool { return broker.Tools(w.paper, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, w.store, regs, w.clock, w.log)
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: w.gate, Events: w.store, Memory: w.store, Now: w.clock, Log: w.log}
 	cc, err := claudecode.New(claudecode.Config{
 		Name: "claude", Bin: w.bin, Model: "claude-sonnet-4-5", APIKey: "sk-ant-desk-key", BaseURL: w.baseURL, Timeout: w.timeout,
-		Desk: "main", Dir: w.deskDir(), StateDir: filepath.Join(w.dataDir, "claude-code", "main"),
-		MCP: w.mcp, Sessions: w.store, Log: w.log,
+		Desk: "main", Dir: w.deskDir(), StateDir: filepath.Join(w.DataDir, "claude-code", "main"),
+		MCP: w.mcp, Sessions: w.Store, Log: w.Log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -180,93 +159,7 @@ func (w *world) start(t *testing.T) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := agent.New([]agent.DeskConfig{cfg}, agent.Deps{
-		Inbox: w.store, State: w.store, History: w.store, Notes: w.store, Events: w.store, Executor: exec, Registries: regs,
-		Requests: w.store, Models: map[string][]deskbot.Model{"main": {cc, backup}}, Now: w.clock, Log: w.log,
-		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
-func (w *world) tell(t *testing.T, text string) {
-	t.Helper()
-	tr := deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: text, From: "Asha", CreatedAt: w.now}
-	if err := w.store.Enqueue(t.Context(), tr); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (w *world) readEvents(t *testing.T) []deskbot.Event {
-	t.Helper()
-	for {
-		evs, err := w.store.ReadEvents(t.Context(), "test", "t", 100, 5*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(evs) == 0 {
-			return w.events
-		}
-		for _, e := range evs {
-			w.events = append(w.events, e)
-			if err := w.store.AckEvent(t.Context(), "test", e.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
-func (w *world) waitEvent(t *testing.T, what string, ok func(deskbot.Event) bool) deskbot.Event {
-	t.Helper()
-	var found deskbot.Event
-	deskbottest.Eventually(t, what, func() bool {
-		for _, e := range w.readEvents(t) {
-			if ok(e) {
-				found = e
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
-func (w *world) waitMessage(t *testing.T, text string) deskbot.Event {
-	t.Helper()
-	return w.waitEvent(t, "desk_message "+text, func(e deskbot.Event) bool {
-		return e.Kind == deskbot.EventDeskMessage && strings.Contains(e.Text, text)
-	})
-}
-
-func (w *world) waitSettled(t *testing.T, state deskbot.DeskState) {
-	t.Helper()
-	deskbottest.Eventually(t, "the desk to settle in "+string(state), func() bool {
-		n, err := w.store.PendingTriggers(t.Context(), "main")
-		st, err2 := w.store.DeskStatus(t.Context(), "main")
-		return err == nil && err2 == nil && n == 0 && st.State == state
-	})
-}
-
-func (w *world) ofKind(kind deskbot.EventKind) []deskbot.Event {
-	var out []deskbot.Event
-	for _, e := range w.events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
+	return w.Start(t, w.Store, agent.Backend{Turns: cc}, agent.Backend{Model: backup})
 }
 
 // record returns what the n-th run of the fake saw.

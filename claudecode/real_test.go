@@ -41,12 +41,12 @@ func TestRealCLI(t *testing.T) {
 		return modeltest.Calls(modeltest.ToolCall{Name: "mcp__deskbot__get_quote", Arguments: `{"symbol":"TCS"}`})
 	})
 	w.start(t)
-	w.tell(t, "Quote TCS.")
-	msg := w.waitMessage(t, "TCS quoted by the real CLI")
+	w.Tell(t, "Quote TCS.")
+	msg := w.WaitMessage(t, "TCS quoted by the real CLI")
 	if !strings.Contains(msg.Text, "quote #1") || w.quotes.runs() != 1 {
 		t.Errorf("message %q, get_quote ran %d times", msg.Text, w.quotes.runs())
 	}
-	calls := w.ofKind(deskbot.EventToolCall)
+	calls := w.OfKind(deskbot.EventToolCall)
 	if len(calls) != 1 || calls[0].Call.Name != "get_quote" {
 		t.Errorf("tool_call events = %+v", calls)
 	}
@@ -54,8 +54,8 @@ func TestRealCLI(t *testing.T) {
 
 	// The next turn resumes the same Claude session: the API is shown the
 	// first turn's conversation.
-	w.tell(t, "And INFY?")
-	msg = w.waitMessage(t, "Resumed with")
+	w.Tell(t, "And INFY?")
+	msg = w.WaitMessage(t, "Resumed with")
 	if !strings.Contains(msg.Text, "Quote TCS.") {
 		t.Errorf("the second turn did not carry the first: %q", msg.Text)
 	}
@@ -115,8 +115,8 @@ func TestRealCLIIgnoresTheDesksFolder(t *testing.T) {
 		}
 	}
 	w.start(t)
-	w.tell(t, "Hello.")
-	w.waitMessage(t, "nothing planted ran")
+	w.Tell(t, "Hello.")
+	w.WaitMessage(t, "nothing planted ran")
 	if _, err := os.Stat(pwned); err == nil {
 		t.Error("a command planted in the desk's folder ran on the host")
 	}

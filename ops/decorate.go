@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/agent"
 )
 
 // WrapModel counts m's completions and failures under its name.
@@ -12,15 +13,39 @@ func (m *Metrics) WrapModel(model deskbot.Model) deskbot.Model {
 	return &countedModel{Model: model, m: m}
 }
 
-// WrapModels wraps every backend of every desk's chain.
-func (m *Metrics) WrapModels(chains map[string][]deskbot.Model) map[string][]deskbot.Model {
-	out := make(map[string][]deskbot.Model, len(chains))
+// WrapChains wraps every backend of every desk's chain: a model's
+// completions, and a turn backend's turns, are counted as the backend's
+// calls and failures under its name.
+func (m *Metrics) WrapChains(chains map[string][]agent.Backend) map[string][]agent.Backend {
+	out := make(map[string][]agent.Backend, len(chains))
 	for desk, chain := range chains {
 		for _, b := range chain {
-			out[desk] = append(out[desk], m.WrapModel(b))
+			if b.Turns != nil {
+				b.Turns = &countedTurns{TurnBackend: b.Turns, m: m}
+			} else {
+				b.Model = m.WrapModel(b.Model)
+			}
+			out[desk] = append(out[desk], b)
 		}
 	}
 	return out
+}
+
+type countedTurns struct {
+	agent.TurnBackend
+	m *Metrics
+}
+
+var _ agent.TurnBackend = (*countedTurns)(nil)
+
+func (c *countedTurns) RunTurn(ctx context.Context, req agent.TurnRequest) (string, error) {
+	name := c.Name()
+	c.m.modelCalls.WithLabelValues(name).Inc()
+	text, err := c.TurnBackend.RunTurn(ctx, req)
+	if err != nil && ctx.Err() == nil {
+		c.m.modelFail.WithLabelValues(name).Inc()
+	}
+	return text, err
 }
 
 type countedModel struct {

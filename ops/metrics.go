@@ -63,8 +63,8 @@ func NewMetrics(backlog Backlog) *Metrics {
 	m.reg.MustRegister(m.decisionTime)
 	m.toolCalls = counter("tool_calls_total", "Tool calls run, by tool.", "tool")
 	m.toolErrors = counter("tool_errors_total", "Tool calls that returned an error result or failed, by tool.", "tool")
-	m.modelCalls = counter("model_calls_total", "Model completions asked for, by backend.", "backend")
-	m.modelFail = counter("model_failures_total", "Model completions that failed, by backend.", "backend")
+	m.modelCalls = counter("model_calls_total", "Model completions (a whole turn, for a backend that runs turns) asked for, by backend.", "backend")
+	m.modelFail = counter("model_failures_total", "Model completions (or whole turns) that failed, by backend.", "backend")
 	m.tgRetries = counter("telegram_retries_total", "Telegram calls retried, by method and the code that caused it (0: network).", "method", "code")
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {

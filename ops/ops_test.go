@@ -203,7 +203,12 @@ func TestCallMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := ops.NewMetrics(func(context.Context) (int64, int64, error) { return 2, 5, nil })
-	chains := m.WrapModels(map[string][]deskbot.Model{"alpha": {up, down}})
+	chains := map[string][]deskbot.Model{}
+	for desk, chain := range m.WrapChains(map[string][]agent.Backend{"alpha": {{Model: up}, {Model: down}}}) {
+		for _, b := range chain {
+			chains[desk] = append(chains[desk], b.Model)
+		}
+	}
 	req := deskbot.ModelRequest{Messages: []deskbot.Message{{Role: "user", Content: "hi"}}}
 	for range 2 {
 		if _, err := chains["alpha"][0].Complete(t.Context(), req); err != nil {
@@ -403,5 +408,33 @@ func TestCloseEndsStreams(t *testing.T) {
 	}
 	if got := time.Since(start); got > time.Second {
 		t.Errorf("Close took %v with a stream open, want well under its 2 s limit", got)
+	}
+}
+
+// turnsBackend runs whole turns (as Claude Code does), failing when told.
+type turnsBackend struct{ fail bool }
+
+func (turnsBackend) Name() string { return "claude" }
+func (b turnsBackend) RunTurn(context.Context, agent.TurnRequest) (string, error) {
+	if b.fail {
+		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the CLI crashed")
+	}
+	return "Done.", nil
+}
+
+// A backend that runs whole turns is counted as every backend is: its
+// turns as its calls, and its failures.
+func TestTurnBackendsCounted(t *testing.T) {
+	m := ops.NewMetrics(func(context.Context) (int64, int64, error) { return 0, 0, nil })
+	chains := m.WrapChains(map[string][]agent.Backend{"alpha": {{Turns: turnsBackend{}}}, "beta": {{Turns: turnsBackend{fail: true}}}})
+	for _, desk := range []string{"alpha", "alpha", "beta"} {
+		_, _ = chains[desk][0].Turns.RunTurn(t.Context(), agent.TurnRequest{})
+	}
+	got := mustScrape(t, mustServe(t, m))
+	if got, want := got[`deskbot_model_calls_total{backend="claude"}`], 3.0; got != want {
+		t.Errorf("turn backend's calls = %v, want %v", got, want)
+	}
+	if got, want := got[`deskbot_model_failures_total{backend="claude"}`], 1.0; got != want {
+		t.Errorf("turn backend's failures = %v, want %v", got, want)
 	}
 }

@@ -157,15 +157,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("models: %s", deskbot.ErrorMessage(err))
 	}
-	for desk, chain := range models {
-		for i, b := range chain {
-			// A backend running whole turns is not a model call to count
-			// (its tool calls are counted as every desk's are).
-			if _, whole := b.(agent.TurnBackend); !whole {
-				models[desk][i] = m.Metrics.WrapModel(b)
-			}
-		}
-	}
+	models = m.Metrics.WrapChains(models)
 
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
@@ -176,11 +168,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return errors.New(deskbot.ErrorMessage(err))
 	}
 
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: m.Gate, Events: m.Store, Memory: m.Store, Now: m.Now, Log: log,
-		Limits: &agent.Limits{Policies: policies, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}}
 	m.Desks = agent.New(desks, agent.Deps{
-		Inbox: &inbox{store: m.Store, d: m.drain}, State: m.Store, History: m.Store, Notes: m.Store, Events: m.Store,
-		Executor: exec, Registries: regs, Models: models, Now: m.Now, Log: log, Requests: m.Store,
+		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
+		Limits: &agent.Limits{Policies: policies, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log},
+		Now:    m.Now, Log: log,
 	})
 
 	names := make([]string, len(desks))
@@ -331,7 +322,7 @@ func (l *leadership) role() string {
 
 // claudeCode builds a desk's Claude Code backend, starting the MCP server
 // its turns use on the first call.
-func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (deskbot.Model, error) {
+func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (agent.TurnBackend, error) {
 	if m.MCP == nil {
 		var err error
 		if m.MCP, err = mcpserve.Listen(m.Log); err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/agent"
 )
 
 // drain is the service's graceful stop. A stop has two phases:
@@ -118,21 +117,15 @@ func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage
 	return t.Tool.Run(ctx, desk, args)
 }
 
-// inbox is the desks' inbox during a stop: a desk that has finished with
+// inbox is the desks' store during a stop: a desk that has finished with
 // its trigger (acknowledged it, or asks for the next) is no longer busy,
-// and once stopping it is handed nothing more.
+// and once stopping it is handed nothing more. All else is the store's.
 type inbox struct {
-	store turnTaker // the store
-	d     *drain
+	deskbot.TurnStore // the store
+	d                 *drain
 }
 
-func (in *inbox) Enqueue(ctx context.Context, t deskbot.Trigger) error {
-	return in.store.Enqueue(ctx, t)
-}
-
-func (in *inbox) PendingTriggers(ctx context.Context, desk string) (int64, error) {
-	return in.store.PendingTriggers(ctx, desk)
-}
+var _ deskbot.TurnStore = (*inbox)(nil)
 
 func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
 	in.d.setBusy(desk, false)
@@ -140,7 +133,7 @@ func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Durati
 		<-ctx.Done() // the desks run on the hard context: wait for it
 		return nil, ctx.Err()
 	}
-	tr, err := in.store.NextTrigger(ctx, desk, block)
+	tr, err := in.TurnStore.NextTrigger(ctx, desk, block)
 	if tr != nil {
 		in.d.setBusy(desk, true)
 		if in.d.stopping() {
@@ -155,23 +148,9 @@ func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Durati
 }
 
 func (in *inbox) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
-	err := in.store.AckTrigger(ctx, t)
+	err := in.TurnStore.AckTrigger(ctx, t)
 	in.d.setBusy(t.Desk, false)
 	return err
-}
-
-// The desks' inbox must let a desk take a queued trigger and open its turn
-// in one round trip: a wrapper without TakeTurn would silently put every
-// turn on the slower path of waiting on NextTrigger and then OpenTurn.
-var _ interface {
-	deskbot.Inbox
-	agent.TurnTaker
-} = (*inbox)(nil)
-
-// turnTaker is the store's side of TakeTurn.
-type turnTaker interface {
-	deskbot.Inbox
-	agent.TurnTaker
 }
 
 // TakeTurn is NextTrigger's bookkeeping around the store's TakeTurn: asking
@@ -183,7 +162,7 @@ func (in *inbox) TakeTurn(ctx context.Context, desk string, historyLimit int, at
 	if in.d.stopping() {
 		return nil, deskbot.DeskStatus{}, nil, nil, nil // the desk then waits in NextTrigger
 	}
-	tr, st, hist, prior, err := in.store.TakeTurn(ctx, desk, historyLimit, at)
+	tr, st, hist, prior, err := in.TurnStore.TakeTurn(ctx, desk, historyLimit, at)
 	if tr != nil {
 		in.d.setBusy(desk, true)
 		if in.d.stopping() {
