@@ -116,17 +116,9 @@ type Execution struct {
 	Request  *deskbot.Request // when Held
 }
 
-// Begin starts a turn for trigger, loading the calls already completed for it.
-func (e *ToolCallExecutor) Begin(ctx context.Context, desk, triggerID string) (*Turn, error) {
-	prior, err := e.Memory.CompletedCalls(ctx, triggerID)
-	if err != nil {
-		return nil, err
-	}
-	return e.Resume(desk, triggerID, prior), nil
-}
-
 // Resume starts a turn for trigger from the calls already completed for it,
-// as the caller read them from Memory (with other reads, in one round trip).
+// as the desk read them from the store with its turn's other reads, in one
+// round trip.
 func (e *ToolCallExecutor) Resume(desk, triggerID string, prior []deskbot.CompletedCall) *Turn {
 	max := e.MaxRepeats
 	if max == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/gate"
 )
 
@@ -33,7 +34,7 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 		`{"text":"ok","nested":[{"k":1},{"a":1,"A":2}]}`,
 		`{"text":"ok","nested":{"\u212a":1,"k":2}}`, // Kelvin sign folds to k
 	} {
-		turn, _ := f.exec.Begin(t.Context(), "main", "trig-dup-"+string(rune('a'+i)))
+		turn := agenttest.Begin(t, f.exec, "main", "trig-dup-"+string(rune('a'+i)))
 		ex := f.mustExecute(t, turn, deskbot.ToolCall{ID: "c1", Name: deskbot.ToolSendMessage, Arguments: json.RawMessage(args)})
 		if ex.Held || ex.Request != nil || !ex.Refused || !ex.Result.IsError {
 			t.Errorf("%s: held %v, refused %v, told %q; want refused before any request", args, ex.Held, ex.Refused, ex.Result.Text)
@@ -45,7 +46,7 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 	mustNoOpenRequests(t, f)
 
 	// Distinct keys are held as before.
-	turn, _ := f.exec.Begin(t.Context(), "main", "trig-dup-fine")
+	turn := agenttest.Begin(t, f.exec, "main", "trig-dup-fine")
 	if ex := f.mustExecute(t, turn, call("c1", deskbot.ToolSendMessage, `{"text":"All quiet.","picture":"chart.png"}`)); !ex.Held {
 		t.Errorf("a call with distinct arguments was not held: %s", ex.Result.Text)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -54,10 +55,7 @@ func order(side string, qty, price float64) string {
 
 func (f *limitFixture) place(t *testing.T, trigger, args string) agent.Execution {
 	t.Helper()
-	turn, err := f.exec.Begin(t.Context(), "main", trigger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := agenttest.Begin(t, f.exec, "main", trigger)
 	ex, err := f.exec.Execute(t.Context(), turn, deskbot.ToolCall{ID: trigger, Name: "place_order", Arguments: []byte(args)})
 	if err != nil {
 		t.Fatalf("execute: %v", err)

@@ -196,22 +196,6 @@ func (k *desk) setState(ctx context.Context, s deskbot.DeskState) {
 	k.state = s
 }
 
-// setStateAside is setState in a goroutine of its own, for a change that
-// need not be saved before the desk goes on (the model can be asked
-// meanwhile). The returned wait must be called before the desk's state is
-// touched again; calling it more than once is fine.
-func (k *desk) setStateAside(ctx context.Context, s deskbot.DeskState) (wait func()) {
-	if s == k.state {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		k.setState(ctx, s)
-	}()
-	return func() { <-done }
-}
-
 // say posts words of the desk to the chat.
 func (k *desk) say(ctx context.Context, triggerID, text string) {
 	if text = strings.TrimSpace(text); text == "" {

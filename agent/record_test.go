@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
 )
@@ -30,10 +31,7 @@ func TestExecutorRecordOverlapsButPrecedesTheNextCall(t *testing.T) {
 	f := mustExecutor(t)
 	release := make(chan struct{})
 	f.exec.Memory = gatedRecorder{f.store, release}
-	turn, err := f.exec.Begin(t.Context(), "main", "trig-rec")
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := agenttest.Begin(t, f.exec, "main", "trig-rec")
 	if _, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +88,7 @@ func TestExecutorNextCallWaitsForTheLastRecord(t *testing.T) {
 	f := mustExecutor(t)
 	release := make(chan struct{})
 	f.exec.Memory = gatedRecorder{f.store, release}
-	turn, err := f.exec.Begin(t.Context(), "main", "trig-next")
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := agenttest.Begin(t, f.exec, "main", "trig-next")
 	if _, err := f.exec.Execute(t.Context(), turn, call("c1", "get_positions", `{"a":1}`)); err != nil {
 		t.Fatal(err)
 	}

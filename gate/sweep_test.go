@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/gate/gatetest"
 
 	"github.com/alicebob/miniredis/v2"
@@ -153,10 +154,7 @@ func TestRedisDownAtHoldMeansNotRun(t *testing.T) {
 	clk := newClock()
 	g := gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: time.Minute}, s, run, clk.Now, quietLog())
 	ex := &agent.ToolCallExecutor{Runner: run, Gate: g, Events: s, Memory: s, Now: clk.Now, Log: quietLog()}
-	turn, err := ex.Begin(t.Context(), "main", "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := agenttest.Begin(t, ex, "main", "t1")
 	mr.Close() // Redis goes away between the turn's start and the call
 
 	got, err := ex.Execute(t.Context(), turn, deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)})

@@ -205,3 +205,14 @@ func (w *World) WaitSettled(t testing.TB, state deskbot.DeskState) {
 		return err == nil && err2 == nil && n == 0 && st.State == state
 	})
 }
+
+// Begin starts ex's turn for a trigger from the calls its memory holds
+// completed for it, as a desk's turn opens (with its other reads).
+func Begin(t testing.TB, ex *agent.ToolCallExecutor, desk, triggerID string) *agent.Turn {
+	t.Helper()
+	prior, err := ex.Memory.CompletedCalls(context.Background(), triggerID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex.Resume(desk, triggerID, prior)
+}
