@@ -94,7 +94,7 @@ func newLogger(cfg Config, w io.Writer) *slog.Logger {
 // Run opens every part and starts the service's loops. It returns once the
 // service is running; an error means nothing is left running (call Close).
 func (m *Main) Run(ctx context.Context) (err error) {
-	cfg, log := m.Config, m.Log
+	cfg := m.Config
 	// Again here, for a Config not made by LoadConfig: the gate must get
 	// the trimmed, checked APPROVAL_TOOLS, and no desk a secret.
 	if p := cfg.guard(environMap(os.Environ())); len(p) > 0 {
@@ -103,7 +103,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Before any desk runs: the service's environment and memory are
 	// unreadable to processes of its own uid.
 	if err := sandbox.HardenProcess(); err != nil {
-		log.Warn(deskbot.ErrorMessage(err))
+		m.Log.Warn(deskbot.ErrorMessage(err))
 	}
 	m.drain = newDrain(ctx)
 	// A term outlives the drain's phases: the leader keeps its lease while
@@ -113,6 +113,42 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
 
+	if err := m.openParts(ctx); err != nil {
+		return err
+	}
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	if err != nil {
+		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
+	}
+	backlog := &chatBacklog{}
+	if err := m.buildDesks(ctx, desks, backlog); err != nil {
+		return err
+	}
+	names := make([]string, len(desks))
+	for i, d := range desks {
+		names[i] = d.Name
+	}
+	if err := m.buildBot(names); err != nil {
+		return err
+	}
+	backlog.bot.Store(m.Bot)
+	if err := m.serveHTTP(desks); err != nil {
+		return err
+	}
+	role, err := m.takeLead(termParent)
+	if err != nil {
+		return err
+	}
+	m.Log.Info("deskbot started", "role", role, "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
+		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
+		"http", m.HTTP.Addr(), "leader_lease", m.Elector.TTL)
+	return nil
+}
+
+// openParts opens what everything else stands on: the store, the
+// sandbox and the broker.
+func (m *Main) openParts(ctx context.Context) (err error) {
+	cfg, log := m.Config, m.Log
 	if m.Store, err = store.Open(ctx, cfg.storeOptions()); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
@@ -133,10 +169,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
 
-	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
-	if err != nil {
-		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
-	}
+	return nil
+}
+
+// buildDesks builds the desks' tools and models, the gate and its sweeper,
+// and the desks, each wrapped as the service runs them: every tool and
+// backend counted by the metrics, every tool surviving the first phase of
+// a stop, the store behind the stop's bookkeeping.
+func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog *chatBacklog) (err error) {
+	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
 	if err := checkPolicies(desks, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
@@ -144,7 +185,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
 		return m.Store.EventBacklog(ctx, outboxGroup)
 	})
-	backlog := &chatBacklog{}
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
@@ -174,10 +214,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Now:    m.Now, Log: log,
 	})
 
-	names := make([]string, len(desks))
-	for i, d := range desks {
-		names[i] = d.Name
-	}
+	return nil
+}
+
+// buildBot builds the Telegram side (it starts polling when this process
+// leads).
+func (m *Main) buildBot(names []string) (err error) {
+	cfg, log := m.Config, m.Log
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
@@ -189,8 +232,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
-	backlog.bot.Store(m.Bot)
 
+	return nil
+}
+
+// serveHTTP serves the health checks, the metrics and the desks page.
+func (m *Main) serveHTTP(desks []agent.DeskConfig) error {
+	cfg := m.Config
 	mounts, err := m.webApp(desks)
 	if err != nil {
 		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
@@ -205,26 +253,28 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("HTTP_ADDR %s: %v", cfg.HTTPAddr, err)
 	}
 
-	// One attempt now, so that a lone instance (or the first of several)
-	// is leading when Run returns; otherwise stand by and keep trying.
-	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(cfg.LeaderLease, 10*time.Second), Now: m.Now, Log: log}
+	return nil
+}
+
+// takeLead makes one attempt at the lease now, so that a lone instance (or the
+// first of several) is leading when Run returns; otherwise it stands by
+// and keeps trying. It reports the role this process starts in.
+func (m *Main) takeLead(termParent context.Context) (string, error) {
+	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log}
 	term, err := m.Elector.TryAcquire(termParent)
 	if err != nil {
-		return fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))
+		return "", fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))
 	}
 	role := ops.RoleStandby
 	if term != nil {
 		if err := m.startLeading(term); err != nil {
-			return err
+			return "", err
 		}
 		role = ops.RoleLeader
 	} else {
 		m.standBy(termParent)
 	}
-	log.Info("deskbot started", "role", role, "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
-		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
-		"http", m.HTTP.Addr(), "leader_lease", m.Elector.TTL)
-	return nil
+	return role, nil
 }
 
 // standBy campaigns for the lease in the background and starts leading
