@@ -27,7 +27,6 @@ type DeskStatus struct {
 // restarts.
 type DeskStore interface {
 	DeskStatus(ctx context.Context, desk string) (DeskStatus, error)
-	SetDeskState(ctx context.Context, desk string, state DeskState, at time.Time) error
 	SetPaused(ctx context.Context, desk string, paused bool, audit AuditEntry) error
 }
 
@@ -80,13 +79,6 @@ type TurnStore interface {
 	CloseTurn(ctx context.Context, desk string, words *Event, history []Message, heldNow bool, at time.Time, ack *Trigger) (DeskState, error)
 	// OpenRequestCount counts the desk's open requests.
 	OpenRequestCount(ctx context.Context, desk string) (int64, error)
-}
-
-// History keeps a desk's bounded conversation.
-type History interface {
-	AppendHistory(ctx context.Context, desk string, msgs ...Message) error
-	// History returns up to the last limit messages, oldest first.
-	History(ctx context.Context, desk string, limit int) ([]Message, error)
 }
 
 // Notes is a small key-value space for adapters' bookkeeping, such as the

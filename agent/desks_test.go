@@ -422,7 +422,8 @@ func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
 			w := newDeskWorld(t)
 			ctx := t.Context()
 			prior := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"TCS"}`)}, Result: tt.result}
-			if err := w.Store.RememberCall(ctx, "trig-held", prior); err != nil {
+			result := deskbot.Event{Kind: deskbot.EventToolResult, Desk: "main", Time: w.Clock.Now(), TriggerID: "trig-held", Call: &prior.Call, Result: &prior.Result}
+			if err := w.Store.RecordResult(ctx, "trig-held", nil, &prior, result); err != nil {
 				t.Fatal(err)
 			}
 			w.primary.Push(modeltest.Text("Turn over."))

@@ -311,7 +311,7 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.st.SetDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
+	if err := h.st.AnnounceDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := h.mustHold("alpha")

@@ -22,11 +22,6 @@ func (s *Store) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus
 	return deskStatus(desk, h), nil
 }
 
-// SetDeskState records what the desk is doing and when it last did something.
-func (s *Store) SetDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error {
-	return s.wrap(s.setDeskState(ctx, s.rdb, desk, state, at).Err())
-}
-
 // setDeskState is the write of a desk's state, on rdb or a pipeline.
 func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, state deskbot.DeskState, at time.Time) *redis.IntCmd {
 	return c.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
