@@ -48,3 +48,11 @@ func (s *Store) AppendHistory(ctx context.Context, desk string, msgs ...deskbot.
 	return s.wrap(err)
 }
 
+// pushHistory queues on p the append of vals (encodeHistory) to the desk's
+// history, trimmed to HistoryLimit.
+func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string, vals []any) {
+	key := s.historyKey(desk)
+	p.RPush(ctx, key, vals...)
+	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
+}
+

@@ -117,14 +117,6 @@ func encodeHistory(msgs []deskbot.Message) ([]any, error) {
 	return vals, nil
 }
 
-// pushHistory queues on p the append of vals (encodeHistory) to the desk's
-// history, trimmed to HistoryLimit.
-func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string, vals []any) {
-	key := s.historyKey(desk)
-	p.RPush(ctx, key, vals...)
-	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
-}
-
 // historyStart is the list index a read of the last limit messages of a
 // desk's history starts at: all of it when limit <= 0.
 func historyStart(limit int) int64 {
