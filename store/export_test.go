@@ -55,4 +55,3 @@ func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string,
 	p.RPush(ctx, key, vals...)
 	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
 }
-
