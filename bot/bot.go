@@ -49,6 +49,17 @@ type OpenRequests interface {
 	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
 }
 
+// Notes is the notes port the bot needs whole: the domain's notes and the
+// fenced write a leader keeps its update offset with. It is one type, not
+// an optional method found by assertion, so a wrapper around the store
+// cannot hide the fenced write and leave a leader without its offset.
+type Notes interface {
+	deskbot.Notes
+	// PutNoteFenced sets key only while token is the lease's current one,
+	// and reports whether it did.
+	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
+}
+
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
 	Gate     deskbot.Gate
@@ -56,12 +67,12 @@ type Deps struct {
 	Desks    deskbot.DeskStore
 	Broker   deskbot.Broker
 	Requests OpenRequests
-	Notes    deskbot.Notes
+	Notes    Notes
 	Events   OutboxEvents
 	Audit    deskbot.Auditor
 	// Leader, when set, is this process's leadership among several on one
-	// Redis: the update offset is then kept in Notes (which must also keep
-	// notes only the leader may write) and polling stops when it ends.
+	// Redis: the update offset is then kept in Notes, written fenced by the
+	// lease's token, and polling stops when it ends.
 	Leader deskbot.Leadership
 }
 
@@ -140,11 +151,7 @@ func (b *Bot) clients() error {
 	cfg, log := b.cfg, b.log
 	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: b.deps.Leader}
 	if b.deps.Leader != nil {
-		offsets, ok := b.deps.Notes.(offsetStore)
-		if !ok {
-			return deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
-		}
-		p.offsets = offsets
+		p.offsets = b.deps.Notes
 	}
 	tb, err := tele.NewBot(tele.Settings{
 		URL:     cfg.APIURL,
