@@ -106,6 +106,11 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
 	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", p.Audited())
+	// A paused desk takes no turns: a thumbs-up alone would read as heard.
+	// A failed read of its state only costs that notice; the words are queued.
+	if st, err := b.deps.Desks.DeskStatus(ctx, desk); err == nil && st.Paused {
+		return b.reply(ctx, c, "Queued for "+bold(desk)+", which is paused: it reads this after /resume "+esc(desk)+".", nil)
+	}
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 
