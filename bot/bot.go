@@ -169,6 +169,12 @@ func (b *Bot) clients() error {
 		},
 	})
 	if err != nil {
+		// An operator fixes these differently: the network (DNS, proxy,
+		// firewall) when Telegram was never reached, the token when it
+		// answered and refused.
+		if networkFailure(err) {
+			return deskbot.Errorf(deskbot.EUNAVAILABLE, "Could not reach Telegram to start the bot (a network failure, not a refusal): %s", b.scrub(err.Error()))
+		}
 		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
 	b.tb = tb

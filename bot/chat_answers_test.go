@@ -1,9 +1,12 @@
 package bot_test
 
 import (
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 )
 
@@ -56,4 +59,41 @@ func TestTellToAPausedDeskSaysItIsQueued(t *testing.T) {
 		t.Errorf("queued %q, want the words", trs[0].Text)
 	}
 	h.waitReaction(groupID, h.say(asha, "/tell beta carry on", 0))
+}
+
+// closedURL is the address of a port nothing listens on any more.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// A start that never reached Telegram says so, apart from one Telegram
+// refused: the operator fixes the network in one case, the token in the
+// other. Neither quotes the token.
+func TestStartTellsNetworkFailureFromRefusal(t *testing.T) {
+	tg := telegramtest.New(t, testToken)
+	for _, tc := range []struct {
+		name, url, token, want string
+	}{
+		{"nothing listens", closedURL(t), testToken, "Could not reach Telegram to start the bot (a network failure, not a refusal): "},
+		{"no such host", "http://deskbot-test.invalid", testToken, "Could not reach Telegram to start the bot (a network failure, not a refusal): "},
+		{"wrong token", tg.URL, "999:wrong-token-kept-secret", "Telegram refused to start the bot: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := bot.New(bot.Config{Token: tc.token, APIURL: tc.url, ChatID: groupID, Approvers: []int64{asha.ID}}, bot.Deps{}, quiet())
+			got := deskbot.ErrorMessage(err)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("New: %q, want it to start %q", got, tc.want)
+			}
+			if strings.Contains(got, tc.token) {
+				t.Errorf("New: %q quotes the token", got)
+			}
+		})
+	}
 }
