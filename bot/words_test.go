@@ -61,7 +61,12 @@ func TestTradingWords(t *testing.T) {
 				t.Errorf("%s: request reads %q above the call; want no %q", tt.name, head, w)
 			}
 		}
-		if !strings.Contains(text, esc(argtext.Arguments(r.Content.Arguments))) {
+		switch args := argtext.Arguments(r.Content.Arguments); {
+		case noArguments(args):
+			if !strings.Contains(plain, tt.tool+" with no arguments\n") || strings.Contains(plain, "{}") {
+				t.Errorf("%s: a call with no arguments reads %q; want it said, with no empty {}", tt.name, plain)
+			}
+		case !strings.Contains(text, esc(args)):
 			t.Errorf("%s: the call is not shown whole beneath the words: %q", tt.name, text)
 		}
 	}
