@@ -18,7 +18,9 @@ func (h *e2e) holdFlatten(desk, args string) (*deskbot.Request, telegramtest.Mes
 	if err != nil {
 		h.t.Fatalf("hold: %v", err)
 	}
-	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Plain, shortID(r.ID)) && len(m.Keyboard) > 0 })
+	m := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
 	h.waitNote(bot.RequestMessageKey(r.ID))
 	return r, m
 }

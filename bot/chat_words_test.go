@@ -14,7 +14,9 @@ import (
 func (h *e2e) holdOrder(desk, args string) (*deskbot.Request, telegramtest.Message) {
 	h.t.Helper()
 	r := h.holdCall(desk, args)
-	return r, h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0 })
+	return r, h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
 }
 
 func TestHeldOrderReadsInTradingWords(t *testing.T) {

@@ -225,7 +225,9 @@ func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
 	if err != nil {
 		h.t.Fatalf("hold: %v", err)
 	}
-	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0 })
+	m := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
 	// The outbox records the message right after Telegram accepts it; wait
 	// for that, so a restart that follows does not fall in between.
 	deskbottest.Eventually(h.t, "the outbox to record the message of request "+r.ID, func() bool {

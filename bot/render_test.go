@@ -13,8 +13,8 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
-	"github.com/deskbot/deskbot/words"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // mustPlain checks text is HTML Telegram accepts, within the limit, and
