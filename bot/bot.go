@@ -60,12 +60,31 @@ type Notes interface {
 	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
 }
 
+// DeskStore is the desks as the bot reads and switches them: each desk's
+// state and pause switch, and its conversation, which /desk reads the
+// desk's last turn from.
+type DeskStore interface {
+	deskbot.DeskStore
+	deskbot.History
+}
+
+// Trade is a fill in a desk's journal, with when it filled.
+type Trade struct {
+	deskbot.Fill
+	At time.Time
+}
+
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
 	Gate     deskbot.Gate
 	Inbox    deskbot.Inbox
-	Desks    deskbot.DeskStore
+	Desks    DeskStore
 	Broker   deskbot.Broker
+	// Trades reads a desk's journal of fills, the last limit oldest first
+	// (the paper broker's Trades): today's realised P&L and /desk's trades
+	// come from it, as the broker port has neither. Nil: the chat says
+	// today's realised P&L is not known, and shows the book's to date.
+	Trades func(ctx context.Context, desk string, limit int) ([]Trade, error)
 	Requests OpenRequests
 	Notes    Notes
 	Events   OutboxEvents
@@ -298,7 +317,8 @@ func (b *Bot) contexts() (life, work context.Context) {
 }
 
 var commands = []tele.Command{
-	{Text: "desks", Description: "Every desk: state, requests, positions, P&L"},
+	{Text: "desks", Description: "Every desk: state, requests, today's P&L, positions"},
+	{Text: "desk", Description: "One desk in full: /desk <desk>"},
 	{Text: "flatten", Description: "Close a desk's positions: /flatten <desk|all>"},
 	{Text: "tell", Description: "Tell a desk something: /tell <desk> <text>"},
 	{Text: "requests", Description: "Open permission requests"},

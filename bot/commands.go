@@ -27,6 +27,7 @@ func (b *Bot) routes() {
 	served.Handle("/start", b.onHelp)
 	served.Handle("/help", b.onHelp)
 	served.Handle("/desks", b.onDesks)
+	served.Handle("/desk", b.onDesk)
 	served.Handle("/flatten", b.onFlatten)
 	served.Handle("/tell", b.onTell)
 	served.Handle("/requests", b.onRequests)
@@ -39,7 +40,8 @@ func (b *Bot) routes() {
 
 const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an approver taps <i>Allow once</i>, <i>Always allow</i> or <i>Deny</i>.
 
-/desks – every desk: state, open requests, positions and P&amp;L, last activity
+/desks – every desk: state, open requests, today's P&amp;L, positions, last activity
+/desk &lt;desk&gt; – one desk in full: today's trades, held calls, its last turn and tool calls
 /flatten &lt;desk|all&gt; – close a desk's positions (asks to confirm)
 /tell &lt;desk&gt; &lt;text&gt; – tell a desk something (or reply to its message)
 /requests – open requests, with their buttons again
