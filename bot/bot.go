@@ -76,15 +76,15 @@ type Trade struct {
 
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
-	Gate     deskbot.Gate
-	Inbox    deskbot.Inbox
-	Desks    DeskStore
-	Broker   deskbot.Broker
+	Gate   deskbot.Gate
+	Inbox  deskbot.Inbox
+	Desks  DeskStore
+	Broker deskbot.Broker
 	// Trades reads a desk's journal of fills, the last limit oldest first
 	// (the paper broker's Trades): today's realised P&L and /desk's trades
 	// come from it, as the broker port has neither. Nil: the chat says
 	// today's realised P&L is not known, and shows the book's to date.
-	Trades func(ctx context.Context, desk string, limit int) ([]Trade, error)
+	Trades   func(ctx context.Context, desk string, limit int) ([]Trade, error)
 	Requests OpenRequests
 	Notes    Notes
 	Events   OutboxEvents
