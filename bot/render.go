@@ -331,6 +331,9 @@ func requestSummary(r *deskbot.Request) string {
 	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"
 	}
-	return desk + esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…")) + " " +
-		esc(argtext.Clip(argtext.Arguments(r.Content.Arguments), 80, "…"))
+	tool := esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…"))
+	if args := argtext.Arguments(r.Content.Arguments); !noArguments(args) {
+		return desk + tool + " " + esc(argtext.Clip(args, 80, "…"))
+	}
+	return desk + tool + " (no arguments)"
 }
