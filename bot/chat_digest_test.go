@@ -84,7 +84,7 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 	}
 	h.answer(h.tap(asha, d, open))
 	full := h.waitMessage(func(m telegramtest.Message) bool {
-		return m.ID != d.ID && strings.Contains(m.Text, reqs[4].ID) && strings.Contains(m.Plain, strings.Repeat("n", 400))
+		return m.ID != d.ID && strings.Contains(m.Text, shortID(reqs[4].ID)) && strings.Contains(m.Plain, strings.Repeat("n", 400))
 	})
 	if got, _ := h.answer(h.tap(asha, full, "Allow once")); got != "Allowed; running…" {
 		t.Errorf("Allow on the opened message answered %q", got)
