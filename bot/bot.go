@@ -65,26 +65,16 @@ type Notes interface {
 // desk's last turn from.
 type DeskStore interface {
 	deskbot.DeskStore
-	deskbot.History
-}
-
-// Trade is a fill in a desk's journal, with when it filled.
-type Trade struct {
-	deskbot.Fill
-	At time.Time
+	// History returns up to the desk's last limit messages, oldest first.
+	History(ctx context.Context, desk string, limit int) ([]deskbot.Message, error)
 }
 
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
-	Gate   deskbot.Gate
-	Inbox  deskbot.Inbox
-	Desks  DeskStore
-	Broker deskbot.Broker
-	// Trades reads a desk's journal of fills, the last limit oldest first
-	// (the paper broker's Trades): today's realised P&L and /desk's trades
-	// come from it, as the broker port has neither. Nil: the chat says
-	// today's realised P&L is not known, and shows the book's to date.
-	Trades   func(ctx context.Context, desk string, limit int) ([]Trade, error)
+	Gate     deskbot.Gate
+	Inbox    deskbot.Inbox
+	Desks    DeskStore
+	Broker   deskbot.Broker
 	Requests OpenRequests
 	Notes    Notes
 	Events   OutboxEvents

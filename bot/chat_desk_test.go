@@ -70,13 +70,14 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 		{Role: "user", Content: "[00:05 India time] Message from Asha:\nTrim RELIANCE; <b>keep</b> 2"},
 		{Role: "assistant", Content: `(Tools I used: get_positions {} -> RELIANCE: long 5, avg 100.00; last 110.00; place_order {"price":120,"quantity":3,"side":"sell","symbol":"RELIANCE"} -> Filled: sold 3 RELIANCE @ 120.00 (realised +60.00). Now RELIANCE: long 2, avg 100.00, last 120.00, unrealised +40.00. ` + strings.Repeat("x", 300) + ")\nTrimmed to 2; realised +60 today."},
 	}
-	if err := h.st.AppendHistory(ctx, "alpha", turn...); err != nil {
+	// The turn as a desk closes it: its history, and the desk idle.
+	if _, err := h.st.CloseTurn(ctx, "alpha", nil, turn, false, h.clock.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := h.mustHold("alpha")
 	got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
 	for _, want := range []string{
-		"alpha – idle; 1 open request; no activity yet\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
+		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
 		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none; orders fill when placed.",
 		"Held calls (1; /requests shows their buttons):\nalpha: place_order ",
 		"(request " + shortID(r.ID) + ")",

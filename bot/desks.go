@@ -102,10 +102,10 @@ type deskRead struct {
 
 // day is a desk's fills today (India's day), from its journal.
 type day struct {
-	known    bool    // a journal was read
-	partial  bool    // the journal may no longer hold every fill of today
-	realised float64 // by today's fills
-	trades   []Trade // today's, oldest first
+	known    bool            // a journal was read
+	partial  bool            // the journal may no longer hold every fill of today
+	realised float64         // by today's fills
+	trades   []deskbot.Trade // today's, oldest first
 }
 
 // journalDepth is how many of a desk's last fills the chat reads: as many
@@ -139,10 +139,7 @@ func (b *Bot) readDesk(ctx context.Context, desk string) (deskRead, error) {
 
 // today reads the desk's fills of India's today from its journal.
 func (b *Bot) today(ctx context.Context, desk string) (day, error) {
-	if b.deps.Trades == nil {
-		return day{}, nil
-	}
-	ts, err := b.deps.Trades(ctx, desk, journalDepth)
+	ts, err := b.deps.Broker.Trades(ctx, desk, journalDepth)
 	if err != nil {
 		return day{}, err
 	}

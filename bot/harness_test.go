@@ -167,7 +167,7 @@ func (h *e2e) start() {
 		Sender: fastSender(), Topics: h.topics,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
-		Notes: h.st, Events: h.st, Audit: h.st, Trades: h.trades,
+		Notes: h.st, Events: h.st, Audit: h.st,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)
@@ -176,16 +176,6 @@ func (h *e2e) start() {
 	h.bot, h.stop, h.done = b, cancel, make(chan error, 1)
 	go func() { h.done <- b.Run(ctx) }()
 	h.t.Cleanup(h.shutdown)
-}
-
-// trades reads the paper broker's journal as the bot takes it.
-func (h *e2e) trades(ctx context.Context, desk string, limit int) ([]bot.Trade, error) {
-	ts, err := h.broker.Trades(ctx, desk, limit)
-	out := make([]bot.Trade, len(ts))
-	for i, t := range ts {
-		out[i] = bot.Trade{Fill: t.Fill, At: t.At}
-	}
-	return out, err
 }
 
 // shutdown stops the bot and checks that Run returned cleanly.

@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // A held call's request check runs in the call's slot, before the slot is
@@ -77,14 +78,14 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	r.runWith(t, OutboxConfig{Request: r.st.Request})
 	deskbottest.Eventually(t, "the held call", func() bool {
 		for _, m := range r.tg.BotMessages(dlGroup) {
-			if strings.Contains(m.Plain, reqID) {
+			if strings.Contains(m.Plain, words.ShortID(reqID)) {
 				return true
 			}
 		}
 		return false
 	})
 	msgs := r.tg.BotMessages(dlGroup)
-	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, reqID) })
+	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, words.ShortID(reqID)) })
 	// On the rig's clock a chatter send's pacing wait takes no real time,
 	// so while the approvals worker reads its notes in Redis (real time)
 	// before it reaches the Sender, chatter may take a few sends; at
@@ -99,7 +100,7 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	// spoke once.
 	var desks []string
 	for _, m := range r.tg.BotMessages(dlGroup) {
-		if !strings.Contains(m.Plain, reqID) {
+		if !strings.Contains(m.Plain, words.ShortID(reqID)) {
 			desks = append(desks, strings.Fields(m.Plain)[1])
 		}
 	}
@@ -135,7 +136,7 @@ func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
 	deskbottest.Eventually(t, "the desk message after it", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 1 })
 	r.eventuallyAllAcked(t)
 	for _, m := range r.tg.BotMessages(dlGroup) {
-		if strings.Contains(m.Plain, reqID) {
+		if strings.Contains(m.Plain, words.ShortID(reqID)) {
 			t.Errorf("a closed request was offered: %q", m.Plain)
 		}
 	}

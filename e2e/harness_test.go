@@ -424,7 +424,7 @@ func fileSize(p string) int64 {
 }
 
 // mustTrades returns the desk's fills from the paper broker's journal.
-func mustTrades(t *testing.T, w *world, desk string) []broker.Trade {
+func mustTrades(t *testing.T, w *world, desk string) []deskbot.Trade {
 	t.Helper()
 	tr, err := broker.NewPaper(w.st.Client(), w.st.Key, time.Now).Trades(context.Background(), desk, 100_000)
 	if err != nil {
