@@ -89,3 +89,17 @@ func TestOrderMarginsRefusesUnknownInstrument(t *testing.T) {
 	}}})
 	wantErrorType(t, err, InputException, http.StatusBadRequest)
 }
+
+// The client parses GET /instruments without looking at the status, so an
+// error answer (here an expired session) reaches the caller as a CSV parse
+// failure, a GeneralException, not as the TokenException it is.
+func TestInstrumentsHideTheTokenException(t *testing.T) {
+	s := newFake(t)
+	c := login(t, s, testUser)
+	s.ExpireSession()
+	_, err := c.GetInstrumentsByExchange("NSE")
+	wantErrorType(t, err, GeneralException, http.StatusInternalServerError)
+	if got, want := s.Calls()[len(s.Calls())-1].ErrorType, TokenException; got != want {
+		t.Errorf("the fake answered %q, want %q", got, want)
+	}
+}

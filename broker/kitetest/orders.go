@@ -285,7 +285,8 @@ func cancellable(status string) bool {
 }
 
 // transitionLocked moves o to status, records it in the history and pushes
-// it to the user's ticker connections (Kite pushes no updates for AMOs).
+// it to the user's ticker connections. An AMO waiting for the market gets no
+// push, as on Kite; its cancellation or rejection does.
 func (s *Server) transitionLocked(o *order, status, msg string) {
 	o.Status = status
 	o.StatusMessage = msg
@@ -740,12 +741,15 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	writeData(w, map[string]any{"order_id": id})
 }
 
-// listOrders is GET /orders: the user's orders of the day, oldest first.
+// listOrders is GET /orders: the user's orders of the day (India date by
+// the server's clock), oldest first. Kite's order book starts empty every
+// day.
 func (s *Server) listOrders(w *recorder, sess *session) {
 	s.mu.Lock()
 	out := []wireOrder{}
+	today := s.now().In(IST).Format("2006-01-02")
 	for _, o := range s.orders {
-		if o.UserID == sess.userID {
+		if o.UserID == sess.userID && o.PlacedAt.In(IST).Format("2006-01-02") == today {
 			out = append(out, o.wire(o.Status))
 		}
 	}
@@ -780,8 +784,9 @@ func (s *Server) listTrades(w *recorder, sess *session, orderID string) {
 		return
 	}
 	out := []map[string]any{}
+	today := s.now().In(IST).Format("2006-01-02")
 	for _, t := range s.accountLocked(sess.userID).trades {
-		if orderID != "" && t.order.ID != orderID {
+		if (orderID != "" && t.order.ID != orderID) || t.at.In(IST).Format("2006-01-02") != today {
 			continue
 		}
 		ts := t.at.In(IST).Format(kiteTime)

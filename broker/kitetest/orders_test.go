@@ -253,3 +253,20 @@ func TestAMORestsWithoutFilling(t *testing.T) {
 		t.Errorf("CancelOrder amo: %v", err)
 	}
 }
+
+func TestOrderBookStartsEmptyEachDay(t *testing.T) {
+	s := newFake(t)
+	clk := deskbottest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, IST))
+	s.SetNow(clk.Now)
+	c := login(t, s, testUser)
+	place(t, c, marketBuy(1, ""))
+	clk.Set(time.Date(2026, 12, 3, 9, 0, 0, 0, IST))
+	c = login(t, s, testUser) // yesterday's session ended at 06:00
+	orders, err := c.GetOrders()
+	if err != nil {
+		t.Fatalf("GetOrders: %v", err)
+	}
+	if len(orders) != 0 {
+		t.Errorf("got %d orders the next day, want 0", len(orders))
+	}
+}

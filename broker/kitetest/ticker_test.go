@@ -8,8 +8,8 @@ import (
 
 	"github.com/deskbot/deskbot/deskbottest"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
-	kiteticker "github.com/zerodha/gokiteconnect/v4/ticker"
 	"github.com/zerodha/gokiteconnect/v4/models"
+	kiteticker "github.com/zerodha/gokiteconnect/v4/ticker"
 )
 
 // heard collects what a ticker's callbacks receive.
