@@ -1,7 +1,6 @@
 package kitetest
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -15,19 +14,22 @@ import (
 // status in GET /orders: it is what a ticker order update (like a postback)
 // carries for a partial fill or a modification, while the order stays OPEN.
 const (
-	StatusPutOrderReq     = "PUT ORDER REQ RECEIVED"
-	StatusValidation      = "VALIDATION PENDING"
-	StatusOpenPending     = "OPEN PENDING"
-	StatusOpen            = "OPEN"
-	StatusComplete        = "COMPLETE"
-	StatusRejected        = "REJECTED"
-	StatusCancelled       = "CANCELLED"
-	StatusTriggerPending  = "TRIGGER PENDING"
-	StatusAMOReceived     = "AMO REQ RECEIVED"
-	StatusModifyPending   = "MODIFY VALIDATION PENDING"
-	StatusUpdate          = "UPDATE"
-	marketProtectionError = "Market orders without market protection are not allowed via API. Please set market protection or use a Limit order."
+	StatusPutOrderReq    = "PUT ORDER REQ RECEIVED"
+	StatusValidation     = "VALIDATION PENDING"
+	StatusOpenPending    = "OPEN PENDING"
+	StatusOpen           = "OPEN"
+	StatusComplete       = "COMPLETE"
+	StatusRejected       = "REJECTED"
+	StatusCancelled      = "CANCELLED"
+	StatusTriggerPending = "TRIGGER PENDING"
+	StatusAMOReceived    = "AMO REQ RECEIVED"
+	StatusModifyPending  = "MODIFY VALIDATION PENDING"
+	StatusUpdate         = "UPDATE"
 )
+
+// marketProtectionError is Kite's refusal of a market order without
+// market_protection, required through the API since 2026.
+const marketProtectionError = "Market orders without market protection are not allowed via API. Please set market protection or use a Limit order."
 
 // Order is the fake's view of an order, for assertions.
 type Order struct {
@@ -368,13 +370,26 @@ type orderForm struct {
 	tag              string
 }
 
+// refusal is an answer's message in Kite's words (capitalised, ending in
+// a full stop), carried as an error until it is written.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+func refuse(format string, args ...any) error {
+	if len(args) == 0 {
+		return refusal(format)
+	}
+	return refusal(fmt.Sprintf(format, args...))
+}
+
 func requireForm(r *http.Request) (url.Values, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct != "application/x-www-form-urlencoded" {
-		return nil, errors.New("Content-Type must be application/x-www-form-urlencoded.")
+		return nil, refuse("Content-Type must be application/x-www-form-urlencoded.")
 	}
 	if err := r.ParseForm(); err != nil {
-		return nil, errors.New("Invalid form body.")
+		return nil, refuse("Invalid form body.")
 	}
 	return r.PostForm, nil
 }
@@ -386,7 +401,7 @@ func parseNum(f url.Values, name string) (float64, error) {
 	}
 	n, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
-		return 0, fmt.Errorf("Invalid `%s`.", name)
+		return 0, refuse("Invalid `%s`.", name)
 	}
 	return n, nil
 }
@@ -410,42 +425,42 @@ var derivatives = map[string]bool{"NFO": true, "BFO": true, "MCX": true, "CDS": 
 func checkPrices(f *orderForm) error {
 	inst := f.inst
 	if f.qty <= 0 {
-		return errors.New("Invalid `quantity`.")
+		return refuse("Invalid `quantity`.")
 	}
 	if f.qty%inst.LotSize != 0 {
-		return fmt.Errorf("Quantity should be a multiple of lot size (%d).", inst.LotSize)
+		return refuse("Quantity should be a multiple of lot size (%d).", inst.LotSize)
 	}
 	switch f.otype {
 	case "LIMIT", "SL":
 		if f.price <= 0 {
-			return errors.New("Invalid `price`: limit orders need a price.")
+			return refuse("Invalid `price`: limit orders need a price.")
 		}
 	}
 	if f.price < 0 || (f.price > 0 && !onTick(f.price, inst.TickSize)) {
-		return fmt.Errorf("Tick size for this script is %s. Kindly enter price in the multiple of tick size for this script", num(inst.TickSize))
+		return refuse("Tick size for this script is %s. Kindly enter price in the multiple of tick size for this script", num(inst.TickSize))
 	}
 	switch f.otype {
 	case "SL", "SL-M":
 		if f.trigger <= 0 {
-			return errors.New("Invalid `trigger_price`: stop-loss orders need a trigger price.")
+			return refuse("Invalid `trigger_price`: stop-loss orders need a trigger price.")
 		}
 		if !onTick(f.trigger, inst.TickSize) {
-			return fmt.Errorf("Tick size for this script is %s. Kindly enter trigger price in the multiple of tick size for this script", num(inst.TickSize))
+			return refuse("Tick size for this script is %s. Kindly enter trigger price in the multiple of tick size for this script", num(inst.TickSize))
 		}
 		if f.otype == "SL" && f.txn == "BUY" && f.trigger > f.price {
-			return errors.New("Trigger price for stoploss buy orders cannot be above the limit price.")
+			return refuse("Trigger price for stoploss buy orders cannot be above the limit price.")
 		}
 		if f.otype == "SL" && f.txn == "SELL" && f.trigger < f.price {
-			return errors.New("Trigger price for stoploss sell orders cannot be below the limit price.")
+			return refuse("Trigger price for stoploss sell orders cannot be below the limit price.")
 		}
 	}
 	if f.otype == "MARKET" || f.otype == "SL-M" {
 		mp := f.marketProtection
 		if mp == 0 {
-			return errors.New(marketProtectionError)
+			return refuse(marketProtectionError)
 		}
 		if mp != -1 && (mp < 0 || mp > 100) {
-			return errors.New("Invalid `market_protection`: -1 (automatic) or a percentage up to 100.")
+			return refuse("Invalid `market_protection`: -1 (automatic) or a percentage up to 100.")
 		}
 	}
 	return nil
@@ -455,56 +470,56 @@ func checkPrices(f *orderForm) error {
 func (s *Server) parsePlacement(f url.Values) (*orderForm, error) {
 	exchange, symbol := f.Get("exchange"), f.Get("tradingsymbol")
 	if exchange == "" {
-		return nil, errors.New("Missing `exchange`.")
+		return nil, refuse("Missing `exchange`.")
 	}
 	if symbol == "" {
-		return nil, errors.New("Missing `tradingsymbol`.")
+		return nil, refuse("Missing `tradingsymbol`.")
 	}
 	inst := s.instruments[exchange+":"+symbol]
 	if inst == nil {
-		return nil, fmt.Errorf("Invalid `tradingsymbol`: no instrument %s:%s.", exchange, symbol)
+		return nil, refuse("Invalid `tradingsymbol`: no instrument %s:%s.", exchange, symbol)
 	}
 	of := &orderForm{inst: inst, txn: f.Get("transaction_type"), otype: f.Get("order_type"),
 		product: f.Get("product"), validity: f.Get("validity"), tag: f.Get("tag")}
 	if of.txn != "BUY" && of.txn != "SELL" {
-		return nil, errors.New("Invalid `transaction_type`.")
+		return nil, refuse("Invalid `transaction_type`.")
 	}
 	switch of.otype {
 	case "MARKET", "LIMIT", "SL", "SL-M":
 	default:
-		return nil, errors.New("Invalid `order_type`.")
+		return nil, refuse("Invalid `order_type`.")
 	}
 	switch of.product {
 	case "MIS":
 	case "CNC":
 		if derivatives[exchange] {
-			return nil, errors.New("Invalid `product`: CNC is for equity delivery; use NRML or MIS on " + exchange + ".")
+			return nil, refuse("Invalid `product`: CNC is for equity delivery; use NRML or MIS on %s.", exchange)
 		}
 	case "NRML":
 		if !derivatives[exchange] {
-			return nil, errors.New("Invalid `product`: NRML is for F&O; use CNC or MIS on " + exchange + ".")
+			return nil, refuse("Invalid `product`: NRML is for F&O; use CNC or MIS on %s.", exchange)
 		}
 	default:
-		return nil, errors.New("Invalid `product`.")
+		return nil, refuse("Invalid `product`.")
 	}
 	switch of.validity {
 	case "DAY", "IOC":
 	case "TTL":
 		if ttl, err := strconv.Atoi(f.Get("validity_ttl")); err != nil || ttl <= 0 {
-			return nil, errors.New("Invalid `validity_ttl`.")
+			return nil, refuse("Invalid `validity_ttl`.")
 		}
 	default:
-		return nil, errors.New("Invalid `validity`.")
+		return nil, refuse("Invalid `validity`.")
 	}
 	if !validTag(of.tag) {
-		return nil, errors.New("Invalid `tag`: at most 20 letters and digits.")
+		return nil, refuse("Invalid `tag`: at most 20 letters and digits.")
 	}
 	if f.Get("autoslice") != "" || f.Get("iceberg_legs") != "" {
-		return nil, errors.New("kitetest does not fake autoslice or iceberg orders.")
+		return nil, refuse("kitetest does not fake autoslice or iceberg orders.")
 	}
 	q, err := strconv.Atoi(f.Get("quantity"))
 	if err != nil {
-		return nil, errors.New("Invalid `quantity`.")
+		return nil, refuse("Invalid `quantity`.")
 	}
 	of.qty = q
 	if of.price, err = parseNum(f, "price"); err != nil {

@@ -284,7 +284,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusForbidden, TokenException, "Incorrect `api_key` or `access_token`.")
 		return
 	}
-	if wait := s.rateLimited(sess.userID, classify(r)); wait {
+	if s.rateLimited(sess.userID, classify(r)) {
 		writeError(rec, http.StatusTooManyRequests, NetworkException, "Too many requests")
 		return
 	}
