@@ -715,6 +715,10 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 		of.otype = v
 	}
 	if v := form.Get("validity"); v != "" {
+		if v != "DAY" && v != "IOC" {
+			inputError(w, "Invalid `validity`.")
+			return
+		}
 		of.validity = v
 	}
 	if v := form.Get("quantity"); v != "" {

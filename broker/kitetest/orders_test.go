@@ -270,3 +270,36 @@ func TestOrderBookStartsEmptyEachDay(t *testing.T) {
 		t.Errorf("got %d orders the next day, want 0", len(orders))
 	}
 }
+
+func TestIOCLimitAwayFromTheMarketIsCancelled(t *testing.T) {
+	s := newFake(t)
+	c := login(t, s, testUser)
+	p := limitBuy(2, 1450, "")
+	p.Validity = "IOC"
+	o := orderFromList(t, c, place(t, c, p))
+	if o.Status != StatusCancelled || o.CancelledQuantity != 2 {
+		t.Errorf("got %s cancelled %v, want CANCELLED 2", o.Status, o.CancelledQuantity)
+	}
+}
+
+func TestOrderTradesListsEachFill(t *testing.T) {
+	s := newFake(t)
+	c := login(t, s, testUser)
+	s.Hold(true)
+	id := place(t, c, limitBuy(6, 1500, ""))
+	for _, q := range []int{2, 4} {
+		if err := s.FillPartly(id, q); err != nil {
+			t.Fatalf("FillPartly %d: %v", q, err)
+		}
+	}
+	trades, err := c.GetOrderTrades(id)
+	if err != nil {
+		t.Fatalf("GetOrderTrades: %v", err)
+	}
+	if len(trades) != 2 || trades[0].Quantity != 2 || trades[1].Quantity != 4 || trades[0].TradeID == trades[1].TradeID {
+		t.Errorf("got %+v, want two trades of 2 and 4", trades)
+	}
+	if got, want := orderFromList(t, c, id).Status, StatusComplete; got != want {
+		t.Errorf("status: got %q, want %q", got, want)
+	}
+}
