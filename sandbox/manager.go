@@ -85,7 +85,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	if st.NetworkReason != "" {
 		cfg.Logger.Warn("sandbox: " + st.NetworkReason)
 	}
-	cfg.Logger.Info("sandbox ready", "mode", st.Mode, "network", st.Network, "timeout", cfg.Timeout, "job_timeout", cfg.JobTimeout)
+	// The summary agrees with the lines above: "ready" only when desks
+	// have a terminal.
+	if st.Mode == ModeUnavailable || st.Folder != "" {
+		cfg.Logger.Warn("sandbox started without a terminal for desks", "mode", st.Mode)
+	} else {
+		cfg.Logger.Info("sandbox ready", "mode", st.Mode, "network", st.Network, "timeout", cfg.Timeout, "job_timeout", cfg.JobTimeout)
+	}
 	return m, nil
 }
 
