@@ -71,13 +71,13 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 		{Role: "assistant", Content: `(Tools I used: get_positions {} -> RELIANCE: long 5, avg 100.00; last 110.00; place_order {"price":120,"quantity":3,"side":"sell","symbol":"RELIANCE"} -> Filled: sold 3 RELIANCE @ 120.00 (realised +60.00). Now RELIANCE: long 2, avg 100.00, last 120.00, unrealised +40.00. ` + strings.Repeat("x", 300) + ")\nTrimmed to 2; realised +60 today."},
 	}
 	// The turn as a desk closes it: its history, and the desk idle.
-	if _, err := h.st.CloseTurn(ctx, "alpha", nil, turn, false, h.clock.Now(), nil); err != nil {
+	if _, err := h.st.CloseTurn(ctx, "alpha", deskbot.TurnEnd{History: turn, Tokens: 123456, At: h.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := h.mustHold("alpha")
 	got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
 	for _, want := range []string{
-		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
+		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nTokens today: 1,23,456\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
 		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none; orders fill when placed.",
 		"Held calls (1; /requests shows their buttons):\nalpha: place_order ",
 		"(request " + shortID(r.ID) + ")",

@@ -6,6 +6,7 @@ import (
 	"html"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
@@ -49,6 +50,16 @@ func (b *Bot) onDesk(c tele.Context) error {
 	return nil
 }
 
+// tokensLine says what the desk's models spent today (India's day), as its
+// turns counted it.
+func tokensLine(st deskbot.DeskStatus, now time.Time) string {
+	n := int64(0)
+	if st.TokensDay == words.Day(now) {
+		n = st.Tokens
+	}
+	return "Tokens today: " + words.GroupedQuantity(float64(n))
+}
+
 // deskDetail renders /desk's parts (HTML), each well under a message.
 func (b *Bot) deskDetail(ctx context.Context, desk string) ([]string, error) {
 	d, err := b.readDesk(ctx, desk)
@@ -69,7 +80,7 @@ func (b *Bot) deskDetail(ctx context.Context, desk string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := []string{d.head(len(held)) + "\n" + esc(argtext.Clip(d.book(), 1500, "…"))}
+	parts := []string{d.head(len(held)) + "\n" + tokensLine(d.status, b.now()) + "\n" + esc(argtext.Clip(d.book(), 1500, "…"))}
 	parts = append(parts, tradesPart(d.day), heldPart(held), turnPart(lastTurnOf(msgs)))
 	return parts, nil
 }
