@@ -101,7 +101,7 @@ func TestREADMESaysWhatIsSkippedWithoutRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| no Redis \\|.*$").FindString(string(readme))
+	row := regexp.MustCompile(`(?m)^\| no Redis \|.*$`).FindString(string(readme))
 	if row == "" {
 		t.Fatal(`README has no "| no Redis |" row in its table of what go test ./... covers`)
 	}
