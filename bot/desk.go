@@ -139,16 +139,15 @@ type lastTurn struct {
 	words   string
 }
 
-// The agent's history wording (agent/history.go): the trigger opens with
-// its India time, the turn's note with the calls it made.
+// The history's wording (words.ToolsNote, words.TriggerClock): the trigger
+// opens with its India time, the turn's note with the calls it made.
 var (
-	triggerClockRx = regexp.MustCompile(`^\[(\d{2}:\d{2}) India time\] `)
+	triggerClockRx = regexp.MustCompile(words.TriggerClockPattern)
 	// A call opens with its tool's name and its canonical JSON arguments;
 	// "and 3 more" stands for the calls the note left out.
 	callStartRx = regexp.MustCompile(`^([A-Za-z0-9_.-]+ (\{|\[|null -> )|and \d+ more$)`)
 )
 
-const toolsNote = "(Tools I used: "
 
 // lastTurnOf reads the last turn from the end of a desk's history.
 func lastTurnOf(msgs []deskbot.Message) lastTurn {
@@ -162,7 +161,7 @@ func lastTurnOf(msgs []deskbot.Message) lastTurn {
 	}
 	t.found = true
 	note := msgs[i].Content
-	if rest, ok := strings.CutPrefix(note, toolsNote); ok {
+	if rest, ok := strings.CutPrefix(note, words.ToolsNote); ok {
 		if calls, final, ok := strings.Cut(rest, ")\n"); ok {
 			t.calls, note = splitCalls(calls), final
 		}

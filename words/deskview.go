@@ -89,3 +89,15 @@ func ModelOutage(note string) string {
 	}
 	return "⚠️ None of its models answers" + since + ": its messages wait in its queue until one does."
 }
+
+// The wording of a desk's history, which the agent writes for its model
+// and the chat reads a desk's last turn from: a trigger opens with its
+// India time (TriggerClock), and the note of a turn that called tools with
+// ToolsNote, the calls joined by "; ", then ")\n" and the turn's words.
+const ToolsNote = "(Tools I used: "
+
+// TriggerClock opens a trigger in a desk's history: "[14:05 India time] ".
+func TriggerClock(at time.Time) string { return "[" + Time(at) + " India time] " }
+
+// TriggerClockPattern matches TriggerClock's words, the time as its group.
+const TriggerClockPattern = `^\[(\d{2}:\d{2}) India time\] `

@@ -1,6 +1,7 @@
 package words_test
 
 import (
+	"regexp"
 	"testing"
 	"time"
 
@@ -30,5 +31,18 @@ func TestDeskViewWords(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+// The chat finds a trigger's time with the pattern the agent's words are
+// written to: the two cannot drift apart.
+func TestTriggerClockMatchesItsPattern(t *testing.T) {
+	at := time.Date(2026, 12, 4, 8, 35, 0, 0, time.UTC) // 14:05 India time
+	m := regexp.MustCompile(words.TriggerClockPattern).FindStringSubmatch(words.TriggerClock(at) + "Message from Asha")
+	if m == nil {
+		t.Fatalf("pattern %q does not match %q", words.TriggerClockPattern, words.TriggerClock(at))
+	}
+	if got, want := m[1], "14:05"; got != want {
+		t.Errorf("time found = %q, want %q", got, want)
 	}
 }
