@@ -61,6 +61,30 @@ type Sender struct {
 	chats   map[int64]*pace
 	nextAny time.Time
 	seq     uint64
+	// newest is the highest message id this process has seen in each chat
+	// (its own sends, and people's messages the bot handled): a message
+	// below it has been scrolled past.
+	newest map[int64]int
+}
+
+// Saw notes a message seen in a chat (sent, or handled as an update).
+func (s *Sender) Saw(chatID int64, messageID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.newest == nil {
+		s.newest = map[int64]int{}
+	}
+	s.newest[chatID] = max(s.newest[chatID], messageID)
+}
+
+// AtBottom reports whether messageID is the newest message this process
+// has seen in the chat. Unknown (nothing seen, as after a start or a
+// hand-over) is not the bottom.
+func (s *Sender) AtBottom(chatID int64, messageID int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.newest[chatID]
+	return ok && messageID >= n
 }
 
 // chatterBurst is how many chatter sends may go back to back; beyond it
@@ -158,6 +182,9 @@ func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.
 		msg, err = s.b.Send(tele.ChatID(chatID), text, opt)
 		return err
 	})
+	if err == nil && msg != nil {
+		s.Saw(chatID, msg.ID)
+	}
 	return msg, err
 }
 
@@ -191,6 +218,9 @@ func (s *Sender) SendPhotoIn(ctx context.Context, chatID int64, thread int, pic 
 		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML, ThreadID: thread})
 		return err
 	})
+	if err == nil && msg != nil {
+		s.Saw(chatID, msg.ID)
+	}
 	return msg, err
 }
 
