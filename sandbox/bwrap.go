@@ -71,16 +71,17 @@ const (
 	fdGroup
 	fdHosts
 	fdResolv
-	fdInfo  // bwrap writes {"child-pid": N} here (network on)
-	fdReady // the sandbox's first command says here that it runs (network on)
-	fdGo    // and waits for a line here before the desk's shell starts
+	fdSeccomp // the seccomp filter (seccomp.go), read by bwrap
+	fdInfo    // bwrap writes {"child-pid": N} here (network on)
+	fdReady   // the sandbox's first command says here that it runs (network on)
+	fdGo      // and waits for a line here before the desk's shell starts
 )
 
 // waitForNetwork runs first in a sandbox with network: bwrap has finished
 // setting up the namespaces (slirp4netns attached earlier races with bwrap's
 // own set-up of the loopback), and the desk's shell starts only once the
 // network is configured.
-const waitForNetwork = `echo >&8; read -r _ <&9; exec 8>&- 9<&-; exec "$0" "$@"`
+var waitForNetwork = fmt.Sprintf(`echo >&%[1]d; read -r _ <&%[2]d; exec %[1]d>&- %[2]d<&-; exec "$0" "$@"`, fdReady, fdGo)
 
 // sandboxEtc is the content of the files made for the desk.
 func sandboxEtc(home string, network bool) (passwd, group, hosts, resolv string) {
@@ -126,6 +127,8 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 		"--ro-bind-data", strconv.Itoa(fdGroup), "/etc/group",
 		"--ro-bind-data", strconv.Itoa(fdHosts), "/etc/hosts",
 		"--ro-bind-data", strconv.Itoa(fdResolv), "/etc/resolv.conf",
+		// Applied last, to the desk's first program and everything it starts.
+		"--seccomp", strconv.Itoa(fdSeccomp),
 		"--proc", "/proc",
 		"--ro-bind", "/proc/sys", "/proc/sys",
 		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
@@ -197,7 +200,11 @@ func startSandbox(ctx context.Context, cfg Config, bw, slirp, dir string, env, a
 			f.Close()
 		}
 	}()
-	for _, s := range []string{passwd, group, hosts, resolv} {
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []string{passwd, group, hosts, resolv, string(filter)} {
 		f, err := dataPipe(s)
 		if err != nil {
 			return nil, err
