@@ -27,7 +27,7 @@ func main() {
 		{"process_vm_readv", unix.SYS_PROCESS_VM_READV, [6]uintptr{uintptr(os.Getpid())}},
 		{"mount", unix.SYS_MOUNT, [6]uintptr{}},                       // NULL target: EFAULT
 		{"umount2", unix.SYS_UMOUNT2, [6]uintptr{0, 0xffff}},          // bad flags: EINVAL
-		{"unshare", unix.SYS_UNSHARE, [6]uintptr{unix.CLONE_NEWUSER}}, // user namespaces off: ENOSPC
+		{"unshare", unix.SYS_UNSHARE, [6]uintptr{unix.CLONE_NEWUSER}}, // a threaded process: EINVAL
 		{"setns", unix.SYS_SETNS, [6]uintptr{^uintptr(0), 0}},         // fd -1: EBADF
 		{"clone", unix.SYS_CLONE, [6]uintptr{unix.CLONE_NEWUSER | uintptr(syscall.SIGCHLD)}},
 		{"clone3", unix.SYS_CLONE3, [6]uintptr{0, 0}},       // size 0: EINVAL
