@@ -179,10 +179,11 @@ func dataPipe(s string) (*os.File, error) {
 	return r, nil
 }
 
-// hostCredential makes cmd run as the desks' host uid when the service is
-// root, so that nothing the desk runs, bwrap included, has root's rights.
-func hostCredential(cfg Config, cmd *exec.Cmd) {
-	if uid := cfg.asHost(); uid >= 0 {
+// runAs makes cmd run as uid (and the gid of the same number) without
+// supplementary groups; uid -1 leaves the service's own. When the service
+// is root, nothing a desk runs, bwrap included, has root's rights.
+func runAs(uid int, cmd *exec.Cmd) {
+	if uid >= 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	}
 }
@@ -241,7 +242,7 @@ func startSandbox(ctx context.Context, cfg Config, bw, slirp, dir string, env, a
 	cmd.Dir = "/"
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	hostCredential(cfg, cmd)
+	runAs(cfg.asHost(), cmd)
 	if setIO != nil {
 		setIO(cmd)
 	}
@@ -321,7 +322,7 @@ func (l *launch) connect(ctx context.Context, cfg Config, slirp string, infoR, s
 	s.ExtraFiles = []*os.File{readyW, userns, netns}
 	s.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if fi, err := os.Stat("/dev/net/tun"); err == nil && fi.Mode().Perm()&0o006 == 0o006 {
-		hostCredential(cfg, s)
+		runAs(cfg.asHost(), s)
 	}
 	if os.Geteuid() == 0 && s.SysProcAttr.Credential == nil {
 		args = append([]string{"--enable-sandbox"}, args...)
