@@ -382,17 +382,14 @@ func (c *Config) guard(environ map[string]string) []string {
 	p = append(p, c.cleartextProblems(environ)...)
 
 	secretNames := append(secretEnv(), deskKeyEnvs(c.DesksFile)...)
-	var secretValues []string
+	var secrets []secret
 	for _, name := range secretNames {
-		if v := environ[name]; v != "" {
-			secretValues = append(secretValues, v)
-		}
+		secrets = append(secrets, secret{name, environ[name]})
 	}
-	for _, v := range append(redisPasswords(environ["REDIS_URL"]), tokenSecret(environ["TELEGRAM_TOKEN"])) {
-		if v != "" {
-			secretValues = append(secretValues, v)
-		}
+	for _, v := range redisPasswords(environ["REDIS_URL"]) {
+		secrets = append(secrets, secret{"the password in REDIS_URL", v})
 	}
+	secrets = append(secrets, secret{"TELEGRAM_TOKEN after its colon", tokenSecret(environ["TELEGRAM_TOKEN"])})
 	var pass []string
 	for _, name := range c.SandboxEnv {
 		if name = strings.TrimSpace(name); name == "" {
@@ -402,39 +399,48 @@ func (c *Config) guard(environ map[string]string) []string {
 		switch {
 		case slices.Contains(secretNames, name) || strings.HasPrefix(name, "REDIS_"):
 			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s holds a secret of the service (the bot token, Redis or a model key); a desk must never see it", name))
-		case carriesSecret(environ[name], secretValues):
-			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (the bot token, Redis password or a model key), plain or encoded (URL-escaped, base64, hex, inside a URL); a desk must never see it", name))
+		default:
+			if from, ok := carriesSecret(environ[name], secrets); ok {
+				p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (%s), plain or encoded (URL-escaped, base64, hex, inside a URL); a desk must never see it", name, from))
+			}
 		}
 	}
 	c.SandboxEnv = pass
 	return p
 }
 
+// secret is a value a desk must never get, and where it comes from (for
+// messages: never the value).
+type secret struct{ from, value string }
+
 // carriesSecret reports whether value holds any of secrets, as it is or
 // in a form a program would turn back into it: URL-escaped (once or more,
 // "+" for a space or not), base64 (standard or URL alphabet, padded or not,
 // anywhere in the value, alone or with other text encoded along, as in an
-// Authorization header's "user:password") or hex.
-func carriesSecret(value string, secrets []string) bool {
+// Authorization header's "user:password") or hex; and which one. Every
+// secret counts, however short: a short one is still the key (a local
+// server's dummy key is better left out of what desks get than guessed
+// harmless), and the message names where it comes from.
+func carriesSecret(value string, secrets []secret) (from string, ok bool) {
 	if value == "" {
-		return false
+		return "", false
 	}
 	forms := decodedForms(value)
+	lower := strings.ToLower(value)
 	for _, s := range secrets {
-		if s == "" {
+		if s.value == "" {
 			continue
 		}
 		for _, f := range forms {
-			if strings.Contains(f, s) {
-				return true
+			if strings.Contains(f, s.value) {
+				return s.from, true
 			}
 		}
-		lower := strings.ToLower(value)
-		if strings.Contains(lower, hex.EncodeToString([]byte(s))) {
-			return true
+		if strings.Contains(lower, hex.EncodeToString([]byte(s.value))) {
+			return s.from, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // decodedForms is value and what URL-unescaping and base64-decoding its

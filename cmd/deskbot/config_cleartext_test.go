@@ -76,7 +76,7 @@ func checkLoad(t *testing.T, env map[string]string, want string) {
 		t.Errorf("LoadConfig: %v, want an error containing %q", err, want)
 	}
 	if err != nil {
-		for _, name := range []string{"TELEGRAM_TOKEN", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "DESK_KEY", "REDIS_PASSWORD"} {
+		for _, name := range []string{"TELEGRAM_TOKEN", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "DESK_KEY", "REDIS_PASSWORD", "REDIS_URL"} {
 			if v := env[name]; v != "" && strings.Contains(err.Error(), v) {
 				t.Errorf("the error shows %s's value: %v", name, err)
 			}

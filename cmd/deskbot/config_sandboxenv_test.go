@@ -44,6 +44,7 @@ func TestConfigSandboxEnvSecretForms(t *testing.T) {
 		{"hex", map[string]string{"MODEL_API_KEY": key}, hex.EncodeToString([]byte(key)), true},
 		{"hex in capitals", map[string]string{"MODEL_API_KEY": key}, "0X" + strings.ToUpper(hex.EncodeToString([]byte(key))), true},
 		{"a desk's key", map[string]string{"DESK_KEY": "dk1"}, "token=dk1", true},
+		{"the Redis URL's password", map[string]string{"REDIS_URL": "redis://:pw7@cache:6379"}, "PW=" + short, true},
 		{"an unrelated value", map[string]string{"REDIS_PASSWORD": "s3cr3t-Pass", "MODEL_API_KEY": key}, "https://pypi.org/simple", false},
 		{"an unrelated base64 value", map[string]string{"MODEL_API_KEY": key}, b64([]byte("just some data")), false},
 	}
@@ -61,6 +62,18 @@ func TestConfigSandboxEnvSecretForms(t *testing.T) {
 				want = "SANDBOX_ENV: PASSED carries the value of a secret of the service"
 			}
 			checkLoad(t, env, want)
+		})
+	}
+	// The message names where the secret comes from, never its value.
+	for _, tt := range []struct{ name, secretVar, secret, value, from string }{
+		{"a short password", "REDIS_PASSWORD", short, "x" + short, "(REDIS_PASSWORD)"},
+		{"the token's secret part", "TELEGRAM_TOKEN", "42:tok", b64([]byte("tok")), "(TELEGRAM_TOKEN after its colon)"},
+		{"the Redis URL's password", "REDIS_URL", "redis://:" + url.PathEscape(odd) + "@cache:6379", url.QueryEscape(odd), "(the password in REDIS_URL)"},
+	} {
+		t.Run("names "+tt.name, func(t *testing.T) {
+			env := minimalEnv()
+			env[tt.secretVar], env["PASSED"], env["SANDBOX_ENV"] = tt.secret, tt.value, "PASSED"
+			checkLoad(t, env, "SANDBOX_ENV: PASSED carries the value of a secret of the service "+tt.from)
 		})
 	}
 }
