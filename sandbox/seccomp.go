@@ -62,7 +62,9 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWU
 
 // Terminal ioctls that push input into, or drive, the terminal: bwrap's
 // --new-session already keeps the desk off the service's terminal; these
-// cost nothing to refuse too.
+// cost nothing to refuse too. The kernel reads ioctl's request as 32 bits,
+// so the filter compares only the low 32 bits of the argument (the
+// library's Equal compares all 64, and TIOCSTI|1<<32 would pass it).
 const (
 	ioctlTIOCSTI   = 0x5412
 	ioctlTIOCLINUX = 0x541c
@@ -96,8 +98,6 @@ func seccompPolicy(a *arch.Info) seccomp.Policy {
 			{Action: eperm, Names: names},
 			{Action: eperm, NamesWithCondtions: []seccomp.NameWithConditions{
 				{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}},
-				{Name: "ioctl", Conditions: seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: ioctlTIOCSTI}}},
-				{Name: "ioctl", Conditions: seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: ioctlTIOCLINUX}}},
 			}},
 			// clone3 passes its flags in memory, which a filter cannot
 			// read: "not implemented" makes glibc fall back to clone, whose
@@ -119,11 +119,28 @@ func seccompProgram(a *arch.Info) ([]bpf.Instruction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembling the seccomp filter: %w", err)
 	}
-	const archOffset = 4 // struct seccomp_data: int nr; __u32 arch; ...
+	// struct seccomp_data: int nr; __u32 arch; __u64 ip; __u64 args[6].
+	const nrOffset, archOffset, argsOffset = 0, 4, 16
+	arg1Low := uint32(argsOffset + 8)
+	if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 { // big-endian: the low half is second
+		arg1Low += 4
+	}
+	ioctl, ok := a.SyscallNames["ioctl"]
+	if !ok {
+		return nil, fmt.Errorf("no ioctl call on %s", a.Name)
+	}
+	eperm := uint32(seccomp.ActionErrno) | uint32(unix.EPERM)
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: archOffset, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(a.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)},
+		bpf.LoadAbsolute{Off: nrOffset, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(ioctl), SkipFalse: 4},
+		bpf.LoadAbsolute{Off: arg1Low, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioctlTIOCSTI, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioctlTIOCLINUX, SkipFalse: 1},
+		bpf.RetConstant{Val: eperm},
+		// The library's program loads what it needs itself.
 	}
 	return append(prog, body...), nil
 }

@@ -38,7 +38,7 @@ func TestHostileSeccomp(t *testing.T) {
 		"ptrace", "process_vm_readv", "mount", "umount2", "unshare", "setns", "clone",
 		"keyctl", "add_key", "request_key", "bpf", "userfaultfd", "perf_event_open", "io_uring_setup",
 		"init_module", "finit_module", "delete_module", "kexec_load",
-		"clock_settime", "clock_adjtime", "adjtimex", "reboot", "open_by_handle_at", "ioctl TIOCSTI",
+		"clock_settime", "clock_adjtime", "adjtimex", "reboot", "open_by_handle_at", "ioctl TIOCSTI", "ioctl TIOCSTI high",
 	} {
 		if g := got[name]; g != eperm {
 			t.Errorf("%s from a desk: got errno %q, want EPERM (%s)", name, g, eperm)

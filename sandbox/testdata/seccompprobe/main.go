@@ -47,7 +47,8 @@ func main() {
 		{"adjtimex", unix.SYS_ADJTIMEX, [6]uintptr{}},                                 // NULL: EFAULT
 		{"reboot", unix.SYS_REBOOT, [6]uintptr{}},
 		{"open_by_handle_at", unix.SYS_OPEN_BY_HANDLE_AT, [6]uintptr{^uintptr(0)}},
-		{"ioctl TIOCSTI", unix.SYS_IOCTL, [6]uintptr{0, unix.TIOCSTI, 0}}, // stdin is a pipe: ENOTTY
+		{"ioctl TIOCSTI", unix.SYS_IOCTL, [6]uintptr{0, unix.TIOCSTI, 0}},
+		{"ioctl TIOCSTI high", unix.SYS_IOCTL, [6]uintptr{0, 1<<32 | unix.TIOCSTI, 0}}, // the kernel drops the high bits // stdin is a pipe: ENOTTY
 	}
 	for _, c := range calls {
 		r, _, errno := unix.RawSyscall6(c.nr, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
