@@ -148,7 +148,6 @@ var (
 	callStartRx = regexp.MustCompile(`^([A-Za-z0-9_.-]+ (\{|\[|null -> )|and \d+ more$)`)
 )
 
-
 // lastTurnOf reads the last turn from the end of a desk's history.
 func lastTurnOf(msgs []deskbot.Message) lastTurn {
 	var t lastTurn
