@@ -27,9 +27,10 @@ func leadsWithin(t *testing.T, in *instance, since time.Time, within time.Durati
 // persistence, the last second of an append-only file or a replica that
 // lacked it would serve them), so that the standby takes the lease with the
 // term number the leader holds. The leader renews after the standby's take
-// (it is paused across the loss: the order a renewal and a standby's retry
-// come in about four times in five): its renewal must be refused, and it
-// must stop leading, so that only one process leads.
+// (it is paused across the loss, to fix the order that a standby retrying
+// every tenth of the lease and a leader renewing every quarter most often
+// come in): its renewal must be refused, and it must stop leading, so that
+// only one process leads.
 func TestLeaseLostWrite(t *testing.T) {
 	w := newWorld(t, map[string]string{"DESKS": "echo", "LEADER_LEASE": drillLease.String()})
 	echo := &echoDesk{turns: map[string]int{}}
