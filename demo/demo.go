@@ -86,14 +86,14 @@ type Demo struct {
 	// rather than a model server found at Options.ModelURL.
 	Scripted bool
 
-	opts  Options
-	token string
-	tg    *telegramtest.Server
-	model *modeltest.Server // nil when a model server answered
-	host  string            // the page's host:port, as requests must name it
-	srv   *http.Server
+	opts   Options
+	token  string
+	tg     *telegramtest.Server
+	model  *modeltest.Server // nil when a model server answered
+	host   string            // the page's host:port, as requests must name it
+	srv    *http.Server
 	served chan struct{}
-	log   *slog.Logger
+	log    *slog.Logger
 }
 
 // Start starts the fakes and serves the chat page. Close stops them.

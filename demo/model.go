@@ -98,4 +98,3 @@ func firstParagraph(s string) string {
 	}
 	return s
 }
-
