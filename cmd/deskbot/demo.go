@@ -25,7 +25,7 @@ import (
 // is the demo's: Telegram, Redis (embedded), the desks, the addresses.
 var demoPassEnv = []string{
 	"MODEL_PROVIDER", "MODEL_BASE_URL", "MODEL_API_KEY", "MODEL_NAME", "MODEL_TIMEOUT", "ANTHROPIC_API_KEY",
-	"LOG_LEVEL", "LOG_FORMAT", "SANDBOX", "SANDBOX_NETWORK", "APPROVAL_TOOLS",
+	"LOG_LEVEL", "LOG_FORMAT", "SANDBOX", "SANDBOX_NETWORK",
 }
 
 // demoRun is a demo and the service running against it.
