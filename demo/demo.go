@@ -93,7 +93,6 @@ type Demo struct {
 	host   string            // the page's host:port, as requests must name it
 	srv    *http.Server
 	served chan struct{}
-	log    *slog.Logger
 }
 
 // Start starts the fakes and serves the chat page. Close stops them.
@@ -113,7 +112,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	d := &Demo{opts: opts, token: madeUpToken(), host: ln.Addr().String(), served: make(chan struct{}), log: log}
+	d := &Demo{opts: opts, token: madeUpToken(), host: ln.Addr().String(), served: make(chan struct{})}
 	d.URL = "http://" + d.host + "/"
 	d.Scripted = opts.ModelURL == "" || !answers(ctx, opts.ModelURL, cmp.Or(opts.ProbeTimeout, time.Second))
 	if d.Scripted {

@@ -120,7 +120,7 @@ func (d *Demo) serveChat(w http.ResponseWriter, r *http.Request) {
 		byID[m.ID] = m
 	}
 	bot := d.tg.Bot()
-	v := chatView{Title: "Desk team", Bot: bot.FirstName, People: People, Commands: d.tg.Commands(), Desks: d.opts.DesksPage != ""}
+	v := chatView{Title: "Desk team", Bot: bot.FirstName, People: People, Messages: []messageView{}, Commands: d.tg.Commands(), Desks: d.opts.DesksPage != ""}
 	miniApp := "https://t.me/" + bot.Username + "/"
 	for _, m := range msgs {
 		mv := messageView{

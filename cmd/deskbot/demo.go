@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -56,7 +57,8 @@ func startDemo(ctx context.Context, environ map[string]string, logs io.Writer) (
 	if modelURL == "" {
 		modelURL = defaultModelURL
 	}
-	if r.Demo, err = demo.Start(ctx, demo.Options{DesksPage: desksPage, ModelURL: modelURL}); err != nil {
+	if r.Demo, err = demo.Start(ctx, demo.Options{DesksPage: desksPage, ModelURL: modelURL,
+		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}); err != nil {
 		return nil, err
 	}
 	if r.dataDir, err = os.MkdirTemp("", "deskbot-demo-"); err != nil {

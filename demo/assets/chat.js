@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  var state = { as: 0, replyTo: 0, last: "", seen: {}, first: true, people: [] };
+  var state = { as: 0, replyTo: 0, last: "", seen: {}, first: true, people: [], view: null, drawn: {} };
   var $ = function (id) { return document.getElementById(id); };
 
   function api(path, body) {
@@ -168,24 +168,40 @@
     if (id) { $("text").focus(); }
   }
 
+  // render draws the chat, keeping the node of every message that has not
+  // changed: a tap in progress, a selection or a button under the pointer
+  // survives the next poll.
   function render(v) {
     var log = $("log");
     var atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-    var nodes = [$("intro")];
-    v.messages.forEach(function (m) {
-      nodes.push(messageNode(m));
+    var want = [$("intro")];
+    var drawn = {};
+    (v.messages || []).forEach(function (m) {
+      var key = state.as + "|" + JSON.stringify(m);
+      var old = state.drawn[m.id];
+      var node = old && old.key === key ? old.node : messageNode(m);
+      drawn[m.id] = { key: key, node: node };
+      want.push(node);
       // A prompt asking for a reply (a denial's reason) is answered by
       // replying to it, as Telegram opens the reply for its addressee.
       if (!state.first && !state.seen[m.id] && m.forceReply) { setReply(m.id, m.from, m.text); }
       state.seen[m.id] = true;
     });
-    log.replaceChildren.apply(log, nodes);
+    state.drawn = drawn;
+    for (var i = 0; i < want.length; i++) {
+      if (log.children[i] !== want[i]) { log.insertBefore(want[i], log.children[i] || null); }
+    }
+    while (log.children.length > want.length) { log.removeChild(log.lastChild); }
+    document.querySelectorAll(".msg").forEach(function (n) { n.classList.toggle("selected", Number(n.dataset.id) === state.replyTo); });
     if (atBottom || state.first) { log.scrollTop = log.scrollHeight; }
     state.first = false;
     var dl = $("commands");
-    dl.replaceChildren.apply(dl, v.commands.map(function (c) {
-      var o = document.createElement("option"); o.value = "/" + c.command; o.label = c.description; return o;
-    }));
+    var commands = v.commands || [];
+    if (dl.children.length !== commands.length) {
+      dl.replaceChildren.apply(dl, commands.map(function (c) {
+        var o = document.createElement("option"); o.value = "/" + c.command; o.label = c.description; return o;
+      }));
+    }
   }
 
   function refresh() {
@@ -193,6 +209,7 @@
       var text = JSON.stringify(v);
       if (text === state.last) { return; }
       state.last = text;
+      state.view = v;
       render(v);
     }).catch(function () { /* the demo stopped or is restarting: try again */ });
   }
@@ -212,12 +229,13 @@
     });
   }
 
+  // choose speaks as another person: the chat is redrawn at once (whose
+  // messages are "mine" changed) before the choice shows as made.
   function choose(id) {
     state.as = id;
-    document.querySelectorAll(".person").forEach(function (b) { b.setAttribute("aria-pressed", String(Number(b.dataset.id) === id)); });
+    if (state.view) { render(state.view); }
     $("desks").href = "/desks?as=" + id;
-    state.last = ""; // redraw: whose messages are "mine" changed
-    refresh();
+    document.querySelectorAll(".person").forEach(function (b) { b.setAttribute("aria-pressed", String(Number(b.dataset.id) === id)); });
   }
 
   var suggestions = ["/tell main buy 10 INFY", "/tell main sell 5 TCS at 4100", "/tell main positions", "/requests", "/desks", "/grants", "/help"];
@@ -227,6 +245,8 @@
       people(v.people);
       $("desks").hidden = !v.desks;
       $("chat-title").textContent = v.title;
+      state.last = JSON.stringify(v);
+      state.view = v;
       choose(v.people[0].id);
     });
     var chips = $("chips");
