@@ -22,7 +22,7 @@ var loopbackURL = regexp.MustCompile(`https?://\S+`)
 // TestDemoCommand runs `deskbot demo` as the README's first command does,
 // on a machine with nothing but the binary: no Redis, no model server, no
 // Telegram. It prints one URL, on loopback; the page there answers and
-// plays the team of three; the service behind it is healthy; and
+// plays the team of three; the bot answers a person's command there; and
 // SIGINT stops it cleanly.
 func TestDemoCommand(t *testing.T) {
 	bin := mustBuild(t)
@@ -114,6 +114,32 @@ func TestDemoCommand(t *testing.T) {
 		t.Errorf("GET %s: %d\n%s", page, resp.StatusCode, body)
 	}
 
+	// A word in the group as Asha: the bot answers, through the fake.
+	req, err := http.NewRequest(http.MethodPost, page+"api/send", strings.NewReader(`{"as":101,"text":"/whoami"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Deskbot-Demo", "1")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deskbottest.EventuallyWithin(t, 15*time.Second, "the bot's answer to /whoami on the page", func() bool {
+		resp, err := http.Get(page + "api/chat")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "Your user id: 101")
+	})
+
+	// Let the bot's next long poll get under way: telebot (v3.3.8) may
+	// miss a stop that comes within moments of a poll's start (Raw reads
+	// the stop channel on a goroutine of its own, after Stop cleared it),
+	// and the stop then waits for that poll to end, past StopTimeout.
+	time.Sleep(time.Second)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
