@@ -3,12 +3,15 @@ package demo
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/webapp"
 )
 
 func mustStart(t *testing.T) *Demo {
@@ -140,5 +143,67 @@ func TestScriptedDesk(t *testing.T) {
 				t.Errorf("reply %+v, want words with %q", got, tt.wantText)
 			}
 		})
+	}
+}
+
+// The desks page opens signed in as the person chosen: initData in the
+// fragment, signed with the fake bot's token as Telegram signs it.
+func TestDesksPageSignedIn(t *testing.T) {
+	d := mustStart(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(d.URL + "desks?as=103")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("GET /desks: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if got, want := loc.Scheme+"://"+loc.Host+loc.Path, "http://127.0.0.1:1/desks/"; got != want {
+		t.Errorf("opens %s, want %s", got, want)
+	}
+	if loc.RawQuery != "" {
+		t.Errorf("the sign-in travels in the query %q, sent to servers; want it in the fragment only", loc.RawQuery)
+	}
+	frag, err := url.ParseQuery(loc.EscapedFragment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := webapp.ValidateInitData(frag.Get("tgWebAppData"), d.token, time.Hour, time.Now())
+	if err != nil {
+		t.Fatalf("the desks page would refuse the demo's sign-in: %v", err)
+	}
+	if got, want := v.ID, int64(103); got != want {
+		t.Errorf("signed in as %d, want %d", got, want)
+	}
+	resp, err = client.Get(d.URL + "desks?as=999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.StatusCode, http.StatusNotFound; got != want {
+		t.Errorf("signing in someone outside the team: %d, want %d", got, want)
+	}
+}
+
+// A model server that answers at ModelURL is used; one that does not
+// leaves the desks on the scripted model.
+func TestModelServerWhenItAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler()) // any answer will do
+	defer srv.Close()
+	d, err := Start(t.Context(), Options{ModelURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Scripted {
+		t.Error("a model server answered, and the demo kept the scripted model")
+	}
+	if _, ok := d.Environ()["MODEL_BASE_URL"]; ok {
+		t.Error("the demo sets MODEL_BASE_URL over the person's own")
+	}
+	if d := mustStart(t); !d.Scripted || !strings.HasPrefix(d.Environ()["MODEL_BASE_URL"], "http://127.0.0.1:") {
+		t.Errorf("without a model server: scripted %v, MODEL_BASE_URL %q", d.Scripted, d.Environ()["MODEL_BASE_URL"])
 	}
 }
