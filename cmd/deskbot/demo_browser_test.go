@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -120,5 +124,48 @@ func TestDemoInBrowser(t *testing.T) {
 	waitFor(t, ctx, "desk main on the desks page", `!!document.querySelector("#desk-main") && document.querySelector("#desk-main").innerText.includes("INFY")`)
 	if n := eval[int](t, ctx, `document.querySelectorAll("#desk-main [data-ask=flatten], #desk-main [data-post=pause]").length`); n != 2 {
 		t.Errorf("the desks page shows %d of Flatten and Pause to Ravi, an approver; want 2", n)
+	}
+}
+
+// TestDemoChatDrawsNoMarkup: what people type and what the bot sends
+// reach the demo's chat as text and Telegram's few tags, never as markup
+// of the page: no element, handler or javascript: link from the chat.
+func TestDemoChatDrawsNoMarkup(t *testing.T) {
+	r := mustDemo(t)
+	ctx := mustBrowser(t)
+	do(t, ctx, "open the demo", chromedp.Navigate(r.Demo.URL))
+	waitFor(t, ctx, "the three people", `document.querySelectorAll("#people .person").length === 3`)
+
+	// A person's words, as Vik types them.
+	do(t, ctx, "speak as Vik", chromedp.Click(chromedp.CSS(`#people .person[data-id="103"]`)))
+	do(t, ctx, "send markup",
+		chromedp.SendKeys(chromedp.CSS("#text"), `<img src=x id=pwn onerror="window.pwned=1"><script>window.pwned=2</script>`),
+		chromedp.Click(chromedp.CSS("#send")))
+	// The bot's words, as Telegram's HTML allows them: a link whose
+	// target is script.
+	msg, _ := json.Marshal(map[string]string{"chat_id": fmt.Sprint(demo.ChatID), "parse_mode": "HTML",
+		"text": `<b>bold</b> <a href="javascript:window.pwned=3">tap me</a> <a href="https://example.com/">ok</a>`})
+	resp, err := http.Post(r.Main.Config.TelegramAPIURL+"/bot"+r.Main.Config.TelegramToken+"/sendMessage", "application/json", bytes.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("sendMessage: %d %s", resp.StatusCode, answer)
+	}
+	waitFor(t, ctx, "both messages drawn", `document.getElementById("log").innerText.includes("<img src=x") && document.getElementById("log").innerText.includes("tap me")`)
+	do(t, ctx, "tap the script link", chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll("#log .body *")).forEach(function(e){ e.click && e.click() })`))
+	if got := eval[string](t, ctx, `String(window.pwned)`); got != "undefined" {
+		t.Errorf("the chat ran script: window.pwned = %s", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#log img, #log script, #pwn, #log [onerror], #log a[href^='javascript']").length`); n != 0 {
+		t.Errorf("the chat holds %d elements from the chat's markup", n)
+	}
+	if got, want := eval[string](t, ctx, `Array.from(document.querySelectorAll("#log .msg.bot .body b")).map(function(b){ return b.textContent }).join(",")`), "bold"; !strings.Contains(got, want) {
+		t.Errorf("the bot's <b> drawn as %q, want %q", got, want)
+	}
+	if got := eval[string](t, ctx, `(document.querySelector("#log .msg.bot .body a") || {}).href || ""`); got != "https://example.com/" {
+		t.Errorf("the bot's https link drawn as %q", got)
 	}
 }
