@@ -3,6 +3,7 @@ package deskbot
 import (
 	"context"
 	"math"
+	"time"
 )
 
 // Side of an order.
@@ -56,6 +57,16 @@ type Broker interface {
 	Book(ctx context.Context, desk string) (Book, error)
 	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
 	Flatten(ctx context.Context, desk string) (FlattenReport, error)
+	// Trades returns up to the last limit fills of the desk, oldest first:
+	// today's realised P&L and a desk's trades are read from them.
+	Trades(ctx context.Context, desk string, limit int) ([]Trade, error)
+}
+
+// Trade is one fill in a desk's journal, closing fills of a flatten
+// included.
+type Trade struct {
+	Fill
+	At time.Time `json:"at"`
 }
 
 // RoundPaise rounds an amount of money to 2 decimals (half away from zero), never

@@ -21,13 +21,16 @@ type DeskStatus struct {
 	State        DeskState `json:"state"`
 	Paused       bool      `json:"paused"`
 	LastActivity time.Time `json:"last_activity,omitzero"`
+	// TokensDay is the India day (2006-01-02) the desk's models last spent
+	// tokens on, and Tokens how many they spent that day.
+	TokensDay string `json:"tokens_day,omitempty"`
+	Tokens    int64  `json:"tokens,omitempty"`
 }
 
 // DeskStore keeps each desk's state and its pause switch, which survives
 // restarts.
 type DeskStore interface {
 	DeskStatus(ctx context.Context, desk string) (DeskStatus, error)
-	SetDeskState(ctx context.Context, desk string, state DeskState, at time.Time) error
 	SetPaused(ctx context.Context, desk string, paused bool, audit AuditEntry) error
 }
 
@@ -52,6 +55,20 @@ type CallMemory interface {
 	RecordResult(ctx context.Context, triggerID string, call *Event, c *CompletedCall, result Event) error
 }
 
+// TurnEnd is what a desk's turn ends with, written in this order: its
+// closing words (nil: none), its history, the tokens its models spent
+// (counted for the desk's India day of At), the state the desk rests in
+// (waiting when HeldNow or any request of the desk is open, else idle),
+// and last the acknowledgement of Ack (nil: none).
+type TurnEnd struct {
+	Words   *Event
+	History []Message
+	Tokens  int64
+	HeldNow bool
+	At      time.Time
+	Ack     *Trigger
+}
+
 // TurnStore is everything a desk reads and writes, whole: its inbox, its
 // state, its history, its calls' memory, its notes and its events, with a
 // turn opened and closed in one round trip each. The desks take it as one
@@ -73,20 +90,11 @@ type TurnStore interface {
 	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (DeskStatus, []Message, []CompletedCall, error)
 	// AnnounceDeskState saves the desk's state and publishes its event.
 	AnnounceDeskState(ctx context.Context, desk string, state DeskState, at time.Time) error
-	// CloseTurn publishes words (nil: none), appends history, saves and
-	// announces the state the desk rests in (waiting when heldNow or any
-	// request of the desk is open, else idle), then acknowledges ack (nil:
-	// none), all or nothing, and returns that state.
-	CloseTurn(ctx context.Context, desk string, words *Event, history []Message, heldNow bool, at time.Time, ack *Trigger) (DeskState, error)
+	// CloseTurn writes what a desk's turn ends with, all or nothing, and
+	// returns the state the desk rests in.
+	CloseTurn(ctx context.Context, desk string, end TurnEnd) (DeskState, error)
 	// OpenRequestCount counts the desk's open requests.
 	OpenRequestCount(ctx context.Context, desk string) (int64, error)
-}
-
-// History keeps a desk's bounded conversation.
-type History interface {
-	AppendHistory(ctx context.Context, desk string, msgs ...Message) error
-	// History returns up to the last limit messages, oldest first.
-	History(ctx context.Context, desk string, limit int) ([]Message, error)
 }
 
 // Notes is a small key-value space for adapters' bookkeeping, such as the

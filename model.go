@@ -24,7 +24,23 @@ type ModelRequest struct {
 type ModelReply struct {
 	Text      string
 	ToolCalls []ToolCall
+	// Usage is what the provider says the answer cost, a retry of a
+	// malformed answer included (zero when it says nothing).
+	Usage Usage
 }
+
+// Usage counts a model's tokens.
+type Usage struct {
+	InputTokens, OutputTokens int64
+}
+
+// Add is u and v together.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+}
+
+// Total is every token counted.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
 
 // Model is one backend in a desk's chain (an OpenAI-compatible endpoint or
 // Anthropic). Complete returns an error with code EUNAVAILABLE for failures

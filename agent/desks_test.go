@@ -422,7 +422,8 @@ func TestRestartedTurnKnowsHeldCallByField(t *testing.T) {
 			w := newDeskWorld(t)
 			ctx := t.Context()
 			prior := deskbot.CompletedCall{Call: deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"TCS"}`)}, Result: tt.result}
-			if err := w.Store.RememberCall(ctx, "trig-held", prior); err != nil {
+			result := deskbot.Event{Kind: deskbot.EventToolResult, Desk: "main", Time: w.Clock.Now(), TriggerID: "trig-held", Call: &prior.Call, Result: &prior.Result}
+			if err := w.Store.RecordResult(ctx, "trig-held", nil, &prior, result); err != nil {
 				t.Fatal(err)
 			}
 			w.primary.Push(modeltest.Text("Turn over."))
@@ -551,5 +552,26 @@ func TestTurnsLeaveTheirRecordInOrder(t *testing.T) {
 				t.Errorf("completed calls of the turn of %s = %+v, %v; want it", e.Call.Name, calls, err)
 			}
 		}
+	}
+}
+
+// What a turn's model steps cost is counted for the desk's India day with
+// the turn's end, as the provider reported it.
+func TestTurnCountsItsTokens(t *testing.T) {
+	w := newDeskWorld(t)
+	call, words := modeltest.Calls(quote(`{"symbol":"INFY"}`)), modeltest.Text("INFY is at 1500.")
+	call.InputTokens, call.OutputTokens = 900, 20
+	words.InputTokens, words.OutputTokens = 950, 12
+	w.primary.Push(call, words)
+	w.start(t, w.Store)
+	w.Tell(t, "What is INFY at?")
+	w.WaitMessage(t, "INFY is at 1500.")
+	w.WaitSettled(t, deskbot.DeskIdle)
+	st, err := w.Store.DeskStatus(t.Context(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.TokensDay+" "+strconv.FormatInt(st.Tokens, 10), "2026-12-04 1882"; got != want {
+		t.Errorf("day and tokens = %s, want %s", got, want)
 	}
 }

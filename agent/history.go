@@ -23,7 +23,7 @@ func triggerText(tr *deskbot.Trigger, now time.Time) string {
 	if at.IsZero() {
 		at = now
 	}
-	clock := "[" + words.Time(at) + " India time] "
+	clock := words.TriggerClock(at)
 	switch tr.Kind {
 	case deskbot.TriggerMessage:
 		from := tr.From
@@ -68,7 +68,7 @@ func (tl *turnLog) summary() string {
 		if n > historyCalls {
 			calls = append(calls[:historyCalls:historyCalls], fmt.Sprintf("and %d more", n-historyCalls))
 		}
-		b.WriteString("(Tools I used: " + strings.Join(calls, "; ") + ")\n")
+		b.WriteString(words.ToolsNote + strings.Join(calls, "; ") + ")\n")
 	}
 	switch {
 	case tl.capped:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 )
 
 // desk is one running desk. Only its own goroutine touches its fields.
@@ -210,7 +211,7 @@ func (k *desk) publish(ctx context.Context, ev deskbot.Event) {
 	}
 }
 
-func (k *desk) downKey() string { return "agent:unreachable:" + k.cfg.Name }
+func (k *desk) downKey() string { return words.ModelOutageNote(k.cfg.Name) }
 
 // unreachable reports, once per outage, that no model of the chain answers.
 func (k *desk) unreachable(ctx context.Context, tr *deskbot.Trigger, failures []string) {

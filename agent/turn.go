@@ -46,6 +46,8 @@ type conv struct {
 	ids  map[string]bool // the tool call ids used so far (uniqueID)
 	tl   turnLog
 	log  *slog.Logger
+	// used is what the chain's models said the turn's steps cost.
+	used deskbot.Usage
 }
 
 // conversation starts a turn's conversation: the history, the trigger and,
@@ -150,11 +152,13 @@ func (k *desk) ask(ctx context.Context, b Backend, c *conv, req deskbot.ModelReq
 	// The last call's record is written while the model reads its result;
 	// whatever the answer leads to comes after both.
 	c.t.WhileRecording(func() { reply, err = b.Model.Complete(ctx, req) })
+	c.used = c.used.Add(reply.Usage)
 	return reply, err
 }
 
-// closeTurn writes the closing words, the history, the state the desk
-// rests in and the trigger's acknowledgement in one script, in that order:
+// closeTurn writes the closing words, the history, the tokens spent, the
+// state the desk rests in and the trigger's acknowledgement in one script,
+// in that order:
 // the resting state is the last state written, and the trigger is
 // acknowledged after everything the turn made durable (its calls' records
 // were awaited before).
@@ -174,7 +178,9 @@ func (k *desk) closeTurn(ctx context.Context, c *conv) turnEnd {
 		{Role: "user", Content: argtext.Clip(triggerText(c.tr, now), historyText, "… (cut)")},
 		{Role: "assistant", Content: c.tl.summary()},
 	}
-	st, err := k.d.deps.Store.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, words, history, c.tl.held, now, c.tr)
+	st, err := k.d.deps.Store.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, deskbot.TurnEnd{
+		Words: words, History: history, Tokens: c.used.Total(), HeldNow: c.tl.held, At: now, Ack: c.tr,
+	})
 	if err != nil {
 		// The turn's calls are remembered; the trigger is acknowledged by
 		// the caller, with its tries. The state is unknown, so the next

@@ -58,6 +58,9 @@ func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 						b.failed(c)
 					}
 				}()
+				if m := c.Message(); c.Callback() == nil && m != nil && m.Chat != nil {
+					b.sender.Saw(m.Chat.ID, m.ID) // people's words scroll the chat too
+				}
 				if c.Callback() == nil && secondHand(c.Message()) {
 					b.secondHand(c)
 					return

@@ -49,19 +49,39 @@ type OpenRequests interface {
 	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
 }
 
+// Notes is the notes port the bot needs whole: the domain's notes and the
+// fenced write a leader keeps its update offset with. It is one type, not
+// an optional method found by assertion, so a wrapper around the store
+// cannot hide the fenced write and leave a leader without its offset.
+type Notes interface {
+	deskbot.Notes
+	// PutNoteFenced sets key only while token is the lease's current one,
+	// and reports whether it did.
+	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
+}
+
+// DeskStore is the desks as the bot reads and switches them: each desk's
+// state and pause switch, and its conversation, which /desk reads the
+// desk's last turn from.
+type DeskStore interface {
+	deskbot.DeskStore
+	// History returns up to the desk's last limit messages, oldest first.
+	History(ctx context.Context, desk string, limit int) ([]deskbot.Message, error)
+}
+
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
 	Gate     deskbot.Gate
 	Inbox    deskbot.Inbox
-	Desks    deskbot.DeskStore
+	Desks    DeskStore
 	Broker   deskbot.Broker
 	Requests OpenRequests
-	Notes    deskbot.Notes
+	Notes    Notes
 	Events   OutboxEvents
 	Audit    deskbot.Auditor
 	// Leader, when set, is this process's leadership among several on one
-	// Redis: the update offset is then kept in Notes (which must also keep
-	// notes only the leader may write) and polling stops when it ends.
+	// Redis: the update offset is then kept in Notes, written fenced by the
+	// lease's token, and polling stops when it ends.
 	Leader deskbot.Leadership
 }
 
@@ -140,11 +160,7 @@ func (b *Bot) clients() error {
 	cfg, log := b.cfg, b.log
 	p := &poller{timeout: cfg.PollTimeout, log: log, scrub: b.scrub, leader: b.deps.Leader}
 	if b.deps.Leader != nil {
-		offsets, ok := b.deps.Notes.(offsetStore)
-		if !ok {
-			return deskbot.Errorf(deskbot.EINVALID, "With a leader the bot needs notes only the leader may write")
-		}
-		p.offsets = offsets
+		p.offsets = b.deps.Notes
 	}
 	tb, err := tele.NewBot(tele.Settings{
 		URL:     cfg.APIURL,
@@ -162,6 +178,12 @@ func (b *Bot) clients() error {
 		},
 	})
 	if err != nil {
+		// An operator fixes these differently: the network (DNS, proxy,
+		// firewall) when Telegram was never reached, the token when it
+		// answered and refused.
+		if networkFailure(err) {
+			return deskbot.Errorf(deskbot.EUNAVAILABLE, "Could not reach Telegram to start the bot (a network failure, not a refusal): %s", b.scrub(err.Error()))
+		}
 		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
 	b.tb = tb
@@ -285,7 +307,8 @@ func (b *Bot) contexts() (life, work context.Context) {
 }
 
 var commands = []tele.Command{
-	{Text: "desks", Description: "Every desk: state, requests, positions, P&L"},
+	{Text: "desks", Description: "Every desk: state, requests, today's P&L, positions"},
+	{Text: "desk", Description: "One desk in full: /desk <desk>"},
 	{Text: "flatten", Description: "Close a desk's positions: /flatten <desk|all>"},
 	{Text: "tell", Description: "Tell a desk something: /tell <desk> <text>"},
 	{Text: "requests", Description: "Open permission requests"},

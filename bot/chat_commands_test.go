@@ -311,7 +311,7 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.st.SetDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
+	if err := h.st.AnnounceDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := h.mustHold("alpha")
@@ -326,7 +326,7 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	}
 
 	again := h.replyTo(groupID, h.say(ravi, "/requests", 0))
-	if !strings.Contains(again.Plain, r.ID) || !slices.Equal(again.Labels(), []string{"Allow once", "Always allow", "Deny"}) {
+	if !strings.Contains(again.Plain, shortID(r.ID)) || !slices.Equal(again.Labels(), []string{"Allow once", "Always allow", "Deny"}) {
 		t.Fatalf("/requests showed %q with %q", again.Plain, again.Labels())
 	}
 	if got, _ := h.answer(h.tap(ravi, again, "Allow once")); got != "Allowed; running…" {

@@ -84,7 +84,7 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 	}
 	h.answer(h.tap(asha, d, open))
 	full := h.waitMessage(func(m telegramtest.Message) bool {
-		return m.ID != d.ID && strings.Contains(m.Text, reqs[4].ID) && strings.Contains(m.Plain, strings.Repeat("n", 400))
+		return m.ID != d.ID && strings.Contains(m.Text, shortID(reqs[4].ID)) && strings.Contains(m.Plain, strings.Repeat("n", 400))
 	})
 	if got, _ := h.answer(h.tap(asha, full, "Allow once")); got != "Allowed; running…" {
 		t.Errorf("Allow on the opened message answered %q", got)
@@ -95,5 +95,57 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 	h.waitMessage(func(m telegramtest.Message) bool { return m.ID == d.ID && len(m.Keyboard) == 3 })
 	if h.tool.Runs() != 1 {
 		t.Errorf("%d runs; want 1", h.tool.Runs())
+	}
+}
+
+// A held call that joins a desk's digest reaches the bottom of the chat:
+// once anything was posted below the digest, the digest is sent anew under
+// it (Telegram notifies nobody of an edit) and its old page points there,
+// with no buttons; while the digest is still the newest message, it is
+// edited in place and nothing is sent.
+func TestHeldCallJoiningADigestReachesTheBottom(t *testing.T) {
+	h := mustE2E(t)
+	h.shutdown()
+	hold := func(i int) {
+		t.Helper()
+		args := fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":%d}`, i, i+1)
+		if _, _, err := h.gate.Hold(t.Context(), "alpha", fmt.Sprintf("trigger-%d", i), deskbot.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "place_order", Arguments: json.RawMessage(args)}); err != nil {
+			t.Fatalf("hold: %v", err)
+		}
+	}
+	for i := range 5 {
+		hold(i)
+	}
+	h.start()
+	digest := func(rows int) telegramtest.Message {
+		t.Helper()
+		return h.waitMessage(func(m telegramtest.Message) bool {
+			return strings.Contains(m.Plain, fmt.Sprintf("%d held calls waiting", rows)) && len(m.Keyboard) == rows
+		})
+	}
+	first := digest(5)
+
+	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "beta", Time: h.clock.Now(), Text: "Bought 10 RELIANCE."}); err != nil {
+		t.Fatal(err)
+	}
+	chatter := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "Bought 10 RELIANCE.") })
+
+	hold(5)
+	second := digest(6)
+	if second.ID <= chatter.ID {
+		t.Errorf("the digest with the new held call is message %d, above the chatter (%d); want it below", second.ID, chatter.ID)
+	}
+	h.waitMessage(func(m telegramtest.Message) bool {
+		return m.ID == first.ID && strings.Contains(m.Plain, "moved to a newer message below") && len(m.Keyboard) == 0
+	})
+
+	sent := len(h.tg.BotMessages(groupID))
+	hold(6)
+	third := digest(7)
+	if third.ID != second.ID {
+		t.Errorf("a held call joining the newest digest was sent as message %d; want digest %d edited in place", third.ID, second.ID)
+	}
+	if got := len(h.tg.BotMessages(groupID)); got != sent {
+		t.Errorf("%d messages after the call joined the newest digest, want %d (nothing sent)", got, sent)
 	}
 }

@@ -64,7 +64,9 @@ func TestRequestsShowTheWholeCallOrNoAllow(t *testing.T) {
 		}
 	}
 	forID := func(id string) func(telegramtest.Message) bool {
-		return func(m telegramtest.Message) bool { return strings.Contains(m.Plain, id) && len(m.Keyboard) > 0 }
+		return func(m telegramtest.Message) bool {
+			return strings.Contains(m.Plain, shortID(id)) && len(m.Keyboard) > 0
+		}
 	}
 	check("request message", h.waitMessage(forID(long.ID)), long, allow)
 	tooLongMsg := h.waitMessage(forID(tooLong.ID))
@@ -86,9 +88,9 @@ func TestRequestsShowTheWholeCallOrNoAllow(t *testing.T) {
 	})
 	for _, m := range listed {
 		switch {
-		case strings.Contains(m.Plain, long.ID):
+		case strings.Contains(m.Plain, shortID(long.ID)):
 			check("/requests", m, long, allow)
-		case strings.Contains(m.Plain, tooLong.ID):
+		case strings.Contains(m.Plain, shortID(tooLong.ID)):
 			check("/requests", m, tooLong, []string{"Deny"})
 		}
 	}

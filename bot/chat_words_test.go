@@ -14,7 +14,9 @@ import (
 func (h *e2e) holdOrder(desk, args string) (*deskbot.Request, telegramtest.Message) {
 	h.t.Helper()
 	r := h.holdCall(desk, args)
-	return r, h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, r.ID) && len(m.Keyboard) > 0 })
+	return r, h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
 }
 
 func TestHeldOrderReadsInTradingWords(t *testing.T) {
@@ -47,7 +49,7 @@ func TestHeldOrderReadsInTradingWords(t *testing.T) {
 			t.Errorf("/requests reads %q; missing %q", again.Plain, want)
 		}
 	}
-	if !strings.Contains(again.Plain, r.ID) {
+	if !strings.Contains(again.Plain, shortID(r.ID)) {
 		t.Errorf("/requests reads %q; missing the request id", again.Plain)
 	}
 }

@@ -27,6 +27,7 @@ func (b *Bot) routes() {
 	served.Handle("/start", b.onHelp)
 	served.Handle("/help", b.onHelp)
 	served.Handle("/desks", b.onDesks)
+	served.Handle("/desk", b.onDesk)
 	served.Handle("/flatten", b.onFlatten)
 	served.Handle("/tell", b.onTell)
 	served.Handle("/requests", b.onRequests)
@@ -39,7 +40,8 @@ func (b *Bot) routes() {
 
 const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an approver taps <i>Allow once</i>, <i>Always allow</i> or <i>Deny</i>.
 
-/desks – every desk: state, open requests, positions and P&amp;L, last activity
+/desks – every desk: state, open requests, today's P&amp;L, positions, last activity
+/desk &lt;desk&gt; – one desk in full: today's trades, held calls, its last turn and tool calls
 /flatten &lt;desk|all&gt; – close a desk's positions (asks to confirm)
 /tell &lt;desk&gt; &lt;text&gt; – tell a desk something (or reply to its message)
 /requests – open requests, with their buttons again
@@ -106,6 +108,11 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 		return b.reply(ctx, c, b.explain(ctx, "could not queue a message for a desk", err), nil)
 	}
 	b.log.InfoContext(ctx, "told a desk", "desk", desk, "by", p.Audited())
+	// A paused desk takes no turns: a thumbs-up alone would read as heard.
+	// A failed read of its state only costs that notice; the words are queued.
+	if st, err := b.deps.Desks.DeskStatus(ctx, desk); err == nil && st.Paused {
+		return b.reply(ctx, c, "Queued for "+bold(desk)+", which is paused: it reads this after /resume "+esc(desk)+".", nil)
+	}
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 

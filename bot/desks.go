@@ -80,19 +80,88 @@ func pack(parts []string, limit int) []string {
 	return out
 }
 
+// deskView renders a desk for /desks: its state, open requests and last
+// activity; a warning when none of its models answers; today's P&L; its
+// open positions.
 func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, error) {
-	st, err := b.deps.Desks.DeskStatus(ctx, desk)
+	d, err := b.readDesk(ctx, desk)
 	if err != nil {
 		return "", err
 	}
-	state := words.ShownState(st)
-	book, err := b.deps.Broker.Book(ctx, desk)
-	if err != nil {
-		return "", err
+	return d.head(open) + "\n" + html.EscapeString(argtext.Clip(d.book(), 3000, "…")), nil
+}
+
+// deskRead is what the chat shows of a desk, read once.
+type deskRead struct {
+	name   string
+	status deskbot.DeskStatus
+	outage string // the outage note's value; "" when its models answer
+	books  deskbot.Book
+	day    day
+}
+
+// day is a desk's fills today (India's day), from its journal.
+type day struct {
+	known    bool            // a journal was read
+	partial  bool            // the journal may no longer hold every fill of today
+	realised float64         // by today's fills
+	trades   []deskbot.Trade // today's, oldest first
+}
+
+// journalDepth is how many of a desk's last fills the chat reads: as many
+// as the paper broker's journal keeps.
+const journalDepth = 1000
+
+func (b *Bot) readDesk(ctx context.Context, desk string) (deskRead, error) {
+	d := deskRead{name: desk}
+	var err error
+	if d.status, err = b.deps.Desks.DeskStatus(ctx, desk); err != nil {
+		return d, err
 	}
+	if d.books, err = b.deps.Broker.Book(ctx, desk); err != nil {
+		return d, err
+	}
+	switch v, err := b.deps.Notes.Note(ctx, words.ModelOutageNote(desk)); deskbot.ErrorCode(err) {
+	case "":
+		d.outage = v
+		if d.outage == "" {
+			d.outage = " " // an outage with no time recorded is still one
+		}
+	case deskbot.ENOTFOUND:
+	default:
+		return d, err
+	}
+	if d.day, err = b.today(ctx, desk); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// today reads the desk's fills of India's today from its journal.
+func (b *Bot) today(ctx context.Context, desk string) (day, error) {
+	ts, err := b.deps.Broker.Trades(ctx, desk, journalDepth)
+	if err != nil {
+		return day{}, err
+	}
+	d := day{known: true}
+	today := words.Day(b.now())
+	for _, t := range ts {
+		if words.Day(t.At) == today {
+			d.trades = append(d.trades, t)
+			d.realised += t.RealisedPnL
+		}
+	}
+	// A full journal of today's fills may have let earlier ones of today go.
+	d.partial = len(ts) >= journalDepth && len(d.trades) == len(ts)
+	return d, nil
+}
+
+// head is the desk's first lines (HTML): name, state, open requests, last
+// activity, and the outage warning.
+func (d deskRead) head(open int) string {
 	last := "no activity yet"
-	if !st.LastActivity.IsZero() {
-		last = "last activity " + words.Time(st.LastActivity) + " IST"
+	if !d.status.LastActivity.IsZero() {
+		last = "last activity " + words.Time(d.status.LastActivity) + " IST"
 	}
 	reqs := "no open requests"
 	switch {
@@ -101,8 +170,23 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 	case open > 1:
 		reqs = fmt.Sprintf("%d open requests", open)
 	}
-	return fmt.Sprintf("%s – %s; %s; %s\n%s", bold(desk), html.EscapeString(state), reqs, last,
-		html.EscapeString(argtext.Clip(words.FormatBook(book), 3000, "…"))), nil
+	s := fmt.Sprintf("%s – %s; %s; %s", bold(d.name), html.EscapeString(words.ShownState(d.status)), reqs, last)
+	if d.outage != "" {
+		s += "\n" + html.EscapeString(words.ModelOutage(d.outage))
+	}
+	return s
+}
+
+// book is today's P&L and the open positions, plain text.
+func (d deskRead) book() string {
+	lines := []string{words.TodayPnL(d.day.realised, d.day.known, d.day.partial, d.books)}
+	if len(d.books.Positions) == 0 {
+		lines = append(lines, "No open positions.")
+	}
+	for _, p := range d.books.Positions {
+		lines = append(lines, words.PositionLine(p))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // onFlatten asks for a confirmation tap before it closes anything: a

@@ -120,7 +120,7 @@ func (o *Outbox) closeAll(ctx context.Context, evs []deskbot.Event) error {
 		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(desks)) {
-		if err := o.renderDigest(ctx, d); err != nil {
+		if err := o.renderDigest(ctx, d, false); err != nil {
 			return err
 		}
 	}
@@ -227,7 +227,7 @@ func (o *Outbox) digestRequests(ctx context.Context, evs []deskbot.Event) error 
 		shown = append(shown, ev)
 	}
 	for _, d := range slices.Sorted(maps.Keys(desks)) {
-		if err := o.renderDigest(ctx, d); err != nil {
+		if err := o.renderDigest(ctx, d, true); err != nil {
 			return err
 		}
 	}
@@ -246,7 +246,13 @@ func (o *Outbox) digestRequests(ctx context.Context, evs []deskbot.Event) error 
 // open: pages that exist are edited, missing ones sent, ones no longer
 // needed edited to say so. With nothing left open the digest ends, and the
 // next flood starts a new one at the bottom of the chat.
-func (o *Outbox) renderDigest(ctx context.Context, desk string) error {
+//
+// A held call is never announced only by an edit of a message the chat has
+// scrolled past (Telegram notifies nobody of an edit): when held calls
+// join the digest (held) and its last page is not the newest message the
+// bot has seen in the chat, the whole digest is sent anew at the bottom and
+// its old pages are edited into a pointer to it, without buttons.
+func (o *Outbox) renderDigest(ctx context.Context, desk string, held bool) error {
 	all, err := o.cfg.Open(ctx)
 	if err != nil {
 		return err
@@ -285,6 +291,12 @@ func (o *Outbox) renderDigest(ctx context.Context, desk string) error {
 		}
 		return o.notes.PutNote(bctx, digestKey(desk), strings.Join(refs, ","), noteTTL)
 	}
+	var moved []string
+	if held && len(refs) > 0 {
+		if chatID, msgID, ok := parseMessageRef(refs[len(refs)-1]); !ok || !o.s.AtBottom(chatID, msgID) {
+			moved, refs = refs, nil
+		}
+	}
 	for i, p := range pages {
 		if i < len(refs) {
 			if chatID, msgID, ok := parseMessageRef(refs[i]); ok {
@@ -305,6 +317,14 @@ func (o *Outbox) renderDigest(ctx context.Context, desk string) error {
 		refs = append(refs, messageRef(m.Chat.ID, m.ID))
 		if err := save(refs); err != nil {
 			return err
+		}
+	}
+	for _, ref := range moved {
+		if chatID, msgID, ok := parseMessageRef(ref); ok {
+			text := "📋 <b>" + esc(argtext.Show(desk)) + "</b>: its held calls moved to a newer message below ⬇️"
+			if err := o.s.Edit(ctx, chatID, msgID, text, nil); err != nil && TelegramCode(err) != 400 {
+				return err
+			}
 		}
 	}
 	for _, ref := range refs[min(len(pages), len(refs)):] {

@@ -138,10 +138,13 @@ func mustE2E(t testing.TB) *e2e {
 		logs:  &logBuffer{},
 	}
 	t.Cleanup(h.checkToken)
-	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool), "beta": agent.NewRegistry(h.tool)}
-	h.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute},
-		h.st, regs, h.clock.Now, quiet())
 	h.broker = broker.NewPaper(h.st.Client(), h.st.Key, h.clock.Now)
+	// The broker's own flatten_desk runs beside the counting place_order,
+	// so a held flatten closes real paper positions.
+	flatten := broker.Tools(h.broker, nil)[2]
+	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool, flatten), "beta": agent.NewRegistry(h.tool, flatten)}
+	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute},
+		h.st, regs, h.clock.Now, quiet())
 	h.start()
 	return h
 }
@@ -222,7 +225,9 @@ func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
 	if err != nil {
 		h.t.Fatalf("hold: %v", err)
 	}
-	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, r.ID) && len(m.Keyboard) > 0 })
+	m := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
 	// The outbox records the message right after Telegram accepts it; wait
 	// for that, so a restart that follows does not fall in between.
 	deskbottest.Eventually(h.t, "the outbox to record the message of request "+r.ID, func() bool {

@@ -42,9 +42,10 @@ func laneOf(ctx context.Context) Lane {
 type checkKey struct{}
 
 // withCheck returns ctx carrying a check the Sender runs right before each
-// attempt, after waiting for its slot: an error stops the call unsent. The
-// outbox checks there that a request is still open, so a request that
-// lapsed while its message waited is never offered.
+// attempt, once its slot is due and before it books it (Sender.acquire):
+// an error stops the call unsent. The outbox checks there that a request
+// is still open, so a request that lapsed while its message waited is
+// never offered.
 func withCheck(ctx context.Context, check func(context.Context) error) context.Context {
 	return context.WithValue(ctx, checkKey{}, check)
 }

@@ -6,13 +6,65 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/words"
 )
+
+// A held call's request check runs in the call's slot, before the slot is
+// booked: chatter that comes while the check reads Redis waits behind it,
+// so the held call goes first and the chatter a full gap after it.
+func TestSenderChecksBeforeBookingTheSlot(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	start := clock.Now()
+	var mu sync.Mutex
+	var sent []string
+	send := func(what string) func() error {
+		return func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			sent = append(sent, fmt.Sprintf("%s at %v", what, clock.Now().Sub(start)))
+			return nil
+		}
+	}
+	chatter := make(chan error, 1)
+	var once sync.Once
+	check := func(context.Context) error {
+		once.Do(func() {
+			go func() {
+				chatter <- s.do(WithLane(t.Context(), LaneChatter), "sendMessage", dlGroup, true, send("chatter"))
+			}()
+			// The check ends once the chatter has either gone out or
+			// queued behind the held call.
+			deskbottest.Eventually(t, "the chatter sent or waiting", func() bool {
+				s.mu.Lock()
+				waiting := len(s.chats[dlGroup].waiting)
+				s.mu.Unlock()
+				mu.Lock()
+				defer mu.Unlock()
+				return waiting == 2 || len(sent) > 0
+			})
+		})
+		return nil
+	}
+	if err := s.do(withCheck(WithLane(t.Context(), LaneRequest), check), "sendMessage", dlGroup, true, send("held call")); err != nil {
+		t.Fatalf("held call: %v", err)
+	}
+	if err := <-chatter; err != nil {
+		t.Fatalf("chatter: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := sent, []string{"held call at 0s", "chatter at 1s"}; !slices.Equal(got, want) {
+		t.Errorf("sent %q; want %q", got, want)
+	}
+}
 
 // A held call published behind a backlog of chatter reaches the chat
 // among the first messages, within Telegram's pace.
@@ -26,18 +78,19 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	r.runWith(t, OutboxConfig{Request: r.st.Request})
 	deskbottest.Eventually(t, "the held call", func() bool {
 		for _, m := range r.tg.BotMessages(dlGroup) {
-			if strings.Contains(m.Plain, reqID) {
+			if strings.Contains(m.Plain, words.ShortID(reqID)) {
 				return true
 			}
 		}
 		return false
 	})
 	msgs := r.tg.BotMessages(dlGroup)
-	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, reqID) })
+	at := slices.IndexFunc(msgs, func(m telegramtest.Message) bool { return strings.Contains(m.Plain, words.ShortID(reqID)) })
 	// On the rig's clock a chatter send's pacing wait takes no real time,
-	// so while the approvals worker checks the request in Redis (real time)
-	// chatter may take a few sends; at Telegram's real pace, a second a
-	// send, that is one at most. Without the lanes it would be the 31st.
+	// so while the approvals worker reads its notes in Redis (real time)
+	// before it reaches the Sender, chatter may take a few sends; at
+	// Telegram's real pace, a second a send, that is one at most. Without
+	// the lanes it would be the 31st.
 	if at > 5 {
 		t.Errorf("the held call was message %d, after %d chatter messages; want it among the first", at+1, at)
 	}
@@ -47,7 +100,7 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	// spoke once.
 	var desks []string
 	for _, m := range r.tg.BotMessages(dlGroup) {
-		if !strings.Contains(m.Plain, reqID) {
+		if !strings.Contains(m.Plain, words.ShortID(reqID)) {
 			desks = append(desks, strings.Fields(m.Plain)[1])
 		}
 	}
@@ -56,6 +109,9 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 			t.Fatalf("chatter order %v: desks did not take turns", desks)
 		}
 	}
+	// The last message is acknowledged only after Telegram accepted it and
+	// its notes were written, so seeing it is not yet seeing its ack.
+	r.eventuallyAllAcked(t)
 	r.checkAllAcked(t)
 }
 
@@ -80,7 +136,7 @@ func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
 	deskbottest.Eventually(t, "the desk message after it", func() bool { return len(r.tg.BotMessages(dlGroup)) >= 1 })
 	r.eventuallyAllAcked(t)
 	for _, m := range r.tg.BotMessages(dlGroup) {
-		if strings.Contains(m.Plain, reqID) {
+		if strings.Contains(m.Plain, words.ShortID(reqID)) {
 			t.Errorf("a closed request was offered: %q", m.Plain)
 		}
 	}

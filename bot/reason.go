@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -83,6 +84,9 @@ func (b *Bot) onText(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
 	defer cancel()
 	text := strings.TrimSpace(m.Text)
+	if cmd, ok := unknownCommand(text); ok {
+		return b.reply(ctx, c, "Unknown command "+esc(cmd)+". /help lists the commands.", nil)
+	}
 	desk := ""
 	if m.ReplyTo != nil {
 		if id, err := b.deps.Notes.Note(ctx, reasonPromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
@@ -121,6 +125,22 @@ func (b *Bot) onText(c tele.Context) error {
 		return nil
 	}
 	return b.tell(ctx, c, desk, text)
+}
+
+// commandRx is a command as telebot reads one: "/name", maybe
+// "@botname", then a space or the end.
+var commandRx = regexp.MustCompile(`^(/\w+)(@\w+)?(\s|$)`)
+
+// unknownCommand reports whether text is a command no handler took, and
+// which. telebot routes known commands to their handlers and drops those
+// addressed to another bot ("/cmd@otherbot") before any handler runs, so a
+// command that reaches the text handler is this bot's and unknown.
+func unknownCommand(text string) (string, bool) {
+	m := commandRx.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // topicDesk returns the desk whose forum topic m was written in, or ""

@@ -100,11 +100,17 @@ func shownWhole(r *deskbot.Request) bool {
 // line at a time, so a call is shown whole with or without them.
 func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole bool) {
 	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(argtext.Show(r.Desk)), esc(argtext.Show(r.Content.ToolName)))
-	foot := "\nRequest <code>" + esc(r.ID) + "</code>"
+	foot := "\nRequest <code>" + esc(words.ShortID(r.ID)) + "</code>"
 	args := argtext.Arguments(r.Content.Arguments)
-	text = head + "\n<pre>" + esc(args) + "</pre>" + foot
+	call := "\n<pre>" + esc(args) + "</pre>"
+	if noArguments(args) {
+		// An empty "{}" reads as something missing; the call has nothing
+		// more to show than its name.
+		head, call = head+" with no arguments", ""
+	}
+	text = head + call + foot
 	if room := MaxMessage - outcomeRoom - plainLen(text); room >= 0 {
-		return head + fitLines(tradingWords(r, book), room) + "\n<pre>" + esc(args) + "</pre>" + foot, true
+		return head + fitLines(tradingWords(r, book), room) + call + foot, true
 	}
 	n := utf8.RuneCountInString(args)
 	// No Allow goes with this text, so names too long to be real are cut
@@ -113,6 +119,10 @@ func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole boo
 	return head + fmt.Sprintf("\n⚠️ Its arguments are %d characters long, too long to show here whole, so it cannot be allowed from the chat. Deny it; the desk can make the call shorter.", n) +
 		fmt.Sprintf("\nThe first %d characters (cut; not the whole call):\n<pre>", min(n, cutArgsRunes)) + esc(argtext.Clip(args, cutArgsRunes, "…")) + "</pre>" + foot, false
 }
+
+// noArguments reports whether a call's shown arguments are none at all:
+// an empty object, or null, which tools taking no arguments accept alike.
+func noArguments(shown string) bool { return shown == "{}" || shown == "null" }
 
 // fitLines renders plain lines as HTML, one "\n"-led line each, as many
 // as fit in room UTF-16 units; a line that does not fit is left out with
@@ -179,8 +189,14 @@ func outcomeText(r *deskbot.Request, room int) string {
 		if r.Result == nil || strings.TrimSpace(r.Result.Text) == "" {
 			return verdict + "."
 		}
-		// A result is the desk's output: shown like its arguments.
-		return fit(verdict, ":\n<pre>", argtext.Show(r.Result.Text), "</pre>", resultRunes)
+		// A result is the desk's output: shown like its arguments. A
+		// flatten's result is the record of every position it closed, so
+		// it gets all the room the message has, not a glance's worth.
+		n := resultRunes
+		if r.Content.ToolName == deskbot.ToolFlattenDesk {
+			n = MaxMessage
+		}
+		return fit(verdict, ":\n<pre>", argtext.Show(r.Result.Text), "</pre>", n)
 	}
 	return "State: " + esc(string(r.State)) + "."
 }
@@ -315,6 +331,9 @@ func requestSummary(r *deskbot.Request) string {
 	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"
 	}
-	return desk + esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…")) + " " +
-		esc(argtext.Clip(argtext.Arguments(r.Content.Arguments), 80, "…"))
+	tool := esc(argtext.Clip(argtext.Show(r.Content.ToolName), 64, "…"))
+	if args := argtext.Arguments(r.Content.Arguments); !noArguments(args) {
+		return desk + tool + " " + esc(argtext.Clip(args, 80, "…"))
+	}
+	return desk + tool + " (no arguments)"
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // mustPlain checks text is HTML Telegram accepts, within the limit, and
@@ -47,12 +48,16 @@ func TestRenderRequest(t *testing.T) {
 	text, kb := RenderRequest(r)
 	plain := mustPlain(t, text, MaxMessage)
 	for _, want := range []string{
-		"alpha", "place_order", reqID, "Lapses at 14:05 IST",
+		"alpha", "place_order", "Request " + words.ShortID(reqID) + "\n", "Lapses at 14:05 IST",
 		`{"note":"<b>trust me</b> & go","price":1500.50,"quantity":10,"side":"buy","symbol":"INFY"}`,
 	} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("request reads %q; missing %q", plain, want)
 		}
+	}
+	// The chat names the request short; its buttons carry the whole id.
+	if strings.Contains(plain, reqID) {
+		t.Errorf("request reads %q; want its short id, not the whole %q", plain, reqID)
 	}
 	if len(kb.InlineKeyboard) != 1 {
 		t.Fatalf("%d keyboard rows, want exactly 1", len(kb.InlineKeyboard))
@@ -221,7 +226,7 @@ func TestRenderOutcome(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plain := mustPlain(t, RenderOutcome(tt.r), MaxMessage)
-			for _, w := range append(tt.want, "place_order", reqID) {
+			for _, w := range append(tt.want, "place_order", "Request "+words.ShortID(reqID)) {
 				if !strings.Contains(plain, w) {
 					t.Errorf("outcome reads %q; missing %q", plain, w)
 				}

@@ -61,6 +61,30 @@ type Sender struct {
 	chats   map[int64]*pace
 	nextAny time.Time
 	seq     uint64
+	// newest is the highest message id this process has seen in each chat
+	// (its own sends, and people's messages the bot handled): a message
+	// below it has been scrolled past.
+	newest map[int64]int
+}
+
+// Saw notes a message seen in a chat (sent, or handled as an update).
+func (s *Sender) Saw(chatID int64, messageID int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.newest == nil {
+		s.newest = map[int64]int{}
+	}
+	s.newest[chatID] = max(s.newest[chatID], messageID)
+}
+
+// AtBottom reports whether messageID is the newest message this process
+// has seen in the chat. Unknown (nothing seen, as after a start or a
+// hand-over) is not the bottom.
+func (s *Sender) AtBottom(chatID int64, messageID int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.newest[chatID]
+	return ok && messageID >= n
 }
 
 // chatterBurst is how many chatter sends may go back to back; beyond it
@@ -158,6 +182,9 @@ func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.
 		msg, err = s.b.Send(tele.ChatID(chatID), text, opt)
 		return err
 	})
+	if err == nil && msg != nil {
+		s.Saw(chatID, msg.ID)
+	}
 	return msg, err
 }
 
@@ -191,6 +218,9 @@ func (s *Sender) SendPhotoIn(ctx context.Context, chatID int64, thread int, pic 
 		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML, ThreadID: thread})
 		return err
 	})
+	if err == nil && msg != nil {
+		s.Saw(chatID, msg.ID)
+	}
 	return msg, err
 }
 
@@ -227,16 +257,9 @@ func (s *Sender) CreateTopic(ctx context.Context, chatID int64, name string) (in
 func (s *Sender) do(ctx context.Context, method string, chatID int64, counts bool, call func() error) error {
 	backoff := retry.Backoff{Min: s.opts.MinBackoff, Max: s.opts.MaxBackoff}
 	for {
-		at, err := s.acquire(ctx, chatID, counts, laneOf(ctx))
+		at, err := s.acquire(ctx, chatID, counts, laneOf(ctx), checkOf(ctx))
 		if err != nil {
 			return err
-		}
-		if check := checkOf(ctx); check != nil {
-			if err := check(ctx); err != nil {
-				return err
-			}
-			// The check took time: the call goes now, not at its slot.
-			at = s.moved(chatID, counts, at)
 		}
 		err = call()
 		// Telegram counted the call somewhere between its start and its
@@ -273,7 +296,15 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 // callers of one chat are served by lane, then in order of arrival, so a
 // held call overtakes chatter that is still waiting; nothing is booked
 // ahead of time, so a lower lane never holds a slot a higher one could use.
-func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane) (time.Time, error) {
+//
+// A non-nil check runs when the slot is due and this caller is first,
+// before the slot is booked; its error is returned and nothing is booked.
+// The caller stays first while the check runs (a Redis read, in real
+// time), so no other caller of the chat books a slot meanwhile and the
+// call goes right after the check. Were the slot booked before the check,
+// chatter could take the next slot while the check ran and go out first,
+// and the held call would follow it with less than the chat's gap between.
+func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane Lane, check func(context.Context) error) (time.Time, error) {
 	s.mu.Lock()
 	p := s.chats[chatID]
 	if p == nil {
@@ -289,6 +320,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		s.mu.Unlock()
 	}()
 	var due time.Time // the slot this waiter last slept until
+	checked := false  // the check passed, this waiter first and due since
 	for {
 		now := s.opts.Now()
 		at := s.slot(p, chatID, counts, lane, now)
@@ -296,6 +328,17 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		// Slept until the slot and still first: it is ours, even if a
 		// clock that does not move says otherwise.
 		if first && (!at.After(now) || !at.After(due)) {
+			if check != nil && !checked {
+				s.mu.Unlock()
+				if err := check(ctx); err != nil {
+					return time.Time{}, err
+				}
+				s.mu.Lock()
+				// The slot is computed again: time passed, and another
+				// chat may have taken the overall gap.
+				checked = true
+				continue
+			}
 			// A sleep that overran books the slot as taken now, so the
 			// gap to the next call is kept from when this one goes.
 			at = later(at, now)
@@ -311,6 +354,8 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 			s.mu.Unlock()
 			return at, nil
 		}
+		// Waiting again: the check runs again once the slot is due.
+		checked = false
 		changed := p.changed
 		s.mu.Unlock()
 		if first {
@@ -371,16 +416,15 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 	return at
 }
 
-// moved records that the call booked at went out (or was answered) later,
-// now: the gaps after it count from now. It returns the time the call is
-// now recorded at.
-func (s *Sender) moved(chatID int64, counts bool, at time.Time) time.Time {
+// moved records that the call booked at was answered later, now: the gaps
+// after it count from now.
+func (s *Sender) moved(chatID int64, counts bool, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
 	p := s.chats[chatID]
 	if p == nil || !now.After(at) {
-		return at
+		return
 	}
 	p.next = later(p.next, now.Add(s.opts.PerChat))
 	s.nextAny = later(s.nextAny, now.Add(s.opts.Overall))
@@ -392,7 +436,6 @@ func (s *Sender) moved(chatID int64, counts bool, at time.Time) time.Time {
 			p.chatter[i] = now
 		}
 	}
-	return now
 }
 
 // block keeps chatID quiet until t, as a 429 asked.

@@ -144,7 +144,7 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	for i := range 50 {
 		ctx := WithLane(t.Context(), Lane(i%4))
 		wg.Go(func() {
-			if _, err := s.acquire(ctx, dlGroup, true, laneOf(ctx)); err != nil {
+			if _, err := s.acquire(ctx, dlGroup, true, laneOf(ctx), nil); err != nil {
 				t.Error(err)
 			}
 			slots <- clock.Now()
@@ -168,7 +168,7 @@ func TestSenderLanes(t *testing.T) {
 	chatter := WithLane(t.Context(), LaneChatter)
 	start := clock.Now()
 	for range 12 {
-		if _, err := s.acquire(chatter, dlGroup, true, LaneChatter); err != nil {
+		if _, err := s.acquire(chatter, dlGroup, true, LaneChatter, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestSenderLanes(t *testing.T) {
 	// The other eight sends of the minute are left to the lanes above.
 	for i := range 8 {
 		before := clock.Now()
-		if _, err := s.acquire(t.Context(), dlGroup, true, []Lane{LaneRequest, LaneClose, LaneReply}[i%3]); err != nil {
+		if _, err := s.acquire(t.Context(), dlGroup, true, []Lane{LaneRequest, LaneClose, LaneReply}[i%3], nil); err != nil {
 			t.Fatal(err)
 		}
 		if waited := clock.Now().Sub(before); waited > time.Second {
@@ -283,12 +283,12 @@ func TestSenderEditNotModifiedIsDone(t *testing.T) {
 	}
 }
 
-// A call that goes out after its slot (the request check took a while)
-// keeps the gap to the next from when it went.
+// A call answered after its slot (Telegram was slow to answer) keeps the
+// gap to the next from when it was answered.
 func TestSenderGapCountsFromTheSend(t *testing.T) {
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
-	at, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	at, err := s.acquire(t.Context(), dlGroup, true, LaneRequest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestSenderGapCountsFromTheSend(t *testing.T) {
 	}
 	s.moved(dlGroup, true, at)
 	sent := clock.Now()
-	next, err := s.acquire(t.Context(), dlGroup, true, LaneRequest)
+	next, err := s.acquire(t.Context(), dlGroup, true, LaneRequest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,20 @@ func TelegramCode(err error) int {
 	return 0
 }
 
+// networkFailure reports whether err is a call that never got Telegram's
+// answer (DNS, a refused or cut connection, a timeout), rather than an
+// answer refusing it. An HTTP client error wraps a *url.Error; telebot
+// keeps the chain (%w).
+func networkFailure(err error) bool {
+	var (
+		uerr *url.Error
+		nerr net.Error
+		derr *net.DNSError
+		oerr *net.OpError
+	)
+	return errors.As(err, &uerr) || errors.As(err, &nerr) || errors.As(err, &derr) || errors.As(err, &oerr)
+}
+
 // telebot reports API errors it has no variable for as "telegram: <desc> (<code>)".
 var trailingCode = regexp.MustCompile(`\((\d{3})\)$`)
 

@@ -61,7 +61,12 @@ func TestTradingWords(t *testing.T) {
 				t.Errorf("%s: request reads %q above the call; want no %q", tt.name, head, w)
 			}
 		}
-		if !strings.Contains(text, esc(argtext.Arguments(r.Content.Arguments))) {
+		switch args := argtext.Arguments(r.Content.Arguments); {
+		case noArguments(args):
+			if !strings.Contains(plain, tt.tool+" with no arguments\n") || strings.Contains(plain, "{}") {
+				t.Errorf("%s: a call with no arguments reads %q; want it said, with no empty {}", tt.name, plain)
+			}
+		case !strings.Contains(text, esc(args)):
 			t.Errorf("%s: the call is not shown whole beneath the words: %q", tt.name, text)
 		}
 	}
@@ -92,6 +97,8 @@ func TestRequestSummary(t *testing.T) {
 	tests := []struct{ tool, args, want string }{
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
 		{"flatten_desk", `{}`, "<b>alpha</b>: flatten_desk (close every open position)"},
+		{"get_positions", `{}`, "<b>alpha</b>: get_positions (no arguments)"},
+		{"get_positions", `null`, "<b>alpha</b>: get_positions (no arguments)"},
 		{"place_order", `{"symbol":"X","side":"buy","side":"sell","quantity":1,"price":1}`, `<b>alpha</b>: place_order {&#34;price&#34;:1,&#34;quantity&#34;:1,&#34;side&#34;:&#34;sell&#34;,&#34;symbol&#34;:&#34;X&#34;}`},
 		{"bash", `{"command":"` + strings.Repeat("a", 200) + `"}`, `<b>alpha</b>: bash {&#34;command&#34;:&#34;` + strings.Repeat("a", 67) + `…`},
 	}

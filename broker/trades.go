@@ -10,16 +10,10 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// Trade is one fill in a desk's journal, closing fills of a flatten included.
-type Trade struct {
-	deskbot.Fill
-	At time.Time `json:"at"`
-}
-
 // Trades returns up to the last limit fills of the desk, oldest first. The
 // journal keeps the last 1000; it is written in the same atomic step as the
 // book, so it never disagrees with it.
-func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]Trade, error) {
+func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return nil, err
 	}
@@ -30,7 +24,7 @@ func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]Trade, er
 	if err != nil {
 		return nil, wrapRedis(err)
 	}
-	out := make([]Trade, 0, len(lines))
+	out := make([]deskbot.Trade, 0, len(lines))
 	for _, l := range lines {
 		t, err := parseTrade(l)
 		if err != nil {
@@ -42,20 +36,20 @@ func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]Trade, er
 }
 
 // parseTrade reads "millis side quantity price realised symbol".
-func parseTrade(l string) (Trade, error) {
+func parseTrade(l string) (deskbot.Trade, error) {
 	f := strings.Fields(l)
 	if len(f) != 6 {
-		return Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
+		return deskbot.Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
 	}
 	ms, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil {
-		return Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
+		return deskbot.Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
 	}
 	nums, err := parseFloats(f[2:5])
 	if err != nil {
-		return Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
+		return deskbot.Trade{}, fmt.Errorf("paper broker: corrupt journal entry %q", l)
 	}
-	return Trade{
+	return deskbot.Trade{
 		Fill: deskbot.Fill{
 			Order:       deskbot.Order{Symbol: f[5], Side: f[1], Quantity: nums[0], Price: nums[1]},
 			RealisedPnL: deskbot.RoundPaise(nums[2]),

@@ -37,6 +37,7 @@ import (
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
+	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -424,7 +425,7 @@ func fileSize(p string) int64 {
 }
 
 // mustTrades returns the desk's fills from the paper broker's journal.
-func mustTrades(t *testing.T, w *world, desk string) []broker.Trade {
+func mustTrades(t *testing.T, w *world, desk string) []deskbot.Trade {
 	t.Helper()
 	tr, err := broker.NewPaper(w.st.Client(), w.st.Key, time.Now).Trades(context.Background(), desk, 100_000)
 	if err != nil {
@@ -443,4 +444,42 @@ func lastUser(r modeltest.Request) string {
 		}
 	}
 	return ""
+}
+
+// leaseKeys are the leader lease's keys as store/keys.go names them: the
+// lease, its term counter and its holder. Only a drill that makes Redis
+// forget leadership writes touches them.
+func (w *world) leaseKeys() (lease, terms, holder string) {
+	return w.st.Key("leader"), w.st.Key("leader", "term"), w.st.Key("leader", "holder")
+}
+
+// leaseTerms is the lease's term counter as Redis holds it (0: none yet).
+func (w *world) leaseTerms() int64 {
+	w.t.Helper()
+	_, terms, _ := w.leaseKeys()
+	n, err := w.st.Client().Get(context.Background(), terms).Int64()
+	if err != nil && err != redis.Nil {
+		w.t.Fatalf("lease term counter: %v", err)
+	}
+	return n
+}
+
+// loseLeaseWrites puts the lease's keys back as they stood before the last
+// take, the term counter at before: what Redis serves after losing that
+// take (a restart without persistence, the last second of an append-only
+// file with appendfsync everysec, a failover to a replica that lacked it).
+func (w *world) loseLeaseWrites(before int64) {
+	w.t.Helper()
+	lease, terms, holder := w.leaseKeys()
+	ctx := context.Background()
+	p := w.st.Client().TxPipeline()
+	p.Del(ctx, lease, holder)
+	if before == 0 {
+		p.Del(ctx, terms)
+	} else {
+		p.Set(ctx, terms, before, 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		w.t.Fatalf("lose the lease's writes: %v", err)
+	}
 }

@@ -5,7 +5,10 @@
 // desks and the outbox. The others are standbys that keep trying to take the
 // lease, every TTL/10, and so take over within the lease's lifetime (plus
 // that step) of the leader's death, or at once after it released the lease
-// on a graceful stop.
+// on a graceful stop, or at once after its death when they can prove it: a
+// process that holds the DATA_DIR lock its predecessor held (DirLock) finds
+// the lease recorded under its own identity, and takes it over with a new
+// term.
 //
 // A leader renews its lease every TTL/4. A Term (one leadership) is valid
 // until TTL - TTL/4 after the last renewal was sent: Redis counts the lease
@@ -50,8 +53,11 @@ var ErrReleased = errors.New("released the leader lease")
 
 // Lease is the leader lease in Redis (implemented by *store.Store).
 type Lease interface {
-	// AcquireLease takes the lease if free: its token, or 0 when held.
-	AcquireLease(ctx context.Context, ttl time.Duration) (int64, error)
+	// TakeLease takes the lease, with a new term's token, if it is free or
+	// held under holder (an identity one live process at a time can
+	// carry: its holder is dead); 0 when another holds it. It records
+	// holder with the lease, and reports whether it took it over.
+	TakeLease(ctx context.Context, ttl time.Duration, holder string) (token int64, tookOver bool, err error)
 	RenewLease(ctx context.Context, token int64, ttl time.Duration) (bool, error)
 	ReleaseLease(ctx context.Context, token int64) error
 }
@@ -62,6 +68,12 @@ type Elector struct {
 	TTL   time.Duration // LEADER_LEASE
 	Now   deskbot.Now   // nil: time.Now
 	Log   *slog.Logger  // nil: discard
+	// Holder names this process to the lease (DirLock.Identity): an
+	// identity only one live process can carry, the same as its dead
+	// predecessor's, so that a lease found under it is taken at once. It
+	// is asked at each try, and may be "" (nil: always ""): the process
+	// then takes only a free lease.
+	Holder func() string
 }
 
 func (e *Elector) now() time.Time {
@@ -93,12 +105,19 @@ func (e *Elector) Margin() time.Duration { return e.TTL / 4 }
 // (its context keeps ctx's values only): a leader keeps its lease while it
 // stops gracefully, and gives it up last.
 func (e *Elector) TryAcquire(ctx context.Context) (*Term, error) {
+	holder := ""
+	if e.Holder != nil {
+		holder = e.Holder()
+	}
 	sent := e.now()
 	tctx, cancel := context.WithTimeout(ctx, e.RenewEvery())
-	token, err := e.Lease.AcquireLease(tctx, e.TTL)
+	token, over, err := e.Lease.TakeLease(tctx, e.TTL, holder)
 	cancel()
 	if err != nil || token == 0 {
 		return nil, err
+	}
+	if over {
+		e.log().Warn("took over the leader lease at once from this instance's dead predecessor (it held the DATA_DIR lock this process holds now)", "token", token, "holder", holder)
 	}
 	t := &Term{e: e, token: token, done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))

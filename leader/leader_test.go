@@ -18,6 +18,7 @@ import (
 type memLease struct {
 	mu      sync.Mutex
 	holder  int64
+	who     string // the holder's identity
 	expires time.Time
 	next    int64
 	down    bool // Redis unreachable
@@ -25,18 +26,19 @@ type memLease struct {
 
 var errDown = errors.New("redis: connection refused")
 
-func (l *memLease) AcquireLease(_ context.Context, ttl time.Duration) (int64, error) {
+func (l *memLease) TakeLease(_ context.Context, ttl time.Duration, who string) (int64, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.down {
-		return 0, errDown
+		return 0, false, errDown
 	}
-	if l.holder != 0 && time.Now().Before(l.expires) {
-		return 0, nil
+	held := l.holder != 0 && time.Now().Before(l.expires)
+	if held && (who == "" || who != l.who) {
+		return 0, false, nil
 	}
 	l.next++
-	l.holder, l.expires = l.next, time.Now().Add(ttl)
-	return l.holder, nil
+	l.holder, l.who, l.expires = l.next, who, time.Now().Add(ttl)
+	return l.holder, held, nil
 }
 
 func (l *memLease) RenewLease(_ context.Context, token int64, ttl time.Duration) (bool, error) {
@@ -208,6 +210,33 @@ func TestPausedLeaderIsNotValid(t *testing.T) {
 		skew.Store(int64(2 * ttl)) // the clock moved on while the process was stopped
 		if term.Valid() {
 			t.Error("a term paused past its lease still reads valid")
+		}
+	})
+}
+
+// A process restarted after its predecessor died (it carries the same
+// holder identity, which only one live process can) leads at once, with
+// a new token, instead of waiting out the dead one's lease; a process of
+// another identity, or of none, still waits.
+func TestLeaderTakesOverFromItsDeadPredecessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &memLease{}
+		self := func() string { return "host=h dir=/data id=x" }
+		dead := mustLead(t, &leader.Elector{Lease: l, TTL: ttl, Holder: self})
+		dead.Abandon() // kill -9: the lease stays in Redis
+		for _, other := range []func() string{nil, func() string { return "host=h dir=/other id=y" }} {
+			if term, err := (&leader.Elector{Lease: l, TTL: ttl, Holder: other}).TryAcquire(t.Context()); err != nil || term != nil {
+				t.Fatalf("another identity's TryAcquire = %v, %v; want standby", term, err)
+			}
+		}
+		start := time.Now()
+		next := mustLead(t, &leader.Elector{Lease: l, TTL: ttl, Holder: self})
+		defer next.Release(t.Context())
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the successor waited %v to lead, want no wait", waited)
+		}
+		if next.Token() == dead.Token() {
+			t.Errorf("the successor leads with the dead term's token %d", next.Token())
 		}
 	})
 }

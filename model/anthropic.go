@@ -131,7 +131,7 @@ func (m *anthropicModel) once(ctx context.Context, p anthropic.MessageNewParams)
 	if err != nil {
 		return attempt{}, err
 	}
-	var a attempt
+	a := attempt{used: deskbot.Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens}}
 	for _, b := range res.Content {
 		switch b.Type {
 		case "text":
@@ -156,9 +156,14 @@ func (m *anthropicModel) stream(ctx context.Context, p anthropic.MessageNewParam
 	var blocks []*block
 	at := map[int64]*block{}
 	stopped, calls := false, 0
+	var used deskbot.Usage
 	for s.Next() {
 		ev := s.Current()
 		switch ev.Type {
+		case "message_start":
+			used.InputTokens = ev.Message.Usage.InputTokens
+		case "message_delta":
+			used.OutputTokens = ev.Usage.OutputTokens // the count so far, not a delta
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" && m.cfg.MaxToolCalls == calls {
 				return attempt{}, m.cfg.tooManyCalls()
@@ -185,7 +190,7 @@ func (m *anthropicModel) stream(ctx context.Context, p anthropic.MessageNewParam
 	if !stopped {
 		return attempt{}, &brokenError{"answer stream ended early"}
 	}
-	var a attempt
+	a := attempt{used: used}
 	for _, b := range blocks {
 		switch b.kind {
 		case "text":

@@ -118,6 +118,7 @@ func New(c Config) (deskbot.Model, error) {
 type attempt struct {
 	text  string
 	calls []rawCall
+	used  deskbot.Usage // what the provider said the answer cost
 }
 
 // complete runs one request, and once more if the model's tool arguments
@@ -125,6 +126,7 @@ type attempt struct {
 // another backend would have to start the step over anyway.
 func complete(ctx context.Context, c *Config, req deskbot.ModelRequest, once func(context.Context) (attempt, error)) (deskbot.ModelReply, error) {
 	var bad error
+	var used deskbot.Usage // a malformed answer was paid for too
 	for range 2 {
 		actx, cancel := context.WithTimeout(ctx, c.Timeout)
 		actx, hit := withCapTrace(actx)
@@ -135,12 +137,13 @@ func complete(ctx context.Context, c *Config, req deskbot.ModelRequest, once fun
 			err = context.DeadlineExceeded // our Timeout, whatever the SDK made of it
 		}
 		cancel()
+		used = used.Add(a.used)
 		if err != nil {
 			return deskbot.ModelReply{}, c.failure(ctx, err)
 		}
 		calls, err := checkCalls(req, a.calls)
 		if err == nil {
-			return deskbot.ModelReply{Text: a.text, ToolCalls: calls}, nil
+			return deskbot.ModelReply{Text: a.text, ToolCalls: calls, Usage: used}, nil
 		}
 		bad = err
 		c.Log.WarnContext(ctx, "model gave malformed tool arguments", "backend", c.Name, "problem", deskbot.ErrorMessage(err))

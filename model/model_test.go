@@ -252,3 +252,33 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Errorf("default name = %q, want %q", got, want)
 	}
 }
+
+// Every backend reports what the provider said the answer cost, streamed or
+// not; a malformed answer retried is paid for too.
+func TestUsageReported(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, srv *modeltest.Server, m deskbot.Model) {
+		reply := modeltest.Text("Done.")
+		reply.InputTokens, reply.OutputTokens = 1200, 34
+		srv.Push(reply)
+		got, err := m.Complete(t.Context(), ask("status?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (deskbot.Usage{InputTokens: 1200, OutputTokens: 34}); got.Usage != want {
+			t.Errorf("usage = %+v, want %+v", got.Usage, want)
+		}
+
+		bad := modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":`})
+		bad.InputTokens, bad.OutputTokens = 100, 7
+		good := modeltest.Text("Fixed.")
+		good.InputTokens, good.OutputTokens = 110, 3
+		srv.Push(bad, good)
+		got, err = m.Complete(t.Context(), ask("again"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (deskbot.Usage{InputTokens: 210, OutputTokens: 10}); got.Usage != want {
+			t.Errorf("usage after a malformed answer retried = %+v, want %+v", got.Usage, want)
+		}
+	})
+}

@@ -158,7 +158,7 @@ func (m *openaiModel) once(ctx context.Context, body option.RequestOption) (atte
 		return attempt{}, &brokenError{"answer had no choices"}
 	}
 	msg := res.Choices[0].Message
-	a := attempt{text: msg.Content}
+	a := attempt{text: msg.Content, used: deskbot.Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens}}
 	if a.text == "" {
 		a.text = msg.Refusal
 	}
@@ -187,7 +187,14 @@ func (m *openaiModel) stream(ctx context.Context, body option.RequestOption) (at
 	var calls []*partial
 	at := map[int64]*partial{}
 	finished := false
+	var used deskbot.Usage
 	for s.Next() {
+		// The usage comes in a last chunk of its own, with no choices
+		// (stream_options.include_usage); servers that ignore the option
+		// send none.
+		if u := s.Current().Usage; u.PromptTokens+u.CompletionTokens > 0 {
+			used = deskbot.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		}
 		for _, ch := range s.Current().Choices {
 			if ch.Index != 0 {
 				continue
@@ -224,7 +231,7 @@ func (m *openaiModel) stream(ctx context.Context, body option.RequestOption) (at
 	if !finished {
 		return attempt{}, &brokenError{"answer stream ended early"}
 	}
-	a := attempt{text: text.String()}
+	a := attempt{text: text.String(), used: used}
 	if a.text == "" {
 		a.text = refusal.String()
 	}

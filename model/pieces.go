@@ -152,6 +152,11 @@ func requestHead(c Config) ([]byte, error) {
 		// the older name.
 		p.MaxTokens = openai.Int(int64(c.MaxTokens))
 	}
+	if c.Stream {
+		// Asked for, a stream ends with the answer's usage (OpenAI, vLLM
+		// and Ollama know the option; a server that does not ignores it).
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
 	b, err := p.MarshalJSON()
 	if err != nil {
 		return nil, err

@@ -28,6 +28,9 @@ func sdkParams(c Config, req deskbot.ModelRequest) openai.ChatCompletionNewParam
 	if c.MaxTokens > 0 {
 		p.MaxTokens = openai.Int(int64(c.MaxTokens))
 	}
+	if c.Stream {
+		p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
 	}

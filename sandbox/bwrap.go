@@ -71,16 +71,17 @@ const (
 	fdGroup
 	fdHosts
 	fdResolv
-	fdInfo  // bwrap writes {"child-pid": N} here (network on)
-	fdReady // the sandbox's first command says here that it runs (network on)
-	fdGo    // and waits for a line here before the desk's shell starts
+	fdSeccomp // the seccomp filter (seccomp.go), read by bwrap
+	fdInfo    // bwrap writes {"child-pid": N} here (network on)
+	fdReady   // the sandbox's first command says here that it runs (network on)
+	fdGo      // and waits for a line here before the desk's shell starts
 )
 
 // waitForNetwork runs first in a sandbox with network: bwrap has finished
 // setting up the namespaces (slirp4netns attached earlier races with bwrap's
 // own set-up of the loopback), and the desk's shell starts only once the
 // network is configured.
-const waitForNetwork = `echo >&8; read -r _ <&9; exec 8>&- 9<&-; exec "$0" "$@"`
+var waitForNetwork = fmt.Sprintf(`echo >&%[1]d; read -r _ <&%[2]d; exec %[1]d>&- %[2]d<&-; exec "$0" "$@"`, fdReady, fdGo)
 
 // sandboxEtc is the content of the files made for the desk.
 func sandboxEtc(home string, network bool) (passwd, group, hosts, resolv string) {
@@ -126,6 +127,8 @@ func bwrapArgs(cfg Config, dir string, env []string, network bool) []string {
 		"--ro-bind-data", strconv.Itoa(fdGroup), "/etc/group",
 		"--ro-bind-data", strconv.Itoa(fdHosts), "/etc/hosts",
 		"--ro-bind-data", strconv.Itoa(fdResolv), "/etc/resolv.conf",
+		// Applied last, to the desk's first program and everything it starts.
+		"--seccomp", strconv.Itoa(fdSeccomp),
 		"--proc", "/proc",
 		"--ro-bind", "/proc/sys", "/proc/sys",
 		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
@@ -176,10 +179,11 @@ func dataPipe(s string) (*os.File, error) {
 	return r, nil
 }
 
-// hostCredential makes cmd run as the desks' host uid when the service is
-// root, so that nothing the desk runs, bwrap included, has root's rights.
-func hostCredential(cfg Config, cmd *exec.Cmd) {
-	if uid := cfg.asHost(); uid >= 0 {
+// runAs makes cmd run as uid (and the gid of the same number) without
+// supplementary groups; uid -1 leaves the service's own. When the service
+// is root, nothing a desk runs, bwrap included, has root's rights.
+func runAs(uid int, cmd *exec.Cmd) {
+	if uid >= 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	}
 }
@@ -197,7 +201,11 @@ func startSandbox(ctx context.Context, cfg Config, bw, slirp, dir string, env, a
 			f.Close()
 		}
 	}()
-	for _, s := range []string{passwd, group, hosts, resolv} {
+	filter, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []string{passwd, group, hosts, resolv, string(filter)} {
 		f, err := dataPipe(s)
 		if err != nil {
 			return nil, err
@@ -234,7 +242,7 @@ func startSandbox(ctx context.Context, cfg Config, bw, slirp, dir string, env, a
 	cmd.Dir = "/"
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	hostCredential(cfg, cmd)
+	runAs(cfg.asHost(), cmd)
 	if setIO != nil {
 		setIO(cmd)
 	}
@@ -314,7 +322,7 @@ func (l *launch) connect(ctx context.Context, cfg Config, slirp string, infoR, s
 	s.ExtraFiles = []*os.File{readyW, userns, netns}
 	s.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if fi, err := os.Stat("/dev/net/tun"); err == nil && fi.Mode().Perm()&0o006 == 0o006 {
-		hostCredential(cfg, s)
+		runAs(cfg.asHost(), s)
 	}
 	if os.Geteuid() == 0 && s.SysProcAttr.Credential == nil {
 		args = append([]string{"--enable-sandbox"}, args...)

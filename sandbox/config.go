@@ -19,7 +19,14 @@
 // nested user namespaces. When the service runs as root, bwrap itself is
 // started as HostUID (65534, nobody), so the desk is no one on the host
 // either: the desk's folder is handed to HostUID, and DataDir's parents
-// must be passable by it (Status.Folder says when they are not). The system
+// must be passable by it (Status.Folder says when they are not). bwrap
+// starts the desk's first program under a seccomp filter (seccomp.go) that
+// denies with EPERM what a terminal never needs: ptrace and other
+// processes' memory, mounts, namespaces (unshare, setns, clone with
+// namespace flags; clone3 answers ENOSYS so that glibc falls back to
+// clone), the keyring, bpf, userfaultfd, perf_event_open, io_uring, kernel
+// modules, kexec, the clock; calls of another architecture (i386, x32)
+// answer ENOSYS. The system
 // (/usr) is read-only; of /etc the desk sees only what programs need
 // (name-service rules, certificates, time zones, the loader cache, Debian's
 // alternatives) and a passwd, group, hosts and resolv.conf made for it,
@@ -56,15 +63,22 @@
 // through bash_background) is read as part of whichever command runs next.
 //
 // Mode none (SANDBOX=none, only when set on purpose) keeps the clean
-// environment, the folder and the rlimits other than processes (the uid is
-// shared there), but isolates nothing else: the desk shares the host's
-// network, loopback included. Its shell leads a session of its own, and
-// ending it kills every process of that session; only a process that makes
-// a session of its own (setsid) survives a restart there. Even then the desk cannot read the service's secrets: HardenProcess
-// makes the service non-dumpable (its /proc/<pid>/environ and memory belong
-// to root), and when the service runs as root the desk's bash runs as
-// HostUID. With SANDBOX=auto and no usable bwrap, desks get no terminal at
-// all (ModeUnavailable): their tools say so and refuse every call.
+// environment, the folder and the rlimits, but isolates nothing else: the
+// desk shares the host's network, loopback included, its /tmp and its view
+// of every process. Its shell leads a session of its own, and ending it
+// kills every process of that session; only a process that makes a session
+// of its own (setsid) survives a restart there. Even then the desk cannot
+// read the service's secrets: HardenProcess makes the service non-dumpable
+// (its /proc/<pid>/environ and memory belong to root). When the service
+// runs as root, each desk's bash runs as a host uid of its own (from
+// NoneUIDBase, kept by its folder's owner; see Manager.noneUID), never root
+// nor a uid another desk has: no desk reads or writes another's folder,
+// signals or traces its processes or reads their environment, and the
+// process limit is per desk. What a desk makes in the shared /tmp is its
+// own (umask 077). As another user, every desk runs as that user: mode none
+// then keeps desks apart from nothing but the service. With SANDBOX=auto
+// and no usable bwrap, desks get no terminal at all (ModeUnavailable):
+// their tools say so and refuse every call.
 //
 // Files of a desk's folder that the service reads itself (job logs and exit
 // statuses) are opened through deskfs.Open: no symlink out, no
@@ -102,8 +116,17 @@ const (
 	JobTail = 4000
 	// DeskUID is the uid and gid of the desk inside its user namespace.
 	DeskUID = 1000
-	// DefaultHostUID is the host uid desks run as when the service is root.
+	// DefaultHostUID is the host uid desks run as in bwrap mode when the
+	// service is root.
 	DefaultHostUID = 65534
+	// DefaultNoneUIDBase is the first of the NoneUIDs host uids (and gids)
+	// desks run as in mode none when the service is root, one per desk:
+	// systemd's unused range above the containers' (1879048192, 0x70000000),
+	// where no login user, system user, subordinate id of /etc/subuid or
+	// container lives.
+	DefaultNoneUIDBase = 0x70000000
+	// NoneUIDs is how many desks mode none as root can run apart.
+	NoneUIDs = 65536
 )
 
 // Limits bound what one desk's terminal may use. Zero fields take the
@@ -136,9 +159,14 @@ type Config struct {
 	JobTimeout time.Duration // SANDBOX_JOB_TIMEOUT: per background job; default 8h
 	MaxOutput  int           // characters of output a command returns; default 20000
 	Limits     Limits
-	// HostUID is the host uid (and gid) desks run as when the service runs
-	// as root; default 65534. Ignored when the service is not root.
+	// HostUID is the host uid (and gid) desks run as in bwrap mode when
+	// the service runs as root; default 65534. Ignored when the service is
+	// not root.
 	HostUID int
+	// NoneUIDBase is the first of the NoneUIDs host uids desks run as, one
+	// each, in mode none when the service runs as root; default
+	// DefaultNoneUIDBase.
+	NoneUIDBase int
 	// Bwrap and Slirp4netns are the helpers' paths; "" looks them up in
 	// PATH. Tests point them at missing files.
 	Bwrap, Slirp4netns string
@@ -190,15 +218,20 @@ func (c Config) withDefaults() (Config, error) {
 	if c.HostUID <= 0 {
 		c.HostUID = DefaultHostUID
 	}
+	if c.NoneUIDBase <= 0 {
+		c.NoneUIDBase = DefaultNoneUIDBase
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
 }
 
-// asHost is the host uid desks run as: HostUID when the service is root,
+// asHost is the host uid bwrap runs as: HostUID when the service is root,
 // else -1 (the service's own uid; the user namespace and HardenProcess
-// protect it).
+// protect it). In mode none as root each desk has a uid of its own
+// (Manager.noneUID), which asHost only stands for where any desk's would do
+// (the folder's reachability).
 func (c Config) asHost() int {
 	if os.Geteuid() == 0 {
 		return c.HostUID

@@ -85,7 +85,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	if st.NetworkReason != "" {
 		cfg.Logger.Warn("sandbox: " + st.NetworkReason)
 	}
-	cfg.Logger.Info("sandbox ready", "mode", st.Mode, "network", st.Network, "timeout", cfg.Timeout, "job_timeout", cfg.JobTimeout)
+	// The summary agrees with the lines above: "ready" only when desks
+	// have a terminal.
+	if st.Mode == ModeUnavailable || st.Folder != "" {
+		cfg.Logger.Warn("sandbox started without a terminal for desks", "mode", st.Mode)
+	} else {
+		cfg.Logger.Info("sandbox ready", "mode", st.Mode, "network", st.Network, "timeout", cfg.Timeout, "job_timeout", cfg.JobTimeout)
+	}
 	return m, nil
 }
 
@@ -119,17 +125,67 @@ func (m *Manager) Session(desk string) (*Session, error) {
 	if err := os.MkdirAll(filepath.Join(dir, ScratchDir), 0o700); err != nil {
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot make the folder of desk %s: %v", desk, err)
 	}
-	if uid := m.cfg.asHost(); uid >= 0 {
-		if err := handOver(dir, uid); err != nil {
-			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot hand the folder of desk %s to its user: %v", desk, err)
+	uid := -1 // the service's own: bash in mode none as another user; bwrap starts as asHost
+	if owner := m.cfg.asHost(); owner >= 0 {
+		if m.status.Mode == ModeNone {
+			var err error
+			if owner, err = m.noneUID(desk); err != nil {
+				return nil, err
+			}
+			uid = owner
+		}
+		if err := handOver(dir, owner); err != nil {
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot hand the folder of desk %s to its user (uid %d): %v", desk, owner, err)
 		}
 	}
 	s := &Session{
-		m: m, desk: desk, dir: dir, scratch: filepath.Join(dir, ScratchDir),
+		m: m, desk: desk, dir: dir, uid: uid, scratch: filepath.Join(dir, ScratchDir),
 		turn: make(chan struct{}, 1), jobs: map[string]*job{},
 	}
 	m.sessions[desk] = s
 	return s, nil
+}
+
+// noneUID is the host uid desk runs as in mode none when the service is
+// root: one of its own, so that no desk reads, writes or signals another's
+// folder and processes, which a shared uid would allow. A desk keeps the
+// uid its folder already belongs to (its files stay its own across
+// restarts) unless another desk's folder has it too; else it gets the
+// lowest uid of the range no desk's folder has. The folders' owners are
+// the whole record: Session calls this under m.mu, before handing the
+// folder over.
+func (m *Manager) noneUID(desk string) (int, error) {
+	base := m.cfg.NoneUIDBase
+	parent := deskfs.Parent(m.cfg.DataDir)
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return -1, deskbot.Errorf(deskbot.EUNAVAILABLE, "cannot list the desks' folders: %v", err)
+	}
+	own, taken := -1, map[int]bool{}
+	for _, e := range ents {
+		fi, err := os.Lstat(filepath.Join(parent, e.Name()))
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) < base || int(st.Uid) >= base+NoneUIDs {
+			continue
+		}
+		if e.Name() == desk {
+			own = int(st.Uid)
+		} else {
+			taken[int(st.Uid)] = true
+		}
+	}
+	if own >= 0 && !taken[own] {
+		return own, nil
+	}
+	for uid := base; uid < base+NoneUIDs; uid++ {
+		if !taken[uid] {
+			return uid, nil
+		}
+	}
+	return -1, deskbot.Errorf(deskbot.EUNAVAILABLE, "desk %s: all %d uids for desks in mode none (from %d) are taken by other desks' folders", desk, NoneUIDs, base)
 }
 
 // reachable says why uid may not pass through every folder from / to dir

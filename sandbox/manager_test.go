@@ -89,6 +89,11 @@ func TestWithoutBwrap(t *testing.T) {
 		if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "bubblewrap") {
 			t.Errorf("want exactly one error naming bubblewrap, got:\n%s", logs.String())
 		}
+		// The log agrees with itself: no line after the error says the
+		// sandbox is ready.
+		if strings.Contains(logs.String(), "sandbox ready") {
+			t.Errorf("the log says the sandbox is ready after saying desks have no terminal:\n%s", logs.String())
+		}
 	})
 	t.Run("none runs plain bash when set on purpose", func(t *testing.T) {
 		m := mustManager(t, withoutBwrap(testConfig(t, sandbox.ModeNone)))

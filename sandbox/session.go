@@ -21,6 +21,7 @@ type Session struct {
 	m       *Manager
 	desk    string
 	dir     string // the desk's folder, the same path inside and outside bwrap
+	uid     int    // the host uid its bash runs as in mode none; -1: the service's
 	scratch string // background job logs
 	turn    chan struct{}
 
@@ -224,7 +225,7 @@ func (s *Session) shell() (*shell, string, error) {
 		s.gen++
 	}
 	if s.sh == nil {
-		sh, err := startShell(s.m, s.desk, s.dir)
+		sh, err := startShell(s.m, s.desk, s.dir, s.uid)
 		if err != nil {
 			return nil, "", err
 		}

@@ -34,17 +34,22 @@ type shell struct {
 // limitsLine sets the desk's rlimits, hard and soft, before its first
 // command: an unprivileged desk can lower them but never raise them. A
 // limit the service's own hard limit already holds lower stays lower.
-// Processes are counted per uid in each user namespace, so in bwrap mode
-// the limit is the desk's own; in mode none it is left to the host (the
-// desk shares a uid with the service or with the other desks).
-func limitsLine(cfg Config, bwrap bool) string {
+// Processes are counted per uid in each user namespace, so in bwrap mode,
+// and in mode none where the desk has a uid of its own (ownUID), the limit
+// is the desk's own; in mode none as another user it is left to the host
+// (the desk shares that user's uid). In mode none the desk also shares the
+// host's /tmp, so what it makes there is private to its uid (umask 077).
+func limitsLine(cfg Config, bwrap, ownUID bool) string {
 	l := cfg.Limits
 	var b strings.Builder
 	set := func(opt string, v int64) {
 		fmt.Fprintf(&b, "ulimit -HS %s %d 2>/dev/null;", opt, v)
 	}
-	if bwrap {
+	if bwrap || ownUID {
 		set("-u", int64(l.Processes))
+	}
+	if !bwrap {
+		b.WriteString("umask 077;")
 	}
 	set("-n", int64(l.OpenFiles))
 	set("-f", l.FileSize/1024) // bash counts -f in 1024-byte blocks
@@ -54,7 +59,9 @@ func limitsLine(cfg Config, bwrap bool) string {
 	return b.String()
 }
 
-func startShell(m *Manager, desk, dir string) (*shell, error) {
+// startShell starts the desk's bash; in mode none it runs as uid (-1: the
+// service's own).
+func startShell(m *Manager, desk, dir string, uid int) (*shell, error) {
 	env := m.cfg.env(desk, dir)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -68,8 +75,12 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 	}
 	// The desks' user reopens its end of the command pipe (readFromFd3):
 	// the pipe is its own, as its other descriptors are.
-	if uid := m.cfg.asHost(); uid >= 0 {
-		if err := inR.Chown(uid, uid); err != nil {
+	owner := uid
+	if m.status.Mode == ModeBwrap {
+		owner = m.cfg.asHost()
+	}
+	if owner >= 0 {
+		if err := inR.Chown(owner, owner); err != nil {
 			inR.Close()
 			inW.Close()
 			outR.Close()
@@ -93,7 +104,7 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		// Its own session: a background job's timeout(1) makes a process
 		// group of its own, but stays in the session, where kill finds it.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-		hostCredential(m.cfg, cmd)
+		runAs(uid, cmd)
 		setIO(cmd)
 		if err = cmd.Start(); err == nil {
 			l = &launch{cmd: cmd, session: true}
@@ -114,7 +125,7 @@ func startShell(m *Manager, desk, dir string) (*shell, error) {
 		// Wake a command's reader: bash is gone (exec decides what next).
 		outR.SetReadDeadline(past)
 	}()
-	if _, err := inW.WriteString(readFromFd3 + limitsLine(m.cfg, m.status.Mode == ModeBwrap) + commandLoop); err != nil {
+	if _, err := inW.WriteString(readFromFd3 + limitsLine(m.cfg, m.status.Mode == ModeBwrap, uid >= 0) + commandLoop); err != nil {
 		sh.kill()
 		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "the terminal of desk %s did not start: %v", desk, err)
 	}

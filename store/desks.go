@@ -22,11 +22,6 @@ func (s *Store) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus
 	return deskStatus(desk, h), nil
 }
 
-// SetDeskState records what the desk is doing and when it last did something.
-func (s *Store) SetDeskState(ctx context.Context, desk string, state deskbot.DeskState, at time.Time) error {
-	return s.wrap(s.setDeskState(ctx, s.rdb, desk, state, at).Err())
-}
-
 // setDeskState is the write of a desk's state, on rdb or a pipeline.
 func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, state deskbot.DeskState, at time.Time) *redis.IntCmd {
 	return c.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
@@ -154,21 +149,31 @@ func (s *Store) AnnounceDeskState(ctx context.Context, desk string, state deskbo
 // count the transition script keeps), else idle (ARGV[4] and ARGV[5] are
 // the idle state and its event, ARGV[6] and ARGV[7] the waiting state and
 // its event); and last the acknowledgement of the trigger (stream id
-// ARGV[11], "" for none; ARGV[12] is the inbox's group). It returns the
-// state.
+// ARGV[11], "" for none; ARGV[12] is the inbox's group). Beside the state
+// it counts the tokens the turn's models spent (ARGV[14]) for the India day
+// ARGV[15], starting the day's count afresh on a new day. History messages
+// are ARGV[13] of them from ARGV[16] on. It returns the state.
 var closeScript = redis.NewScript(`
 if ARGV[10] ~= '' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'data', ARGV[10])
 end
 local n = tonumber(ARGV[13])
 if n > 0 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 14, 13 + n))
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 16, 15 + n))
   redis.call('LTRIM', KEYS[4], -tonumber(ARGV[9]), -1)
 end
 local open = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') or 0
 local state, ev = ARGV[4], ARGV[5]
 if ARGV[2] == '1' or open > 0 then state, ev = ARGV[6], ARGV[7] end
 redis.call('HSET', KEYS[1], 'state', state, 'last_activity', ARGV[3])
+local spent = tonumber(ARGV[14])
+if spent > 0 then
+  if redis.call('HGET', KEYS[1], 'tokens_day') == ARGV[15] then
+    redis.call('HINCRBY', KEYS[1], 'tokens', spent)
+  else
+    redis.call('HSET', KEYS[1], 'tokens_day', ARGV[15], 'tokens', spent)
+  end
+end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[8], '*', 'data', ev)
 if ARGV[11] ~= '' then
   redis.call('XACK', KEYS[5], ARGV[12], ARGV[11])
@@ -177,17 +182,17 @@ end
 return state
 `)
 
-// CloseTurn writes what a desk's turn ends with, in one script (one round
-// trip, EVALSHA) and in this order: its closing words (an event; nil for
-// none), its history messages (the history trimmed to HistoryLimit), the
-// state the desk rests in, announced: waiting when heldNow or any request
-// of the desk is open, else idle; and last the acknowledgement of the
-// trigger (read from the inbox; nil: none), as AckTrigger would. It returns
-// that state. Once Redis has the script it runs it whole, and replicates
+// CloseTurn writes what a desk's turn ends with (deskbot.TurnEnd), in one
+// script (one round trip, EVALSHA) and in this order: its closing words
+// (an event), its history messages (the history trimmed to HistoryLimit),
+// the state the desk rests in, announced, with the day's tokens counted;
+// and last the acknowledgement of the trigger (read from the inbox), as
+// AckTrigger would. It returns that state. Once Redis has the script it runs it whole, and replicates
 // and persists its writes as one transaction, so a crash never leaves the
 // words without the history, the state saved before either, or the trigger
 // acknowledged before all of them.
-func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event, history []deskbot.Message, heldNow bool, at time.Time, ack *deskbot.Trigger) (deskbot.DeskState, error) {
+func (s *Store) CloseTurn(ctx context.Context, desk string, end deskbot.TurnEnd) (deskbot.DeskState, error) {
+	words, history, heldNow, at, ack := end.Words, end.History, end.HeldNow, end.At, end.Ack
 	if ack != nil && ack.StreamID == "" {
 		return "", deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")
 	}
@@ -219,7 +224,8 @@ func (s *Store) CloseTurn(ctx context.Context, desk string, words *deskbot.Event
 		ackID = ack.StreamID
 	}
 	args := append([]any{desk, held, at.UnixMilli(), string(deskbot.DeskIdle), idle, string(deskbot.DeskWaiting), waiting,
-		s.opts.EventsMaxLen, s.opts.HistoryLimit, wordsJSON, ackID, inboxGroup, len(hist)}, hist...)
+		s.opts.EventsMaxLen, s.opts.HistoryLimit, wordsJSON, ackID, inboxGroup, len(hist),
+		max(end.Tokens, 0), at.In(deskbot.IST).Format(time.DateOnly)}, hist...)
 	state, err := closeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.openByDeskKey(), s.eventsKey(), s.historyKey(desk), s.inboxKey(desk)}, args...).Text()
 	if err != nil {
 		return "", s.wrap(err)
@@ -237,6 +243,8 @@ func deskStatus(desk string, h map[string]string) deskbot.DeskStatus {
 		st.State = deskbot.DeskIdle
 	}
 	st.LastActivity = msField(h["last_activity"])
+	st.TokensDay = h["tokens_day"]
+	st.Tokens, _ = strconv.ParseInt(h["tokens"], 10, 64)
 	return st
 }
 

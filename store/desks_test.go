@@ -193,7 +193,7 @@ func TestCloseTurn(t *testing.T) {
 					words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: base, TriggerID: "trig", Text: "INFY is at 1500."}
 				}
 				hist := []deskbot.Message{{Role: "user", Content: "What is INFY at?"}, {Role: "assistant", Content: "INFY is at 1500."}}
-				got, err := s.CloseTurn(ctx, "alpha", words, hist, tc.held, base, nil)
+				got, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{Words: words, History: hist, HeldNow: tc.held, At: base})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -224,7 +224,7 @@ func TestCloseTurnTrimsHistory(t *testing.T) {
 	s := storetest.MustOpenOptions(t, store.Options{HistoryLimit: 5})
 	ctx := t.Context()
 	for i := range 4 {
-		if _, err := s.CloseTurn(ctx, "alpha", nil, []deskbot.Message{{Role: "user", Content: fmt.Sprint(i)}, {Role: "assistant", Content: "ok"}}, false, base, nil); err != nil {
+		if _, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{History: []deskbot.Message{{Role: "user", Content: fmt.Sprint(i)}, {Role: "assistant", Content: "ok"}}, At: base}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -252,13 +252,13 @@ func TestCloseTurnAcknowledgesTheTrigger(t *testing.T) {
 			}
 		}
 		first := mustNext(t, s, "alpha")
-		if _, err := s.CloseTurn(ctx, "alpha", nil, nil, false, base, &deskbot.Trigger{Desk: "alpha"}); deskbot.ErrorCode(err) != deskbot.EINVALID {
+		if _, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{At: base, Ack: &deskbot.Trigger{Desk: "alpha"}}); deskbot.ErrorCode(err) != deskbot.EINVALID {
 			t.Errorf("CloseTurn with a trigger not read from the inbox: %v; want EINVALID", err)
 		}
 		if n, _ := s.PendingTriggers(ctx, "alpha"); n != 2 {
 			t.Fatalf("pending after a refused close = %d; want 2", n)
 		}
-		if _, err := s.CloseTurn(ctx, "alpha", nil, nil, false, base, first); err != nil {
+		if _, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{At: base, Ack: first}); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := s.PendingTriggers(ctx, "alpha"); n != 1 {
@@ -306,6 +306,37 @@ func TestRecordResult(t *testing.T) {
 		}
 		if len(evs) == 3 && (evs[1].Result == nil || evs[1].Result.Text != "1500" || evs[0].Call == nil || evs[0].Call.Name != "get_quote") {
 			t.Errorf("events = %+v; want the call, then its result", evs)
+		}
+	})
+}
+
+// The tokens a desk's turns spend add up for its India day, and a turn on
+// a new India day starts the count afresh.
+func TestCloseTurnCountsTodaysTokens(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		day := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC) // 23:30 India time
+		for _, tc := range []struct {
+			at         time.Time
+			tokens     int64
+			wantDay    string
+			wantTokens int64
+		}{
+			{day, 1200, "2026-12-04", 1200},
+			{day.Add(10 * time.Minute), 300, "2026-12-04", 1500},
+			{day.Add(20 * time.Minute), 0, "2026-12-04", 1500}, // a turn that spent none
+			{day.Add(40 * time.Minute), 50, "2026-12-05", 50},  // 00:10 India time, the next day
+		} {
+			if _, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{Tokens: tc.tokens, At: tc.at}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.DeskStatus(ctx, "alpha")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := st.TokensDay+" "+fmt.Sprint(st.Tokens), tc.wantDay+" "+fmt.Sprint(tc.wantTokens); got != want {
+				t.Errorf("after a turn at %v spending %d: day and tokens = %s, want %s", tc.at, tc.tokens, got, want)
+			}
 		}
 	})
 }

@@ -11,6 +11,6 @@ var (
 	_ deskbot.Inbox        = (*Store)(nil)
 	_ deskbot.DeskStore    = (*Store)(nil)
 	_ deskbot.CallMemory   = (*Store)(nil)
-	_ deskbot.History      = (*Store)(nil)
 	_ deskbot.Notes        = (*Store)(nil)
+	_ deskbot.TurnStore    = (*Store)(nil)
 )

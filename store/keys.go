@@ -37,7 +37,8 @@ import (
 //	note:<key>        string: an adapter's note, with its TTL
 //	orders:<desk>:<day> string: orders a desk put forward that India day
 //	leader            string: the leader lease, the holder's fencing token, with its TTL
-//	leader:term       counter: the last fencing token handed out
+//	leader:term       counter: the last term number handed out (a token's leading digits)
+//	leader:holder     hash: who holds the lease (token, holder identity), with the lease's TTL
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -58,6 +59,7 @@ func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
 func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
 func (s *Store) leaderKey() string                 { return s.Key("leader") }
 func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
+func (s *Store) leaderHolderKey() string           { return s.Key("leader", "holder") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

@@ -131,3 +131,120 @@ func TestTransitionFence(t *testing.T) {
 		}
 	})
 }
+
+// Redis that loses the last leadership write hands the next taker the
+// term number the old leader holds; the token still differs, so the old
+// leader's renewal and its fenced writes are refused and only the new one
+// leads.
+func TestLeaseLostWriteStartsAnotherTerm(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		other, err := s.Reopen(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		before, err := s.LeaseTerms(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := mustAcquire(t, s, time.Minute)
+		if err := s.LoseLeaseWrites(ctx, before); err != nil {
+			t.Fatal(err)
+		}
+		cur := mustAcquire(t, other, time.Minute)
+		if cur == old {
+			t.Fatalf("the take after the lost write got the old leader's token %d", old)
+		}
+		if ok, err := s.RenewLease(ctx, old, time.Minute); err != nil || ok {
+			t.Errorf("the old leader's renewal = %v, %v; want refused", ok, err)
+		}
+		if ok, err := s.PutNoteFenced(ctx, "offset", "9", 0, old); err != nil || ok {
+			t.Errorf("the old leader's fenced note = %v, %v; want refused", ok, err)
+		}
+		mustCreate(t, s, "lost-1", base.Add(time.Hour))
+		stale := allow(base)
+		stale.Fence = old
+		if r, out, err := s.Transition(ctx, "lost-1", stale); err != nil || out != deskbot.Stale || r.State != deskbot.StateOpen {
+			t.Errorf("the old leader's allow = %v, %v (state %s); want Stale and still open", out, err, r.State)
+		}
+		if ok, err := other.RenewLease(ctx, cur, time.Minute); err != nil || !ok {
+			t.Errorf("the new leader's renewal = %v, %v; want renewed", ok, err)
+		}
+		if got, _ := s.LeaseHolder(ctx); got != cur {
+			t.Errorf("the lease holds %d, want the new leader's %d", got, cur)
+		}
+	})
+}
+
+// A token is the term number followed by the term's random digits: tokens
+// grow with the counter, and two takes of one number still differ.
+func TestLeaseTokenIsTermAndID(t *testing.T) {
+	s := storetest.MustOpen(t)
+	ctx := t.Context()
+	before, err := s.LeaseTerms(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for range 20 {
+		token := mustAcquire(t, s, time.Minute)
+		if got, want := token/1e10, before+1; got != want {
+			t.Errorf("token %d has term number %d, want %d", token, got, want)
+		}
+		if seen[token] {
+			t.Errorf("token %d handed out twice for one term number", token)
+		}
+		seen[token] = true
+		if err := s.LoseLeaseWrites(ctx, before); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A lease held under an identity is taken at once, with a new term, by a
+// process of the same identity (its predecessor is dead: only one live
+// process can carry it), never by one of another identity or of none; a
+// free lease is taken by anyone.
+func TestLeaseTakeOverFromOwnPredecessor(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		const me = "host=h1 dir=/data id=aaa"
+		dead, over, err := s.TakeLease(ctx, time.Minute, me)
+		if err != nil || dead == 0 || over {
+			t.Fatalf("first take = %d, %v, %v; want a token, not a take-over", dead, over, err)
+		}
+		for _, stranger := range []string{"", "host=h2 dir=/data id=aaa", "host=h1 dir=/data id=bbb"} {
+			if got, over, err := s.TakeLease(ctx, time.Minute, stranger); err != nil || got != 0 || over {
+				t.Errorf("take by %q while held = %d, %v, %v; want refused", stranger, got, over, err)
+			}
+		}
+		next, over, err := s.TakeLease(ctx, time.Minute, me)
+		if err != nil || next == 0 || !over {
+			t.Fatalf("successor's take = %d, %v, %v; want a take-over", next, over, err)
+		}
+		if next <= dead {
+			t.Errorf("successor's token %d not above the predecessor's %d", next, dead)
+		}
+		if ok, _ := s.RenewLease(ctx, dead, time.Minute); ok {
+			t.Error("the predecessor's token renewed a lease its successor holds")
+		}
+		// The lease renewed keeps its holder for the next successor; a
+		// lease released names nobody.
+		if ok, err := s.RenewLease(ctx, next, time.Minute); err != nil || !ok {
+			t.Fatalf("renew = %v, %v", ok, err)
+		}
+		if got, over, _ := s.TakeLease(ctx, time.Minute, me); got == 0 || !over {
+			t.Errorf("take-over after a renewal = %d, %v; want one", got, over)
+		} else if err := s.ReleaseLease(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		free, over, err := s.TakeLease(ctx, time.Minute, "")
+		if err != nil || free == 0 || over {
+			t.Fatalf("take of a released lease = %d, %v, %v; want a plain take", free, over, err)
+		}
+		if got, over, _ := s.TakeLease(ctx, time.Minute, me); got != 0 || over {
+			t.Errorf("take by the old identity of a lease held under none = %d, %v; want refused", got, over)
+		}
+	})
+}

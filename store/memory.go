@@ -16,19 +16,6 @@ import (
 // that has not finished in a week will not be resumed.
 const callMemoryTTL = 7 * 24 * time.Hour
 
-// RememberCall appends c to the trigger's completed calls.
-func (s *Store) RememberCall(ctx context.Context, triggerID string, c deskbot.CompletedCall) error {
-	data, err := encodeCompleted(c)
-	if err != nil {
-		return err
-	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		s.pushCompleted(ctx, p, triggerID, data)
-		return nil
-	})
-	return s.wrap(err)
-}
-
 // pushCompleted queues on p the append of an encoded completed call
 // (encodeCompleted) to the trigger's call memory, with its time to live.
 func (s *Store) pushCompleted(ctx context.Context, p redis.Pipeliner, triggerID, data string) {
@@ -117,22 +104,6 @@ func decodeCompleted(data string) (deskbot.CompletedCall, error) {
 	return c, nil
 }
 
-// AppendHistory appends msgs and trims the desk's history to HistoryLimit.
-func (s *Store) AppendHistory(ctx context.Context, desk string, msgs ...deskbot.Message) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	vals, err := encodeHistory(msgs)
-	if err != nil {
-		return err
-	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		s.pushHistory(ctx, p, desk, vals)
-		return nil
-	})
-	return s.wrap(err)
-}
-
 // encodeHistory is msgs as the history list keeps them.
 func encodeHistory(msgs []deskbot.Message) ([]any, error) {
 	vals := make([]any, len(msgs))
@@ -144,14 +115,6 @@ func encodeHistory(msgs []deskbot.Message) ([]any, error) {
 		vals[i] = data
 	}
 	return vals, nil
-}
-
-// pushHistory queues on p the append of vals (encodeHistory) to the desk's
-// history, trimmed to HistoryLimit.
-func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string, vals []any) {
-	key := s.historyKey(desk)
-	p.RPush(ctx, key, vals...)
-	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
 }
 
 // historyStart is the list index a read of the last limit messages of a

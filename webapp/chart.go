@@ -35,7 +35,7 @@ type point struct {
 // dayChart is the desk's P&L through today (India time): realised P&L
 // summed fill by fill, then the open P&L at its last prices now, drawn
 // dashed, since it is not yet money.
-func dayChart(trades []Trade, unrealised float64, now time.Time) template.HTML {
+func dayChart(trades []deskbot.Trade, unrealised float64, now time.Time) template.HTML {
 	now = now.In(deskbot.IST)
 	y, m, d := now.Date()
 	open := time.Date(y, m, d, sessionOpenHour, sessionOpenMin, 0, 0, deskbot.IST)
@@ -97,7 +97,7 @@ func dayChart(trades []Trade, unrealised float64, now time.Time) template.HTML {
 
 // daysChart is realised P&L per India day over the last n days, today
 // last, as bars from zero.
-func daysChart(trades []Trade, now time.Time, n int) template.HTML {
+func daysChart(trades []deskbot.Trade, now time.Time, n int) template.HTML {
 	now = now.In(deskbot.IST)
 	days := make([]string, n)
 	sums := map[string]float64{}

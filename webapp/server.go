@@ -52,12 +52,6 @@ type Events interface {
 	AckEvent(ctx context.Context, group, id string) error
 }
 
-// Trade is one fill of a desk's journal.
-type Trade struct {
-	deskbot.Fill
-	At time.Time
-}
-
 // Deps are the parts of the service the page reads and acts through.
 type Deps struct {
 	Team     Team
@@ -67,7 +61,6 @@ type Deps struct {
 	}
 	Desks  deskbot.DeskStore
 	Broker deskbot.Broker
-	Trades func(ctx context.Context, desk string, limit int) ([]Trade, error)
 	Audit  deskbot.Auditor
 	Notes  deskbot.Notes
 	Events Events

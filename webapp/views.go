@@ -74,7 +74,7 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 	if err != nil {
 		return deskCard{}, err
 	}
-	trades, err := s.deps.Trades(ctx, desk, journalDepth)
+	trades, err := s.deps.Broker.Trades(ctx, desk, journalDepth)
 	if err != nil {
 		return deskCard{}, err
 	}
@@ -138,7 +138,7 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 	if err != nil {
 		return "", nil, err
 	}
-	trades, err := s.deps.Trades(ctx, name, journalDepth)
+	trades, err := s.deps.Broker.Trades(ctx, name, journalDepth)
 	if err != nil {
 		return "", nil, err
 	}

@@ -48,3 +48,15 @@ func TestParseHoldWords(t *testing.T) {
 		})
 	}
 }
+
+func TestShortID(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"0b6f1c9e-7d2a-4c55-9a43-2f1e8d7c6b5a", "0b6f1c9e"},
+		{"short", "short"},
+		{"", ""},
+	} {
+		if got := words.ShortID(tc.id); got != tc.want {
+			t.Errorf("ShortID(%q) = %q, want %q", tc.id, got, tc.want)
+		}
+	}
+}

@@ -95,3 +95,13 @@ func AllowedAnswer(d deskbot.Decision) string {
 	}
 	return "Allowed; running…"
 }
+
+// ShortID is how a request is named where people read it: the first 8
+// characters of its id, enough to tell the requests open at once apart at
+// a glance. The whole id stays in the audit and in the buttons' data.
+func ShortID(id string) string {
+	if len(id) <= 8 {
+		return id
+	}
+	return id[:8]
+}

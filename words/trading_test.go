@@ -134,3 +134,28 @@ func TestTradingWords(t *testing.T) {
 		t.Errorf("FlattenPlan of an empty book: got %q, want nothing", got)
 	}
 }
+
+// A flatten's words describe what it would do while it waits; once it is
+// decided or lapsed they say nothing the book of now could contradict.
+func TestFlattenWordsFollowTheRequest(t *testing.T) {
+	book := &deskbot.Book{Positions: []deskbot.Position{{Symbol: "RELIANCE", Quantity: 6, AvgPrice: 100, LastPrice: 110}}}
+	tests := []struct {
+		state deskbot.RequestState
+		book  *deskbot.Book
+		want  string
+	}{
+		{deskbot.StateOpen, book, "Would close 1:\n• SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)\nDesk P&L: realised +₹0.00, open +₹60.00"},
+		{deskbot.StateOpen, nil, "Closes every open position of the desk (its book could not be read just now)."},
+		{deskbot.StateRunning, nil, ""},
+		{deskbot.StateRan, nil, ""},
+		{deskbot.StateRan, book, ""},
+		{deskbot.StateDenied, nil, ""},
+		{deskbot.StateLapsed, nil, ""},
+	}
+	for _, tt := range tests {
+		r := &deskbot.Request{State: tt.state, Content: deskbot.PermissionContent{ToolName: deskbot.ToolFlattenDesk}}
+		if got := strings.Join(words.TradingWords(r, tt.book), "\n"); got != tt.want {
+			t.Errorf("%s with book %v: got %q, want %q", tt.state, tt.book != nil, got, tt.want)
+		}
+	}
+}

@@ -23,7 +23,8 @@ import (
 //	Desk P&L: realised +₹40.00, open +₹60.00
 //
 // Without the book (the broker did not answer in time) the lines that
-// need it are left out. Arguments the words could misstate (anything but
+// need it are left out. A flatten no longer open gets no words: what it
+// closed is its result. Arguments the words could misstate (anything but
 // exactly the order's four fields, numbers the words would round) get no
 // words: the call below is what runs, and it is always shown.
 func TradingWords(r *deskbot.Request, book *deskbot.Book) []string {
@@ -39,6 +40,12 @@ func TradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 			lines = append(lines, "Position after: "+Holding(deskbot.PositionAfter(*book, o)))
 		}
 	case deskbot.ToolFlattenDesk:
+		if r.State != deskbot.StateOpen {
+			// Decided or lapsed: the book as it stands now says nothing of
+			// what this flatten did. What it closed is its result, which
+			// the outcome shows.
+			return nil
+		}
 		if book == nil {
 			return []string{"Closes every open position of the desk (its book could not be read just now)."}
 		}

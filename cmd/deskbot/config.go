@@ -1,6 +1,9 @@
 package main
 
 import (
+	"cmp"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +19,7 @@ import (
 	"github.com/caarlos0/env/v11"
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -351,7 +355,7 @@ func redisPasswords(rawURL string) []string {
 	return forms
 }
 
-// guard checks the two settings where a mistake would quietly weaken the
+// guard checks the settings where a mistake would quietly weaken the
 // service, and puts APPROVAL_TOOLS in the form the gate needs:
 //
 //   - APPROVAL_TOOLS: each entry is trimmed and empty entries are dropped,
@@ -360,7 +364,12 @@ func redisPasswords(rawURL string) []string {
 //     nothing.
 //   - SANDBOX_ENV: a desk must never be handed a secret, so no entry may name
 //     a variable of the service's secrets (secretEnv), nor one whose value
-//     carries a secret's value (an alias).
+//     carries a secret's value in any form (carriesSecret), whatever the
+//     secret's length.
+//   - TELEGRAM_API_URL, MODEL_BASE_URL and the base_url of DESKS_FILE's
+//     models: plain http only to this machine (cleartextURL) where a
+//     secret travels with every request (the bot token in the path, a
+//     model's key in a header).
 //
 // environ is the environment the service runs with.
 func (c *Config) guard(environ map[string]string) []string {
@@ -370,19 +379,17 @@ func (c *Config) guard(environ map[string]string) []string {
 		p = append(p, "APPROVAL_TOOLS: "+err.Error())
 	}
 	c.ApprovalTools = tools
+	p = append(p, c.cleartextProblems(environ)...)
 
 	secretNames := append(secretEnv(), deskKeyEnvs(c.DesksFile)...)
-	var secretValues []string
+	var secrets []secret
 	for _, name := range secretNames {
-		if v := environ[name]; len(v) >= 8 { // as the log scrubber: short values are ordinary words
-			secretValues = append(secretValues, v)
-		}
+		secrets = append(secrets, secret{name, environ[name]})
 	}
-	for _, v := range append(redisPasswords(environ["REDIS_URL"]), tokenSecret(environ["TELEGRAM_TOKEN"])) {
-		if len(v) >= 8 {
-			secretValues = append(secretValues, v)
-		}
+	for _, v := range redisPasswords(environ["REDIS_URL"]) {
+		secrets = append(secrets, secret{"the password in REDIS_URL", v})
 	}
+	secrets = append(secrets, secret{"TELEGRAM_TOKEN after its colon", tokenSecret(environ["TELEGRAM_TOKEN"])})
 	var pass []string
 	for _, name := range c.SandboxEnv {
 		if name = strings.TrimSpace(name); name == "" {
@@ -392,12 +399,171 @@ func (c *Config) guard(environ map[string]string) []string {
 		switch {
 		case slices.Contains(secretNames, name) || strings.HasPrefix(name, "REDIS_"):
 			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s holds a secret of the service (the bot token, Redis or a model key); a desk must never see it", name))
-		case slices.ContainsFunc(secretValues, func(s string) bool { return strings.Contains(environ[name], s) }):
-			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (the bot token, Redis password or a model key); a desk must never see it", name))
+		default:
+			if from, ok := carriesSecret(environ[name], secrets); ok {
+				p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (%s), plain or encoded (URL-escaped, base64, hex, inside a URL); a desk must never see it", name, from))
+			}
 		}
 	}
 	c.SandboxEnv = pass
 	return p
+}
+
+// secret is a value a desk must never get, and where it comes from (for
+// messages: never the value).
+type secret struct{ from, value string }
+
+// carriesSecret reports whether value holds any of secrets, as it is or
+// in a form a program would turn back into it: URL-escaped (once or more,
+// "+" for a space or not), base64 (standard or URL alphabet, padded or not,
+// anywhere in the value, alone or with other text encoded along, as in an
+// Authorization header's "user:password") or hex; and which one. Every
+// secret counts, however short: a short one is still the key (a local
+// server's dummy key is better left out of what desks get than guessed
+// harmless), and the message names where it comes from.
+func carriesSecret(value string, secrets []secret) (from string, ok bool) {
+	if value == "" {
+		return "", false
+	}
+	forms := decodedForms(value)
+	lower := strings.ToLower(value)
+	for _, s := range secrets {
+		if s.value == "" {
+			continue
+		}
+		for _, f := range forms {
+			if strings.Contains(f, s.value) {
+				return s.from, true
+			}
+		}
+		if strings.Contains(lower, hex.EncodeToString([]byte(s.value))) {
+			return s.from, true
+		}
+	}
+	return "", false
+}
+
+// decodedForms is value and what URL-unescaping and base64-decoding its
+// parts make of it, over a few rounds (a base64 credential inside an
+// escaped URL), bounded so that no value makes it slow.
+func decodedForms(value string) []string {
+	const maxForms = 256
+	seen := map[string]bool{value: true}
+	forms := []string{value}
+	add := func(f string) {
+		if f != "" && !seen[f] && len(forms) < maxForms {
+			seen[f] = true
+			forms = append(forms, f)
+		}
+	}
+	for start, round := 0, 0; round < 3 && start < len(forms); round++ {
+		end := len(forms)
+		for _, f := range forms[start:end] {
+			add(unescapeURL(f, false))
+			add(unescapeURL(f, true))
+			for _, d := range base64Runs(f) {
+				add(d)
+			}
+		}
+		start = end
+	}
+	return forms
+}
+
+// unescapeURL decodes every valid %XX of s and, with plus, "+" as a space;
+// a stray "%" stays, where url.PathUnescape would give up on the whole.
+func unescapeURL(s string, plus bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(v))
+			i += 2
+		case plus && s[i] == '+':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// base64Runs decodes each run of base64 characters in s, from each of the
+// four offsets a base64 text may begin at within the run (text before it
+// may be letters too), in either alphabet, padded or not.
+func base64Runs(s string) []string {
+	isB64 := func(c byte) bool {
+		return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+	}
+	var out []string
+	for i := 0; i < len(s); {
+		if !isB64(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isB64(s[j]) {
+			j++
+		}
+		run := strings.NewReplacer("-", "+", "_", "/").Replace(s[i:j])
+		for off := 0; off < 4 && off < len(run); off++ {
+			r := run[off:]
+			if len(r)%4 == 1 {
+				r = r[:len(r)-1]
+			}
+			if d, err := base64.RawStdEncoding.DecodeString(r); err == nil && len(d) > 0 {
+				out = append(out, string(d))
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// cleartextProblems refuses plain http to another machine where a secret
+// rides on every request: the Bot API's URL carries the token in its path,
+// and a model's key is sent in a header. Anyone on the way (a shared
+// network, a proxy, a cloud's other tenants) would read it. No message
+// carries the URL: it may hold a secret of its own.
+func (c Config) cleartextProblems(environ map[string]string) []string {
+	var p []string
+	const fix = "use https, or plain http only to this machine (localhost, 127.0.0.1 or ::1)"
+	if cleartextURL(c.TelegramAPIURL) {
+		p = append(p, "TELEGRAM_API_URL: plain http to another machine would send the bot token, which is in every request's path, unencrypted; "+fix)
+	}
+	if key := c.ModelAPIKey; (key != "" || c.ModelProvider == model.Anthropic && c.AnthropicAPIKey != "") && cleartextURL(c.ModelBaseURL) {
+		p = append(p, "MODEL_BASE_URL: plain http to another machine would send the model's API key (MODEL_API_KEY or ANTHROPIC_API_KEY) unencrypted with every request; "+fix)
+	}
+	for _, m := range deskModels(c.DesksFile) {
+		keyEnv := m.APIKeyEnv
+		if keyEnv == "" && (m.Provider == model.Anthropic || m.Provider == agent.ClaudeCode) {
+			keyEnv = "ANTHROPIC_API_KEY"
+		}
+		if keyEnv != "" && cleartextURL(m.BaseURL) {
+			p = append(p, fmt.Sprintf("DESKS_FILE: desk %q model %d: base_url is plain http to another machine and would send the key in %s unencrypted with every request; %s", m.desk, m.index, keyEnv, fix))
+		}
+	}
+	return p
+}
+
+// cleartextURL reports whether raw is a plain http URL to a host other than
+// the loopback. A URL that does not parse is validate's to report.
+func cleartextURL(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // approvalTools trims each entry and drops empty ones; an entry that names
@@ -443,15 +609,36 @@ func secretEnv() []string {
 	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 }
 
-// deskKeyEnvs returns the variables DESKS_FILE names as api_key_env. A file
-// that cannot be read names none here: loading the desks reports it.
+// deskKeyEnvs returns the variables DESKS_FILE names as api_key_env.
 func deskKeyEnvs(file string) []string {
+	var names []string
+	for _, m := range deskModels(file) {
+		if m.APIKeyEnv != "" && !slices.Contains(names, m.APIKeyEnv) {
+			names = append(names, m.APIKeyEnv)
+		}
+	}
+	return names
+}
+
+// deskModel is what the guard needs of a [[desk.model]] of DESKS_FILE.
+type deskModel struct {
+	desk                         string
+	index                        int // 1-based, as LoadDesks counts them
+	Provider, BaseURL, APIKeyEnv string
+}
+
+// deskModels reads DESKS_FILE's models. A file that cannot be read has
+// none here: loading the desks reports it.
+func deskModels(file string) []deskModel {
 	if file == "" {
 		return nil
 	}
 	var f struct {
 		Desk []struct {
+			Name  string
 			Model []struct {
+				Provider  string
+				BaseURL   string `toml:"base_url"`
 				APIKeyEnv string `toml:"api_key_env"`
 			}
 		}
@@ -459,15 +646,13 @@ func deskKeyEnvs(file string) []string {
 	if _, err := toml.DecodeFile(file, &f); err != nil {
 		return nil
 	}
-	var names []string
+	var out []deskModel
 	for _, d := range f.Desk {
-		for _, m := range d.Model {
-			if m.APIKeyEnv != "" && !slices.Contains(names, m.APIKeyEnv) {
-				names = append(names, m.APIKeyEnv)
-			}
+		for i, m := range d.Model {
+			out = append(out, deskModel{desk: d.Name, index: i + 1, Provider: cmp.Or(m.Provider, model.OpenAI), BaseURL: m.BaseURL, APIKeyEnv: m.APIKeyEnv})
 		}
 	}
-	return names
+	return out
 }
 
 // checkPolicies checks the desks' policies as deskbot.Policies.Check does,

@@ -260,7 +260,19 @@ func (m *Main) serveHTTP(desks []agent.DeskConfig) error {
 // first of several) is leading when Run returns; otherwise it stands by
 // and keeps trying. It reports the role this process starts in.
 func (m *Main) takeLead(termParent context.Context) (string, error) {
-	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log}
+	// The DATA_DIR lock proves a dead predecessor dead: holding it, this
+	// process takes a lease left under its own identity at once. While
+	// another live process holds it, this one has nothing to prove: it
+	// leads only a free lease, as an instance on another host would, and
+	// tries the lock again with each try of the lease.
+	lock, err := leader.OpenDirLock(m.Config.DataDir)
+	if err != nil {
+		return "", err
+	}
+	if !lock.Held() {
+		m.Log.Warn("another live instance on this host uses DATA_DIR: this one waits out a lease a dead instance left, until it holds DATA_DIR's lock", "lock", filepath.Join(lock.Dir(), leader.LockFile))
+	}
+	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log, Holder: lock.Identity}
 	term, err := m.Elector.TryAcquire(termParent)
 	if err != nil {
 		return "", fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))

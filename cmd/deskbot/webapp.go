@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"regexp"
 	"time"
 
@@ -53,19 +52,11 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 			shown[i].Schedule = append(shown[i].Schedule, s.Cron+": "+s.Text)
 		}
 	}
-	trades := func(ctx context.Context, desk string, limit int) ([]webapp.Trade, error) {
-		ts, err := m.Broker.Trades(ctx, desk, limit)
-		out := make([]webapp.Trade, len(ts))
-		for i, t := range ts {
-			out[i] = webapp.Trade{Fill: t.Fill, At: t.At}
-		}
-		return out, err
-	}
 	var err error
 	m.Web, err = webapp.New(webapp.Config{
 		URL: cfg.WebAppURL, Token: cfg.TelegramToken, MaxAge: cfg.WebAppMaxAge, Desks: shown, Now: m.Now,
 	}, webapp.Deps{
-		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker, Trades: trades,
+		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker,
 		Audit: m.Store, Notes: m.Store, Events: m.Store,
 	}, m.Log)
 	if err != nil {

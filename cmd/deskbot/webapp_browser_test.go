@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/webapp/webapptest"
+	"github.com/deskbot/deskbot/words"
 
 	"github.com/chromedp/chromedp"
 
@@ -291,7 +292,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 func (s *service) requestMessage(t *testing.T, id string) telegramtest.Message {
 	t.Helper()
 	return s.mustBotMessage(t, "request "+id, func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, id)
+		return strings.Contains(m.Plain, words.ShortID(id))
 	})
 }
 

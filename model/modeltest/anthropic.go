@@ -44,6 +44,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 			ids[i] = s.callID(c, "toolu_fake_")
 		}
 	}
+	in, out := rep.usage()
 	if !req.Stream {
 		var blocks [][]byte
 		if rep.Text != "" {
@@ -53,8 +54,8 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 			blocks = append(blocks, toolUseBlock(ids[i], c.Name, c.Arguments))
 		}
 		body := fmt.Appendf(nil, `{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[%s],`+
-			`"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`,
-			mustMarshal(model), bytes.Join(blocks, []byte(",")), stop)
+			`"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":%d}}`,
+			mustMarshal(model), bytes.Join(blocks, []byte(",")), stop, in, out)
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
@@ -63,7 +64,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	send := func(v map[string]any) { e.send(v["type"].(string), mustMarshal(v)) }
 	send(map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": in, "output_tokens": 1},
 	}})
 	if rep.Malformed {
 		e.send("content_block_start", []byte(`{"type":"content_block_start","index":0,"content_block":{`))
@@ -91,7 +92,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		index++
 	}
 	send(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": 1}})
+		"usage": map[string]any{"output_tokens": out}})
 	send(map[string]any{"type": "message_stop"})
 }
 

@@ -38,6 +38,13 @@ type oaCompletion struct {
 	Created int64      `json:"created"`
 	Model   string     `json:"model"`
 	Choices []oaChoice `json:"choices"`
+	Usage   *oaUsage   `json:"usage,omitempty"`
+}
+
+type oaUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
 }
 
 func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
@@ -83,7 +90,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, mustMarshal(oaCompletion{
 			ID: "chatcmpl-fake", Object: "chat.completion", Model: model,
-			Choices: []oaChoice{{Message: msg, FinishReason: &finish}},
+			Choices: []oaChoice{{Message: msg, FinishReason: &finish}}, Usage: oaUsageOf(rep),
 		}))
 		return
 	}
@@ -117,7 +124,19 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	chunk(oaMessage{}, &finish)
+	// Asked for, the usage follows in a chunk with no choices, as OpenAI
+	// sends it.
+	if so, _ := req.Body["stream_options"].(map[string]any); so["include_usage"] == true {
+		e.send("", mustMarshal(oaCompletion{
+			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Model: model, Choices: []oaChoice{}, Usage: oaUsageOf(rep),
+		}))
+	}
 	e.send("", []byte("[DONE]"))
+}
+
+func oaUsageOf(rep Reply) *oaUsage {
+	in, out := rep.usage()
+	return &oaUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
 }
 
 func openAIError(msg string) []byte {

@@ -57,6 +57,17 @@ type Reply struct {
 	// stops reading: a provider that never stops talking. BytesSent tells
 	// how much of it went out.
 	Flood int64
+	// InputTokens and OutputTokens are the usage the answer reports (0
+	// and 0 report 10 and 5).
+	InputTokens, OutputTokens int64
+}
+
+// usage is the usage the reply reports.
+func (r Reply) usage() (in, out int64) {
+	if r.InputTokens == 0 && r.OutputTokens == 0 {
+		return 10, 5
+	}
+	return r.InputTokens, r.OutputTokens
 }
 
 // Text is a reply of words only.

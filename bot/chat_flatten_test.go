@@ -1,0 +1,92 @@
+package bot_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+)
+
+// holdFlatten holds the desk's flatten_desk, called with args, and waits
+// for its message.
+func (h *e2e) holdFlatten(desk, args string) (*deskbot.Request, telegramtest.Message) {
+	h.t.Helper()
+	r, _, err := h.gate.Hold(h.t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_f", Name: deskbot.ToolFlattenDesk, Arguments: json.RawMessage(args)})
+	if err != nil {
+		h.t.Fatalf("hold: %v", err)
+	}
+	m := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, shortID(r.ID)) && len(m.Keyboard) > 0
+	})
+	h.waitNote(bot.RequestMessageKey(r.ID))
+	return r, m
+}
+
+// A held call with no arguments reads as such, with no empty "{}", and is
+// named by a short id; its buttons still carry the whole id.
+func TestHeldCallWithNoArgumentsAndShortID(t *testing.T) {
+	h := mustE2E(t)
+	for _, args := range []string{`{}`, `null`} {
+		t.Run(args, func(t *testing.T) {
+			r, m := h.holdFlatten("beta", args)
+			if !strings.Contains(m.Plain, "beta wants to run flatten_desk with no arguments\n") || strings.Contains(m.Plain, args) {
+				t.Errorf("message reads %q; want no arguments said, not %s shown", m.Plain, args)
+			}
+			if want := "\nRequest " + r.ID[:8] + "\n"; !strings.Contains(m.Plain, want) || strings.Contains(m.Plain, r.ID) {
+				t.Errorf("message reads %q; want %q and not the whole id", m.Plain, want)
+			}
+			for _, row := range m.Keyboard {
+				for _, btn := range row {
+					if !strings.HasSuffix(btn.Data, r.ID) {
+						t.Errorf("button %q carries %q; want the whole id", btn.Text, btn.Data)
+					}
+				}
+			}
+			h.answer(h.tap(asha, m, "Deny"))
+		})
+	}
+}
+
+// A decided flatten's message ends as the record of what it closed, not a
+// guess that the book could not be read.
+func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	for _, o := range []deskbot.Order{
+		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 6, Price: 100},
+		{Symbol: "INFY", Side: deskbot.Sell, Quantity: 2, Price: 1500},
+	} {
+		if _, err := h.broker.PlaceOrder(ctx, "alpha", o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, m := h.holdFlatten("alpha", `{}`)
+	if !strings.Contains(m.Plain, "Would close 2:") {
+		t.Errorf("held flatten reads %q; want what it would close", m.Plain)
+	}
+	if got, _ := h.answer(h.tap(asha, m, "Allow once")); got != "Allowed; running…" {
+		t.Errorf("allow answered %q", got)
+	}
+	done := h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == m.ID && len(x.Keyboard) == 0 && strings.Contains(x.Plain, "Ran")
+	})
+	for _, want := range []string{
+		"Allowed once by Asha",
+		"Flattened 2 positions: bought 2 INFY @ 1500.00 (realised +0.00), sold 6 RELIANCE @ 100.00 (realised +0.00). Realised P&L +0.00.",
+	} {
+		if !strings.Contains(done.Plain, want) {
+			t.Errorf("decided flatten reads %q; missing %q", done.Plain, want)
+		}
+	}
+	for _, not := range []string{"could not be read", "Would close"} {
+		if strings.Contains(done.Plain, not) {
+			t.Errorf("decided flatten reads %q; want no %q", done.Plain, not)
+		}
+	}
+	if got, err := h.gate.Request(ctx, r.ID); err != nil || got.State != deskbot.StateRan {
+		t.Errorf("request after allow: %v, %v; want ran", got, err)
+	}
+}
