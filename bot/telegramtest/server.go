@@ -180,6 +180,15 @@ var BotUser = User{ID: 7000001, FirstName: "Deskbot", Username: "deskbot_test_bo
 // test ends (after cleanups registered later, such as stopping a bot).
 func New(tb testing.TB, token string) *Server {
 	tb.Helper()
+	s := Start(token)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake on loopback that accepts token and runs until Close:
+// for a program that plays Telegram itself (deskbot demo) rather than a
+// test.
+func Start(token string) *Server {
 	s := &Server{
 		Token:   token,
 		done:    make(chan struct{}),
@@ -194,13 +203,12 @@ func New(tb testing.TB, token string) *Server {
 	}
 	s.http = httptest.NewServer(s)
 	s.URL = s.http.URL
-	tb.Cleanup(s.Close)
 	return s
 }
 
 // Close ends held requests and long polls, then stops the server. It is
-// called by the test's cleanup; calling it earlier simulates Telegram gone
-// for good.
+// called by the test's cleanup (for a Server from New); calling it earlier
+// simulates Telegram gone for good.
 func (s *Server) Close() {
 	s.mu.Lock()
 	select {

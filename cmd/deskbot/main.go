@@ -21,8 +21,11 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		os.Exit(runCheck(context.Background(), environ, os.Stdout))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "demo" {
+		os.Exit(runDemo(context.Background(), environ, os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 {
-		fmt.Fprintf(os.Stderr, "usage: deskbot [check]\n")
+		fmt.Fprintf(os.Stderr, "usage: deskbot [check|demo]\n")
 		os.Exit(2)
 	}
 

@@ -1,0 +1,100 @@
+package demo
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot/model/modeltest"
+)
+
+// The scripted desk model: enough of a trading desk to play a held call
+// through the chat without a model server. It reads only the last message
+// of the conversation, as the tests' scripts do:
+//
+//   - "buy 10 INFY" or "sell 5 TCS at 4100" (in a /tell or a reply to the
+//     desk): place_order, which the gate holds by default;
+//   - "positions": get_positions; "flatten": flatten_desk;
+//   - the gate's words on a held, allowed, denied or lapsed call: a short
+//     answer in the desk's words;
+//   - anything else: what it understands.
+
+// orderRx finds an order in a person's words.
+var orderRx = regexp.MustCompile(`(?i)\b(buy|sell)\s+(\d+(?:\.\d+)?)\s+([A-Za-z0-9][A-Za-z0-9&._/-]{0,31})(?:\s+(?:at|@)\s*₹?\s*(\d+(?:\.\d+)?))?`)
+
+// demoPrices are the prices an order without one fills at: about where
+// these traded, so that the book reads like a desk's.
+var demoPrices = map[string]float64{
+	"INFY": 1520, "TCS": 4100, "RELIANCE": 2950, "HDFCBANK": 1650, "SBIN": 820, "ITC": 470,
+	"NIFTY24DECFUT": 24500, "BANKNIFTY24DECFUT": 52100,
+}
+
+const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, positions, or flatten."
+
+func scriptedDesk(r modeltest.Request) modeltest.Reply {
+	last := r.Last()
+	text := last.Text
+	if last.Role == "tool" {
+		switch tool := lastCall(r); {
+		case strings.Contains(text, "needs the user's permission"):
+			return modeltest.Text("Asked the team to allow " + tool + ".")
+		case last.IsError:
+			return modeltest.Text("That did not work: " + text)
+		default:
+			return modeltest.Text(text)
+		}
+	}
+	lower := strings.ToLower(text)
+	switch {
+	case strings.Contains(text, "The user allowed"):
+		if strings.Contains(text, "It was run:") {
+			_, result, _ := strings.Cut(text, "It was run:")
+			return modeltest.Text("Done. " + strings.TrimSpace(firstParagraph(result)))
+		}
+		return modeltest.Text("It was allowed but did not go through; I will not retry it on my own.")
+	case strings.Contains(text, "The user denied"):
+		return modeltest.Text("Understood: I will not do it.")
+	case strings.Contains(text, "lapsed at"):
+		return modeltest.Text("Nobody answered in time, so I did nothing. Tell me again if it still matters.")
+	}
+	if m := orderRx.FindStringSubmatch(text); m != nil {
+		symbol := strings.ToUpper(m[3])
+		qty, _ := strconv.ParseFloat(m[2], 64)
+		price, ok := demoPrices[symbol]
+		if m[4] != "" {
+			price, _ = strconv.ParseFloat(m[4], 64)
+		} else if !ok {
+			price = 100
+		}
+		args, _ := json.Marshal(map[string]any{"symbol": symbol, "side": strings.ToLower(m[1]), "quantity": qty, "price": price})
+		return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: string(args)})
+	}
+	switch {
+	case strings.Contains(lower, "flatten"):
+		return modeltest.Calls(modeltest.ToolCall{Name: "flatten_desk", Arguments: `{}`})
+	case strings.Contains(lower, "position"), strings.Contains(lower, "book"), strings.Contains(lower, "p&l"):
+		return modeltest.Calls(modeltest.ToolCall{Name: "get_positions", Arguments: `{}`})
+	}
+	return modeltest.Text(scriptHelp)
+}
+
+// lastCall names the tool the desk called last.
+func lastCall(r modeltest.Request) string {
+	ms := r.Messages()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if n := len(ms[i].ToolCalls); n > 0 {
+			return ms[i].ToolCalls[n-1].Name
+		}
+	}
+	return "the call"
+}
+
+// firstParagraph is s up to its first blank line.
+func firstParagraph(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
