@@ -20,22 +20,43 @@ import (
 )
 
 type limitFixture struct {
-	store *store.Store
-	paper *broker.Paper
-	exec  *agent.ToolCallExecutor
-	now   time.Time
-	mu    sync.Mutex
+	store  *store.Store
+	paper  *broker.Paper
+	market *quotes
+	exec   *agent.ToolCallExecutor
+	now    time.Time
+	mu     sync.Mutex
+}
+
+// quotes is a market no desk can move: the test sets its prices.
+type quotes struct {
+	mu sync.Mutex
+	px map[string]float64
+}
+
+func (q *quotes) set(sym string, px float64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.px[sym] = px
+}
+
+func (q *quotes) LastPrice(_ context.Context, sym string) (float64, bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	px, ok := q.px[sym]
+	return px, ok, nil
 }
 
 // mustLimits is an executor over the real paper broker and gate, with
 // desk main's place_order under policy; guarded says whether place_order
-// is held for approval.
+// is held for approval. TCS trades at ₹1,000 until the test moves it.
 func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture {
 	t.Helper()
 	s := storetest.MustOpen(t)
 	f := &limitFixture{store: s, now: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
 	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
-	f.paper = broker.NewPaper(s.Client(), s.Key, now)
+	f.market = &quotes{px: map[string]float64{"TCS": 1000}}
+	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": tp}}
@@ -112,7 +133,7 @@ func TestHardLimitOnPositionCountsHeldOrders(t *testing.T) {
 			held++
 		case ex.Refused:
 			refused++
-			if !strings.Contains(ex.Result.Text, "it would take the desk's TCS position to long 1,200 (₹12,00,000.00 at this price, orders waiting for approval counted as filled), above the desk's position limit of ₹10,00,000.00") {
+			if !strings.Contains(ex.Result.Text, "it would take the desk's TCS position to long 1,200 (₹12,00,000.00 at this price, orders waiting for approval on the same side counted as filled), above the desk's position limit of ₹10,00,000.00") {
 				t.Errorf("refusal = %q", ex.Result.Text)
 			}
 		}
@@ -139,7 +160,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 	var texts []string
 	for i := range 12 {
 		wg.Go(func() {
-			ex := f.place(t, fmt.Sprintf("day-%d", i), order("buy", 1, 100))
+			ex := f.place(t, fmt.Sprintf("day-%d", i), order("buy", 1, 1000))
 			if ex.Refused {
 				mu.Lock()
 				texts = append(texts, ex.Result.Text)
@@ -165,7 +186,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 	f.mu.Lock()
 	f.now = f.now.Add(16 * time.Hour) // past midnight in India
 	f.mu.Unlock()
-	if ex := f.place(t, "next-day", order("buy", 1, 100)); ex.Refused {
+	if ex := f.place(t, "next-day", order("buy", 1, 1000)); ex.Refused {
 		t.Fatalf("next day: %+v; want run", ex)
 	}
 }
@@ -174,7 +195,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 func TestHardLimitUncheckedIsNotRun(t *testing.T) {
 	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
 	f.exec.Limits.Broker = downBroker{}
-	ex := f.place(t, "t", order("buy", 1, 100))
+	ex := f.place(t, "t", order("buy", 1, 1000))
 	if !ex.Refused || !strings.HasPrefix(ex.Result.Text, "place_order was not run: the desk's hard limits could not be checked") {
 		t.Fatalf("execution = %+v", ex)
 	}
