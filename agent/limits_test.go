@@ -22,29 +22,10 @@ import (
 type limitFixture struct {
 	store  *store.Store
 	paper  *broker.Paper
-	market *quotes
+	market *broker.Quotes
 	exec   *agent.ToolCallExecutor
 	now    time.Time
 	mu     sync.Mutex
-}
-
-// quotes is a market no desk can move: the test sets its prices.
-type quotes struct {
-	mu sync.Mutex
-	px map[string]float64
-}
-
-func (q *quotes) set(sym string, px float64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.px[sym] = px
-}
-
-func (q *quotes) LastPrice(_ context.Context, sym string) (float64, bool, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	px, ok := q.px[sym]
-	return px, ok, nil
 }
 
 // mustLimits is an executor over the real paper broker and gate, with
@@ -55,7 +36,8 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	s := storetest.MustOpen(t)
 	f := &limitFixture{store: s, now: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
 	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
-	f.market = &quotes{px: map[string]float64{"TCS": 1000}}
+	f.market = &broker.Quotes{}
+	f.market.Set("TCS", 1000)
 	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +26,7 @@ func mustPaper(t testing.TB) *following {
 }
 
 func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following {
-	tp := &tape{}
+	tp := &broker.Quotes{}
 	return &following{Paper: broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tape: tp}
 }
 
@@ -35,44 +34,22 @@ func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following
 // asked.
 type following struct {
 	*broker.Paper
-	tape *tape
+	tape *broker.Quotes
 }
 
 func (f *following) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
 	if deskbot.CheckOrder(o) == nil {
-		f.tape.set(o.Symbol, o.Price)
+		f.tape.Set(o.Symbol, o.Price)
 	}
 	return f.Paper.PlaceOrder(ctx, desk, o)
 }
 
 // mustMarket is a paper broker over a tape of prices the test sets.
-func mustMarket(t testing.TB) (*broker.Paper, *tape) {
+func mustMarket(t testing.TB) (*broker.Paper, *broker.Quotes) {
 	t.Helper()
 	rdb, key := mustRedis(t)
-	tp := &tape{}
+	tp := &broker.Quotes{}
 	return broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tp
-}
-
-// tape is a market at the prices last set; a symbol never set has none.
-type tape struct {
-	mu sync.Mutex
-	px map[string]float64
-}
-
-func (m *tape) set(sym string, px float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.px == nil {
-		m.px = map[string]float64{}
-	}
-	m.px[sym] = px
-}
-
-func (m *tape) LastPrice(_ context.Context, sym string) (float64, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	px, ok := m.px[sym]
-	return px, ok, nil
 }
 
 // mustRedis is the test binary's Redis under a key prefix of this test's

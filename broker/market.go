@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -33,11 +34,15 @@ const (
 	// DefaultSeed fixes the service's paper market: every process on one
 	// Redis sees the same prices at the same time.
 	DefaultSeed = 20261201
-	// DefaultVolatility is the walk's standard deviation of the log price
-	// per step of a minute: about 1.9% over a day of trading round the
-	// clock, enough for P&L to move in a demo without absurd prices.
+	// DefaultVolatility scales the walk (Walk): prices move about 0.07% a
+	// minute and 2.7% a day, and stay within about 7% of their start
+	// price (one standard deviation) however long the service runs.
 	DefaultVolatility = 0.0005
 )
+
+// walkWindow is the trailing window of the walk's move, in steps: a week
+// of minutes.
+const walkWindow = 7 * 24 * 60
 
 // DefaultOrigin is when the paper market's walk starts: midnight at the
 // start of 2026, India time. Before it every price is its start price.
@@ -47,12 +52,16 @@ var DefaultOrigin = time.Date(2026, 1, 1, 0, 0, 0, 0, deskbot.IST)
 // minutes) past its origin; later times read the last step's price.
 const walkLevels = 32
 
-// Walk is a paper market no desk controls: each symbol's price is a
-// geometric random walk of one step a minute from its start price at
-// Origin, fixed by Seed. A price is a function of the seed, the symbol
-// and the time alone (built the Lévy way, by Brownian-bridge midpoints),
-// so every process agrees on it, nothing is stored, and reading a price
-// costs walkLevels hashes whenever it is read. Prices are rounded to paise.
+// Walk is a paper market no desk controls: each symbol's price starts at
+// its start price at Origin and moves a step a minute, fixed by Seed. The
+// log price is Volatility × (W(n+w) − W(n) − W(w)) for a Gaussian random
+// walk W, n the minutes since Origin and w a week: the walk's move over a
+// trailing week, so minute to minute it moves like a random walk, yet it
+// hovers round its start price instead of drifting off over the months.
+// A price is a function of the seed, the symbol and the time alone (W
+// built the Lévy way, by Brownian-bridge midpoints), so every process
+// agrees on it, nothing is stored, and a price costs a few dozen hashes
+// whenever it is read. Prices are rounded to paise.
 type Walk struct {
 	Seed       uint64
 	Origin     time.Time
@@ -96,11 +105,13 @@ func (w *Walk) Price(symbol string, t time.Time) float64 {
 	}
 	var step uint64
 	if d := t.Sub(w.Origin); d > 0 {
-		step = min(uint64(d/time.Minute), 1<<walkLevels)
+		step = min(uint64(d/time.Minute), 1<<walkLevels-walkWindow)
 	}
 	h := fnv.New64a()
 	h.Write([]byte(symbol))
-	p := start * math.Exp(vol*bridge(h.Sum64()^w.Seed, step))
+	key := h.Sum64() ^ w.Seed
+	x := bridge(key, step+walkWindow) - bridge(key, step) - bridge(key, walkWindow)
+	p := start * math.Exp(vol*x)
 	// A tick never rounds to nothing: a price is always above 0.
 	return max(deskbot.RoundPaise(p), 0.01)
 }
@@ -142,4 +153,33 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// Quotes is a market at the prices its holder sets, each until set again:
+// prices replayed from elsewhere, or a test's market. A symbol never set
+// has no price, and the paper broker does not trade it. The zero value is
+// an empty market, safe for concurrent use.
+type Quotes struct {
+	mu sync.Mutex
+	px map[string]float64
+}
+
+var _ deskbot.Market = (*Quotes)(nil)
+
+// Set makes price symbol's market price.
+func (q *Quotes) Set(symbol string, price float64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.px == nil {
+		q.px = map[string]float64{}
+	}
+	q.px[symbol] = price
+}
+
+// LastPrice is the price last set for symbol.
+func (q *Quotes) LastPrice(_ context.Context, symbol string) (float64, bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	px, ok := q.px[symbol]
+	return px, ok, nil
 }
