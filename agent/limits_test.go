@@ -123,13 +123,47 @@ func TestHardLimitOnPositionCountsHeldOrders(t *testing.T) {
 	if held != 3 || refused != 7 {
 		t.Fatalf("held %d, refused %d; want 3 and 7", held, refused)
 	}
-	// An order that shrinks the position is never refused for it.
+	// A sell while only buys wait: were they denied, it would open a short
+	// of 300 (₹3,00,000), within the limit.
 	if ex := f.place(t, "reduce", order("sell", 300, 1000)); !ex.Held {
-		t.Fatalf("reducing order: %+v; want held", ex)
+		t.Fatalf("sell while buys wait: %+v; want held", ex)
 	}
 	// Going short through zero past the limit is refused too.
 	if ex := f.place(t, "flip", order("sell", 2500, 1000)); !ex.Refused {
 		t.Fatalf("short past the limit: %+v; want refused", ex)
+	}
+}
+
+// Positions and orders are valued at the market's price, which the test
+// moves: a rise past the limit stops buying, never the selling that
+// shrinks the position; an order priced under the market is valued at it.
+func TestHardLimitValuesAtTheMarket(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxOrderNotional: 1500000, MaxPositionNotional: 1000000}, false)
+	steps := []struct {
+		name   string
+		market float64
+		args   string
+		want   string // ran, refused, or the refusal's words
+	}{
+		{"buy at the market", 1000, order("buy", 900, 1000), "ran"},
+		{"buy more after the market doubled", 2000, order("buy", 1, 2100),
+			"it would take the desk's TCS position to long 901 (₹18,92,100.00 at this price"},
+		{"sell into the rise", 2000, order("sell", 100, 1900), "ran"},
+		{"one order priced at a paisa", 2000, order("sell", 1000, 0.01),
+			"its notional ₹20,00,000.00 at the market's price of ₹2,000.00 is above the desk's limit of ₹15,00,000.00 for one order"},
+	}
+	for _, s := range steps {
+		f.market.Set("TCS", s.market)
+		ex := f.place(t, s.name, s.args)
+		switch got := outcome(ex.Held, ex.Refused); {
+		case s.want == "ran" && (got != "ran" || ex.Result.IsError):
+			t.Errorf("%s: %s (%q); want it run", s.name, got, ex.Result.Text)
+		case s.want != "ran" && (got != "refused" || !strings.Contains(ex.Result.Text, s.want)):
+			t.Errorf("%s: %s (%q); want refused with %q", s.name, got, ex.Result.Text, s.want)
+		}
+	}
+	if got, want := f.mustTCS(t), 800.0; got != want {
+		t.Errorf("TCS position = %v; want %v", got, want)
 	}
 }
 
