@@ -62,6 +62,18 @@ type Broker interface {
 	Trades(ctx context.Context, desk string, limit int) ([]Trade, error)
 }
 
+// Market is the price a symbol trades at now, which no desk names. A
+// price in an order is only a limit: the paper broker fills at the
+// market's price, and the hard limits value orders and positions at it,
+// so a desk cannot make a position small by calling it cheap. A broker
+// that knows the market implements Market too (the hard limits look for
+// it on the broker, so it needs no wiring of its own).
+type Market interface {
+	// LastPrice is symbol's last traded price in rupees; ok is false when
+	// the market has none for it.
+	LastPrice(ctx context.Context, symbol string) (price float64, ok bool, err error)
+}
+
 // Trade is one fill in a desk's journal, closing fills of a flatten
 // included.
 type Trade struct {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // MaxApprovals bounds a policy's approvals: more than that is a typo, and
@@ -21,14 +22,16 @@ type ToolPolicy struct {
 	// Approvals is how many distinct approvers a held call needs; below 1
 	// counts as 1, so no value can let a held call run on nobody's yes.
 	Approvals int
-	// TwoApproversAbove (place_order only): Approvals applies to orders
-	// whose notional (quantity × price, rupees) is above it; orders at or
-	// below it need one approver. 0: Approvals applies to every order.
+	// TwoApproversAbove (place_order only): Approvals applies to an order
+	// whose notional (quantity × price, rupees) is above it, and to every
+	// order once the desk's orders of the India day, that one included,
+	// add up to more than it (RequiredWith); other orders need one
+	// approver. 0: Approvals applies to every order.
 	TwoApproversAbove float64
 	// Hard limits (place_order only; 0: none). A call over one is refused
 	// before the gate sees it: no request, nobody is asked.
 	MaxOrderNotional    float64 // one order's notional
-	MaxPositionNotional float64 // the symbol's position after the order (open requests counted as filled), × the order's price
+	MaxPositionNotional float64 // the symbol's position after the order (waiting orders on its side counted as filled), at the market's price or the order's if higher
 	MaxOrdersPerDay     int     // orders put forward (run or held) in an India day
 }
 
@@ -58,10 +61,23 @@ func (p Policies) Required(desk string, call ToolCall) int {
 	return n
 }
 
+// RequiredWith is Required once the desk's running total of order
+// notional for the India day is known (dayTotal, rupees, the order itself
+// included): past TwoApproversAbove, every further order needs the larger
+// count, so splitting an order into small ones never lowers how many
+// people must say yes.
+func (p Policies) RequiredWith(desk string, call ToolCall, dayTotal float64) int {
+	n := p.Required(desk, call)
+	if tp := p.For(desk, call.Name); call.Name == ToolPlaceOrder && tp.TwoApproversAbove > 0 && dayTotal > tp.TwoApproversAbove {
+		n = max(tp.Approvals, n, 1)
+	}
+	return n
+}
+
 // GrantLimit is the largest notional a standing grant for desk's tool may
 // cover: the policy's TwoApproversAbove for place_order (a grant never
-// covers an order above the threshold, however many gave it), else 0 (no
-// limit).
+// covers an order above the threshold, nor one that takes the desk's day
+// total above it, however many gave it), else 0 (no limit).
 func (p Policies) GrantLimit(desk, tool string) float64 {
 	if tool != ToolPlaceOrder {
 		return 0
@@ -99,10 +115,25 @@ func (p Policies) Check(guarded []string, approvers int) error {
 }
 
 // OrderCounter counts the orders each desk puts forward (runs or has held)
-// in a day, for max_orders_per_day.
+// in a day, for max_orders_per_day, and adds up their notional, for the
+// four-eyes threshold over the day.
 type OrderCounter interface {
 	// CountOrder counts one more order of desk on day (India date,
-	// 2006-01-02) unless max are counted already, atomically; it returns
-	// the count and whether this order was counted.
+	// 2006-01-02, OrderDay) unless max are counted already, atomically; it
+	// returns the count and whether this order was counted.
 	CountOrder(ctx context.Context, desk, day string, max int) (int, bool, error)
+	DayNotional
+	// AddDayNotional adds amount (rupees) to desk's total for day,
+	// atomically, and returns the total with it.
+	AddDayNotional(ctx context.Context, desk, day string, amount float64) (float64, error)
 }
+
+// DayNotional reads a desk's running total of order notional for a day
+// (OrderCounter.AddDayNotional), 0 if nothing was put forward.
+type DayNotional interface {
+	DayNotional(ctx context.Context, desk, day string) (float64, error)
+}
+
+// OrderDay is the India date of t (2006-01-02): the day the daily limits
+// count in.
+func OrderDay(t time.Time) string { return t.In(IST).Format("2006-01-02") }

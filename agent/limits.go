@@ -22,13 +22,29 @@ type PendingRequests interface {
 
 // Limits applies the desks' hard limits (deskbot.ToolPolicy) to place_order
 // before the gate sees the call: a call over one is refused with
-// words.LimitMessage, audited, and never becomes a request. The position
-// a call would leave counts every order of the desk still open or running
-// as filled, so splitting a large order into many small held ones does not
-// get past the limit; the daily count is taken atomically in the store.
-// An order that shrinks the desk's position is never refused for its
-// position. When a limit cannot be checked (broker or Redis down) the call
-// is not run.
+// words.LimitMessage, audited, and never becomes a request.
+//
+// Prices: the price in an order is only a limit, so an order, a position
+// and the limits are valued at the market's price (the broker's, when it
+// is a deskbot.Market; else the book's last price for the symbol), or at
+// the order's price when that is higher, never below the market: a desk
+// cannot make a position small by calling it cheap.
+//
+// The position a call would leave counts, as filled, the desk's orders
+// still open or running on the call's side (a buy counts the waiting
+// buys, a sell the waiting sells), so splitting a large order into many
+// small held ones does not get past the limit. Waiting orders on the
+// other side are not counted: one that reduces the position may still be
+// denied or lapse, so it never makes room for one that grows it. An order
+// that shrinks the position is never refused for it. The daily count is
+// taken atomically in the store.
+//
+// Four eyes over the day: each order that passes is added, at the same
+// valuation, to the desk's running total for the India day (kept in the
+// store), before the gate is asked; the gate reads that total so that
+// orders past two_approvers_above together need as many approvers as one
+// order past it would (deskbot.Policies.RequiredWith). When a limit
+// cannot be checked (broker or Redis down) the call is not run.
 //
 // A desk's orders are checked one at a time, and the lock is held
 // until the call is held or has run, so two calls of one desk at once (a
@@ -51,7 +67,7 @@ type Limits struct {
 // release must be called once the call was held or run (nil when refused).
 func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
 	tp := l.Policies.For(desk, call.Name)
-	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() {
+	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && tp.TwoApproversAbove <= 0 {
 		return func() {}, ""
 	}
 	lock := l.lock(desk)
@@ -76,46 +92,93 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 }
 
 // over says which limit the order passes ("" for none), taking a slot of
-// the day's count only when it passes the others.
+// the day's count and adding to the day's notional only when it passes
+// the others.
 func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy) (string, error) {
 	o, err := deskbot.ParseOrder(call.Arguments)
 	if err != nil {
 		return "its arguments are not an order whose size can be checked", nil
 	}
-	notional := o.Quantity * o.Price
+	var book deskbot.Book
+	if tp.MaxPositionNotional > 0 {
+		if book, err = l.Broker.Book(ctx, desk); err != nil {
+			return "", err
+		}
+	}
+	market, known, err := l.market(ctx, desk, o.Symbol, book)
+	if err != nil {
+		return "", err
+	}
+	price, at := o.Price, "at this price"
+	if known && market > o.Price {
+		// A buy's limit below the market does not fill there, and a sell's
+		// fills at the market: either way the risk is the market's.
+		price, at = market, "at the market's price of "+words.Rupees(market)
+	}
+	notional := o.Quantity * price
+	if math.IsInf(notional, 0) || math.IsNaN(notional) {
+		return "its notional at the market's price is too large to check", nil
+	}
 	if tp.MaxOrderNotional > 0 && notional > tp.MaxOrderNotional {
-		return fmt.Sprintf("its notional %s is above the desk's limit of %s for one order", words.Rupees(notional), words.Rupees(tp.MaxOrderNotional)), nil
+		of := ""
+		if price != o.Price {
+			of = " " + at
+		}
+		return fmt.Sprintf("its notional %s%s is above the desk's limit of %s for one order", words.Rupees(notional), of, words.Rupees(tp.MaxOrderNotional)), nil
 	}
 	if tp.MaxPositionNotional > 0 {
-		before, err := l.position(ctx, desk, o.Symbol)
+		before, err := l.position(ctx, desk, book, o)
 		if err != nil {
 			return "", err
 		}
 		after := before + signed(o)
-		if value := math.Abs(after) * o.Price; value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
-			return fmt.Sprintf("it would take the desk's %s position to %s (%s at this price, orders waiting for approval counted as filled), above the desk's position limit of %s",
-				o.Symbol, words.Holding(after), words.Rupees(value), words.Rupees(tp.MaxPositionNotional)), nil
+		if value := math.Abs(after) * price; value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
+			return fmt.Sprintf("it would take the desk's %s position to %s (%s %s, orders waiting for approval on the same side counted as filled), above the desk's position limit of %s",
+				o.Symbol, words.Holding(after), words.Rupees(value), at, words.Rupees(tp.MaxPositionNotional)), nil
 		}
 	}
+	day := deskbot.OrderDay(l.now())
 	if tp.MaxOrdersPerDay > 0 {
-		day := l.now().In(deskbot.IST).Format("2006-01-02")
 		if _, ok, err := l.Counter.CountOrder(ctx, desk, day, tp.MaxOrdersPerDay); err != nil {
 			return "", err
 		} else if !ok {
 			return fmt.Sprintf("the desk has already put forward %d orders today (India time), its daily limit", tp.MaxOrdersPerDay), nil
 		}
 	}
+	if tp.TwoApproversAbove > 0 {
+		if _, err := l.Counter.AddDayNotional(ctx, desk, day, notional); err != nil {
+			return "", err
+		}
+	}
 	return "", nil
 }
 
-// position is the desk's quantity in symbol once every order it has put
-// forward and not yet filled does fill.
-func (l *Limits) position(ctx context.Context, desk, symbol string) (float64, error) {
-	book, err := l.Broker.Book(ctx, desk)
-	if err != nil {
-		return 0, err
+// market is symbol's market price, from the broker when it knows the
+// market, else the book's last price (known false when neither has one).
+// The book is read here only when the caller has not (an empty book).
+func (l *Limits) market(ctx context.Context, desk, symbol string, book deskbot.Book) (float64, bool, error) {
+	if m, ok := l.Broker.(deskbot.Market); ok {
+		return m.LastPrice(ctx, symbol)
 	}
-	q := deskbot.PositionAfter(book, deskbot.Order{Symbol: symbol})
+	if len(book.Positions) == 0 {
+		var err error
+		if book, err = l.Broker.Book(ctx, desk); err != nil {
+			return 0, false, err
+		}
+	}
+	for _, p := range book.Positions {
+		if p.Symbol == symbol && p.LastPrice > 0 {
+			return p.LastPrice, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// position is the desk's quantity in o's symbol once every order it has
+// put forward on o's side and not yet filled does fill: the most the
+// position can grow that way before o.
+func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
+	q := deskbot.PositionAfter(book, deskbot.Order{Symbol: o.Symbol})
 	for _, list := range []func(context.Context) ([]*deskbot.Request, error){l.Requests.OpenRequests, l.Requests.RunningRequests} {
 		rs, err := list(ctx)
 		if err != nil {
@@ -125,7 +188,7 @@ func (l *Limits) position(ctx context.Context, desk, symbol string) (float64, er
 			if r.Desk != desk || r.Content.ToolName != deskbot.ToolPlaceOrder {
 				continue
 			}
-			if p, err := deskbot.ParseOrder(r.Content.Arguments); err == nil && p.Symbol == symbol {
+			if p, err := deskbot.ParseOrder(r.Content.Arguments); err == nil && p.Symbol == o.Symbol && p.Side == o.Side {
 				q += signed(p)
 			}
 		}

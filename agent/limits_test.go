@@ -20,22 +20,25 @@ import (
 )
 
 type limitFixture struct {
-	store *store.Store
-	paper *broker.Paper
-	exec  *agent.ToolCallExecutor
-	now   time.Time
-	mu    sync.Mutex
+	store  *store.Store
+	paper  *broker.Paper
+	market *broker.Quotes
+	exec   *agent.ToolCallExecutor
+	now    time.Time
+	mu     sync.Mutex
 }
 
 // mustLimits is an executor over the real paper broker and gate, with
 // desk main's place_order under policy; guarded says whether place_order
-// is held for approval.
+// is held for approval. TCS trades at ₹1,000 until the test moves it.
 func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture {
 	t.Helper()
 	s := storetest.MustOpen(t)
 	f := &limitFixture{store: s, now: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
 	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
-	f.paper = broker.NewPaper(s.Client(), s.Key, now)
+	f.market = &broker.Quotes{}
+	f.market.Set("TCS", 1000)
+	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": tp}}
@@ -112,7 +115,7 @@ func TestHardLimitOnPositionCountsHeldOrders(t *testing.T) {
 			held++
 		case ex.Refused:
 			refused++
-			if !strings.Contains(ex.Result.Text, "it would take the desk's TCS position to long 1,200 (₹12,00,000.00 at this price, orders waiting for approval counted as filled), above the desk's position limit of ₹10,00,000.00") {
+			if !strings.Contains(ex.Result.Text, "it would take the desk's TCS position to long 1,200 (₹12,00,000.00 at this price, orders waiting for approval on the same side counted as filled), above the desk's position limit of ₹10,00,000.00") {
 				t.Errorf("refusal = %q", ex.Result.Text)
 			}
 		}
@@ -120,13 +123,47 @@ func TestHardLimitOnPositionCountsHeldOrders(t *testing.T) {
 	if held != 3 || refused != 7 {
 		t.Fatalf("held %d, refused %d; want 3 and 7", held, refused)
 	}
-	// An order that shrinks the position is never refused for it.
+	// A sell while only buys wait: were they denied, it would open a short
+	// of 300 (₹3,00,000), within the limit.
 	if ex := f.place(t, "reduce", order("sell", 300, 1000)); !ex.Held {
-		t.Fatalf("reducing order: %+v; want held", ex)
+		t.Fatalf("sell while buys wait: %+v; want held", ex)
 	}
 	// Going short through zero past the limit is refused too.
 	if ex := f.place(t, "flip", order("sell", 2500, 1000)); !ex.Refused {
 		t.Fatalf("short past the limit: %+v; want refused", ex)
+	}
+}
+
+// Positions and orders are valued at the market's price, which the test
+// moves: a rise past the limit stops buying, never the selling that
+// shrinks the position; an order priced under the market is valued at it.
+func TestHardLimitValuesAtTheMarket(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxOrderNotional: 1500000, MaxPositionNotional: 1000000}, false)
+	steps := []struct {
+		name   string
+		market float64
+		args   string
+		want   string // ran, refused, or the refusal's words
+	}{
+		{"buy at the market", 1000, order("buy", 900, 1000), "ran"},
+		{"buy more after the market doubled", 2000, order("buy", 1, 2100),
+			"it would take the desk's TCS position to long 901 (₹18,92,100.00 at this price"},
+		{"sell into the rise", 2000, order("sell", 100, 1900), "ran"},
+		{"one order priced at a paisa", 2000, order("sell", 1000, 0.01),
+			"its notional ₹20,00,000.00 at the market's price of ₹2,000.00 is above the desk's limit of ₹15,00,000.00 for one order"},
+	}
+	for _, s := range steps {
+		f.market.Set("TCS", s.market)
+		ex := f.place(t, s.name, s.args)
+		switch got := outcome(ex.Held, ex.Refused); {
+		case s.want == "ran" && (got != "ran" || ex.Result.IsError):
+			t.Errorf("%s: %s (%q); want it run", s.name, got, ex.Result.Text)
+		case s.want != "ran" && (got != "refused" || !strings.Contains(ex.Result.Text, s.want)):
+			t.Errorf("%s: %s (%q); want refused with %q", s.name, got, ex.Result.Text, s.want)
+		}
+	}
+	if got, want := f.mustTCS(t), 800.0; got != want {
+		t.Errorf("TCS position = %v; want %v", got, want)
 	}
 }
 
@@ -139,7 +176,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 	var texts []string
 	for i := range 12 {
 		wg.Go(func() {
-			ex := f.place(t, fmt.Sprintf("day-%d", i), order("buy", 1, 100))
+			ex := f.place(t, fmt.Sprintf("day-%d", i), order("buy", 1, 1000))
 			if ex.Refused {
 				mu.Lock()
 				texts = append(texts, ex.Result.Text)
@@ -165,7 +202,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 	f.mu.Lock()
 	f.now = f.now.Add(16 * time.Hour) // past midnight in India
 	f.mu.Unlock()
-	if ex := f.place(t, "next-day", order("buy", 1, 100)); ex.Refused {
+	if ex := f.place(t, "next-day", order("buy", 1, 1000)); ex.Refused {
 		t.Fatalf("next day: %+v; want run", ex)
 	}
 }
@@ -174,7 +211,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 func TestHardLimitUncheckedIsNotRun(t *testing.T) {
 	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
 	f.exec.Limits.Broker = downBroker{}
-	ex := f.place(t, "t", order("buy", 1, 100))
+	ex := f.place(t, "t", order("buy", 1, 1000))
 	if !ex.Refused || !strings.HasPrefix(ex.Result.Text, "place_order was not run: the desk's hard limits could not be checked") {
 		t.Fatalf("execution = %+v", ex)
 	}

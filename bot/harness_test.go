@@ -91,7 +91,7 @@ type e2e struct {
 	tg     *telegramtest.Server
 	st     *store.Store
 	gate   *gate.Gate
-	broker *broker.Paper
+	broker atMarket
 	tool   *countingTool
 	clock  *e2eClock
 	bot    *bot.Bot
@@ -104,6 +104,20 @@ type e2e struct {
 	topics bool
 	// inboxFor, when set, replaces the desks' inbox the next start gives the bot.
 	inboxFor func(deskbot.Inbox) deskbot.Inbox
+}
+
+// atMarket is the paper broker over a market that the harness's own
+// trades move to their price just before they fill: the tests set up
+// books at the prices they choose, and the desks here trade through a
+// counting tool, never through this broker.
+type atMarket struct {
+	*broker.Paper
+	market *broker.Quotes
+}
+
+func (b atMarket) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+	b.market.Set(o.Symbol, o.Price)
+	return b.Paper.PlaceOrder(ctx, desk, o)
 }
 
 // logBuffer collects the bot's logs, to check that the token never reaches them.
@@ -138,7 +152,8 @@ func mustE2E(t testing.TB) *e2e {
 		logs:  &logBuffer{},
 	}
 	t.Cleanup(h.checkToken)
-	h.broker = broker.NewPaper(h.st.Client(), h.st.Key, h.clock.Now)
+	market := &broker.Quotes{}
+	h.broker = atMarket{Paper: broker.NewPaperMarket(h.st.Client(), h.st.Key, h.clock.Now, market), market: market}
 	// The broker's own flatten_desk runs beside the counting place_order,
 	// so a held flatten closes real paper positions.
 	flatten := broker.Tools(h.broker, nil)[2]

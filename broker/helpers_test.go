@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -14,11 +15,41 @@ import (
 var t0 = time.Date(2025, 3, 3, 9, 15, 0, 0, deskbot.IST)
 
 // mustPaper is a paper broker on the test binary's Redis (see storetest)
-// under a prefix of its own, deleted when the test ends.
-func mustPaper(t testing.TB) *broker.Paper {
+// under a prefix of its own, deleted when the test ends, whose market
+// moves to each order's price just before the order arrives: the tests of
+// the book's arithmetic choose their fill prices that way. The market's
+// own rules are tested over a tape the test moves (mustMarket).
+func mustPaper(t testing.TB) *following {
 	t.Helper()
 	rdb, key := mustRedis(t)
-	return broker.NewPaper(rdb, key, func() time.Time { return t0 })
+	return newFollowing(rdb, key)
+}
+
+func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following {
+	tp := &broker.Quotes{}
+	return &following{Paper: broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tape: tp}
+}
+
+// following is a paper broker whose market is wherever the last order
+// asked.
+type following struct {
+	*broker.Paper
+	tape *broker.Quotes
+}
+
+func (f *following) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+	if deskbot.CheckOrder(o) == nil {
+		f.tape.Set(o.Symbol, o.Price)
+	}
+	return f.Paper.PlaceOrder(ctx, desk, o)
+}
+
+// mustMarket is a paper broker over a tape of prices the test sets.
+func mustMarket(t testing.TB) (*broker.Paper, *broker.Quotes) {
+	t.Helper()
+	rdb, key := mustRedis(t)
+	tp := &broker.Quotes{}
+	return broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tp
 }
 
 // mustRedis is the test binary's Redis under a key prefix of this test's
@@ -29,7 +60,7 @@ func mustRedis(t testing.TB) (redis.UniversalClient, func(parts ...string) strin
 	return s.Client(), s.Key
 }
 
-func mustOrder(t testing.TB, p *broker.Paper, desk string, o deskbot.Order) deskbot.Fill {
+func mustOrder(t testing.TB, p deskbot.Broker, desk string, o deskbot.Order) deskbot.Fill {
 	t.Helper()
 	f, err := p.PlaceOrder(t.Context(), desk, o)
 	if err != nil {
@@ -38,7 +69,7 @@ func mustOrder(t testing.TB, p *broker.Paper, desk string, o deskbot.Order) desk
 	return f
 }
 
-func mustBook(t testing.TB, p *broker.Paper, desk string) deskbot.Book {
+func mustBook(t testing.TB, p deskbot.Broker, desk string) deskbot.Book {
 	t.Helper()
 	b, err := p.Book(t.Context(), desk)
 	if err != nil {
@@ -47,7 +78,7 @@ func mustBook(t testing.TB, p *broker.Paper, desk string) deskbot.Book {
 	return b
 }
 
-func mustFlatten(t testing.TB, p *broker.Paper, desk string) deskbot.FlattenReport {
+func mustFlatten(t testing.TB, p deskbot.Broker, desk string) deskbot.FlattenReport {
 	t.Helper()
 	r, err := p.Flatten(t.Context(), desk)
 	if err != nil {

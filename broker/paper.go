@@ -23,14 +23,23 @@
 // journal never disagrees with the book. A Book is one HGETALL, a consistent
 // snapshot.
 //
-// Semantics of the paper broker: an order fills at once, completely, at its
-// price. Buying adds, selling subtracts (a negative quantity is a short).
-// Adding to a position moves its average price to the weighted average;
-// reducing one realises (fill price - average) × closed quantity, sign-
-// correct for shorts; crossing through zero closes the old side and opens
-// the rest at the fill price. The symbol's last price becomes the fill
-// price. A quantity within 1e-9 of zero counts as flat, so fractional
-// quantities that add up to nothing close the position.
+// Semantics of the paper broker: prices come from a market no desk
+// controls (deskbot.Market; by default Walk, a seeded random walk from
+// documented start prices, market.go). The price in an order is only a
+// limit: a buy fills at once, completely, at the market's price if that is
+// at or below its limit, a sell if it is at or above; otherwise nothing is
+// placed and the order is refused (EINVALID) with words saying so, since
+// the paper broker keeps no resting orders. So an order priced through
+// the market is a market order, and no desk can fill at a price it chose
+// away from the market. Buying adds, selling subtracts (a negative
+// quantity is a short). Adding to a position moves its average price to
+// the weighted average; reducing one realises (fill price - average) ×
+// closed quantity, sign-correct for shorts; crossing through zero closes
+// the old side and opens the rest at the fill price. A Book reads each
+// position's last price from the market now, so unrealised P&L moves with
+// it; a flatten closes at those prices. A quantity within 1e-9 of zero
+// counts as flat, so fractional quantities that add up to nothing close
+// the position.
 //
 // Money: amounts are float64. Each fill's realised P&L is rounded to paise
 // (2 decimals) when it is booked, so the fills a person sees add up exactly
@@ -47,6 +56,7 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,24 +72,43 @@ type Redis interface {
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 }
 
-// Paper is the paper broker: fills at the asked price, positions in Redis.
+// Paper is the paper broker: fills at the market's price within the
+// order's limit, positions in Redis.
 type Paper struct {
-	rdb Redis
-	key func(parts ...string) string
-	now deskbot.Now
+	rdb    Redis
+	key    func(parts ...string) string
+	now    deskbot.Now
+	market deskbot.Market
 }
 
-var _ deskbot.Broker = (*Paper)(nil)
+var (
+	_ deskbot.Broker = (*Paper)(nil)
+	_ deskbot.Market = (*Paper)(nil)
+)
 
 // NewPaper returns a paper broker keeping its books under key("broker", ...)
-// in rdb (key is the store's Key, so the books share its prefix). now stamps
-// the trade journal.
+// in rdb (key is the store's Key, so the books share its prefix), trading
+// at DefaultMarket's prices. now stamps the trade journal and moves the
+// market.
 func NewPaper(rdb Redis, key func(parts ...string) string, now deskbot.Now) *Paper {
-	return &Paper{rdb: rdb, key: key, now: now}
+	return NewPaperMarket(rdb, key, now, DefaultMarket(now))
 }
 
-// PlaceOrder fills o at once at its price. An invalid order is an EINVALID
-// error and changes nothing.
+// NewPaperMarket is NewPaper trading at market's prices.
+func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now, market deskbot.Market) *Paper {
+	return &Paper{rdb: rdb, key: key, now: now, market: market}
+}
+
+// LastPrice is the market's price for symbol: the price the paper broker
+// fills at now.
+func (p *Paper) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
+	return p.market.LastPrice(ctx, symbol)
+}
+
+// PlaceOrder fills o at once at the market's price if that is within o's
+// limit (o.Price: the most a buy pays, the least a sell takes). An invalid
+// order, or one the market is beyond, is an EINVALID error and changes
+// nothing.
 func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Fill{}, err
@@ -87,6 +116,17 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	if err := deskbot.CheckOrder(o); err != nil {
 		return deskbot.Fill{}, err
 	}
+	market, ok, err := p.market.LastPrice(ctx, o.Symbol)
+	if err != nil {
+		return deskbot.Fill{}, err
+	}
+	if !ok {
+		return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID, "%s has no market price just now, so the order was not placed", o.Symbol)
+	}
+	if msg := beyondLimit(o, market); msg != "" {
+		return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID, "%s", msg)
+	}
+	o.Price = market
 	res, err := placeScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
 		o.Symbol, o.Side, fmtExact(o.Quantity), fmtExact(o.Price), p.now().UnixMilli(), journalCap).StringSlice()
 	if err != nil {
@@ -106,13 +146,28 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	return deskbot.Fill{Order: o, RealisedPnL: deskbot.RoundPaise(gain)}, nil
 }
 
-// Flatten closes every open position at its last price.
+// Flatten closes every open position at the market's price.
 func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.FlattenReport{}, err
 	}
-	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
-		p.now().UnixMilli(), journalCap).StringSlice()
+	all, err := p.rdb.HGetAll(ctx, p.bookKey(desk)).Result()
+	if err != nil {
+		return deskbot.FlattenReport{}, wrapRedis(err)
+	}
+	// The script closes at these prices; a symbol it finds that was not
+	// here yet (bought meanwhile) closes at its last fill, moments old.
+	args := []any{p.now().UnixMilli(), journalCap}
+	for sym := range all {
+		price, ok, err := p.market.LastPrice(ctx, sym)
+		if err != nil {
+			return deskbot.FlattenReport{}, err
+		}
+		if ok {
+			args = append(args, sym, fmtExact(price))
+		}
+	}
+	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)}, args...).StringSlice()
 	if err != nil {
 		return deskbot.FlattenReport{}, wrapRedis(err)
 	}
@@ -155,6 +210,11 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 		}
 		b.RealisedPnL += pos.RealisedPnL
 		if pos.Quantity != 0 {
+			if price, ok, err := p.market.LastPrice(ctx, sym); err != nil {
+				return deskbot.Book{}, err
+			} else if ok {
+				pos.LastPrice = price
+			}
 			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
 			b.Positions = append(b.Positions, pos)
 		}
@@ -162,6 +222,21 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
 	b.RealisedPnL = deskbot.RoundPaise(b.RealisedPnL)
 	return b, nil
+}
+
+// beyondLimit says why o does not fill at the market's price ("" when it
+// does): the paper broker keeps no resting orders, so the desk is told
+// where the market is and that nothing was placed.
+func beyondLimit(o deskbot.Order, market float64) string {
+	switch {
+	case o.Side == deskbot.Buy && market > o.Price:
+		return fmt.Sprintf("Not filled: %s trades at %s, above your buy limit of %s, so nothing was placed (the price you give is the most a buy pays; orders do not rest). To buy now, give a price at or above the market.",
+			o.Symbol, "₹"+words.GroupedPrice(market), "₹"+words.GroupedPrice(o.Price))
+	case o.Side == deskbot.Sell && market < o.Price:
+		return fmt.Sprintf("Not filled: %s trades at %s, below your sell limit of %s, so nothing was placed (the price you give is the least a sell takes; orders do not rest). To sell now, give a price at or below the market.",
+			o.Symbol, "₹"+words.GroupedPrice(market), "₹"+words.GroupedPrice(o.Price))
+	}
+	return ""
 }
 
 // parsePosition reads the stored form "quantity avg last realised".

@@ -6,10 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -160,7 +158,8 @@ func TestPaperDesksAreIndependent(t *testing.T) {
 	mustOrder(t, p, "alpha", buy("INFY", 10, 100))
 	mustOrder(t, p, "beta", sell("INFY", 3, 120))
 	mustFlatten(t, p, "beta")
-	if got, want := mustBook(t, p, "alpha"), (deskbot.Book{Positions: []deskbot.Position{pos("INFY", 10, 100, 100, 0)}}); !sameBook(got, want) {
+	// One market for both desks: alpha's last price is where beta traded.
+	if got, want := mustBook(t, p, "alpha"), (deskbot.Book{Positions: []deskbot.Position{pos("INFY", 10, 100, 120, 0)}}); !sameBook(got, want) {
 		t.Errorf("alpha %+v, want %+v", got, want)
 	}
 	if got, want := mustBook(t, p, "beta"), (deskbot.Book{}); !sameBook(got, want) {
@@ -273,7 +272,7 @@ func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
 			if embedded {
 				s = storetest.MustOpenEmbedded(t)
 			}
-			p := broker.NewPaper(s.Client(), s.Key, func() time.Time { return t0 })
+			p := newFollowing(s.Client(), s.Key)
 			for i, q := range []float64{1e-7, 1e5, 1e22, 1e300, 0.1, 123456789.123} {
 				sym := fmt.Sprintf("S%d", i)
 				mustOrder(t, p, "main", buy(sym, q, 1e-3))

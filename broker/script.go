@@ -78,10 +78,16 @@ journal(KEYS[2], ARGV[5], side, qty, price, gain, sym, tonumber(ARGV[6]))
 return {'ok', fmt(gain)}
 `)
 
-// flattenScript closes every open position at its last price. KEYS: book,
-// journal. ARGV: now millis, journal cap. Reply: symbol, side, quantity,
-// price, realised for each closing fill, by symbol.
+// flattenScript closes every open position at the market's price. KEYS:
+// book, journal. ARGV: now millis, journal cap, then symbol, price pairs:
+// the market's prices (a symbol without one closes at its last price).
+// Reply: symbol, side, quantity, price, realised for each closing fill, by
+// symbol.
 var flattenScript = redis.NewScript(luaCommon + `
+local market = {}
+for i = 3, #ARGV - 1, 2 do
+  market[ARGV[i]] = tonumber(ARGV[i + 1])
+end
 local all = redis.call('HGETALL', KEYS[1])
 -- By symbol, so the journal reads in the report's order whatever order the
 -- hash keeps (insertion order while small, none once large).
@@ -94,6 +100,7 @@ table.sort(syms)
 local out = {}
 for _, sym in ipairs(syms) do
   local q, avg, last, realised = load(book[sym])
+  if market[sym] then last = market[sym] end
   if q ~= 0 then
     local side = 'sell'
     if q < 0 then side = 'buy' end

@@ -61,12 +61,12 @@ const (
 	getPositionsDesc = "Show this desk's paper-trading book: one line per open position " +
 		"(long or short, quantity, average price, last price, unrealised P&L), then totals " +
 		"with the P&L realised so far. Takes no arguments."
-	placeOrderDesc = "Place a paper order. It fills at once and completely at the price you give. " +
+	placeOrderDesc = "Place a paper order. The price you give is a limit: a buy fills at once and completely at the market's price if that is at or below it, a sell if it is at or above it; otherwise nothing is placed and you are told where the market is (orders do not rest). " +
 		"\"buy\" adds to a long or reduces a short; \"sell\" reduces a long or opens or adds to a short. " +
-		"Trading through zero closes the old side and opens the rest at this price. " +
+		"Trading through zero closes the old side and opens the rest at the fill price. " +
 		"The symbol must be spelled exactly as the exchange writes it, in upper case (RELIANCE, M&M, BAJAJ-AUTO); " +
 		"any other spelling is refused, never corrected. Returns the fill, the P&L it realised and the symbol's new position."
-	flattenDesc = "Close every open position of this desk at its last traded price and report " +
+	flattenDesc = "Close every open position of this desk at the market's price and report " +
 		"each closing fill and the P&L realised. Takes no arguments. May need a person's approval."
 )
 
@@ -76,7 +76,7 @@ var (
 		`"symbol":{"type":"string","pattern":"^[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE"},` +
 		`"side":{"type":"string","enum":["buy","sell"],"description":"buy or sell"},` +
 		`"quantity":{"type":"number","description":"Units to trade, greater than 0"},` +
-		`"price":{"type":"number","description":"Fill price per unit, greater than 0"}},` +
+		`"price":{"type":"number","description":"Limit price per unit, greater than 0: the most a buy pays, the least a sell takes"}},` +
 		`"required":["symbol","side","quantity","price"],"additionalProperties":false}`)
 )
 

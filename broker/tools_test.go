@@ -170,7 +170,7 @@ func TestPositionsAndFlattenTools(t *testing.T) {
 func TestToolsRedisDownIsSystemError(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
 	t.Cleanup(func() { rdb.Close() })
-	p := broker.NewPaper(rdb, func(parts ...string) string { return strings.Join(parts, ":") }, time.Now)
+	p := newFollowing(rdb, func(parts ...string) string { return strings.Join(parts, ":") })
 	tools := mustTools(t, p)
 	calls := map[string]string{
 		"get_positions": `{}`,

@@ -74,7 +74,7 @@ name = "backup"
 	// The order runs unasked on purpose: the drill is about the failover.
 	w := newWorld(t, map[string]string{"DESKS_FILE": desks, "APPROVAL_TOOLS": "flatten_desk"})
 
-	order := modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":2,"price":1500}`}
+	order := modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":2,"price":2000}`}
 	primary.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		if strings.Contains(lastUser(r), "buy two") {
 			return modeltest.Calls(order)

@@ -114,7 +114,7 @@ func TestLanes(t *testing.T) {
 			return modeltest.Text(desk + " is done talking")
 		case holdRx.MatchString(last) && len(r.ToolResults()) == 0:
 			k := holdRx.FindStringSubmatch(last)[1]
-			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"H%s","side":"buy","quantity":1,"price":100}`, k)})
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"H%s","side":"buy","quantity":1,"price":10000}`, k)})
 		}
 		return modeltest.Text("waiting")
 	})
@@ -219,7 +219,7 @@ func TestFlood(t *testing.T) {
 		if k := len(r.ToolResults()); k < n {
 			var calls []modeltest.ToolCall
 			for j := k; j < min(k+25, n); j++ {
-				calls = append(calls, modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"%sS%d","side":"buy","quantity":1,"price":%d}`, strings.ToUpper(desk), j, 100+j)})
+				calls = append(calls, modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"%sS%d","side":"buy","quantity":1,"price":%d}`, strings.ToUpper(desk), j, 10000+j)})
 			}
 			return modeltest.Calls(calls...)
 		}

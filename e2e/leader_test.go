@@ -175,7 +175,7 @@ func TestLeaderKill(t *testing.T) {
 		case desk == "alpha" && strings.Contains(last.Text, "The user allowed place_order"):
 			return modeltest.Text("alpha-filled")
 		case desk == "alpha" && strings.Contains(last.Text, "buy"):
-			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":1500}`})
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":2000}`})
 		case desk == "alpha" && strings.Contains(last.Text, "say-"):
 			return modeltest.Text("alpha said " + last.Text[strings.Index(last.Text, "say-")+4:][:1])
 		case desk == "beta" && strings.Contains(last.Text, "service stopped while it was running"):

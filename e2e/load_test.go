@@ -63,7 +63,7 @@ func TestLoad(t *testing.T) {
 	})
 	burst := make([]modeltest.ToolCall, callsPerDesk)
 	for k := range burst {
-		burst[k] = modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":1,"price":%d}`, k, 100+k)}
+		burst[k] = modeltest.ToolCall{Name: "place_order", Arguments: fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":1,"price":%d}`, k, 10000+k)}
 	}
 	w.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		if strings.Contains(lastUser(r), "burst") {

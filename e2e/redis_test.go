@@ -43,7 +43,7 @@ func TestRedisRestart(t *testing.T) {
 		case strings.Contains(last.Text, "The user allowed place_order"):
 			return modeltest.Text("alpha-filled")
 		case strings.Contains(last.Text, "buy one"):
-			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":1500}`})
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":2000}`})
 		case strings.Contains(last.Text, "during"):
 			once.Do(func() { close(asked) })
 			<-down
@@ -52,7 +52,7 @@ func TestRedisRestart(t *testing.T) {
 			first := duringCalls == 1
 			mu.Unlock()
 			if first {
-				return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`})
+				return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"TCS","side":"buy","quantity":1,"price":5000}`})
 			}
 			return modeltest.Text("alpha tried during the outage already")
 		case strings.Contains(last.Text, "before"), strings.Contains(last.Text, "after"):

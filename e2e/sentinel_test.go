@@ -59,7 +59,7 @@ func TestSentinelFailover(t *testing.T) {
 			return modeltest.Text("alpha-filled")
 		case strings.Contains(last.Text, "buy "):
 			sym := strings.Fields(last.Text[strings.Index(last.Text, "buy "):])[1]
-			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"` + sym + `","side":"buy","quantity":1,"price":100}`})
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"` + sym + `","side":"buy","quantity":1,"price":10000}`})
 		}
 		return modeltest.Text("ok")
 	})

@@ -352,3 +352,53 @@ func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 		t.Errorf("approvals of the run: %s; want %s", got, want)
 	}
 }
+
+// The desk's orders of the India day count together (the executor's hard
+// limits add each to the day's total before the gate is asked): once the
+// total passes the threshold, a small order needs two approvers and no
+// grant covers it; the next India day starts afresh.
+func TestFourEyesCountsTheDesksDay(t *testing.T) {
+	ctx := context.Background()
+	f := mustFixture(t, twoForFlatten)
+	r := f.mustHold(t, "main", "place_order", smallOrder)
+	f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha) // a one-person grant up to ₹5,00,000
+	day := deskbot.OrderDay(f.clock.Now())
+	tests := []struct {
+		name  string
+		desk  string
+		total float64 // the desk's day, this order included
+		want  int     // approvers a held order needs
+		held  bool    // held despite the grant
+	}{
+		{"within the day's threshold", "main", 400000, 1, false},
+		{"at the threshold", "main", 500000, 1, false},
+		{"past it over the day", "main", 900000, 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			have, err := f.store.DayNotional(ctx, tc.desk, day)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.store.AddDayNotional(ctx, tc.desk, day, tc.total-have); err != nil {
+				t.Fatal(err)
+			}
+			call := deskbot.ToolCall{Name: "place_order", Arguments: []byte(smallOrder)}
+			need, err := f.gate.NeedsPermission(ctx, tc.desk, call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if need != tc.held {
+				t.Errorf("NeedsPermission = %v; want %v", need, tc.held)
+			}
+			h := f.mustHold(t, tc.desk, "place_order", smallOrder)
+			if got, want := h.Needs(), tc.want; got != want {
+				t.Errorf("held order needs %d; want %d", got, want)
+			}
+		})
+	}
+	f.clock.Advance(24 * time.Hour)
+	if h := f.mustHold(t, "main", "place_order", smallOrder); h.Needs() != 1 {
+		t.Errorf("the next day's small order needs %d; want 1", h.Needs())
+	}
+}

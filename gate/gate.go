@@ -25,8 +25,12 @@
 // decision.
 //
 // Four eyes: a held call needs as many distinct approvers as its desk's
-// policy said when it was held (deskbot.Policies.Required, kept with the
-// request). Each allow is counted in the same transition that decides, once
+// policy said when it was held (deskbot.Policies.RequiredWith, kept with
+// the request). An order counts its desk's running total of notional for
+// the India day, which the executor's hard limits (agent.Limits) add the
+// order to before the gate is asked: once the day passes
+// two_approvers_above, every further order needs the larger count and no
+// grant covers it, so splitting an order never lowers the count. Each allow is counted in the same transition that decides, once
 // per person, so the count is met exactly once and the call runs only then.
 package gate
 
@@ -62,11 +66,13 @@ type Config struct {
 	Leader deskbot.Leadership
 }
 
-// Store is what the gate keeps in Redis.
+// Store is what the gate keeps in Redis, and the desks' running totals of
+// order notional for the day that four eyes reads.
 type Store interface {
 	deskbot.RequestStore
 	deskbot.GrantStore
 	deskbot.Auditor
+	deskbot.DayNotional
 }
 
 // Gate is the permission gate.
@@ -134,11 +140,34 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 	gr, err := g.store.Grant(ctx, desk, call.Name, g.now())
 	switch deskbot.ErrorCode(err) {
 	case "":
-		return !gr.Covers(call, g.cfg.Policies.Required(desk, call)), nil
+		n, total, err := g.required(ctx, desk, call)
+		if err != nil {
+			return true, err
+		}
+		// However many gave the grant: past its threshold over the day,
+		// the order is as large as one order past it.
+		if gr.Limit > 0 && total > gr.Limit {
+			return true, nil
+		}
+		return !gr.Covers(call, n), nil
 	case deskbot.ENOTFOUND:
 		return true, nil
 	}
 	return true, err
+}
+
+// required is how many approvers call needs now, with the desk's day
+// total of order notional it was counted against (0 when the policy has
+// no threshold, and then not read).
+func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall) (int, float64, error) {
+	if call.Name != deskbot.ToolPlaceOrder || g.cfg.Policies.For(desk, call.Name).TwoApproversAbove <= 0 {
+		return g.cfg.Policies.Required(desk, call), 0, nil
+	}
+	total, err := g.store.DayNotional(ctx, desk, deskbot.OrderDay(g.now()))
+	if err != nil {
+		return 0, 0, err
+	}
+	return g.cfg.Policies.RequiredWith(desk, call, total), total, nil
 }
 
 // Hold saves call as an open permission request and returns it with the
@@ -161,6 +190,10 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if n := argtext.Length(shown); n > argtext.MaxArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", words.TooLongToShowMessage(call.Name, n))
 	}
+	required, _, err := g.required(ctx, desk, call)
+	if err != nil {
+		return nil, deskbot.ToolResult{}, err
+	}
 	r := &deskbot.Request{
 		ID:        uuid.NewString(),
 		Desk:      desk,
@@ -170,7 +203,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		CreatedAt: now,
 		ExpiresAt: now.Add(g.cfg.Expiry),
 		State:     deskbot.StateOpen,
-		Required:  g.cfg.Policies.Required(desk, call),
+		Required:  required,
 	}
 	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}

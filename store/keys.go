@@ -36,6 +36,7 @@ import (
 //	history:<desk>    list: a desk's conversation
 //	note:<key>        string: an adapter's note, with its TTL
 //	orders:<desk>:<day> string: orders a desk put forward that India day
+//	notional:<desk>:<day> string: their notional in rupees, for four eyes over the day
 //	leader            string: the leader lease, the holder's fencing token, with its TTL
 //	leader:term       counter: the last term number handed out (a token's leading digits)
 //	leader:holder     hash: who holds the lease (token, holder identity), with the lease's TTL
@@ -79,3 +80,7 @@ const (
 	inboxGroup    = "desk"
 	inboxConsumer = "worker"
 )
+
+// notionalKey is a desk's notional put forward in an India day, which
+// four eyes counts over the day (deskbot.Policies.RequiredWith).
+func (s *Store) notionalKey(desk, day string) string { return s.Key("notional", desk, day) }

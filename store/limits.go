@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,4 +30,35 @@ func (s *Store) CountOrder(ctx context.Context, desk, day string, max int) (int,
 		return 0, false, s.wrap(err)
 	}
 	return int(res[0]), res[1] == 1, nil
+}
+
+// addScript adds to a day's running total of notional in one step, so
+// orders put forward at once are all counted; the total is kept as Redis
+// writes it (INCRBYFLOAT), exact enough for rupees.
+var addScript = redis.NewScript(`
+local n = redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n`)
+
+// AddDayNotional adds amount to desk's notional total for day
+// (deskbot.OrderCounter).
+func (s *Store) AddDayNotional(ctx context.Context, desk, day string, amount float64) (float64, error) {
+	res, err := addScript.Run(ctx, s.rdb, []string{s.notionalKey(desk, day)}, strconv.FormatFloat(amount, 'f', -1, 64), dayCountTTL.Milliseconds()).Text()
+	if err != nil {
+		return 0, s.wrap(err)
+	}
+	return strconv.ParseFloat(res, 64)
+}
+
+// DayNotional is desk's notional total for day, 0 if none
+// (deskbot.DayNotional).
+func (s *Store) DayNotional(ctx context.Context, desk, day string) (float64, error) {
+	res, err := s.rdb.Get(ctx, s.notionalKey(desk, day)).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrap(err)
+	}
+	return strconv.ParseFloat(res, 64)
 }

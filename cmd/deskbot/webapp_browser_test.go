@@ -197,6 +197,22 @@ func shot(t *testing.T, ctx context.Context, dir, name string) {
 	}
 }
 
+// throughMarket prices o through the paper market's price now, so it fills
+// there (at the market's price, not o's): the service's market walks with
+// the real clock, and the page is to show a book, whatever it reads today.
+func throughMarket(t *testing.T, b deskbot.Market, o deskbot.Order) deskbot.Order {
+	t.Helper()
+	px, ok, err := b.LastPrice(t.Context(), o.Symbol)
+	if err != nil || !ok {
+		t.Fatalf("market price of %s: %v %v", o.Symbol, ok, err)
+	}
+	o.Price = deskbot.RoundPaise(px * 1.05)
+	if o.Side == deskbot.Sell {
+		o.Price = deskbot.RoundPaise(px * 0.95)
+	}
+	return o
+}
+
 // TestDesksPageInBrowser opens the page as an approver, sees the desks,
 // allows a held order from the page and sees it run once with the chat's
 // message edited as if tapped there; sees a request decided in the chat
@@ -213,7 +229,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 100, Price: 1288.5},
 		{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 40, Price: 1279.25},
 	} {
-		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", o); err != nil {
+		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", throughMarket(t, s.main.Broker, o)); err != nil {
 			t.Fatal(err)
 		}
 	}

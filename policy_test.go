@@ -1,0 +1,52 @@
+package deskbot_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// Past the threshold over the day, every order needs the larger count: an
+// order split in parts never needs fewer people than the whole.
+func TestRequiredWithTheDaysTotal(t *testing.T) {
+	p := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {Approvals: 2, TwoApproversAbove: 1000000}}, "solo": {}}
+	order := func(qty, price float64) deskbot.ToolCall {
+		return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: fmt.Appendf(nil, `{"symbol":"TCS","side":"buy","quantity":%v,"price":%v}`, qty, price)}
+	}
+	tests := []struct {
+		name  string
+		desk  string
+		call  deskbot.ToolCall
+		total float64
+		want  int
+	}{
+		{"a small order, the day within the threshold", "main", order(500, 1000), 500000, 1},
+		{"a small order taking the day to the threshold", "main", order(500, 1000), 1000000, 1},
+		{"a small order taking the day past it", "main", order(500, 1000), 1500000, 2},
+		{"a large order on a quiet day", "main", order(2000, 1000), 0, 2},
+		{"no threshold: one approver whatever the day", "solo", order(500, 1000), 1e9, 1},
+		{"another tool: the day does not count", "main", deskbot.ToolCall{Name: deskbot.ToolFlattenDesk}, 1e9, 1},
+	}
+	for _, tt := range tests {
+		if got := p.RequiredWith(tt.desk, tt.call, tt.total); got != tt.want {
+			t.Errorf("%s: RequiredWith = %d; want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestOrderDayIsIndias(t *testing.T) {
+	tests := []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 11, 30, 18, 29, 0, 0, time.UTC), "2026-11-30"},
+		{time.Date(2026, 11, 30, 18, 30, 0, 0, time.UTC), "2026-12-01"}, // midnight in India
+	}
+	for _, tt := range tests {
+		if got := deskbot.OrderDay(tt.at); got != tt.want {
+			t.Errorf("OrderDay(%v) = %s; want %s", tt.at, got, tt.want)
+		}
+	}
+}
