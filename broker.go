@@ -54,6 +54,10 @@ type Book struct {
 // Broker trades for desks. The paper broker is the default; a real one
 // plugs in behind the same interface.
 type Broker interface {
+	// Market is the broker's market: the hard limits value orders and
+	// positions at its prices. It is part of the port, so no wrapper can
+	// hide it and leave a desk's own price to value its orders.
+	Market
 	Book(ctx context.Context, desk string) (Book, error)
 	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
 	Flatten(ctx context.Context, desk string) (FlattenReport, error)
@@ -65,9 +69,8 @@ type Broker interface {
 // Market is the price a symbol trades at now, which no desk names. A
 // price in an order is only a limit: the paper broker fills at the
 // market's price, and the hard limits value orders and positions at it,
-// so a desk cannot make a position small by calling it cheap. A broker
-// that knows the market implements Market too (the hard limits look for
-// it on the broker, so it needs no wiring of its own).
+// so a desk cannot make a position small by calling it cheap. Every
+// Broker is one.
 type Market interface {
 	// LastPrice is symbol's last traded price in rupees; ok is false when
 	// the market has none for it.

@@ -26,7 +26,7 @@ type PendingRequests interface {
 //
 // Prices: the price in an order is only a limit, so an order, a position
 // and the limits are valued at the market's price (the broker's, when it
-// is a deskbot.Market; else the book's last price for the symbol), or at
+// port's Market), or at
 // the order's price when that is higher, never below the market: a desk
 // cannot make a position small by calling it cheap.
 //
@@ -105,7 +105,7 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return "", err
 		}
 	}
-	market, known, err := l.market(ctx, desk, o.Symbol, book)
+	market, known, err := l.market(ctx, o.Symbol)
 	if err != nil {
 		return "", err
 	}
@@ -153,25 +153,10 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 	return "", nil
 }
 
-// market is symbol's market price, from the broker when it knows the
-// market, else the book's last price (known false when neither has one).
-// The book is read here only when the caller has not (an empty book).
-func (l *Limits) market(ctx context.Context, desk, symbol string, book deskbot.Book) (float64, bool, error) {
-	if m, ok := l.Broker.(deskbot.Market); ok {
-		return m.LastPrice(ctx, symbol)
-	}
-	if len(book.Positions) == 0 {
-		var err error
-		if book, err = l.Broker.Book(ctx, desk); err != nil {
-			return 0, false, err
-		}
-	}
-	for _, p := range book.Positions {
-		if p.Symbol == symbol && p.LastPrice > 0 {
-			return p.LastPrice, true, nil
-		}
-	}
-	return 0, false, nil
+// market is symbol's market price, from the broker's market (known false
+// when it has none for the symbol).
+func (l *Limits) market(ctx context.Context, symbol string) (float64, bool, error) {
+	return l.Broker.LastPrice(ctx, symbol)
 }
 
 // position is the desk's quantity in o's symbol once every order it has

@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -22,7 +23,7 @@ import (
 type limitFixture struct {
 	store  *store.Store
 	paper  *broker.Paper
-	market *broker.Quotes
+	market *brokertest.Quotes
 	exec   *agent.ToolCallExecutor
 	now    time.Time
 	mu     sync.Mutex
@@ -36,7 +37,7 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	s := storetest.MustOpen(t)
 	f := &limitFixture{store: s, now: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
 	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
-	f.market = &broker.Quotes{}
+	f.market = &brokertest.Quotes{}
 	f.market.Set("TCS", 1000)
 	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}

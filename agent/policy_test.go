@@ -41,7 +41,7 @@ func TestLoadDesksPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := agent.Policies(desks)
-		if got, want := words.Policy("place_order", p["main"]["place_order"]), "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
+		if got, want := words.Policy("place_order", p["main"]["place_order"]), "place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
 			t.Errorf("main's place_order policy: %q; want %q", got, want)
 		}
 		if err := p.Check([]string{"flatten_desk", "place_order"}, 2); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
@@ -112,7 +113,7 @@ type e2e struct {
 // counting tool, never through this broker.
 type atMarket struct {
 	*broker.Paper
-	market *broker.Quotes
+	market *brokertest.Quotes
 }
 
 func (b atMarket) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
@@ -152,7 +153,7 @@ func mustE2E(t testing.TB) *e2e {
 		logs:  &logBuffer{},
 	}
 	t.Cleanup(h.checkToken)
-	market := &broker.Quotes{}
+	market := &brokertest.Quotes{}
 	h.broker = atMarket{Paper: broker.NewPaperMarket(h.st.Client(), h.st.Key, h.clock.Now, market), market: market}
 	// The broker's own flatten_desk runs beside the counting place_order,
 	// so a held flatten closes real paper positions.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/redis/go-redis/v9"
 )
@@ -26,7 +27,7 @@ func mustPaper(t testing.TB) *following {
 }
 
 func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following {
-	tp := &broker.Quotes{}
+	tp := &brokertest.Quotes{}
 	return &following{Paper: broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tape: tp}
 }
 
@@ -34,7 +35,7 @@ func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following
 // asked.
 type following struct {
 	*broker.Paper
-	tape *broker.Quotes
+	tape *brokertest.Quotes
 }
 
 func (f *following) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
@@ -45,10 +46,10 @@ func (f *following) PlaceOrder(ctx context.Context, desk string, o deskbot.Order
 }
 
 // mustMarket is a paper broker over a tape of prices the test sets.
-func mustMarket(t testing.TB) (*broker.Paper, *broker.Quotes) {
+func mustMarket(t testing.TB) (*broker.Paper, *brokertest.Quotes) {
 	t.Helper()
 	rdb, key := mustRedis(t)
-	tp := &broker.Quotes{}
+	tp := &brokertest.Quotes{}
 	return broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tp
 }
 

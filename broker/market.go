@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -153,33 +152,4 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
-}
-
-// Quotes is a market at the prices its holder sets, each until set again:
-// prices replayed from elsewhere, or a test's market. A symbol never set
-// has no price, and the paper broker does not trade it. The zero value is
-// an empty market, safe for concurrent use.
-type Quotes struct {
-	mu sync.Mutex
-	px map[string]float64
-}
-
-var _ deskbot.Market = (*Quotes)(nil)
-
-// Set makes price symbol's market price.
-func (q *Quotes) Set(symbol string, price float64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.px == nil {
-		q.px = map[string]float64{}
-	}
-	q.px[symbol] = price
-}
-
-// LastPrice is the price last set for symbol.
-func (q *Quotes) LastPrice(_ context.Context, symbol string) (float64, bool, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	px, ok := q.px[symbol]
-	return px, ok, nil
 }

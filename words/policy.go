@@ -8,7 +8,7 @@ import (
 )
 
 // Words says a desk's policy for tool as a desk team reads it, e.g.
-// "place_order: 2 approvers above ₹5,00,000.00 notional (1 at or below);
+// "place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below);
 // refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position,
 // after 40 orders a day".
 func Policy(tool string, p deskbot.ToolPolicy) string {
@@ -16,7 +16,7 @@ func Policy(tool string, p deskbot.ToolPolicy) string {
 	n := max(p.Approvals, 1)
 	switch {
 	case n > 1 && p.TwoApproversAbove > 0:
-		parts = append(parts, fmt.Sprintf("%d approvers above %s notional (1 at or below)", n, Rupees(p.TwoApproversAbove)))
+		parts = append(parts, fmt.Sprintf("%d approvers above %s notional, an order or the desk's India day (1 at or below)", n, Rupees(p.TwoApproversAbove)))
 	case n > 1:
 		parts = append(parts, fmt.Sprintf("%d approvers for every call", n))
 	default:
