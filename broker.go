@@ -2,7 +2,11 @@ package deskbot
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -115,3 +119,47 @@ func PositionAfter(b Book, o Order) float64 {
 	}
 	return q
 }
+
+// ShownState is the part of a desk's book that a held call's shown effect
+// depends on: for flatten_desk, every open position's symbol and quantity
+// (what its plan closes); for place_order, the quantity held in the
+// order's symbol before it (what "Position after" adds to). Prices are
+// left out: they move while any request waits, and the same quantities
+// close at whatever the market is. It is "" for any other call. An allow
+// runs a call only while its ShownState is what the approver was shown.
+func ShownState(tool string, args []byte, b Book) string {
+	held := func(symbol string) float64 {
+		q := 0.0
+		for _, p := range b.Positions {
+			if p.Symbol == symbol {
+				q += p.Quantity
+			}
+		}
+		return math.Round(q*1e8) / 1e8
+	}
+	switch tool {
+	case ToolFlattenDesk:
+		qty := map[string]float64{}
+		for _, p := range b.Positions {
+			qty[p.Symbol] = held(p.Symbol)
+		}
+		var parts []string
+		for _, s := range slices.Sorted(maps.Keys(qty)) {
+			if qty[s] != 0 {
+				parts = append(parts, s+" "+strconv.FormatFloat(qty[s], 'f', -1, 64))
+			}
+		}
+		return "flatten: " + strings.Join(parts, ", ")
+	case ToolPlaceOrder:
+		o, err := ParseOrder(args)
+		if err != nil {
+			return ""
+		}
+		return "holding " + o.Symbol + " " + strconv.FormatFloat(held(o.Symbol), 'f', -1, 64)
+	}
+	return ""
+}
+
+// ShownStateNote is the note under which the chat keeps the ShownState of
+// a request's message as it last showed it.
+func ShownStateNote(requestID string) string { return "shown:" + requestID }

@@ -15,6 +15,7 @@ const (
 	EventRequestDecided   EventKind = "request_decided" // any decision; for allows, again once the call ran
 	EventRequestLapsed    EventKind = "request_lapsed"
 	EventRequestApproved  EventKind = "request_approved" // an approval counted, more needed: the request is still open
+	EventRequestChanged   EventKind = "request_changed"  // what an open request would do changed since it was shown: show it again
 	EventDeskMessage      EventKind = "desk_message"
 	EventDeskState        EventKind = "desk_state"
 	EventModelUnreachable EventKind = "model_unreachable"

@@ -8,6 +8,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // holdFlatten holds the desk's flatten_desk, called with args, and waits
@@ -88,5 +89,51 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 	}
 	if got, err := h.gate.Request(ctx, r.ID); err != nil || got.State != deskbot.StateRan {
 		t.Errorf("request after allow: %v, %v; want ran", got, err)
+	}
+}
+
+// Yes to exactly what runs: a held flatten shows its plan; the desk then
+// trades (an unguarded order) and the plan the approver read is no longer
+// what would run. Their Allow runs nothing: the tap says so, the old
+// message loses its buttons, and the request is shown again at the bottom
+// with the new plan; an Allow there runs that plan.
+func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	r, m := h.holdFlatten("alpha", `{}`)
+	if !strings.Contains(m.Plain, "Would close 1:") {
+		t.Fatalf("held flatten reads %q; want its plan", m.Plain)
+	}
+	// The desk buys more while the flatten waits: flattening now would
+	// close a position nobody was shown.
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.answer(h.tap(asha, m, "Allow once")); got != words.ChangedSinceShown {
+		t.Errorf("allow of a changed plan answered %q; want %q", got, words.ChangedSinceShown)
+	}
+	if cur, _ := h.gate.Request(ctx, r.ID); cur.State != deskbot.StateOpen {
+		t.Errorf("request after the refused allow is %s; want open", cur.State)
+	}
+	if book, _ := h.broker.Book(ctx, "alpha"); len(book.Positions) != 2 {
+		t.Errorf("book after the refused allow = %+v; want both positions untouched", book)
+	}
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == m.ID && len(x.Keyboard) == 0 && strings.Contains(x.Plain, "shown again below")
+	})
+	again := h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID > m.ID && strings.Contains(x.Plain, "Would close 2:") && len(x.Keyboard) > 0
+	})
+	if got, _ := h.answer(h.tap(asha, again, "Allow once")); got != "Allowed; running…" {
+		t.Errorf("allow of the plan shown again answered %q", got)
+	}
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == again.ID && strings.Contains(x.Plain, "Flattened 2 positions")
+	})
+	if book, _ := h.broker.Book(ctx, "alpha"); len(book.Positions) != 0 {
+		t.Errorf("book after the allow of the plan shown = %+v; want flat", book)
 	}
 }

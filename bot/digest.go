@@ -90,7 +90,7 @@ func (o *Outbox) closeAll(ctx context.Context, evs []deskbot.Event) error {
 	var rows, folded []deskbot.Event
 	desks := map[string]bool{}
 	for _, ev := range evs {
-		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Request == nil {
+		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Kind == deskbot.EventRequestChanged || ev.Request == nil {
 			if err := o.finish(ctx, ev); err != nil {
 				return err
 			}

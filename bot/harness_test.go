@@ -159,7 +159,7 @@ func mustE2E(t testing.TB) *e2e {
 	// so a held flatten closes real paper positions.
 	flatten := broker.Tools(h.broker, nil)[2]
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool, flatten), "beta": agent.NewRegistry(h.tool, flatten)}
-	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute},
+	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker},
 		h.st, regs, h.clock.Now, quiet())
 	h.start()
 	return h

@@ -166,7 +166,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 	for _, ev := range evs {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
-			deskbot.EventRequestApproved, deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
+			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
 			chat = append(chat, ev)
 		default:
 			other = append(other, ev.ID)
@@ -232,6 +232,8 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.outcome(ctx, ev)
 	case deskbot.EventRequestApproved:
 		err = o.approval(ctx, ev)
+	case deskbot.EventRequestChanged:
+		err = o.changed(ctx, ev)
 	case deskbot.EventDeskMessage:
 		err = o.deskMessage(ctx, ev)
 	case deskbot.EventModelUnreachable:
@@ -280,7 +282,11 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		o.log.WarnContext(ctx, "outbox: user_request without its request; skipped", "event", ev.ID)
 		return nil
 	}
-	text, kb := RenderRequestBook(ev.Request, o.book(ctx, ev.Request))
+	book, err := o.shownBook(ctx, ev.Request)
+	if err != nil {
+		return err
+	}
+	text, kb := RenderRequestBook(ev.Request, book)
 	// The request is checked right before its message goes out: one that
 	// was decided or lapsed meanwhile is not offered; its outcome is
 	// folded into one notice (closeAll).
@@ -291,13 +297,38 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		}
 		return err
 	})
-	err := o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+	err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, htmlOpts(kb))
 	}, o.noteRequest(ev.Request.ID))
 	if errors.Is(err, errClosed) {
 		return nil
 	}
 	return err
+}
+
+// changed shows again, at the bottom of the chat, a request whose effect
+// changed since its message showed it (an allow found it so and did
+// nothing): the old message keeps the call but loses its buttons and points
+// below, and the request is sent anew with what it would do now, as a held
+// call is. A request closed meanwhile is left to its outcome.
+func (o *Outbox) changed(ctx context.Context, ev deskbot.Event) error {
+	r, err := o.current(ctx, ev)
+	if err != nil || !o.live(r) {
+		return err
+	}
+	loc, err := o.notes.Note(ctx, requestMessageKey(r.ID))
+	if err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		return err
+	}
+	if chatID, msgID, ok := parseMessageRef(loc); ok {
+		text, _ := requestText(r, nil)
+		text += "\n\n🔄 What this call would do changed since this message showed it, so it was not allowed. It is shown again below ⬇️ with what it would do now."
+		if err := o.s.Edit(WithLane(ctx, LaneRequest), chatID, msgID, text, nil); err != nil && TelegramCode(err) != 400 {
+			return err
+		}
+	}
+	ev.Request = r
+	return o.request(ctx, ev)
 }
 
 // errClosed stops a request's message: the request is no longer open.
@@ -372,6 +403,10 @@ func (o *Outbox) approval(ctx context.Context, ev deskbot.Event) error {
 	if !ok {
 		return nil
 	}
-	text, kb := RenderRequestBook(r, o.book(ctx, r))
+	book, err := o.shownBook(ctx, r)
+	if err != nil {
+		return err
+	}
+	text, kb := RenderRequestBook(r, book)
 	return o.s.Edit(ctx, chatID, msgID, text, kb)
 }

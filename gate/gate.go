@@ -64,15 +64,26 @@ type Config struct {
 	// an interruption carry its token, and Redis refuses them once another
 	// process leads. nil: one process, nothing to fence.
 	Leader deskbot.Leadership
+	// Books reads a desk's book, so that an allow runs a call whose shown
+	// effect depends on it (deskbot.ShownState) only while the book still
+	// gives what the chat showed. nil: such a call that the chat showed
+	// with its effect is not run (it cannot be checked).
+	Books interface {
+		Book(ctx context.Context, desk string) (deskbot.Book, error)
+	}
 }
 
-// Store is what the gate keeps in Redis, and the desks' running totals of
-// order notional for the day that four eyes reads.
+// Store is what the gate keeps in Redis, the desks' running totals of
+// order notional for the day that four eyes reads, the notes where the
+// chat keeps what it showed of each request (deskbot.ShownStateNote), and
+// the event stream that asks the chat to show a changed request again.
 type Store interface {
 	deskbot.RequestStore
 	deskbot.GrantStore
 	deskbot.Auditor
 	deskbot.DayNotional
+	deskbot.Notes
+	deskbot.Publisher
 }
 
 // Gate is the permission gate.

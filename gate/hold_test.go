@@ -127,6 +127,11 @@ type recordFails struct {
 	cancel context.CancelFunc
 }
 
+// Note finds nothing: no message showed the request.
+func (s *recordFails) Note(context.Context, string) (string, error) {
+	return "", deskbot.Errorf(deskbot.ENOTFOUND, "no note")
+}
+
 func (s *recordFails) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
 	s.tries.Add(1)
 	s.cancel()

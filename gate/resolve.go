@@ -42,6 +42,15 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		return nil, err
 	}
 	resp := &deskbot.PermissionResponse{Request: r, Decision: d, Reason: strings.TrimSpace(reason)}
+	if d != deskbot.Deny {
+		if changed, err := g.changedSinceShown(ctx, r); err != nil {
+			return nil, err
+		} else if changed != "" {
+			g.log.InfoContext(ctx, "allow refused: what the call would do changed since it was shown", "desk", r.Desk, "request", r.ID, "why", changed)
+			g.showAgain(ctx, r)
+			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedSinceShown)
+		}
+	}
 	t := g.decision(ctx, resp, by, fence)
 	after, out, err := g.store.Transition(ctx, id, t)
 	if err != nil {
@@ -210,8 +219,18 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		}
 	}
 	start := g.now()
-	result, err := g.runner.RunTool(ctx, r.Desk, r.Content.Call())
-	if err != nil {
+	var result deskbot.ToolResult
+	var err error
+	// The last check before the call, as close to it as it can be: the
+	// book may have moved since the allow (another call of the desk).
+	if changed, cerr := g.changedSinceShown(ctx, r); cerr != nil || changed != "" {
+		why := changed
+		if cerr != nil {
+			why = "its book could not be read to check it (" + deskbot.ErrorMessage(cerr) + ")"
+		}
+		g.log.WarnContext(ctx, "allowed call not run: what it would do is no longer what was shown", "desk", r.Desk, "request", r.ID, "why", why)
+		result = deskbot.ToolResult{Text: words.NotRunChanged(why), IsError: true}
+	} else if result, err = g.runner.RunTool(ctx, r.Desk, r.Content.Call()); err != nil {
 		g.log.ErrorContext(ctx, "held call failed to run", "desk", r.Desk, "request", r.ID, "err", err)
 		result = deskbot.ToolResult{Text: "The tool could not run: " + deskbot.ErrorMessage(err), IsError: true}
 	}
@@ -338,4 +357,38 @@ func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
 
 func (g *Gate) trigger(r *deskbot.Request, kind deskbot.TriggerKind, text string, now time.Time) *deskbot.Trigger {
 	return &deskbot.Trigger{Desk: r.Desk, Kind: kind, Text: text, RequestID: r.ID, CreatedAt: now}
+}
+
+// changedSinceShown says how what r would do now differs from what the
+// chat last showed of it ("" when it is the same, or when the chat showed
+// nothing that depends on the desk's book). What was shown is the chat's
+// note (deskbot.ShownStateNote); an allow must not run a plan that is no
+// longer the one the approver read.
+func (g *Gate) changedSinceShown(ctx context.Context, r *deskbot.Request) (string, error) {
+	shown, err := g.store.Note(ctx, deskbot.ShownStateNote(r.ID))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return "", nil
+	} else if err != nil {
+		return "", err
+	}
+	if g.cfg.Books == nil {
+		return "what it would do cannot be checked here", nil
+	}
+	book, err := g.cfg.Books.Book(ctx, r.Desk)
+	if err != nil {
+		return "", err
+	}
+	if now := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, book); now != shown {
+		return words.StateChange(shown, now), nil
+	}
+	return "", nil
+}
+
+// showAgain asks the chat to show r again, with what it would do now, at
+// the bottom of the chat: the allow that found it changed did nothing.
+func (g *Gate) showAgain(ctx context.Context, r *deskbot.Request) {
+	ev := deskbot.Event{Kind: deskbot.EventRequestChanged, Desk: r.Desk, Time: g.now(), RequestID: r.ID, TriggerID: r.TriggerID}
+	if err := g.store.Publish(ctx, ev); err != nil {
+		g.log.WarnContext(ctx, "could not ask the chat to show a changed request again", "request", r.ID, "err", err)
+	}
 }

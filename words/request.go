@@ -105,3 +105,20 @@ func ShortID(id string) string {
 	}
 	return id[:8]
 }
+
+// StateChange says, for the approver, how the book a held call's effect
+// depends on moved since it was shown (two deskbot.ShownState values).
+func StateChange(shown, now string) string {
+	return "the desk's book moved from «" + shown + "» to «" + now + "»"
+}
+
+// ChangedSinceShown answers an allow of a call whose effect changed since
+// its message showed it: nothing was decided, and the request is shown
+// again below with what it would do now. It fits a tap's answer.
+const ChangedSinceShown = "Not allowed: what this call would do changed since it was shown. It is shown again below with what it would do now; decide there."
+
+// NotRunChanged is the result of an allowed call found changed right
+// before it would have run: nothing ran.
+func NotRunChanged(why string) string {
+	return "Not run: what this call would do changed between the allow and the run (" + why + "). Nothing was done."
+}

@@ -94,7 +94,7 @@ func (w *World) Start(t testing.TB, st *store.Store, chain ...agent.Backend) (st
 	if guarded == nil {
 		guarded = []string{"place_order"}
 	}
-	w.Gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute}, st, regs, w.Clock.Now, w.Log)
+	w.Gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute, Books: w.Paper}, st, regs, w.Clock.Now, w.Log)
 	var ts deskbot.TurnStore = st
 	if w.Wrap != nil {
 		ts = w.Wrap(ts)

@@ -202,7 +202,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
-		Approvers: cfg.TelegramApprovers, Leader: &m.lead,
+		Approvers: cfg.TelegramApprovers, Leader: &m.lead, Books: m.Broker,
 	}, m.Store, regs, m.Now, log)
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
