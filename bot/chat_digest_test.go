@@ -149,3 +149,41 @@ func TestHeldCallJoiningADigestReachesTheBottom(t *testing.T) {
 		t.Errorf("%d messages after the call joined the newest digest, want %d (nothing sent)", got, sent)
 	}
 }
+
+// A flatten in a digest offers Open, not Allow: what it would do is its
+// plan, which only its own message shows; a forged Allow on its row is
+// refused and runs nothing.
+func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
+	h := mustE2E(t)
+	h.shutdown()
+	var flat *deskbot.Request
+	for i := range 4 {
+		call := deskbot.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "place_order", Arguments: json.RawMessage(fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":1}`, i))}
+		if i == 3 {
+			call = deskbot.ToolCall{ID: "call_f", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)}
+		}
+		r, _, err := h.gate.Hold(t.Context(), "alpha", fmt.Sprintf("trigger-%d", i), call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			flat = r
+		}
+	}
+	h.start()
+	d := h.waitMessage(func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "held calls waiting") && len(m.Keyboard) == 4
+	})
+	for _, row := range d.Keyboard {
+		if _, id, _ := bot.ParseCallback(row[0].Data); id == flat.ID && row[0].Data != bot.CallbackData(bot.ActOpen, flat.ID) {
+			t.Errorf("the flatten's row offers %q; want Open", row[0].Text)
+		}
+	}
+	q := h.tg.InjectCallback(asha, groupID, d.ID, bot.CallbackData(bot.ActAllowOnce, flat.ID))
+	if got, _ := h.answer(q); !strings.Contains(got, "Tap Open") {
+		t.Errorf("forged Allow on the flatten's row answered %q", got)
+	}
+	if r, _ := h.gate.Request(t.Context(), flat.ID); r.State != deskbot.StateOpen {
+		t.Errorf("the flatten after a forged Allow is %s; want open", r.State)
+	}
+}

@@ -400,8 +400,12 @@ func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
 }
 
 // rowShowsWhole reports whether a digest row shows r's call whole, so the
-// row may offer Allow and a tap on it may be taken.
+// row may offer Allow and a tap on it may be taken. A flatten never does:
+// what it would do is its plan, which only its own message shows (Open).
 func rowShowsWhole(r *deskbot.Request) bool {
+	if r.Content.ToolName == deskbot.ToolFlattenDesk {
+		return false
+	}
 	tool := argtext.Show(r.Content.ToolName)
 	args := argtext.Arguments(r.Content.Arguments)
 	return argtext.Length(tool)+argtext.Length(args) <= rowWhole && shownWhole(r)
