@@ -174,9 +174,12 @@ func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
 	d := h.waitMessage(func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "held calls waiting") && len(m.Keyboard) == 4
 	})
+	open := ""
 	for _, row := range d.Keyboard {
-		if _, id, _ := bot.ParseCallback(row[0].Data); id == flat.ID && row[0].Data != bot.CallbackData(bot.ActOpen, flat.ID) {
-			t.Errorf("the flatten's row offers %q; want Open", row[0].Text)
+		if _, id, _ := bot.ParseCallback(row[0].Data); id == flat.ID {
+			if open = row[0].Text; row[0].Data != bot.CallbackData(bot.ActOpen, flat.ID) {
+				t.Errorf("the flatten's row offers %q; want Open", row[0].Text)
+			}
 		}
 	}
 	q := h.tg.InjectCallback(asha, groupID, d.ID, bot.CallbackData(bot.ActAllowOnce, flat.ID))
@@ -186,4 +189,9 @@ func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
 	if r, _ := h.gate.Request(t.Context(), flat.ID); r.State != deskbot.StateOpen {
 		t.Errorf("the flatten after a forged Allow is %s; want open", r.State)
 	}
+	// Open shows it with its plan.
+	h.answer(h.tap(asha, d, open))
+	h.waitMessage(func(m telegramtest.Message) bool {
+		return m.ID > d.ID && strings.Contains(m.Plain, "Would close nothing") && len(m.Keyboard) > 0
+	})
 }
