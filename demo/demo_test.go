@@ -121,9 +121,9 @@ func TestScriptedDesk(t *testing.T) {
 		wantArgs string
 		wantText string
 	}{
-		{says: "Asha: buy 1 INFY", wantCall: "place_order", wantArgs: `{"price":1520,"quantity":1,"side":"buy","symbol":"INFY"}`},
+		{says: "Asha: buy 1 INFY", wantCall: "place_order", wantArgs: `{"price":1650,"quantity":1,"side":"buy","symbol":"INFY"}`},
 		{says: "sell 5 tcs at 4100.5", wantCall: "place_order", wantArgs: `{"price":4100.5,"quantity":5,"side":"sell","symbol":"TCS"}`},
-		{says: "Buy 2 ACME", wantCall: "place_order", wantArgs: `{"price":100,"quantity":2,"side":"buy","symbol":"ACME"}`},
+		{says: "Buy 2 ACME", wantCall: "place_order", wantArgs: `{"price":1100,"quantity":2,"side":"buy","symbol":"ACME"}`},
 		{says: "show me the positions", wantCall: "get_positions", wantArgs: `{}`},
 		{says: "flatten everything", wantCall: "flatten_desk", wantArgs: `{}`},
 		{says: "The user denied place_order (request x), so it was not run.", wantText: "Understood"},

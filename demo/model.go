@@ -2,10 +2,13 @@ package demo
 
 import (
 	"encoding/json"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -23,11 +26,18 @@ import (
 // orderRx finds an order in a person's words.
 var orderRx = regexp.MustCompile(`(?i)\b(buy|sell)\s+(\d+(?:\.\d+)?)\s+([A-Za-z0-9][A-Za-z0-9&._/-]{0,31})(?:\s+(?:at|@)\s*₹?\s*(\d+(?:\.\d+)?))?`)
 
-// demoPrices are the prices an order without one fills at: about where
-// these traded, so that the book reads like a desk's.
-var demoPrices = map[string]float64{
-	"INFY": 1520, "TCS": 4100, "RELIANCE": 2950, "HDFCBANK": 1650, "SBIN": 820, "ITC": 470,
-	"NIFTY24DECFUT": 24500, "BANKNIFTY24DECFUT": 52100,
+// limitFor is the limit price the scripted desk gives an order named
+// without one: a tenth through the paper market's start price (the walk
+// stays within about 7% of it), so the order fills at the market's price.
+func limitFor(symbol, side string) float64 {
+	start, ok := broker.StartPrices[symbol]
+	if !ok {
+		start = broker.DefaultStartPrice
+	}
+	if side == deskbot.Sell {
+		return math.Round(start*0.9*100) / 100
+	}
+	return math.Round(start*1.1*100) / 100
 }
 
 const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, positions, or flatten."
@@ -61,13 +71,12 @@ func scriptedDesk(r modeltest.Request) modeltest.Reply {
 	if m := orderRx.FindStringSubmatch(text); m != nil {
 		symbol := strings.ToUpper(m[3])
 		qty, _ := strconv.ParseFloat(m[2], 64)
-		price, ok := demoPrices[symbol]
+		side := strings.ToLower(m[1])
+		price := limitFor(symbol, side)
 		if m[4] != "" {
 			price, _ = strconv.ParseFloat(m[4], 64)
-		} else if !ok {
-			price = 100
 		}
-		args, _ := json.Marshal(map[string]any{"symbol": symbol, "side": strings.ToLower(m[1]), "quantity": qty, "price": price})
+		args, _ := json.Marshal(map[string]any{"symbol": symbol, "side": side, "quantity": qty, "price": price})
 		return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: string(args)})
 	}
 	switch {
