@@ -38,6 +38,7 @@ import (
 //	orders:<desk>:<day> string: orders a desk put forward that India day
 //	leader            string: the leader lease, the holder's fencing token, with its TTL
 //	leader:term       counter: the last fencing token handed out
+//	wake:<id>         stream: wakes the inbox hub of one process (inboxwait.go), with its TTL
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -58,6 +59,7 @@ func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
 func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
 func (s *Store) leaderKey() string                 { return s.Key("leader") }
 func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
+func (s *Store) wakeKey(id string) string          { return s.Key("wake", id) }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start
