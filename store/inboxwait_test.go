@@ -79,8 +79,10 @@ func TestIdleDesksHoldNoConnection(t *testing.T) {
 		if got, want := int(work.Stats.TotalConns), work.Size; got >= want {
 			t.Errorf("work pool holds %d connections with every desk waiting; want fewer than its %d", got, want)
 		}
-		if got := poolOf(t, s, "inbox").Stats.TotalConns; got > 2 {
-			t.Errorf("inbox pool holds %d connections for %d waiting desks; want at most 2", got, waitingDesks)
+		// Two at most, a node: a Cluster client also asks every node for
+		// the slots.
+		if got := poolOf(t, s, "inbox").Stats.TotalConns; got > 6 {
+			t.Errorf("inbox pool holds %d connections for %d waiting desks; want a few, not one a desk", got, waitingDesks)
 		}
 		start := time.Now()
 		token, err := s.Lease().AcquireLease(ctx, time.Minute)
