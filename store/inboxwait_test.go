@@ -95,6 +95,11 @@ func TestIdleDesksHoldNoConnection(t *testing.T) {
 		if err := s.Chat().Enqueue(ctx, deskbot.Trigger{Desk: "n0", Kind: deskbot.TriggerMessage, Text: "from the chat"}); err != nil {
 			t.Fatalf("the chat's Enqueue with %d desks waiting: %v", waitingDesks, err)
 		}
+		for _, name := range []string{"lease", "chat"} {
+			if p := poolOf(t, s, name); p.Stats.Hits+p.Stats.Misses == 0 {
+				t.Errorf("the %s view sent nothing through the %s pool: %+v", name, name, p.Stats)
+			}
+		}
 		for i := 1; i < waitingDesks; i++ {
 			if err := s.Enqueue(ctx, deskbot.Trigger{Desk: fmt.Sprintf("n%d", i), Kind: deskbot.TriggerMessage, Text: fmt.Sprint("for ", i)}); err != nil {
 				t.Fatalf("Enqueue(n%d) with desks waiting: %v", i, err)
