@@ -14,6 +14,9 @@
 // retried for a few seconds before anyone is told (retry.go). A transition
 // returns only once the replicas the primary has acknowledge it (WAIT,
 // replicas.go), so a failover cannot lose a decision a person was told of.
+// Connections come from four pools, one a kind of work (pools.go: the work,
+// the chat, the lease, the inbox read), so that no kind can take another's;
+// idle desks hold none, waiting on one read for all of them (inboxwait.go).
 //
 // Concurrency: a *Store is safe for concurrent use, and any number of Stores
 // (goroutines, processes) may share one Redis and prefix. A request's state
@@ -21,6 +24,9 @@
 // number of racing callers wins, and what a transition carries (audit entry,
 // event, trigger, grant) is written in the same atomic step or not at all.
 // Creations and other multi-key writes use MULTI/EXEC for the same reason.
+// Lease and Chat are views that share everything with their Store but the
+// pool, and are as safe; one goroutine of the Store's own reads for every
+// waiting desk's inbox, from the first wait until Close.
 //
 // Delivery: events and triggers live in Redis Streams read through consumer
 // groups, so they are delivered at least once; readers acknowledge after
