@@ -284,6 +284,9 @@ func (h *inboxHub) hand(res []redis.XStream, err error) {
 			continue
 		}
 		d := h.desks[st.Stream]
+		if d == nil {
+			continue // every stream read is a desk's; a reply naming another is not ours
+		}
 		for _, m := range st.Messages {
 			d.taken++
 			d.fresh = false
