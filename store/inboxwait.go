@@ -140,10 +140,10 @@ func (h *inboxHub) looked(key string, taken uint64, fresh bool) {
 	d.fresh = fresh && d.taken == taken
 }
 
-// await makes the desk wait, unless the hub took something for it since
-// taken (the caller then looks at its inbox again: again) or another call
-// waits for the same desk already (busy). It wakes the read in flight if
-// that leaves the desk's stream out.
+// await makes the desk wait (waits), unless the hub took something for it
+// since taken (neither: the caller looks at its inbox again) or another
+// call waits for the same desk already (busy). It wakes the read in flight
+// if that leaves the desk's stream out.
 func (h *inboxHub) await(ctx context.Context, key string, d *deskWait, taken uint64) (waits, busy bool) {
 	h.start.Do(func() { go h.run() })
 	h.mu.Lock()
