@@ -35,8 +35,9 @@ import (
 // hand, as if the desk had read it itself: the desk's next TakeTurn or
 // NextTrigger reads what is in hand first. fresh says a desk has nothing in
 // hand but what the hub hands it, so its NextTrigger can wait without a
-// round trip of its own; taken counts what the hub took for the desk, so a
-// look at the inbox that raced with the hub does not call it fresh.
+// round trip of its own (for freshFor at most: another process may take
+// entries into hand too); taken counts what the hub took for the desk, so
+// a look at the inbox that raced with the hub does not call it fresh.
 //
 // Concurrency: every field below mu is guarded by it; the read runs in the
 // hub's one goroutine, started with the first wait and stopped by close.
@@ -65,15 +66,25 @@ type inboxHub struct {
 type deskWait struct {
 	got     chan redis.XMessage // cap 1: what the hub read while the desk waited
 	waiting bool                // the desk waits now; the hub hands it the next entry
-	fresh   bool                // nothing is in hand for the desk
-	taken   uint64              // entries the hub took for the desk
+	fresh   bool                // nothing is in hand for the desk, as of freshAt
+	freshAt time.Time
+	taken   uint64 // entries the hub took for the desk
 }
 
 // hubBlock is how long one read blocks when nothing comes: a read with
-// nothing to hand is sent again after it, over every desk waiting then.
-// Long, since a desk that starts waiting meanwhile wakes it; not forever,
-// so that a read over desks long gone ends.
-const hubBlock = 10 * time.Second
+// nothing to hand is sent again after it, over every desk waiting then (one
+// command a second for all idle desks). No longer than a desk's own poll
+// was: Redis keeps a blocked read registered while its process is frozen
+// (a paused leader), and it takes the entries queued meanwhile into hand,
+// for the new leader to find only when it looks (freshFor).
+const hubBlock = time.Second
+
+// freshFor bounds how long a desk trusts that nothing is in hand for it
+// without looking: another process (a leader that lost its lease a moment
+// ago) may have taken an entry into hand and stopped before its turn. A
+// desk looks again at least this often, a round trip, where it looked at
+// every poll before.
+const freshFor = 5 * time.Second
 
 // wakeTTL keeps a wake stream that outlived its process (a crash) from
 // staying forever; the hub's read recreates it when it lapsed.
@@ -86,22 +97,28 @@ func newInboxHub(s *Store, rdb redis.UniversalClient) *inboxHub {
 }
 
 // stop ends the read and deletes the wake stream, before closePools closes
-// the inbox pool (which ends a read blocked in Redis); wait then waits for
-// the read's goroutine.
+// the pools: a wake ends the read in flight at once, so its goroutine is
+// done with the pools before they close. A Redis that does not answer
+// leaves the read to end with the pool, after at most a second's wait here.
 func (h *inboxHub) stop() {
 	h.cancel()
 	started := true
 	h.start.Do(func() { started = false })
-	if started {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		h.s.rdb.Del(ctx, h.wake)
-	} else {
+	if !started {
 		close(h.done)
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	h.s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: h.wake, Values: []any{"w", "stop"}})
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+	}
+	del, cancelDel := context.WithTimeout(context.Background(), time.Second)
+	defer cancelDel()
+	h.s.rdb.Del(del, h.wake)
 }
-
-func (h *inboxHub) wait() { <-h.done }
 
 // desk is key's place, made on first use.
 func (h *inboxHub) desk(key string) *deskWait {
@@ -120,7 +137,7 @@ func (h *inboxHub) desk(key string) *deskWait {
 func (h *inboxHub) seen(d *deskWait) (taken uint64, fresh bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return d.taken, d.fresh
+	return d.taken, d.fresh && time.Since(d.freshAt) < freshFor
 }
 
 // looked records a look at the desk's inbox that found nothing in hand
@@ -137,7 +154,9 @@ func (h *inboxHub) looked(key string, taken uint64, fresh bool) {
 		d = &deskWait{got: make(chan redis.XMessage, 1)}
 		h.desks[key] = d
 	}
-	d.fresh = fresh && d.taken == taken
+	if d.fresh = fresh && d.taken == taken; d.fresh {
+		d.freshAt = time.Now()
+	}
 }
 
 // await makes the desk wait (waits), unless the hub took something for it

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -210,5 +211,31 @@ func TestTriggerReadForADeskGoneIsInHand(t *testing.T) {
 		}
 		s.Enqueue(ctx, deskbot.Trigger{Desk: "stays", Text: "end"})
 		<-stays
+	})
+}
+
+// Close does not wait for the hub's read to end its block: a stopping
+// service (a leader that lost its lease) exits at once.
+func TestCloseEndsTheInboxRead(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		s, err := s.Reopen(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.NextTrigger(ctx, "alpha", 30*time.Second)
+		}()
+		waitingOn(t, s, 1)
+		time.Sleep(20 * time.Millisecond) // the read is in flight
+		start := time.Now()
+		s.Close()
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("Close took %v with a read in flight; want it at once", took)
+		}
+		cancel()
+		<-done
 	})
 }

@@ -105,7 +105,6 @@ func (s *Store) openPools() error {
 func (s *Store) closePools() error {
 	if h := s.sh.hub; h != nil {
 		h.stop()
-		defer h.wait()
 	}
 	p := &s.sh.pools
 	var errs []error

@@ -491,10 +491,16 @@ func (m *Main) close() error {
 		m.sweeper.Stop()
 	}
 	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
+	// Once every desk has returned none is busy, whatever the drain's
+	// bookkeeping says: a lost lease cancels the desks at once, and a desk
+	// cut off mid-turn never says it is done with its trigger.
+	desksDone := make(chan struct{})
+	go func() { m.desksWG.Wait(); close(desksDone) }()
 	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
 	if clean && m.drain != nil {
 		select {
 		case <-m.drain.idle:
+		case <-desksDone:
 		case <-bound:
 			clean = false
 		}
