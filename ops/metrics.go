@@ -9,7 +9,9 @@
 // request outcomes are read from the event stream through their own
 // consumer group (Metrics.CountEvents, at least once: a crash between counting and
 // acknowledging counts an event twice), the outbox depth is asked of Redis
-// at scrape time, and Telegram retries arrive through the sender's OnRetry.
+// at scrape time, the Redis pools' and the inbox read's figures are read
+// from the store's memory at scrape time (WatchPools), and Telegram retries
+// arrive through the sender's OnRetry.
 //
 // Concurrency: every type here is safe for concurrent use. Nothing on the
 // request path ever waits on a metric; a scrape does its own Redis reads

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -255,4 +256,102 @@ func BenchmarkMemoryPerOpenRequest(b *testing.B) {
 		b.ReportMetric(float64(minimal), "B/minimal-hash")
 		b.ReportMetric(per/float64(minimal), "x_minimal")
 	}
+}
+
+// BenchmarkWakeDesks has n desks wait in NextTrigger, as idle desks do,
+// and each op queues one trigger for every desk at once and waits until
+// every desk has taken and acknowledged its own: per trigger, with the
+// wait from queueing to taking (p99-wake-us). The floor, in the same loop,
+// is the same triggers queued, then taken and acknowledged one desk after
+// another without waiting (nobody waits on the floor's desks). From 1 to
+// 100 desks the cost per trigger may not grow: past go-redis's pool size
+// (20 here), desks that each held a connection while they waited left the
+// enqueues waiting for one.
+//
+//	go test -run '^$' -bench WakeDesks -benchtime 20x ./store/
+func BenchmarkWakeDesks(b *testing.B) {
+	for _, n := range []int{1, 10, 50, 100, 200} {
+		b.Run(fmt.Sprintf("desks=%d", n), func(b *testing.B) {
+			s := storetest.MustOpen(b)
+			ctx := b.Context()
+			type took struct {
+				desk string
+				at   time.Time
+			}
+			got := make(chan took, n)
+			stop := make(chan struct{})
+			defer close(stop)
+			for i := range n {
+				desk := fmt.Sprintf("w%d", i)
+				go func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						tr, err := s.NextTrigger(ctx, desk, time.Second)
+						if err != nil || tr == nil {
+							continue
+						}
+						s.AckTrigger(ctx, tr)
+						got <- took{desk, time.Now()}
+					}
+				}()
+			}
+			for deadline := time.Now().Add(10 * time.Second); s.InboxHubStats().Waiting < n && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			var waits []time.Duration
+			op := func(int) {
+				queued := make(map[string]time.Time, n)
+				for i := range n {
+					desk := fmt.Sprintf("w%d", i)
+					queued[desk] = time.Now()
+					if err := s.Enqueue(ctx, deskbot.Trigger{Desk: desk, Kind: deskbot.TriggerMessage, Text: "go"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for range n {
+					select {
+					case tk := <-got:
+						waits = append(waits, tk.at.Sub(queued[tk.desk]))
+					case <-time.After(30 * time.Second):
+						b.Fatal("a desk never took its trigger")
+					}
+				}
+			}
+			floorOp := func(int) {
+				for i := range n {
+					if err := s.Enqueue(ctx, deskbot.Trigger{Desk: fmt.Sprintf("f%d", i), Kind: deskbot.TriggerMessage, Text: "go"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for i := range n {
+					tr, err := s.NextTrigger(ctx, fmt.Sprintf("f%d", i), 0)
+					if err != nil || tr == nil {
+						b.Fatalf("floor's take = %v, %v", tr, err)
+					}
+					s.AckTrigger(ctx, tr)
+				}
+			}
+			floorOp(0) // the floor's groups made before timing
+			b.ResetTimer()
+			compare(b, op, floor{"take", floorOp})
+			b.ReportMetric(float64(pctOf(waits, 99).Microseconds()), "p99-wake-us")
+			for _, p := range s.PoolStats() {
+				if p.Stats.Timeouts > 0 {
+					b.Errorf("pool %s: %d commands timed out waiting for a connection", p.Pool, p.Stats.Timeouts)
+				}
+			}
+		})
+	}
+}
+
+func pctOf(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(ds))
+	return s[min(len(s)-1, len(s)*p/100)]
 }

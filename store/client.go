@@ -11,8 +11,9 @@ import (
 // URL, else Sentinel's (a client of the primary that asks the sentinels
 // where it is, again after a failover), else a Cluster's. anon leaves every
 // credential out (RequiresAuth asks whether Redis lets such a client in).
-// No error text carries a URL or a password.
-func newClient(o Options, url string, anon bool) (redis.UniversalClient, error) {
+// No error text carries a URL or a password. b is the pool's budget
+// (pools.go).
+func newClient(o Options, url string, anon bool, b budget) (redis.UniversalClient, error) {
 	var u *redis.UniversalOptions
 	switch {
 	case len(o.SentinelAddrs) > 0 && len(o.ClusterAddrs) > 0,
@@ -39,13 +40,15 @@ func newClient(o Options, url string, anon bool) (redis.UniversalClient, error) 
 		if anon {
 			ro.Username, ro.Password = "", ""
 		}
-		tune(tuning{&ro.DisableIdentity, &ro.DialerRetries, &ro.DialerRetryTimeout, &ro.ReadBufferSize, &ro.WriteBufferSize, &ro.PipelinePoolSize})
+		tune(tuning{&ro.DisableIdentity, &ro.DialerRetries, &ro.DialerRetryTimeout, &ro.ReadBufferSize, &ro.WriteBufferSize, &ro.PipelinePoolSize,
+			&ro.PoolSize, &ro.MaxIdleConns, &ro.PoolTimeout}, b)
 		return redis.NewClient(ro), nil
 	}
 	if anon {
 		u.Username, u.Password, u.SentinelPassword = "", "", ""
 	}
-	tune(tuning{&u.DisableIdentity, &u.DialerRetries, &u.DialerRetryTimeout, &u.ReadBufferSize, &u.WriteBufferSize, &u.PipelinePoolSize})
+	tune(tuning{&u.DisableIdentity, &u.DialerRetries, &u.DialerRetryTimeout, &u.ReadBufferSize, &u.WriteBufferSize, &u.PipelinePoolSize,
+		&u.PoolSize, &u.MaxIdleConns, &u.PoolTimeout}, b)
 	return redis.NewUniversalClient(u), nil
 }
 
@@ -57,6 +60,8 @@ type tuning struct {
 	dialerRetryTimeout      *time.Duration
 	readBuffer, writeBuffer *int
 	pipelinePool            *int
+	poolSize, maxIdle       *int
+	poolTimeout             *time.Duration
 }
 
 // connBuffer is each connection's read and write buffer: every reply and
@@ -73,8 +78,10 @@ const connBuffer = 16 << 10
 // connections for pipelines and MULTI, on top of the pool, each with 128 KiB
 // buffers; a hold's burst filled them (each one also costs Redis some 20 KB
 // of client buffers), while the store's pipelines are short and run as well
-// on the main pool, as they did before go-redis added that pool.
-func tune(t tuning) {
+// on the main pool, as they did before go-redis added that pool. The pool's
+// size, idle connections kept and wait for a connection are b's.
+func tune(t tuning, b budget) {
+	*t.poolSize, *t.maxIdle, *t.poolTimeout = b.size, b.idle, b.timeout
 	*t.disableIdentity = true
 	if *t.dialerRetries == 0 {
 		*t.dialerRetries, *t.dialerRetryTimeout = 1, 50*time.Millisecond

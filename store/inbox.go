@@ -40,14 +40,76 @@ func (s *Store) Enqueue(ctx context.Context, t deskbot.Trigger) error {
 // crash interrupted its turn), else the next queued one, waiting up to block.
 // It returns nil when there is none.
 //
-// The trigger in hand and the next queued one are asked for in one round
-// trip, without waiting: a desk with work queued starts its turn after one
-// round trip, not two. When both come back, the one in hand is returned and
-// the queued one stays in hand, to be returned (in order) after it. Anything
-// else (an empty inbox, a group still to create, a trimmed entry in hand)
-// takes the general path, which waits.
+// The wait holds no connection: the desk waits on the inbox hub
+// (inboxwait.go), whose one read waits for every waiting desk at once. A
+// desk the hub knows has nothing in hand (its last look found its inbox
+// empty, and the hub took nothing for it since) starts waiting at once;
+// else it first looks: the trigger in hand and the next queued one are
+// asked for in one round trip, without waiting. When both come back, the
+// one in hand is returned and the queued one stays in hand, to be returned
+// (in order) after it. Anything else (a group still to create, a trimmed
+// entry in hand) takes the general path, which does not wait either.
 func (s *Store) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
 	key := s.inboxKey(desk)
+	h := s.sh.hub
+	d := h.desk(key)
+	for {
+		taken, fresh := h.seen(d)
+		if !fresh || block <= 0 {
+			// With no wait, only a look finds what was queued: the hub
+			// reads only for desks that wait.
+			m, found, err := s.lookInbox(ctx, key)
+			h.looked(key, taken, err == nil && !found)
+			if err != nil || found {
+				return m, err
+			}
+		}
+		if block <= 0 {
+			return nil, nil
+		}
+		waits, busy := h.await(ctx, key, d, taken)
+		if busy {
+			// Two callers waiting for one desk (one worker runs a desk,
+			// so only tests do): the second waits as before the hub, on
+			// a connection of its own.
+			msgs, err := s.readGroup(ctx, key, inboxGroup, inboxConsumer, 1, block)
+			if err != nil || len(msgs) == 0 {
+				return nil, err
+			}
+			return decodeTrigger(msgs[0].ID, dataOf(msgs[0]))
+		}
+		if waits {
+			break
+		}
+	}
+	t := time.NewTimer(block)
+	defer t.Stop()
+	var m redis.XMessage
+	select {
+	case m = <-d.got:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	if m.ID == "" {
+		var handed bool
+		if m, handed = h.leave(d); !handed {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, h.failure()
+		}
+	}
+	if dataOf(m) == "" {
+		// Trimmed since it was queued: the general path passes over it.
+		tr, _, err := s.lookInbox(ctx, key)
+		return tr, err
+	}
+	return decodeTrigger(m.ID, dataOf(m))
+}
+
+// lookInbox is NextTrigger without the wait: the trigger in hand, else the
+// next queued one, found reporting whether there was either.
+func (s *Store) lookInbox(ctx context.Context, key string) (t *deskbot.Trigger, found bool, err error) {
 	var msgs []redis.XMessage
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, id := range []string{"0", ">"} {
@@ -64,11 +126,12 @@ func (s *Store) NextTrigger(ctx context.Context, desk string, block time.Duratio
 		}
 	}
 	if len(msgs) == 0 || dataOf(msgs[0]) == "" {
-		if msgs, err = s.readGroup(ctx, key, inboxGroup, inboxConsumer, 1, block); err != nil || len(msgs) == 0 {
-			return nil, err
+		if msgs, err = s.readGroup(ctx, key, inboxGroup, inboxConsumer, 1, 0); err != nil || len(msgs) == 0 {
+			return nil, false, err
 		}
 	}
-	return decodeTrigger(msgs[0].ID, dataOf(msgs[0]))
+	t, err = decodeTrigger(msgs[0].ID, dataOf(msgs[0]))
+	return t, true, err
 }
 
 // takeFix is what lets takeScript run after it failed with err, nil when
@@ -140,6 +203,10 @@ func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at 
 	args := []any{inboxGroup, inboxConsumer, at.UnixMilli(), string(deskbot.DeskWorking), ev, s.opts.EventsMaxLen, s.callsKey("")}
 	var took *redis.Cmd
 	var hist *redis.StringSliceCmd
+	// What the hub took for the desk before the take: an empty inbox makes
+	// the desk's next wait start without a look (NextTrigger), unless the
+	// hub took something since.
+	taken, _ := s.sh.hub.seen(s.sh.hub.desk(keys[0]))
 	for try := 0; ; try++ {
 		s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			took = takeScript.EvalSha(ctx, p, keys, args...)
@@ -154,6 +221,7 @@ func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at 
 			return nil, deskbot.DeskStatus{}, nil, nil, err
 		}
 	}
+	s.sh.hub.looked(keys[0], taken, took.Err() == redis.Nil)
 	switch err := took.Err(); {
 	case err == redis.Nil:
 		return nil, deskbot.DeskStatus{}, nil, nil, nil // nothing queued or in hand

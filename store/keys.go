@@ -40,6 +40,7 @@ import (
 //	leader            string: the leader lease, the holder's fencing token, with its TTL
 //	leader:term       counter: the last term number handed out (a token's leading digits)
 //	leader:holder     hash: who holds the lease (token, holder identity), with the lease's TTL
+//	wake:<id>         stream: wakes the inbox hub of one process (inboxwait.go), with its TTL
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -61,6 +62,7 @@ func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk
 func (s *Store) leaderKey() string                 { return s.Key("leader") }
 func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
 func (s *Store) leaderHolderKey() string           { return s.Key("leader", "holder") }
+func (s *Store) wakeKey(id string) string          { return s.Key("wake", id) }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

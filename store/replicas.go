@@ -55,7 +55,7 @@ func (s *Store) knownReplicas(ctx context.Context, p *redis.Client, fresh bool) 
 	if s.embedded {
 		return 0
 	}
-	rc := &s.replicas
+	rc := &s.sh.replicas
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if !fresh && !rc.at.IsZero() && time.Since(rc.at) < replicaRefresh {

@@ -38,7 +38,7 @@ type retryingKey struct{}
 // retry runs f until it succeeds, fails for good, or RetryFor has passed.
 // f says whether its failure may be tried again.
 func (s *Store) retry(ctx context.Context, f func(ctx context.Context) (again bool, err error)) error {
-	if !s.up.Load() || ctx.Value(retryingKey{}) != nil {
+	if !s.sh.up.Load() || ctx.Value(retryingKey{}) != nil {
 		_, err := f(ctx)
 		return err
 	}

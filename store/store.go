@@ -14,6 +14,9 @@
 // retried for a few seconds before anyone is told (retry.go). A transition
 // returns only once the replicas the primary has acknowledge it (WAIT,
 // replicas.go), so a failover cannot lose a decision a person was told of.
+// Connections come from four pools, one a kind of work (pools.go: the work,
+// the chat, the lease, the inbox read), so that no kind can take another's;
+// idle desks hold none, waiting on one read for all of them (inboxwait.go).
 //
 // Concurrency: a *Store is safe for concurrent use, and any number of Stores
 // (goroutines, processes) may share one Redis and prefix. A request's state
@@ -21,6 +24,9 @@
 // number of racing callers wins, and what a transition carries (audit entry,
 // event, trigger, grant) is written in the same atomic step or not at all.
 // Creations and other multi-key writes use MULTI/EXEC for the same reason.
+// Lease and Chat are views that share everything with their Store but the
+// pool, and are as safe; one goroutine of the Store's own reads for every
+// waiting desk's inbox, from the first wait until Close.
 //
 // Delivery: events and triggers live in Redis Streams read through consumer
 // groups, so they are delivered at least once; readers acknowledge after
@@ -74,6 +80,9 @@ type Options struct {
 	// WaitTimeout bounds one WAIT for the replicas after a transition;
 	// default DefaultWaitTimeout.
 	WaitTimeout time.Duration
+	// Desks is how many desks this process runs: it sizes the work pool
+	// (pools.go). 0 sizes it for a process that runs none.
+	Desks int
 }
 
 // DefaultAuditRetention is how long the audit trail keeps an entry when
@@ -81,15 +90,27 @@ type Options struct {
 const DefaultAuditRetention = 90 * 24 * time.Hour
 
 // Store is the Redis implementation of deskbot's storage interfaces.
+//
+// A Store opened by Open sends its commands through the work pool; Lease and
+// Chat are views of it that send theirs through pools of their own
+// (pools.go), and everything else is shared.
 type Store struct {
-	rdb      redis.UniversalClient
-	stopMini func() // non-nil when this Store started the embedded server
+	rdb      redis.UniversalClient // the pool this view's commands use
+	sh       *shared
 	embedded bool
 	url      string // kept only for Reopen; never logged or shown
 	opts     Options
-	base     string      // every key starts with it: "{tag}:"
+	base     string // every key starts with it: "{tag}:"
+	view     bool   // Lease's or Chat's: Close is the opener's
+}
+
+// shared is what a Store and its views have in common.
+type shared struct {
+	stopMini func()      // non-nil when this Store started the embedded server
 	up       atomic.Bool // set once Open's ping answered: from then on, blips are retried
 	replicas replicaCount
+	pools    pools
+	hub      *inboxHub
 }
 
 // Open connects and pings. An unreachable Redis is an EUNAVAILABLE error,
@@ -125,24 +146,23 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{opts: o, url: o.URL, embedded: embedded, base: base}
+	s := &Store{opts: o, url: o.URL, embedded: embedded, base: base, sh: &shared{}}
 	if embedded && s.url == "" {
 		url, stop, err := StartEmbedded()
 		if err != nil {
 			return nil, err
 		}
-		s.stopMini, s.url = stop, url
+		s.sh.stopMini, s.url = stop, url
 	}
-	if s.rdb, err = newClient(s.opts, s.url, false); err != nil {
-		s.closeMini()
+	if err := s.openPools(); err != nil {
+		s.Close()
 		return nil, err
 	}
-	s.rdb.AddHook(blipHook{s})
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.up.Store(true)
+	s.sh.up.Store(true)
 	if !embedded {
 		// Keys named before the hash tag move under it, and open requests
 		// written by an earlier version are rewritten in the current
@@ -168,16 +188,21 @@ func (s *Store) Reopen(ctx context.Context) (*Store, error) {
 	return open(ctx, o, s.embedded)
 }
 
-// Close closes the client and, in embedded mode, the in-memory server.
+// Close stops the inbox reader, closes every pool and, in embedded mode,
+// the in-memory server. A view's Close does nothing: the Store it was
+// taken from owns the pools.
 func (s *Store) Close() error {
-	err := s.rdb.Close()
+	if s.view {
+		return nil
+	}
+	err := s.closePools()
 	s.closeMini()
 	return err
 }
 
 func (s *Store) closeMini() {
-	if s.stopMini != nil {
-		s.stopMini()
+	if s.sh.stopMini != nil {
+		s.sh.stopMini()
 	}
 }
 
@@ -254,7 +279,7 @@ func (s *Store) RequiresAuth(ctx context.Context) (bool, error) {
 	if s.embedded {
 		return true, nil
 	}
-	anon, err := newClient(s.opts, s.url, true)
+	anon, err := newClient(s.opts, s.url, true, budget{name: "anon", size: 1, idle: 1, timeout: time.Second})
 	if err != nil {
 		return false, err
 	}

@@ -113,12 +113,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	ctx = m.drain.soft
 	m.errs = make(chan error, 4)
 
-	if err := m.openParts(ctx); err != nil {
-		return err
-	}
+	// The desks first: how many there are sizes the store's pools.
 	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
+	}
+	if err := m.openParts(ctx, len(desks)); err != nil {
+		return err
 	}
 	backlog := &chatBacklog{}
 	if err := m.buildDesks(ctx, desks, backlog); err != nil {
@@ -147,9 +148,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 // openParts opens what everything else stands on: the store, the
 // sandbox and the broker.
-func (m *Main) openParts(ctx context.Context) (err error) {
+// desks is how many desks this process runs.
+func (m *Main) openParts(ctx context.Context, desks int) (err error) {
 	cfg, log := m.Config, m.Log
-	if m.Store, err = store.Open(ctx, cfg.storeOptions()); err != nil {
+	o := cfg.storeOptions()
+	o.Desks = desks
+	if m.Store, err = store.Open(ctx, o); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
 	if m.Store.Embedded() {
@@ -185,6 +189,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
 		return m.Store.EventBacklog(ctx, outboxGroup)
 	})
+	m.Metrics.WatchPools(m.poolStats)
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
@@ -221,14 +226,19 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog
 // leads).
 func (m *Main) buildBot(names []string) (err error) {
 	cfg, log := m.Config, m.Log
+	chat := m.Store.Chat()
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName},
 	}, bot.Deps{
-		Gate: m.Gate, Inbox: m.Store, Desks: m.Store, Broker: m.Broker, Requests: m.Store,
-		Notes: m.Store, Events: m.Store, Audit: m.Store, Leader: &m.lead,
+		// The chat's own pool: a /tell, a status or the outbox never waits
+		// for a connection behind the desks. A decision goes through the
+		// gate, on the work pool, sized so that desks leave it room
+		// (store/pools.go).
+		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
+		Notes: chat, Events: chat, Audit: chat, Leader: &m.lead,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
@@ -272,7 +282,8 @@ func (m *Main) takeLead(termParent context.Context) (string, error) {
 	if !lock.Held() {
 		m.Log.Warn("another live instance on this host uses DATA_DIR: this one waits out a lease a dead instance left, until it holds DATA_DIR's lock", "lock", filepath.Join(lock.Dir(), leader.LockFile))
 	}
-	m.Elector = &leader.Elector{Lease: m.Store, TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log, Holder: lock.Identity}
+	// The lease's own pool: a renewal never waits for a connection.
+	m.Elector = &leader.Elector{Lease: m.Store.Lease(), TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log, Holder: lock.Identity}
 	term, err := m.Elector.TryAcquire(termParent)
 	if err != nil {
 		return "", fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))
@@ -492,10 +503,16 @@ func (m *Main) close() error {
 		m.sweeper.Stop()
 	}
 	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
+	// Once every desk has returned none is busy, whatever the drain's
+	// bookkeeping says: a lost lease cancels the desks at once, and a desk
+	// cut off mid-turn never says it is done with its trigger.
+	desksDone := make(chan struct{})
+	go func() { m.desksWG.Wait(); close(desksDone) }()
 	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
 	if clean && m.drain != nil {
 		select {
 		case <-m.drain.idle:
+		case <-desksDone:
 		case <-bound:
 			clean = false
 		}
@@ -567,6 +584,21 @@ func (m *Main) flush(term context.Context) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// poolStats is the store's pools and inbox hub as the metrics show them.
+func (m *Main) poolStats() ops.Pools {
+	var p ops.Pools
+	for _, st := range m.Store.PoolStats() {
+		p.Pools = append(p.Pools, ops.PoolStats{
+			Pool: st.Pool, Size: st.Size, Hits: uint64(st.Stats.Hits), Misses: uint64(st.Stats.Misses),
+			Timeouts: uint64(st.Stats.Timeouts), Waits: uint64(st.Stats.WaitCount),
+			Waited: time.Duration(st.Stats.WaitDurationNs), Conns: int(st.Stats.TotalConns), Idle: int(st.Stats.IdleConns),
+		})
+	}
+	h := m.Store.InboxHubStats()
+	p.Waiting, p.Reads, p.Wakes = h.Waiting, h.Reads, h.Wakes
+	return p
 }
 
 // chatBacklog hands send_message the bot's count of a desk's messages
