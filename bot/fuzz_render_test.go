@@ -57,7 +57,7 @@ func FuzzRenderRequest(f *testing.F) {
 			Content:   deskbot.PermissionContent{ToolName: tool, Arguments: json.RawMessage(args), CallID: "c1"},
 			CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute), State: deskbot.StateOpen,
 		}
-		text, kb := RenderRequest(r)
+		text, kb := RenderRequestBook(r, nil)
 		plain, err := telegramtest.CheckHTML(text)
 		if err != nil {
 			t.Fatalf("markup Telegram refuses (%v): %q", err, text)

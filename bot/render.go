@@ -39,9 +39,9 @@ func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uF
 
 func ist(t time.Time) string { return words.Time(t) + " IST" }
 
-// RenderRequest renders a held call and its keyboard: one row, Allow once,
-// Always allow, Deny. The markup is new on every call, because telebot
-// rewrites the markup it is given.
+// RenderRequestBook renders a held call and its keyboard: one row, Allow
+// once, Always allow, Deny. The markup is new on every call, because
+// telebot rewrites the markup it is given.
 //
 // What the approver sees is what runs: the call's canonical arguments are
 // shown whole, with characters that display as nothing or as something
@@ -50,14 +50,10 @@ func ist(t time.Time) string { return words.Time(t) + " IST" }
 // why. The agent refuses such calls before they are held; this is the
 // bot's own guard should one arrive anyway, and decide refuses a forged
 // Allow on it.
-func RenderRequest(r *deskbot.Request) (string, *tele.ReplyMarkup) {
-	return RenderRequestBook(r, nil)
-}
-
-// RenderRequestBook is RenderRequest with the desk's book as it stands, so
-// a broker call also reads in trading words that need it: the position an
-// order leaves, the desk's P&L, what a flatten would close. A nil book
-// renders without them.
+//
+// With the desk's book as it stands, a broker call also reads in trading
+// words that need it: the position an order leaves, the desk's P&L, what a
+// flatten would close. A nil book renders without them.
 func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
 	text, whole := requestText(r, book)
