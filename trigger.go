@@ -34,7 +34,9 @@ type Trigger struct {
 type Inbox interface {
 	Enqueue(ctx context.Context, t Trigger) error
 	// NextTrigger returns the desk's next trigger, waiting up to block; nil
-	// when there is none.
+	// when none came. With block 0 it looks at the inbox and returns at
+	// once (a drain); a wait may end without a trigger queued just before
+	// it, which the next ask finds (the desks ask again at once).
 	NextTrigger(ctx context.Context, desk string, block time.Duration) (*Trigger, error)
 	AckTrigger(ctx context.Context, t *Trigger) error
 	// PendingTriggers counts triggers queued or in hand for the desk.

@@ -306,7 +306,7 @@ func (h *e2e) triggers(desk string) []deskbot.Trigger {
 	h.t.Helper()
 	var got []deskbot.Trigger
 	for {
-		tr, err := h.st.NextTrigger(h.t.Context(), desk, time.Millisecond)
+		tr, err := h.st.NextTrigger(h.t.Context(), desk, 0)
 		if err != nil {
 			h.t.Fatalf("next trigger: %v", err)
 		}

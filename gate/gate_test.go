@@ -104,7 +104,7 @@ func (f *fixture) mustInbox(t *testing.T, desk string) []deskbot.Trigger {
 	t.Helper()
 	var got []deskbot.Trigger
 	for {
-		tr, err := f.store.NextTrigger(t.Context(), desk, time.Millisecond)
+		tr, err := f.store.NextTrigger(t.Context(), desk, 0)
 		if err != nil {
 			t.Fatalf("next trigger: %v", err)
 		}
