@@ -168,19 +168,23 @@ func TestPaperDesksAreIndependent(t *testing.T) {
 }
 
 func TestPaperConcurrentOrdersLoseNothing(t *testing.T) {
-	p := mustPaper(t)
+	// One market price for the whole test: orders placed at once must not
+	// race to move it (a following market would let one buy see another's
+	// price).
+	p, tape := mustMarket(t)
+	tape.Set("NIFTY", 100)
 	const n = 50
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*n)
 	for i := range n {
 		wg.Go(func() {
-			// Every buy is matched by a sell of the same size at a higher
-			// price, interleaved arbitrarily; only a lost update changes the
-			// final quantity.
-			if _, err := p.PlaceOrder(t.Context(), "busy", buy("NIFTY", 2, 100)); err != nil {
+			// Every buy of 2 is matched by a sell of 1, each at limits that
+			// fill at the market, interleaved arbitrarily; only a lost
+			// update changes the final quantity.
+			if _, err := p.PlaceOrder(t.Context(), "busy", buy("NIFTY", 2, float64(100+i))); err != nil {
 				errs <- err
 			}
-			if _, err := p.PlaceOrder(t.Context(), "busy", sell("NIFTY", 1, float64(100+i))); err != nil {
+			if _, err := p.PlaceOrder(t.Context(), "busy", sell("NIFTY", 1, float64(100-i))); err != nil {
 				errs <- err
 			}
 		})
