@@ -39,7 +39,19 @@ type demoRun struct {
 // startDemo starts the demo's fakes, then the service pointed at them, on
 // the variables of environ that demoPassEnv lets through. Its logs go to
 // logs.
-func startDemo(ctx context.Context, environ map[string]string, logs io.Writer) (_ *demoRun, err error) {
+func startDemo(ctx context.Context, environ map[string]string, logs io.Writer) (*demoRun, error) {
+	// The service's port is picked free, then bound by the service a
+	// moment later; another process may take it in between. Then the demo
+	// starts again on another.
+	for try := 1; ; try++ {
+		r, err := startDemoOnce(ctx, environ, logs)
+		if err == nil || try == 5 || !errors.Is(err, syscall.EADDRINUSE) {
+			return r, err
+		}
+	}
+}
+
+func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Writer) (_ *demoRun, err error) {
 	r := &demoRun{}
 	defer func() {
 		if err != nil {

@@ -260,7 +260,7 @@ func (m *Main) serveHTTP(desks []agent.DeskConfig) error {
 		}
 		return checks
 	}), m.Metrics.Handler(), mounts...); err != nil {
-		return fmt.Errorf("HTTP_ADDR %s: %v", cfg.HTTPAddr, err)
+		return fmt.Errorf("HTTP_ADDR %s: %w", cfg.HTTPAddr, err)
 	}
 
 	return nil
