@@ -15,6 +15,10 @@ type Gate interface {
 	Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error)
 	// AddReason completes a denial waiting for its reason ("" skips it).
 	AddReason(ctx context.Context, id, reason string, by Person) (*Request, error)
+	// Shown records what the chat showed of a request's effect on the
+	// desk's book (ShownState), before the message goes out: an allow runs
+	// the call only while the book still gives the same.
+	Shown(ctx context.Context, id, state string) error
 	// Grants lists the standing grants; Revoke removes one.
 	Grants(ctx context.Context) ([]Grant, error)
 	Revoke(ctx context.Context, desk, tool string, by Person) error

@@ -222,7 +222,7 @@ func (b *Bot) sendings() {
 		Book:        b.book,
 	}
 	if deps.Gate != nil {
-		oc.Request = deps.Gate.Request
+		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown
 	}
 	if deps.Requests != nil {
 		oc.Open = deps.Requests.OpenRequests

@@ -51,6 +51,9 @@ type OutboxConfig struct {
 	// Book reads a desk's book, so a held broker call is shown in trading
 	// words (the position it leaves, the desk's P&L); nil renders without.
 	Book func(ctx context.Context, desk string) (deskbot.Book, error)
+	// Shown records what a request's message shows of the desk's book
+	// (deskbot.Gate's Shown) before it goes out; nil records nothing.
+	Shown func(ctx context.Context, id, state string) error
 }
 
 // Outbox delivers events to the group durably: it reads the event stream as

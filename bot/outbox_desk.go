@@ -231,17 +231,17 @@ func (o *Outbox) book(ctx context.Context, r *deskbot.Request) *deskbot.Book {
 }
 
 // shownBook is book, for the request's own message: what that message
-// will show of the desk's book (deskbot.ShownState) is noted first, so an
-// allow runs the call only while the book still gives the same (the gate
-// checks the note). A copy shown elsewhere (/requests) notes nothing: an
+// will show of the desk's book (deskbot.ShownState) is recorded with the
+// gate first, so an allow runs the call only while the book still gives
+// the same. A copy shown elsewhere (/requests) notes nothing: an
 // allow from it is checked against the request's own message.
 func (o *Outbox) shownBook(ctx context.Context, r *deskbot.Request) (*deskbot.Book, error) {
 	b := o.book(ctx, r)
 	if b == nil {
 		return nil, nil
 	}
-	if st := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, *b); st != "" {
-		if err := o.notes.PutNote(ctx, deskbot.ShownStateNote(r.ID), st, noteTTL); err != nil {
+	if st := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, *b); st != "" && o.cfg.Shown != nil {
+		if err := o.cfg.Shown(ctx, r.ID, st); err != nil {
 			return nil, err
 		}
 	}

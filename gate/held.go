@@ -18,10 +18,37 @@ type heldCache struct {
 	mu  sync.Mutex
 	max int
 	m   map[string]*deskbot.Request
+	// shown is what this process's chat showed of a held request's effect
+	// (deskbot.ShownState), recorded by Gate.Shown: an allow of a request
+	// this gate held reads it here, with no round trip.
+	shown map[string]string
 }
 
 func newHeldCache(max int) *heldCache {
-	return &heldCache{max: max, m: make(map[string]*deskbot.Request)}
+	return &heldCache{max: max, m: make(map[string]*deskbot.Request), shown: make(map[string]string)}
+}
+
+// setShown records what the chat showed of request id, when this gate
+// holds it; it reports whether it does.
+func (c *heldCache) setShown(id, state string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; !ok {
+		return false
+	}
+	c.shown[id] = state
+	return true
+}
+
+// shownOf is what the chat showed of request id (ok false when nothing),
+// and whether this gate holds it (then nothing recorded means nothing
+// shown that depends on the book).
+func (c *heldCache) shownOf(id string) (state string, ok, held bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, held = c.m[id]
+	state, ok = c.shown[id]
+	return state, ok, held
 }
 
 func (c *heldCache) put(r *deskbot.Request) {
@@ -31,6 +58,7 @@ func (c *heldCache) put(r *deskbot.Request) {
 	if len(c.m) >= c.max {
 		for id := range c.m {
 			delete(c.m, id)
+			delete(c.shown, id)
 			break
 		}
 	}
@@ -52,5 +80,6 @@ func (c *heldCache) get(id string) (*deskbot.Request, bool) {
 func (c *heldCache) forget(id string) {
 	c.mu.Lock()
 	delete(c.m, id)
+	delete(c.shown, id)
 	c.mu.Unlock()
 }

@@ -46,9 +46,13 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		if changed, err := g.changedSinceShown(ctx, r); err != nil {
 			return nil, err
 		} else if changed != "" {
-			g.log.InfoContext(ctx, "allow refused: what the call would do changed since it was shown", "desk", r.Desk, "request", r.ID, "why", changed)
-			g.showAgain(ctx, r)
-			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedSinceShown)
+			// A request decided meanwhile (another tap won, and what it ran
+			// moved the book) is answered as any late tap is, below.
+			if cur, err := g.store.Request(ctx, id); err != nil || cur.State == deskbot.StateOpen {
+				g.log.InfoContext(ctx, "allow refused: what the call would do changed since it was shown", "desk", r.Desk, "request", r.ID, "why", changed)
+				g.showAgain(ctx, r)
+				return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedSinceShown)
+			}
 		}
 	}
 	t := g.decision(ctx, resp, by, fence)
@@ -142,7 +146,9 @@ func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, ou
 	case deskbot.AlreadyApproved:
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.AlreadyApprovedMessage(after))
 	}
-	g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
+	if out != deskbot.Applied || !resp.Allows() {
+		g.held.forget(id) // decided, lapsing or gone: nobody decides it again here
+	} // an allow that applied is forgotten once Run is done with it (what was shown)
 	switch out {
 	case deskbot.Applied:
 		// The decision that ran may be narrower than the tap: an always
@@ -192,6 +198,7 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
 	}
+	defer g.held.forget(r.ID)
 	if g.cfg.Leader != nil {
 		// The last check before the call: Decide's fence proved this term
 		// led when the call went to running, but a pause since (GC,
@@ -365,11 +372,23 @@ func (g *Gate) trigger(r *deskbot.Request, kind deskbot.TriggerKind, text string
 // note (deskbot.ShownStateNote); an allow must not run a plan that is no
 // longer the one the approver read.
 func (g *Gate) changedSinceShown(ctx context.Context, r *deskbot.Request) (string, error) {
-	shown, err := g.store.Note(ctx, deskbot.ShownStateNote(r.ID))
-	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+	shown, ok, held := g.held.shownOf(r.ID)
+	if !ok && held {
+		// This gate held it, and this process's chat (the leader's, which
+		// shows every request) recorded nothing: nothing it showed
+		// depends on the book. No round trip on the common path.
 		return "", nil
-	} else if err != nil {
-		return "", err
+	}
+	if !ok {
+		// Held by another process (a page deciding on a standby, a
+		// restart): what the chat showed is in its note.
+		var err error
+		shown, err = g.store.Note(ctx, deskbot.ShownStateNote(r.ID))
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			return "", nil
+		} else if err != nil {
+			return "", err
+		}
 	}
 	if g.cfg.Books == nil {
 		return "what it would do cannot be checked here", nil
@@ -392,3 +411,16 @@ func (g *Gate) showAgain(ctx context.Context, r *deskbot.Request) {
 		g.log.WarnContext(ctx, "could not ask the chat to show a changed request again", "request", r.ID, "err", err)
 	}
 }
+
+// Shown records what the chat showed of request id's effect (a
+// deskbot.ShownState), before its message goes out: an allow runs the call
+// only while the desk's book still gives the same. It is kept in memory
+// for this gate and in a note for every other process.
+func (g *Gate) Shown(ctx context.Context, id, state string) error {
+	g.held.setShown(id, state)
+	return g.store.PutNote(ctx, deskbot.ShownStateNote(id), state, shownTTL)
+}
+
+// shownTTL bounds how long the note of what a request's message showed is
+// kept: longer than any request stays open.
+const shownTTL = 7 * 24 * time.Hour

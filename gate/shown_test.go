@@ -70,7 +70,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 			// The chat shows the request with the book as it is now.
 			b.set(tc.shown...)
 			shown := deskbot.ShownState(tc.call.Name, tc.call.Arguments, deskbot.Book{Positions: tc.shown})
-			if err := f.store.PutNote(ctx, deskbot.ShownStateNote(r.ID), shown, 0); err != nil {
+			if err := f.gate.Shown(ctx, r.ID, shown); err != nil {
 				t.Fatal(err)
 			}
 			b.set(tc.atAllow...)
@@ -99,5 +99,38 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				t.Errorf("request after the run = %s %+v; want failed with %q", after.State, after.Result, tc.wantStateText)
 			}
 		})
+	}
+}
+
+// Another process's gate (the page on a standby) that did not hold the
+// request checks the same: it reads what the chat showed from its note.
+func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
+	b := &books{}
+	f := mustFixture(t, func(c *gate.Config) { c.Books = b })
+	ctx := t.Context()
+	flatten := deskbot.ToolCall{ID: "c2", Name: deskbot.ToolFlattenDesk, Arguments: json.RawMessage(`{}`)}
+	r, _, err := f.gate.Hold(ctx, "main", "trig", flatten)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcs := deskbot.Position{Symbol: "TCS", Quantity: 10, AvgPrice: 4000, LastPrice: 4000}
+	if err := f.gate.Shown(ctx, r.ID, deskbot.ShownState(flatten.Name, flatten.Arguments, deskbot.Book{Positions: []deskbot.Position{tcs}})); err != nil {
+		t.Fatal(err)
+	}
+	b.set(tcs, deskbot.Position{Symbol: "INFY", Quantity: 5, AvgPrice: 1500, LastPrice: 1500})
+	other := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+	if _, err := other.Decide(ctx, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+		t.Fatalf("allow elsewhere of a changed flatten = %v; want refused", err)
+	}
+	b.set(tcs)
+	resp, err := other.Decide(ctx, r.ID, deskbot.AllowOnce, "", asha)
+	if err != nil {
+		t.Fatalf("allow elsewhere of the flatten as shown = %v", err)
+	}
+	if _, err := other.Run(ctx, resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(f.runner.runs()); got != 1 {
+		t.Errorf("runs = %d; want 1", got)
 	}
 }
