@@ -115,7 +115,7 @@ func TestLoneLeaderRestart(t *testing.T) {
 		case strings.Contains(last.Text, "The user allowed place_order"):
 			return modeltest.Text("alpha-filled")
 		case strings.Contains(last.Text, "buy"):
-			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":1500}`})
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":1,"price":2000}`})
 		}
 		return modeltest.Text("ok")
 	})
