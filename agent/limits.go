@@ -105,7 +105,7 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return "", err
 		}
 	}
-	market, known, err := l.market(ctx, o.Symbol)
+	market, known, err := l.Broker.LastPrice(ctx, o.Symbol) // known false: the market has no price for it
 	if err != nil {
 		return "", err
 	}
@@ -151,12 +151,6 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 		}
 	}
 	return "", nil
-}
-
-// market is symbol's market price, from the broker's market (known false
-// when it has none for the symbol).
-func (l *Limits) market(ctx context.Context, symbol string) (float64, bool, error) {
-	return l.Broker.LastPrice(ctx, symbol)
 }
 
 // position is the desk's quantity in o's symbol once every order it has
