@@ -25,6 +25,9 @@ type DeskStatus struct {
 	// tokens on, and Tokens how many they spent that day.
 	TokensDay string `json:"tokens_day,omitempty"`
 	Tokens    int64  `json:"tokens,omitempty"`
+	// Halt is set while a risk rule holds the desk halted (Paused is then
+	// true too); only an approver's /resume lifts it.
+	Halt *Halt `json:"halt,omitempty"`
 }
 
 // DeskStore keeps each desk's state and its pause switch, which survives

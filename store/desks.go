@@ -27,19 +27,36 @@ func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, 
 	return c.HSet(ctx, s.deskKey(desk), "state", string(state), "last_activity", strconv.FormatInt(at.UnixMilli(), 10))
 }
 
-// SetPaused flips the pause switch and audits it in the same MULTI.
+// pauseScript flips a desk's pause switch and audits it: KEYS the desk's
+// hash and the audit stream; ARGV "1" to pause or "0" to resume, the audit
+// stream's MINID and the audit entry's fields and values. A halted desk is
+// not resumed here: only Resume lifts a halt, after an approver saw why.
+var pauseScript = redis.NewScript(`
+if ARGV[1] == '1' then
+  redis.call('HSET', KEYS[1], 'paused', '1')
+else
+  if redis.call('HEXISTS', KEYS[1], 'halt') == 1 then return 0 end
+  redis.call('HDEL', KEYS[1], 'paused')
+end
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+return 1`)
+
+// SetPaused flips the pause switch and audits it in one step. Resuming a
+// halted desk is refused (ECONFLICT) and changes nothing.
 func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit deskbot.AuditEntry) error {
-	data := auditValues(auditFor(audit, "", desk))
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if paused {
-			p.HSet(ctx, s.deskKey(desk), "paused", "1")
-		} else {
-			p.HDel(ctx, s.deskKey(desk), "paused")
-		}
-		p.XAdd(ctx, s.auditAdd(data))
-		return nil
-	})
-	return s.wrap(err)
+	flag := "0"
+	if paused {
+		flag = "1"
+	}
+	argv := append([]any{flag, s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
+	n, err := pauseScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Int()
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n == 0 {
+		return deskbot.Errorf(deskbot.ECONFLICT, "%s was halted by a risk rule: /resume %s shows why and asks to confirm", desk, desk)
+	}
+	return nil
 }
 
 // A desk's turn, in as few round trips as its order allows: TakeTurn
@@ -245,6 +262,7 @@ func deskStatus(desk string, h map[string]string) deskbot.DeskStatus {
 	st.LastActivity = msField(h["last_activity"])
 	st.TokensDay = h["tokens_day"]
 	st.Tokens, _ = strconv.ParseInt(h["tokens"], 10, 64)
+	st.Halt = decodeHalt(h["halt"])
 	return st
 }
 

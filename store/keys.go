@@ -30,7 +30,8 @@ import (
 //	running           set: requests whose allowed call is running
 //	denials           sorted set: denials waiting for a reason, by due time
 //	grants            hash: standing grants, field "desk\x1ftool"
-//	desk:<desk>       hash: a desk's state, pause switch, last activity
+//	desk:<desk>       hash: a desk's state, pause switch, last activity, tokens today, halt, run of refusals, best P&L today
+//	pnl:<desk>:<day>  sorted set: the desk's P&L samples of that India day, "ms pnl" by ms
 //	inbox:<desk>      stream: a desk's triggers (consumer group "desk")
 //	calls:<trigger>   list: a trigger's completed calls
 //	history:<desk>    list: a desk's conversation
@@ -58,6 +59,7 @@ func (s *Store) inboxKey(desk string) string       { return s.Key("inbox", desk)
 func (s *Store) callsKey(triggerID string) string  { return s.Key("calls", triggerID) }
 func (s *Store) historyKey(desk string) string     { return s.Key("history", desk) }
 func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
+func (s *Store) pnlKey(desk, day string) string    { return s.Key("pnl", desk, day) }
 func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
 func (s *Store) leaderKey() string                 { return s.Key("leader") }
 func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
