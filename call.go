@@ -23,6 +23,9 @@ type ToolResult struct {
 	// did not run. It is kept with a completed call, so a replayed turn knows
 	// the desk is waiting without reading the words of the answer.
 	Held bool `json:"held,omitempty"`
+	// Limit marks the answer to a call a hard limit (or a risk rule)
+	// refused: the risk rules count it among the desk's refusals in a row.
+	Limit bool `json:"limit,omitempty"`
 }
 
 // CompletedCall is a call that ran (or was held) within a trigger, with what

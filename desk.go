@@ -28,13 +28,21 @@ type DeskStatus struct {
 	// Halt is set while a risk rule holds the desk halted (Paused is then
 	// true too); only an approver's /resume lifts it.
 	Halt *Halt `json:"halt,omitempty"`
+	// Restart is where the day's rules count from after the last resume
+	// from a halt; nil when the desk was not resumed from one.
+	Restart *Restart `json:"restart,omitempty"`
 }
 
 // DeskStore keeps each desk's state and its pause switch, which survives
 // restarts.
 type DeskStore interface {
 	DeskStatus(ctx context.Context, desk string) (DeskStatus, error)
+	// SetPaused flips the pause switch; resuming a desk a risk rule halted
+	// is refused (ECONFLICT): only Resume lifts a halt.
 	SetPaused(ctx context.Context, desk string, paused bool, audit AuditEntry) error
+	// Resume lifts the desk's halt and its pause, with its audit entry:
+	// the resume of an approver who was shown why the desk was halted.
+	Resume(ctx context.Context, desk string, audit AuditEntry) error
 }
 
 // Message is one entry of a desk's conversation with its model, in a form

@@ -19,6 +19,7 @@ const (
 	EventDeskMessage      EventKind = "desk_message"
 	EventDeskState        EventKind = "desk_state"
 	EventModelUnreachable EventKind = "model_unreachable"
+	EventRisk             EventKind = "risk" // a risk rule acted on a desk (a halt, a square-off) or cannot be checked: Text says it
 )
 
 // Event is something the team may want to see. Events are delivered at
@@ -33,7 +34,7 @@ type Event struct {
 	RequestID string      `json:"request_id,omitempty"`
 	Call      *ToolCall   `json:"call,omitempty"`
 	Result    *ToolResult `json:"result,omitempty"`
-	Text      string      `json:"text,omitempty"`    // desk_message, model_unreachable
+	Text      string      `json:"text,omitempty"`    // desk_message, model_unreachable, risk
 	Picture   string      `json:"picture,omitempty"` // desk_message with a photo
 	// Request is the request as it stood when the event was read (the store
 	// fills it in for events that name one).

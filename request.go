@@ -200,6 +200,11 @@ type Transition struct {
 	// Redis; any other outcome returns the request as it stands there.
 	// Held itself is not changed.
 	Held *Request
+	// UnlessHalted, when set, is the request's desk: the transition applies
+	// only while no risk rule holds that desk halted, else the outcome is
+	// Halted. Every allow carries it, so nothing of a halted desk runs,
+	// whichever request an approver taps.
+	UnlessHalted string
 }
 
 // Outcome says what a transition did.
@@ -213,6 +218,7 @@ const (
 	Counted                 // Approve: the approval was recorded; more are needed
 	AlreadyApproved         // Approve: this person's approval was already counted; nothing changed
 	Stale                   // Fence is not the current leader's token: another process leads
+	Halted                  // UnlessHalted: a risk rule holds the desk halted; nothing changed
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the

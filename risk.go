@@ -53,6 +53,22 @@ type Halt struct {
 	Done bool `json:"done,omitempty"`
 	// Did is what the halt did, in words, once Done.
 	Did string `json:"did,omitempty"`
+	// PnL and Tokens are the desk's P&L and its models' tokens for the day
+	// when it was halted: a resume restarts the day's rules from them.
+	PnL    float64 `json:"pnl"`
+	Tokens int64   `json:"tokens"`
+}
+
+// Restart is where a desk's rules count from after an approver resumed it
+// from a halt: on Day (India), a loss of max_daily_loss below PnL, a
+// drawdown from the best since, or max_model_tokens_per_day more than
+// Tokens halts it again. A resume is a person's informed yes to go on,
+// so the rule that tripped does not trip again at once on the same
+// figures; it is never a way round the rules for the rest of the day.
+type Restart struct {
+	Day    string  `json:"day"`
+	PnL    float64 `json:"pnl"`
+	Tokens int64   `json:"tokens"`
 }
 
 // PnLSample is a desk's P&L for the India day (realised plus open) at At.
@@ -70,8 +86,6 @@ type RiskStore interface {
 	HaltDesk(ctx context.Context, desk string, h Halt, audit AuditEntry) (bool, error)
 	// FinishHalt marks the desk's halt done, with what it did.
 	FinishHalt(ctx context.Context, desk string, did string) error
-	// Resume lifts the desk's halt and its pause, with its audit entry.
-	Resume(ctx context.Context, desk string, audit AuditEntry) error
 	// CountInARow counts the desk's event eventID (a stream id) into its
 	// run of refusals (refused) or ends the run (not refused) and returns
 	// the run's length. An event already counted, or older than the last
@@ -100,4 +114,25 @@ func DayPnL(trades []Trade, b Book, day string, journalFull bool) (realised, ope
 		open += p.UnrealisedPnL()
 	}
 	return RoundPaise(realised), RoundPaise(open), n, journalFull && n == len(trades)
+}
+
+// TradingDay reports whether t's India day is a trading day: a weekday.
+// (Holidays and special sessions belong to the market's calendar, which
+// a real broker's setting will bring.)
+func TradingDay(t time.Time) bool {
+	wd := t.In(IST).Weekday()
+	return wd != time.Saturday && wd != time.Sunday
+}
+
+// PastSquareOff reports whether t is at or after the desk's square_off_at
+// on a trading day: the square-off is due.
+func (r RiskRules) PastSquareOff(t time.Time) bool {
+	return r.SquareOffAt != "" && TradingDay(t) && t.In(IST).Format("15:04") >= r.SquareOffAt
+}
+
+// SquaredOff reports whether orders that open or grow a position are
+// refused at t: from square_off_at on a trading day until the next
+// trading day begins.
+func (r RiskRules) SquaredOff(t time.Time) bool {
+	return r.SquareOffAt != "" && (!TradingDay(t) || r.PastSquareOff(t))
 }

@@ -13,7 +13,8 @@ const (
 	TriggerSchedule   TriggerKind = "schedule"   // a cron entry fired
 	TriggerPermission TriggerKind = "permission" // the response to a held call
 	TriggerLapse      TriggerKind = "lapse"      // a held call lapsed
-	TriggerFlatten    TriggerKind = "flatten"    // the user flattened the desk
+	TriggerFlatten    TriggerKind = "flatten"    // the user flattened the desk, or the harness squared it off
+	TriggerHalt       TriggerKind = "halt"       // a risk rule halted the desk
 )
 
 // Trigger is one item in a desk's inbox.

@@ -42,6 +42,20 @@ type DeskConfig struct {
 	// ([desk.policy.<tool>]); a tool without one needs one approver when
 	// held and has no limits.
 	Policy map[string]deskbot.ToolPolicy
+	// Risk is the desk's day-long rules ([desk.risk]), which the harness
+	// applies outside the model (package risk).
+	Risk deskbot.RiskRules
+}
+
+// riskFile is the [desk.risk] table. Pointers tell a key left out from
+// one set to 0, which is a mistake, as in a policy.
+type riskFile struct {
+	MaxDailyLoss         *float64 `toml:"max_daily_loss"`
+	MaxDrawdown          *float64 `toml:"max_drawdown"`
+	SquareOffAt          *string  `toml:"square_off_at"`
+	MaxDenialsInARow     *int     `toml:"max_denials_in_a_row"`
+	MaxModelTokensPerDay *int64   `toml:"max_model_tokens_per_day"`
+	FlattenOnHalt        *bool    `toml:"flatten_on_halt"`
 }
 
 // policyFile is one [desk.policy.<tool>] table. Pointers tell a key left
@@ -77,6 +91,7 @@ type deskFile struct {
 			Text string
 		}
 		Policy map[string]policyFile
+		Risk   *riskFile
 	}
 }
 
@@ -123,7 +138,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day)", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
 	}
 	if len(f.Desk) == 0 {
 		return nil, fmt.Errorf("no [[desk]] defined")
@@ -173,6 +188,9 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 			dc.Schedules = append(dc.Schedules, Schedule{Cron: strings.TrimSpace(s.Cron), Text: strings.TrimSpace(s.Text)})
 		}
 		if dc.Policy, err = readPolicies(d.Name, d.Tools, d.Policy); err != nil {
+			return nil, err
+		}
+		if dc.Risk, err = readRisk(d.Name, d.Risk); err != nil {
 			return nil, err
 		}
 		desks = append(desks, dc)
@@ -235,6 +253,66 @@ func readPolicies(desk string, tools []string, in map[string]policyFile) (map[st
 		out[tool] = tp
 	}
 	return out, nil
+}
+
+// readRisk reads a desk's [desk.risk] table. As in a policy, every number
+// set must be meant: 0 or less is an error, never "no rule".
+func readRisk(desk string, in *riskFile) (deskbot.RiskRules, error) {
+	var r deskbot.RiskRules
+	if in == nil {
+		return r, nil
+	}
+	where := fmt.Sprintf("desk %q risk rule", desk)
+	for _, m := range []struct {
+		key string
+		v   *float64
+		dst *float64
+	}{{"max_daily_loss", in.MaxDailyLoss, &r.MaxDailyLoss}, {"max_drawdown", in.MaxDrawdown, &r.MaxDrawdown}} {
+		if m.v == nil {
+			continue
+		}
+		if !(*m.v > 0) || math.IsInf(*m.v, 0) {
+			return r, fmt.Errorf("%s %s must be a number of rupees above 0 (leave it out for no rule), not %v", where, m.key, *m.v)
+		}
+		*m.dst = *m.v
+	}
+	if in.MaxDenialsInARow != nil {
+		if *in.MaxDenialsInARow < 1 {
+			return r, fmt.Errorf("%s max_denials_in_a_row must be 1 or more (leave it out for no rule), not %d", where, *in.MaxDenialsInARow)
+		}
+		r.MaxDenialsInARow = *in.MaxDenialsInARow
+	}
+	if in.MaxModelTokensPerDay != nil {
+		if *in.MaxModelTokensPerDay < 1 {
+			return r, fmt.Errorf("%s max_model_tokens_per_day must be 1 or more (leave it out for no rule), not %d", where, *in.MaxModelTokensPerDay)
+		}
+		r.MaxModelTokensPerDay = *in.MaxModelTokensPerDay
+	}
+	if in.SquareOffAt != nil {
+		t, err := time.Parse("15:04", strings.TrimSpace(*in.SquareOffAt))
+		if err != nil || len(strings.TrimSpace(*in.SquareOffAt)) != 5 {
+			return r, fmt.Errorf("%s square_off_at must be a time of day in India time as \"15:15\", not %q", where, *in.SquareOffAt)
+		}
+		r.SquareOffAt = t.Format("15:04")
+	}
+	if in.FlattenOnHalt != nil {
+		r.FlattenOnHalt = *in.FlattenOnHalt
+	}
+	if !r.Any() {
+		return r, fmt.Errorf("%s: the [desk.risk] table sets no rule (max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day)", where)
+	}
+	return r, nil
+}
+
+// RiskRules returns the rules of the desks that have any, by desk.
+func RiskRules(desks []DeskConfig) map[string]deskbot.RiskRules {
+	out := map[string]deskbot.RiskRules{}
+	for _, d := range desks {
+		if d.Risk.Any() {
+			out[d.Name] = d.Risk
+		}
+	}
+	return out
 }
 
 // Policies returns the desks' policies for the gate and the executor.

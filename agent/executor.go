@@ -252,7 +252,7 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 		release, refusal := e.Limits.Check(ctx, t.Desk, call)
 		if release == nil {
 			log.InfoContext(ctx, "call refused: hard limit", "why", refusal)
-			return Execution{Result: deskbot.ToolResult{IsError: true, Text: refusal}, Refused: true}, nil, nil
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: refusal, Limit: true}, Refused: true}, nil, nil
 		}
 		defer release() // until the call is held or has run
 	}

@@ -46,11 +46,21 @@ type PendingRequests interface {
 // order past it would (deskbot.Policies.RequiredWith). When a limit
 // cannot be checked (broker or Redis down) the call is not run.
 //
+// Risk rules: an order of a desk a risk rule halted is refused (a turn
+// under way when the halt came), and after the desk's square-off, until
+// the next trading day, so is an order that would open or grow a
+// position (package risk applies the rest of the rules). Both read the
+// desk's state and book only for desks that have rules.
+//
 // A desk's orders are checked one at a time, and the lock is held
 // until the call is held or has run, so two calls of one desk at once (a
 // Claude Code desk may make them) cannot both pass against the same book.
 type Limits struct {
 	Policies deskbot.Policies
+	Risk     map[string]deskbot.RiskRules // by desk; a desk without rules is left out
+	Desks    interface {
+		DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error)
+	}
 	Broker   deskbot.Broker
 	Requests PendingRequests
 	Counter  deskbot.OrderCounter
@@ -67,12 +77,22 @@ type Limits struct {
 // release must be called once the call was held or run (nil when refused).
 func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
 	tp := l.Policies.For(desk, call.Name)
-	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && tp.TwoApproversAbove <= 0 {
+	rules, ruled := l.Risk[desk]
+	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && tp.TwoApproversAbove <= 0 && !ruled {
 		return func() {}, ""
 	}
 	lock := l.lock(desk)
 	lock.Lock()
-	why, err := l.over(ctx, desk, call, tp)
+	if ruled {
+		if st, err := l.Desks.DeskStatus(ctx, desk); err != nil {
+			lock.Unlock()
+			return nil, fmt.Sprintf("%s was not run: the desk's risk rules could not be checked (%s). Tell the user and end this turn.", call.Name, deskbot.ErrorMessage(err))
+		} else if st.Halt != nil {
+			lock.Unlock()
+			return nil, words.HaltedOrderMessage(call.Name)
+		}
+	}
+	why, err := l.over(ctx, desk, call, tp, rules)
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Sprintf("%s was not run: the desk's hard limits could not be checked (%s). Tell the user and end this turn.", call.Name, deskbot.ErrorMessage(err))
@@ -94,15 +114,25 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 // over says which limit the order passes ("" for none), taking a slot of
 // the day's count and adding to the day's notional only when it passes
 // the others.
-func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy) (string, error) {
+func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules) (string, error) {
 	o, err := deskbot.ParseOrder(call.Arguments)
 	if err != nil {
 		return "its arguments are not an order whose size can be checked", nil
 	}
+	squaredOff := rules.SquaredOff(l.now())
 	var book deskbot.Book
-	if tp.MaxPositionNotional > 0 {
+	if tp.MaxPositionNotional > 0 || squaredOff {
 		if book, err = l.Broker.Book(ctx, desk); err != nil {
 			return "", err
+		}
+	}
+	if squaredOff {
+		before, err := l.position(ctx, desk, book, o)
+		if err != nil {
+			return "", err
+		}
+		if after := before + signed(o); math.Abs(after) > math.Abs(before) || after*before < 0 {
+			return words.SquareOffReason(rules.SquareOffAt), nil
 		}
 	}
 	market, known, err := l.Broker.LastPrice(ctx, o.Symbol) // known false: the market has no price for it

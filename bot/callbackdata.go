@@ -22,6 +22,7 @@ const (
 	ActCancel         = "fx" // arg: desk or "all", or empty
 	ActRevoke         = "rv" // arg: "desk/tool"
 	ActOpen           = "op" // arg: request id; sends the request's own message
+	ActResumeHalted   = "rh" // arg: "desk/<halt's time in ms>": that halt, and no later one
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -29,6 +30,7 @@ const MaxCallbackData = 64
 
 var (
 	toolArg = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	msArg   = regexp.MustCompile(`^[0-9]{1,16}$`)
 )
 
 // NewButton builds an inline button for action and arg, checked the same way
@@ -75,6 +77,9 @@ func validArg(action, arg string) bool {
 	case ActRevoke:
 		desk, tool, ok := strings.Cut(arg, "/")
 		return ok && deskbot.ValidDeskName(desk) == nil && toolArg.MatchString(tool)
+	case ActResumeHalted:
+		desk, ms, ok := strings.Cut(arg, "/")
+		return ok && deskbot.ValidDeskName(desk) == nil && msArg.MatchString(ms)
 	}
 	return false
 }

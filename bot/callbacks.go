@@ -54,6 +54,8 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.revoke(ctx, c, arg)
 	case ActOpen:
 		b.open(ctx, c, arg)
+	case ActResumeHalted:
+		b.resumeHalted(ctx, c, arg)
 	default:
 		b.answer(c, refusedData, true)
 	}

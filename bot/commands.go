@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -158,6 +159,16 @@ func (b *Bot) onPause(c tele.Context, pause bool) error {
 	if desks == nil {
 		return b.reply(ctx, c, msg, nil)
 	}
+	var halted []string
+	if !pause {
+		var err error
+		if desks, halted, err = b.splitHalted(ctx, c, desks); err != nil {
+			return b.reply(ctx, c, b.explain(ctx, "could not resume a desk", err), nil)
+		}
+		if len(desks) == 0 {
+			return nil // each halted desk was answered with its confirmation
+		}
+	}
 	if err := b.setPaused(ctx, desks, pause, person(c.Sender())); err != nil {
 		return b.reply(ctx, c, b.explain(ctx, "could not "+verb+" a desk", err), nil)
 	}
@@ -165,7 +176,70 @@ func (b *Bot) onPause(c tele.Context, pause bool) error {
 	if !pause {
 		done = "Resumed "
 	}
-	return b.reply(ctx, c, done+boldList(desks)+".", nil)
+	text := done + boldList(desks) + "."
+	if len(halted) > 0 {
+		text += " Halted by a risk rule, each asked to confirm above: " + boldList(halted) + "."
+	}
+	return b.reply(ctx, c, text, nil)
+}
+
+// splitHalted answers each desk a risk rule halted with its rule, its
+// figures and a button to confirm its resume, and returns the others: a
+// halt is lifted only by an approver who read why it was taken.
+func (b *Bot) splitHalted(ctx context.Context, c tele.Context, desks []string) (rest, halted []string, err error) {
+	for _, d := range desks {
+		st, err := b.deps.Desks.DeskStatus(ctx, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.Halt == nil {
+			rest = append(rest, d)
+			continue
+		}
+		halted = append(halted, d)
+		btn, err := NewButton("Yes, resume "+d, ActResumeHalted, d+"/"+strconv.FormatInt(st.Halt.At.UnixMilli(), 10))
+		if err != nil {
+			return nil, nil, err
+		}
+		kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{btn}}}
+		if err := b.reply(ctx, c, esc(words.ResumeHaltedPrompt(d, *st.Halt)), kb); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rest, halted, nil
+}
+
+// resumeHalted lifts the halt the button was shown for. A halt taken again
+// since (another rule, later) is not lifted by the older button: its
+// approver has not read why.
+func (b *Bot) resumeHalted(ctx context.Context, c tele.Context, arg string) {
+	desk, ms, _ := strings.Cut(arg, "/")
+	if !b.desks[desk] {
+		b.answer(c, refusedData, true)
+		return
+	}
+	st, err := b.deps.Desks.DeskStatus(ctx, desk)
+	if err != nil {
+		b.answer(c, b.explain(ctx, "could not resume a desk", err), true)
+		return
+	}
+	if st.Halt == nil || strconv.FormatInt(st.Halt.At.UnixMilli(), 10) != ms {
+		b.answer(c, "That halt is no longer in force; /resume "+desk+" shows the desk as it is now.", true)
+		return
+	}
+	p := person(c.Sender())
+	audit := deskbot.AuditEntry{Action: "resume", Desk: desk, By: p.Audited(), At: b.now(), Detail: "lifted the halt by " + st.Halt.Rule + ": " + st.Halt.Figures}
+	if err := b.deps.Desks.Resume(ctx, desk, audit); err != nil {
+		b.answer(c, b.explain(ctx, "could not resume a desk", err), true)
+		return
+	}
+	b.answer(c, "Resumed "+desk+".", false)
+	m := c.Callback().Message
+	text := "Resumed " + bold(desk) + " by " + bold(p.Name) + " at " + words.Time(b.now()) + " IST, lifting its halt by " + esc(st.Halt.Rule) + "."
+	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
+		b.log.WarnContext(ctx, "could not show a resume", "err", b.scrub(err.Error()))
+		b.say(ctx, m.Chat.ID, text, nil)
+	}
 }
 
 // setPaused pauses or resumes desks, each with its audit entry; /pause,

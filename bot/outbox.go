@@ -11,6 +11,7 @@ import (
 	tele "gopkg.in/telebot.v3"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/retry"
 )
 
@@ -169,7 +170,8 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 	for _, ev := range evs {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
-			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable:
+			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable,
+			deskbot.EventRisk:
 			chat = append(chat, ev)
 		default:
 			other = append(other, ev.ID)
@@ -242,6 +244,12 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 	case deskbot.EventModelUnreachable:
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, RenderWarning(ev.Desk, ev.Text), nil)
+		}, noAfter)
+	case deskbot.EventRisk:
+		// What the risk rules did goes to General with the outcomes of
+		// held calls: a halt is the team's to act on.
+		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), nil)
 		}, noAfter)
 	default:
 		return o.events.AckEvent(ctx, o.cfg.Group, ev.ID) // not for the chat

@@ -104,7 +104,8 @@ func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, b
 	if d.Allows() {
 		t.Approve = &deskbot.Approval{By: by.Name, ByID: by.ID, Decision: d, At: now}
 		t.Approvers = g.cfg.Approvers
-		if r.Needs() > 1 { // one approval of one is never short of the count
+		t.UnlessHalted = r.Desk // a halted desk runs nothing, whoever taps
+		if r.Needs() > 1 {      // one approval of one is never short of the count
 			t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID}
 		}
 	}
@@ -145,6 +146,8 @@ func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, ou
 		return resp, nil
 	case deskbot.AlreadyApproved:
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.AlreadyApprovedMessage(after))
+	case deskbot.Halted:
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.HaltedAllowMessage(after.Desk))
 	}
 	if out != deskbot.Applied || !resp.Allows() {
 		g.held.forget(id) // decided, lapsing or gone: nobody decides it again here

@@ -263,6 +263,7 @@ func deskStatus(desk string, h map[string]string) deskbot.DeskStatus {
 	st.TokensDay = h["tokens_day"]
 	st.Tokens, _ = strconv.ParseInt(h["tokens"], 10, 64)
 	st.Halt = decodeHalt(h["halt"])
+	st.Restart = decodeRestart(h["restart"])
 	return st
 }
 

@@ -75,16 +75,29 @@ func (s *Store) FinishHalt(ctx context.Context, desk, did string) error {
 	return s.wrap(finishScript.Run(ctx, s.rdb, []string{s.deskKey(desk)}, did).Err())
 }
 
-// Resume lifts the desk's halt and its pause, and ends its run of
-// refusals (the team looked at it), with the audit entry, in one MULTI.
+// resumeScript lifts a desk's halt and pause and ends its run of refusals
+// (the team looked at it); a lifted halt leaves where the day's rules
+// restart from (deskbot.Restart), the day's best P&L starting again at
+// the halt's. KEYS the desk's hash and the audit stream; ARGV the India
+// day of the resume, the audit stream's MINID and the audit entry's
+// fields and values.
+var resumeScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], 'halt')
+redis.call('HDEL', KEYS[1], 'halt', 'paused', 'inarow')
+if v then
+  local h = cjson.decode(v)
+  local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
+  redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
+    'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
+end
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+return 1`)
+
+// Resume lifts the desk's halt and its pause, with the audit entry, in
+// one step.
 func (s *Store) Resume(ctx context.Context, desk string, audit deskbot.AuditEntry) error {
-	data := auditValues(auditFor(audit, "", desk))
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HDel(ctx, s.deskKey(desk), "halt", "paused", "inarow")
-		p.XAdd(ctx, s.auditAdd(data))
-		return nil
-	})
-	return s.wrap(err)
+	argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
+	return s.wrap(resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Err())
 }
 
 // inARowScript counts an event into a desk's run of refusals: KEYS the
@@ -169,6 +182,15 @@ func (s *Store) PnLSamples(ctx context.Context, desk, day string) ([]deskbot.PnL
 		out = append(out, deskbot.PnLSample{At: time.UnixMilli(t), PnL: p})
 	}
 	return out, nil
+}
+
+// decodeRestart reads the desk hash's restart field ("" = none).
+func decodeRestart(v string) *deskbot.Restart {
+	var r deskbot.Restart
+	if v == "" || json.Unmarshal([]byte(v), &r) != nil {
+		return nil
+	}
+	return &r
 }
 
 // decodeHalt reads the desk hash's halt field ("" = none).

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -38,7 +39,7 @@ func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition)
 	if err != nil {
 		return nil, 0, err
 	}
-	res, err := s.runDecisive(ctx, transitionScript, s.transitionKeys(id, enc.inbox), s.transitionArgv(id, t, enc)...)
+	res, err := s.runDecisive(ctx, transitionScript, s.transitionKeys(id, enc.inbox, t.UnlessHalted), s.transitionArgv(id, t, enc)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -116,11 +117,11 @@ func (s *Store) encodeTransition(id string, t deskbot.Transition) (encodedTransi
 }
 
 // transitionKeys are KEYS as transition.lua lists them.
-func (s *Store) transitionKeys(id, inbox string) []string {
+func (s *Store) transitionKeys(id, inbox, haltDesk string) []string {
 	return []string{
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
 		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
-		s.leaderKey(),
+		s.leaderKey(), s.deskKey(cmp.Or(haltDesk, "-")), // named even when unused, as the inbox is
 	}
 }
 

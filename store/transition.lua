@@ -6,7 +6,9 @@
 --
 -- KEYS: 1 request hash, 2 open zset, 3 running set, 4 denials zset,
 --       5 audit stream, 6 events stream, 7 inbox stream, 8 grants hash,
---       9 open-by-desk hash, 10 leader lease (lease.go)
+--       9 open-by-desk hash, 10 leader lease (lease.go), 11 the hash of
+--       the desk whose halt stops the transition (Transition.UnlessHalted;
+--       a desk that never exists when unset)
 -- ARGV: 1 from states as "|open|running|", 2 to state, 3 now ms,
 --       4 expiry rule (0 any time, 1 before expiry, 2 after expiry),
 --       5 require undelivered ("1"/"0"), 6 request id, 7 events max length,
@@ -21,7 +23,8 @@
 --       value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
--- already approved by this person, 6 stale fence; {-1} when the request
+-- already approved by this person, 6 stale fence, 7 the desk is halted;
+-- {-1} when the request
 -- does not exist. When the caller holds the request (ARGV[23]) an applied
 -- transition returns {0, approvals (v), "1" if narrowed to allow once}
 -- instead: the rest of the request is what the caller held plus what it
@@ -61,6 +64,12 @@ if ARGV[4] == '2' and now < expires then
 end
 if ARGV[5] == '1' and delivered and delivered ~= '' then
   return reply(1)
+end
+-- A risk rule's halt stops every allow of the desk, whoever taps: checked
+-- here, in the step that would start the call, so no allow slips between
+-- a check and its write.
+if redis.call('HEXISTS', KEYS[11], 'halt') == 1 then
+  return reply(7)
 end
 
 -- Four eyes. An allow that counts (ARGV[21]: approver id, decision, ms and

@@ -19,6 +19,9 @@ func ShownState(st deskbot.DeskStatus) string {
 	}
 	if st.Paused {
 		state = string(deskbot.DeskPaused)
+		if st.Halt != nil {
+			state = "halted by " + st.Halt.Rule
+		}
 		if st.State != "" && st.State != deskbot.DeskIdle && st.State != deskbot.DeskPaused {
 			state += ", " + string(st.State) // a turn in flight finishes after a pause
 		}

@@ -284,5 +284,8 @@ func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
 			lines = append(lines, words.Policy(tool, d.Policy[tool]))
 		}
 		c.add("policy "+d.Name, statusOK, "%s", strings.Join(lines, "; "))
+		if rules := words.RiskRules(d.Risk); len(rules) > 0 {
+			c.add("risk "+d.Name, statusOK, "%s", strings.Join(rules, "; "))
+		}
 	}
 }

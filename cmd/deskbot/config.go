@@ -20,6 +20,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/model"
+	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -53,6 +54,7 @@ type Config struct {
 	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
 	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
 	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
 	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
@@ -152,6 +154,9 @@ func (c Config) validate() []string {
 	}
 	if c.DenyReasonWait < 0 {
 		bad("DENY_REASON_WAIT", "must be 0 or a positive duration")
+	}
+	if c.RiskCheckEvery <= 0 || c.RiskCheckEvery > risk.MaxEvery {
+		bad("RISK_CHECK_EVERY", "must be a positive duration of at most 30s (the risk rules are checked at least every 30 seconds)")
 	}
 	if c.SandboxTimeout <= 0 {
 		bad("SANDBOX_TIMEOUT", "must be a positive duration")

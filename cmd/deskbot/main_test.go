@@ -47,6 +47,12 @@ func mustStart(t *testing.T, extra map[string]string) *service {
 // beside a first one shares them (and REDIS_PREFIX, from extra).
 func mustStartOn(t *testing.T, tg *telegramtest.Server, model *modeltest.Server, extra map[string]string) *service {
 	t.Helper()
+	return mustStartClock(t, tg, model, extra, time.Now)
+}
+
+// mustStartClock starts a service whose clock is now.
+func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Server, extra map[string]string, now func() time.Time) *service {
+	t.Helper()
 	s := &service{tg: tg, model: model, logs: &strings.Builder{}}
 	dataDir := deskbottest.DataDir(t)
 	environ := map[string]string{
@@ -72,7 +78,7 @@ func mustStartOn(t *testing.T, tg *telegramtest.Server, model *modeltest.Server,
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})), Now: time.Now, StopTimeout: 10 * time.Second}
+	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})), Now: now, StopTimeout: 10 * time.Second}
 	if err := s.main.Run(t.Context()); err != nil {
 		s.main.Close()
 		t.Fatalf("run: %v", err)

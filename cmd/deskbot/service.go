@@ -24,6 +24,7 @@ import (
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/webapp"
@@ -71,6 +72,7 @@ type Main struct {
 	won      chan struct{} // closed when the campaign goroutine returned
 
 	sweeper *gate.Sweeper
+	risk    *risk.Watcher
 	drain   *drain
 	desksWG sync.WaitGroup // the desks, on the hard context
 	wg      sync.WaitGroup // everything else, on the soft one
@@ -121,13 +123,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openParts(ctx, len(desks)); err != nil {
 		return err
 	}
-	backlog := &chatBacklog{}
-	if err := m.buildDesks(ctx, desks, backlog); err != nil {
-		return err
-	}
 	names := make([]string, len(desks))
 	for i, d := range desks {
 		names[i] = d.Name
+	}
+	backlog := &chatBacklog{}
+	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
+		return err
 	}
 	if err := m.buildBot(names); err != nil {
 		return err
@@ -177,10 +179,10 @@ func (m *Main) openParts(ctx context.Context, desks int) (err error) {
 }
 
 // buildDesks builds the desks' tools and models, the gate and its sweeper,
-// and the desks, each wrapped as the service runs them: every tool and
+// the risk rules' watcher, and the desks, each wrapped as the service runs them: every tool and
 // backend counted by the metrics, every tool surviving the first phase of
 // a stop, the store behind the stop's bookkeeping.
-func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog *chatBacklog) (err error) {
+func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog *chatBacklog) (err error) {
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
 	if err := checkPolicies(desks, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
@@ -213,11 +215,13 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, backlog
 		return errors.New(deskbot.ErrorMessage(err))
 	}
 
+	rules := agent.RiskRules(desks)
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
-		Limits: &agent.Limits{Policies: policies, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log},
+		Limits: &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log},
 		Now:    m.Now, Log: log,
 	})
+	m.risk = &risk.Watcher{Desks: names, Rules: rules, Store: m.Store, Broker: m.Broker, Now: m.Now, Every: cfg.RiskCheckEvery, Log: log}
 
 	return nil
 }
@@ -352,6 +356,7 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
+	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
 	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
 		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
 	}

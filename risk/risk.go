@@ -1,0 +1,416 @@
+// Package risk applies the desks' day-long rules ([desk.risk] of
+// DESKS_FILE) outside their models: a daily loss, a drawdown from the
+// day's best, a run of denials, the models' tokens for the day, and a
+// square-off by the clock. A rule that trips halts the desk: paused, its
+// orders closed where the rule says, the group and the model told.
+//
+// Concurrency and delivery: one Watcher runs on the leader only. It reads
+// the event stream as its own consumer group (at least once: the run of
+// refusals is counted by event id, so a repeat counts nothing), and checks
+// every desk at each tick, one desk at a time. A halt is taken
+// first-caller-wins in the store, so two instances, or a watcher and its
+// restart, halt a desk once; what a halt does after that is recorded as
+// done, and a halt a dead leader left undone is finished by the next. The
+// people's own actions never pass through here: the watcher only reads
+// the book and acts through the broker port, as any broker's book would.
+package risk
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
+)
+
+// Group is the event stream's consumer group the watcher reads.
+const Group = "risk"
+
+// By is who the audit trail names for what the rules do.
+const By = "risk"
+
+// MaxEvery is the longest a desk's rules go unchecked: the rules are
+// checked at least this often, besides after every fill.
+const MaxEvery = 30 * time.Second
+
+// journalDepth is how many of a desk's last fills are read for the day's
+// realised P&L: as many as the paper broker keeps.
+const journalDepth = 1000
+
+// Store is what the watcher keeps and reads.
+type Store interface {
+	deskbot.RiskStore
+	deskbot.EventLog
+	deskbot.Notes
+	deskbot.Auditor
+	Enqueue(ctx context.Context, t deskbot.Trigger) error
+	DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error)
+	// CreateEventGroupAtEnd makes the group start after the newest event,
+	// so a first start does not count history as new.
+	CreateEventGroupAtEnd(ctx context.Context, group string) error
+	AckEvents(ctx context.Context, group string, ids ...string) error
+}
+
+// Watcher applies the rules. Desks are every desk (each gets P&L samples
+// for the day's report); Rules the desks that have rules.
+type Watcher struct {
+	Desks  []string
+	Rules  map[string]deskbot.RiskRules
+	Store  Store
+	Broker deskbot.Broker
+	Now    deskbot.Now
+	Every  time.Duration // 0: MaxEvery
+	Log    *slog.Logger
+
+	mu sync.Mutex // one check at a time: the events and the tick share the desks
+}
+
+// Run checks the desks at every tick and after the events that change
+// them, until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Go(func() { w.readEvents(ctx) })
+	every := w.Every
+	if every <= 0 || every > MaxEvery {
+		every = MaxEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		w.Tick(ctx)
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Tick checks every desk once: its P&L and tokens against its rules, its
+// square-off, and a halt left unfinished.
+func (w *Watcher) Tick(ctx context.Context) {
+	for _, d := range w.Desks {
+		w.Check(ctx, d)
+	}
+}
+
+// Check checks one desk now.
+func (w *Watcher) Check(ctx context.Context, desk string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rules := w.Rules[desk]
+	st, err := w.Store.DeskStatus(ctx, desk)
+	if err != nil {
+		w.unchecked(ctx, desk, rules, err)
+		return
+	}
+	if st.Halt != nil && !st.Halt.Done {
+		w.finish(ctx, desk, *st.Halt, rules)
+	}
+	now := w.Now()
+	day := deskbot.OrderDay(now)
+	ts, err := w.Broker.Trades(ctx, desk, journalDepth)
+	var book deskbot.Book
+	if err == nil {
+		book, err = w.Broker.Book(ctx, desk)
+	}
+	if err != nil {
+		w.unchecked(ctx, desk, rules, err)
+		return
+	}
+	realised, open, _, _ := deskbot.DayPnL(ts, book, day, len(ts) >= journalDepth)
+	pnl := deskbot.RoundPaise(realised + open)
+	best, err := w.Store.AddPnLSample(ctx, desk, deskbot.PnLSample{At: now, PnL: pnl})
+	if err != nil {
+		w.unchecked(ctx, desk, rules, err)
+		return
+	}
+	w.checked(ctx, desk)
+	if st.Halt == nil {
+		// After a resume from a halt the day's rules count from the
+		// figures the desk was halted at (deskbot.Restart).
+		var from deskbot.Restart
+		if st.Restart != nil && st.Restart.Day == day {
+			from = *st.Restart
+		}
+		tokens := int64(0)
+		if st.TokensDay == day {
+			tokens = st.Tokens
+		}
+		fig := figures{pnl: pnl, tokens: tokens}
+		switch {
+		case rules.MaxDailyLoss > 0 && pnl <= from.PnL-rules.MaxDailyLoss:
+			w.halt(ctx, desk, rules, deskbot.RuleMaxDailyLoss, words.LossFigures(pnl, from.PnL, rules.MaxDailyLoss), fig)
+		case rules.MaxDrawdown > 0 && best-pnl >= rules.MaxDrawdown:
+			w.halt(ctx, desk, rules, deskbot.RuleMaxDrawdown, words.DrawdownFigures(pnl, best, rules.MaxDrawdown), fig)
+		case rules.MaxModelTokensPerDay > 0 && tokens-from.Tokens >= rules.MaxModelTokensPerDay:
+			w.halt(ctx, desk, rules, deskbot.RuleMaxModelTokensPerDay, words.TokensFigures(tokens, from.Tokens, rules.MaxModelTokensPerDay), fig)
+		}
+	}
+	// The clock's rule holds for a halted desk too: a halt that left its
+	// positions open does not carry them overnight.
+	w.squareOff(ctx, desk, rules, now)
+}
+
+// figures are the desk's day when a rule tripped, kept with the halt.
+type figures struct {
+	pnl    float64
+	tokens int64
+}
+
+// halt halts the desk for rule, unless it is halted already, and does
+// what a halt does.
+func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules, rule, figures string, fig figures) {
+	h := deskbot.Halt{Rule: rule, Figures: figures, At: w.Now(), PnL: fig.pnl, Tokens: fig.tokens}
+	won, err := w.Store.HaltDesk(ctx, desk, h, deskbot.AuditEntry{Action: "halt", Desk: desk, By: By, At: h.At, Detail: rule + ": " + figures})
+	if err != nil {
+		w.Log.ErrorContext(ctx, "risk: could not halt a desk; will try again at the next check", "desk", desk, "rule", rule, "err", err)
+		return
+	}
+	if !won {
+		return
+	}
+	w.Log.WarnContext(ctx, "risk: desk halted", "desk", desk, "rule", rule, "figures", figures)
+	w.finish(ctx, desk, h, rules)
+}
+
+// finish does what a halt does after the halt itself: close the desk's
+// positions where flatten_on_halt says so, tell the group and the model,
+// and mark the halt done. A step that fails leaves the halt undone, and
+// the next check does it again: closing a flat book closes nothing, and
+// the group may be told twice, never not at all.
+func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules deskbot.RiskRules) {
+	steps := []string{"paused the desk (its held calls cannot be allowed)"}
+	if rules.FlattenOnHalt {
+		did, err := w.flatten(ctx, desk, "halt: "+h.Rule)
+		if err != nil {
+			w.Log.ErrorContext(ctx, "risk: a halted desk's positions could not be closed; will try again at the next check", "desk", desk, "err", err)
+			return
+		}
+		steps = append(steps, did)
+	} else {
+		steps = append(steps, "left its positions open (flatten_on_halt is off)")
+	}
+	did := words.Did(steps)
+	if err := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: w.Now(), Text: words.HaltChat(desk, h, did)}); err != nil {
+		w.Log.ErrorContext(ctx, "risk: could not tell the group of a halt; will try again at the next check", "desk", desk, "err", err)
+		return
+	}
+	if err := w.Store.Enqueue(ctx, words.HaltTrigger(desk, h)); err != nil {
+		w.Log.ErrorContext(ctx, "risk: could not tell a halted desk's model; will try again at the next check", "desk", desk, "err", err)
+		return
+	}
+	if err := w.Store.FinishHalt(ctx, desk, did); err != nil {
+		w.Log.ErrorContext(ctx, "risk: could not mark a halt done; will finish it again at the next check", "desk", desk, "err", err)
+	}
+}
+
+// flatten closes the desk's net positions through the broker, audited by
+// the rules, and says what it closed.
+func (w *Watcher) flatten(ctx context.Context, desk, why string) (string, error) {
+	rep, err := w.Broker.Flatten(ctx, desk)
+	if err != nil {
+		return "", err
+	}
+	did := "closed " + words.FormatFlatten(rep)
+	if len(rep.Closed) == 0 {
+		did = "had no open positions to close"
+	}
+	if err := w.Store.Audit(ctx, deskbot.AuditEntry{Action: "flatten", Desk: desk, By: By, At: w.Now(), Detail: why + "; " + did}); err != nil {
+		w.Log.WarnContext(ctx, "risk: could not audit a flatten", "desk", desk, "err", err)
+	}
+	return did, nil
+}
+
+// squareOff closes the desk's positions once on each trading day, at or
+// after its square_off_at. The first check past the time does it, so a
+// leader that was down at 15:15 does it when it starts.
+func (w *Watcher) squareOff(ctx context.Context, desk string, rules deskbot.RiskRules, now time.Time) {
+	if !rules.PastSquareOff(now) {
+		return
+	}
+	won, err := w.Store.PutNoteOnce(ctx, squareOffNote(desk, now), "1", 48*time.Hour)
+	if err != nil || !won {
+		return
+	}
+	did, err := w.flatten(ctx, desk, "square_off_at "+rules.SquareOffAt)
+	if err != nil {
+		// Tried again at the next check.
+		_ = w.Store.DeleteNote(ctx, squareOffNote(desk, now))
+		w.Log.ErrorContext(ctx, "risk: could not square off a desk; will try again at the next check", "desk", desk, "err", err)
+		return
+	}
+	w.Log.InfoContext(ctx, "risk: desk squared off", "desk", desk, "did", did)
+	if err := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: now, Text: words.SquareOffChat(desk, rules.SquareOffAt, did)}); err != nil {
+		w.Log.WarnContext(ctx, "risk: could not tell the group of a square-off", "desk", desk, "err", err)
+	}
+	if err := w.Store.Enqueue(ctx, words.SquareOffTrigger(desk, rules.SquareOffAt, did, now)); err != nil {
+		w.Log.WarnContext(ctx, "risk: could not tell a squared-off desk's model", "desk", desk, "err", err)
+	}
+}
+
+func squareOffNote(desk string, now time.Time) string {
+	return "risk:squareoff:" + desk + ":" + deskbot.OrderDay(now)
+}
+
+// unchecked tells the group, once until the rules can be checked again,
+// that a desk's rules cannot be checked. Desks without rules only miss a
+// sample of the report: logged, not told.
+func (w *Watcher) unchecked(ctx context.Context, desk string, rules deskbot.RiskRules, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	w.Log.WarnContext(ctx, "risk: a desk's rules could not be checked", "desk", desk, "err", err)
+	if !rules.Watches() {
+		return
+	}
+	won, nerr := w.Store.PutNoteOnce(ctx, uncheckedNote(desk), "1", 24*time.Hour)
+	if nerr != nil || !won {
+		return
+	}
+	text := words.RiskUnchecked(desk, deskbot.ErrorMessage(err))
+	if perr := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: w.Now(), Text: text}); perr != nil {
+		_ = w.Store.DeleteNote(ctx, uncheckedNote(desk)) // told at the next failure instead
+	}
+}
+
+// checked clears the unchecked note, so the next failure is told again.
+func (w *Watcher) checked(ctx context.Context, desk string) {
+	if !w.Rules[desk].Watches() {
+		return
+	}
+	if err := w.Store.DeleteNote(ctx, uncheckedNote(desk)); err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		w.Log.WarnContext(ctx, "risk: could not clear a note", "desk", desk, "err", err)
+	}
+}
+
+func uncheckedNote(desk string) string { return "risk:unchecked:" + desk }
+
+// readEvents follows the event stream: decisions, lapses and refusals
+// count into a desk's run of refusals; fills and turns' ends check the
+// desk at once.
+func (w *Watcher) readEvents(ctx context.Context) {
+	backoff := retry.Backoff{Min: time.Second, Max: time.Minute}
+	created := false
+	for ctx.Err() == nil {
+		var err error
+		if !created {
+			if err = w.Store.CreateEventGroupAtEnd(ctx, Group); err == nil {
+				created = true
+			}
+		}
+		var evs []deskbot.Event
+		if err == nil {
+			evs, err = w.Store.ReadEvents(ctx, Group, "watcher", 100, time.Second)
+		}
+		if err == nil && len(evs) > 0 {
+			err = w.handle(ctx, evs)
+		}
+		if err == nil {
+			backoff.Reset()
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wait := backoff.Next()
+		w.Log.WarnContext(ctx, "risk: reading events failed, will retry", "err", err, "wait", wait)
+		if retry.Sleep(ctx, wait) != nil {
+			return
+		}
+	}
+}
+
+// handle counts a batch of events and acknowledges it; the desks whose
+// book or tokens it changed are checked once each, after.
+func (w *Watcher) handle(ctx context.Context, evs []deskbot.Event) error {
+	check := map[string]bool{}
+	ids := make([]string, 0, len(evs))
+	for _, e := range evs {
+		ids = append(ids, e.ID)
+		rules, ok := w.Rules[e.Desk]
+		if !ok {
+			continue
+		}
+		refused, counts := refusal(e)
+		if counts && rules.MaxDenialsInARow > 0 {
+			n, err := w.Store.CountInARow(ctx, e.Desk, e.ID, refused)
+			if err != nil {
+				return err
+			}
+			if n >= rules.MaxDenialsInARow {
+				w.mu.Lock()
+				w.haltInARow(ctx, e.Desk, rules, n)
+				w.mu.Unlock()
+			}
+		}
+		if changesBook(e) || e.Kind == deskbot.EventDeskState {
+			check[e.Desk] = true
+		}
+	}
+	desks := make([]string, 0, len(check))
+	for d := range check {
+		desks = append(desks, d)
+	}
+	sort.Strings(desks)
+	for _, d := range desks {
+		w.Check(ctx, d)
+	}
+	return w.Store.AckEvents(ctx, Group, ids...)
+}
+
+func (w *Watcher) haltInARow(ctx context.Context, desk string, rules deskbot.RiskRules, n int) {
+	st, err := w.Store.DeskStatus(ctx, desk)
+	if err != nil || st.Halt != nil {
+		return
+	}
+	// The day's figures are read at the next check; a run of refusals
+	// does not wait for them.
+	var fig figures
+	if st.Restart != nil && st.Restart.Day == deskbot.OrderDay(w.Now()) {
+		fig = figures{pnl: st.Restart.PnL, tokens: st.Restart.Tokens}
+	}
+	w.halt(ctx, desk, rules, deskbot.RuleMaxDenialsInARow, words.InARowFigures(n), fig)
+}
+
+// refusal says whether e counts into a desk's run of refusals (counts)
+// and which way: a denial, a lapse or a hard-limit refusal adds to it
+// (refused); an allow ends it. Only the decision itself counts: a
+// request's second request_decided, once its call ran, carries a Result.
+func refusal(e deskbot.Event) (refused, counts bool) {
+	switch e.Kind {
+	case deskbot.EventRequestLapsed:
+		return true, true
+	case deskbot.EventRequestDecided:
+		if e.Result != nil || e.Request == nil || e.Request.Decision == "" || e.Request.DecidedAt.UnixMilli() != e.Time.UnixMilli() {
+			return false, false
+		}
+		return e.Request.Decision == deskbot.Deny, true
+	case deskbot.EventToolResult:
+		if e.Result != nil && e.Result.Limit {
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// changesBook says whether e may have changed a desk's book: a broker
+// tool's result, run straight or after an allow.
+func changesBook(e deskbot.Event) bool {
+	if e.Result == nil || e.Result.IsError {
+		return false
+	}
+	tool := ""
+	switch {
+	case e.Call != nil:
+		tool = e.Call.Name
+	case e.Request != nil:
+		tool = e.Request.Content.ToolName
+	}
+	return tool == deskbot.ToolPlaceOrder || tool == deskbot.ToolFlattenDesk
+}
