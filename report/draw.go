@@ -199,20 +199,25 @@ func drawDay(ds []DeskDay, colours []color.RGBA, now time.Time) ([]byte, error) 
 		}
 		dot.GlyphStyle = draw.GlyphStyle{Color: colours[i], Radius: 11, Shape: draw.CircleGlyph{}}
 		p.Add(line, dot)
-		p.Legend.Add(d.Desk+" "+strings.TrimSuffix(words.SignedRupees(d.PnL()), ".00"), line)
+		label := d.Desk + " " + strings.TrimSuffix(words.SignedRupees(d.PnL()), ".00")
+		if d.Halt != nil {
+			label += " (halted)"
+		}
+		p.Legend.Add(label, line)
 	}
-	span(p, ymin, ymax)
+	span(p, ymin, ymax, len(ds))
 	return png(p)
 }
 
 // span sets the P&L axis to hold 0 and every value, with room above for
-// the legend.
-func span(p *plot.Plot, ymin, ymax float64) {
+// the legend's entries: one line of legendSize each, about a fourteenth
+// of the plot's height.
+func span(p *plot.Plot, ymin, ymax float64, entries int) {
 	if ymax-ymin < 1 {
 		ymin, ymax = ymin-100, ymax+100
 	}
 	pad := (ymax - ymin) * 0.08
-	p.Y.Min, p.Y.Max = ymin-pad, ymax+pad+(ymax-ymin)*0.12*float64(len(palette)/3)
+	p.Y.Min, p.Y.Max = ymin-pad, ymax+pad+(ymax-ymin)*0.075*float64(entries)
 	zero := plotter.NewFunction(func(float64) float64 { return 0 })
 	zero.Color, zero.Width, zero.Dashes = color.Gray{0x80}, 2, []vg.Length{12, 8}
 	p.Add(zero)
@@ -248,7 +253,7 @@ func drawWeek(ws []DeskWeek, colours []color.RGBA, days []string) ([]byte, error
 		p.Add(bars)
 		p.Legend.Add(wk.Desk+" "+strings.TrimSuffix(words.SignedRupees(wk.Total()), ".00"), bars)
 	}
-	span(p, ymin, ymax)
+	span(p, ymin, ymax, len(ws))
 	p.X.Min, p.X.Max = -0.6, float64(len(days))-0.4
 	return png(p)
 }
