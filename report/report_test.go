@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -339,4 +340,30 @@ func BenchmarkWeek(b *testing.B) {
 		size = len(rep.PNG)
 	}
 	b.ReportMetric(float64(size), "png-bytes")
+}
+
+// Many desks outgrow a caption: the clip keeps every desk's P&L and cuts
+// the details of the last ones.
+func TestCaptionClipKeepsEveryPnL(t *testing.T) {
+	w := mustWorld(t)
+	var many []string
+	for i := range 12 {
+		many = append(many, fmt.Sprintf("desk%02d", i))
+	}
+	rep, err := report.Day(t.Context(), w.deps(), report.Scope{Desks: many}, reportAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPhoto(t, rep.PNG)
+	if got := len([]rune(rep.Caption)); got > report.MaxCaption {
+		t.Errorf("caption of %d characters; Telegram takes %d", got, report.MaxCaption)
+	}
+	for _, d := range many {
+		if !strings.Contains(rep.Caption, d+" +₹0.00: realised") {
+			t.Errorf("caption lacks %s's P&L:\n%s", d, rep.Caption)
+		}
+	}
+	if !strings.HasSuffix(rep.Caption, "…") || strings.Contains(rep.Caption, "desk11: ") {
+		t.Errorf("caption not clipped at the details:\n%s", rep.Caption)
+	}
 }
