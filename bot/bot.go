@@ -79,6 +79,9 @@ type Deps struct {
 	Notes    Notes
 	Events   OutboxEvents
 	Audit    deskbot.Auditor
+	// Risk is where the day's P&L samples are read for /pnl and the day's
+	// report; nil: no report.
+	Risk deskbot.RiskStore
 	// Leader, when set, is this process's leadership among several on one
 	// Redis: the update offset is then kept in Notes, written fenced by the
 	// lease's token, and polling stops when it ends.
@@ -309,6 +312,7 @@ func (b *Bot) contexts() (life, work context.Context) {
 var commands = []tele.Command{
 	{Text: "desks", Description: "Every desk: state, requests, today's P&L, positions"},
 	{Text: "desk", Description: "One desk in full: /desk <desk>"},
+	{Text: "pnl", Description: "The day's P&L as a picture: /pnl [desk], /pnl week"},
 	{Text: "flatten", Description: "Close a desk's positions: /flatten <desk|all>"},
 	{Text: "tell", Description: "Tell a desk something: /tell <desk> <text>"},
 	{Text: "requests", Description: "Open permission requests"},

@@ -29,6 +29,7 @@ func (b *Bot) routes() {
 	served.Handle("/help", b.onHelp)
 	served.Handle("/desks", b.onDesks)
 	served.Handle("/desk", b.onDesk)
+	served.Handle("/pnl", b.onPnL)
 	served.Handle("/flatten", b.onFlatten)
 	served.Handle("/tell", b.onTell)
 	served.Handle("/requests", b.onRequests)
@@ -43,6 +44,7 @@ const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an ap
 
 /desks – every desk: state, open requests, today's P&amp;L, positions, last activity
 /desk &lt;desk&gt; – one desk in full: today's trades, held calls, its last turn and tool calls
+/pnl [desk] – the day's report: each desk's P&amp;L through the day as a picture, with its figures; /pnl week – the last five trading days
 /flatten &lt;desk|all&gt; – close a desk's positions (asks to confirm)
 /tell &lt;desk&gt; &lt;text&gt; – tell a desk something (or reply to its message)
 /requests – open requests, with their buttons again

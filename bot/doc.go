@@ -4,7 +4,8 @@
 // It owns the telebot client and long polling (poll.go), who may do what
 // (access.go: approvers decide, strangers get an alert and change nothing),
 // the order updates are handled in (order.go), the button taps
-// (callbacks.go) and commands (commands.go, desks.go, desk.go), the deny-reason
+// (callbacks.go) and commands (commands.go, desks.go, desk.go; pnl.go sends
+// package report's picture, and the day's at REPORT_AT), the deny-reason
 // prompt (reason.go), the one place an error becomes chat text (errors.go),
 // and the one place that names what the bot keeps in the store (keys.go).
 // Outgoing messages go through the Sender (sender.go: paced within

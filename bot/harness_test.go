@@ -183,7 +183,7 @@ func (h *e2e) start() {
 		Sender: fastSender(), Topics: h.topics,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
-		Notes: h.st, Events: h.st, Audit: h.st,
+		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)

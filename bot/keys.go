@@ -32,6 +32,10 @@ const (
 	onceTTL = 48 * time.Hour
 )
 
+// reportSentKey notes that the day's report of day (India's, 2006-01-02)
+// was sent at REPORT_AT, so it goes out once a day.
+func reportSentKey(day string) string { return "tg:report:" + day }
+
 // requestMessageKey notes "<chatID>:<messageID>" of the message that shows
 // request id, so its outcome edits that message.
 func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestID }

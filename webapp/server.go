@@ -64,6 +64,9 @@ type Deps struct {
 	Audit  deskbot.Auditor
 	Notes  deskbot.Notes
 	Events Events
+	// Risk is where the report reads the day's P&L samples; nil: the
+	// report's picture is not served.
+	Risk deskbot.RiskStore
 }
 
 // Server serves the page. Handler is mounted at Path on the HTTP server;
@@ -158,6 +161,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+p+"v/grants", s.view(s.grantsView))
 	mux.HandleFunc("GET "+p+"v/audit", s.view(s.auditView))
 	mux.HandleFunc("GET "+p+"v/flatten", s.view(s.flattenAsk))
+	mux.HandleFunc("GET "+p+"r/pnl/{desk}", s.reportPicture(false))
+	mux.HandleFunc("GET "+p+"r/pnl/{desk}/week", s.reportPicture(true))
 	mux.HandleFunc("POST "+p+"a/decide", s.act(s.decide))
 	mux.HandleFunc("POST "+p+"a/flatten", s.act(s.flatten))
 	mux.HandleFunc("POST "+p+"a/pause", s.act(func(w http.ResponseWriter, r *http.Request, v Viewer) { s.pause(w, r, v, true) }))

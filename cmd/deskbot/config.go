@@ -21,6 +21,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/risk"
+	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/store"
 )
 
@@ -94,6 +95,10 @@ type Config struct {
 	WebAppURL    string        `env:"WEBAPP_URL"`
 	WebAppName   string        `env:"WEBAPP_NAME"`
 	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
+
+	// ReportAt is when the day's report goes to the group's General topic:
+	// HH:MM India time, Monday to Friday (package report).
+	ReportAt string `env:"REPORT_AT" envDefault:"15:45"`
 
 	// deskKeys are the values of the variables DESKS_FILE names as
 	// api_key_env: secrets the log scrubber must know.
@@ -192,6 +197,9 @@ func (c Config) validate() []string {
 	}
 	if c.DataDir == "" {
 		bad("DATA_DIR", "must not be empty")
+	}
+	if _, err := report.Schedule(c.ReportAt); err != nil {
+		p = append(p, deskbot.ErrorMessage(err))
 	}
 	return p
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/risk"
+	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/webapp"
@@ -73,6 +74,7 @@ type Main struct {
 
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
+	report  *report.Daily // the day's report at REPORT_AT; the leader's
 	drain   *drain
 	desksWG sync.WaitGroup // the desks, on the hard context
 	wg      sync.WaitGroup // everything else, on the soft one
@@ -242,9 +244,12 @@ func (m *Main) buildBot(names []string) (err error) {
 		// gate, on the work pool, sized so that desks leave it room
 		// (store/pools.go).
 		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
-		Notes: chat, Events: chat, Audit: chat, Leader: &m.lead,
+		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
+	}
+	if m.report, err = report.NewDaily(m.drain.soft, cfg.ReportAt, m.Bot.SendDayReport, log); err != nil {
+		return errors.New(deskbot.ErrorMessage(err))
 	}
 
 	return nil
@@ -340,6 +345,7 @@ func (m *Main) startLeading(term *leader.Term) error {
 			m.drain.stop()
 			m.drain.killed()
 			go m.sweeper.Stop()
+			go m.report.Stop()
 			m.fail(errors.New("lost the leader lease: stopped everything only the leader does; exiting so that the supervisor starts this instance again as a standby"))
 		}
 	})
@@ -353,6 +359,7 @@ func (m *Main) startLeading(term *leader.Term) error {
 		m.Log.Warn("held calls interrupted by the last stop were reported to their desks", "count", n)
 	}
 	m.sweeper.Start()
+	m.report.Start()
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
@@ -506,6 +513,9 @@ func (m *Main) close() error {
 	}
 	if m.sweeper != nil {
 		m.sweeper.Stop()
+	}
+	if m.report != nil {
+		m.report.Stop()
 	}
 	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
 	// Once every desk has returned none is busy, whatever the drain's

@@ -57,7 +57,7 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 		URL: cfg.WebAppURL, Token: cfg.TelegramToken, MaxAge: cfg.WebAppMaxAge, Desks: shown, Now: m.Now,
 	}, webapp.Deps{
 		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker,
-		Audit: m.Store, Notes: m.Store, Events: m.Store,
+		Audit: m.Store, Notes: m.Store, Events: m.Store, Risk: m.Store,
 	}, m.Log)
 	if err != nil {
 		return nil, err
