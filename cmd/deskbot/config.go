@@ -20,8 +20,8 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/model"
-	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/report"
+	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/store"
 )
 
