@@ -29,8 +29,8 @@ func (h *e2e) tradeAcrossMidnight() {
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 3, Price: 120})
 }
 
-// /desks shows each desk's P&L of India's today in rupees, and says when
-// a desk reaches none of its models.
+// /desks shows each desk's P&L of India's today in rupees and its models'
+// tokens today, and says when a desk reaches none of its models.
 func TestDesksShowTodaysPnLAndOutages(t *testing.T) {
 	h := mustE2E(t)
 	h.tradeAcrossMidnight()
@@ -39,8 +39,8 @@ func TestDesksShowTodaysPnLAndOutages(t *testing.T) {
 	}
 	got := h.replyTo(groupID, h.say(ravi, "/desks", 0)).Plain
 	for _, want := range []string{
-		"alpha – idle; no open requests; no activity yet\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
-		"beta – idle; no open requests; no activity yet\n⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nToday: realised +₹0.00, open +₹0.00\nNo open positions.",
+		"alpha – idle; no open requests; no activity yet\nTokens today: 0\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
+		"beta – idle; no open requests; no activity yet\n⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nTokens today: 0\nToday: realised +₹0.00, open +₹0.00\nNo open positions.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("/desks shows %q; want it to contain %q", got, want)

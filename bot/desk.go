@@ -53,11 +53,7 @@ func (b *Bot) onDesk(c tele.Context) error {
 // tokensLine says what the desk's models spent today (India's day), as its
 // turns counted it.
 func tokensLine(st deskbot.DeskStatus, now time.Time) string {
-	n := int64(0)
-	if st.TokensDay == words.Day(now) {
-		n = st.Tokens
-	}
-	return "Tokens today: " + words.GroupedQuantity(float64(n))
+	return "Tokens today: " + words.TokensToday(st, now)
 }
 
 // deskDetail renders /desk's parts (HTML), each well under a message.

@@ -88,7 +88,7 @@ func (b *Bot) deskView(ctx context.Context, desk string, open int) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return d.head(open) + "\n" + html.EscapeString(argtext.Clip(d.book(), 3000, "…")), nil
+	return d.head(open) + "\n" + tokensLine(d.status, b.now()) + "\n" + html.EscapeString(argtext.Clip(d.book(), 3000, "…")), nil
 }
 
 // deskRead is what the chat shows of a desk, read once.

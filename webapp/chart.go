@@ -44,11 +44,11 @@ func dayChart(trades []deskbot.Trade, unrealised float64, now time.Time) templat
 		end = now
 	}
 	start := open
-	day := dayOf(now)
+	day := deskbot.OrderDay(now)
 	pts := []point{{start, 0}}
 	var sum float64
 	for _, t := range trades {
-		if dayOf(t.At) != day {
+		if deskbot.OrderDay(t.At) != day {
 			continue
 		}
 		at := t.At
@@ -102,10 +102,10 @@ func daysChart(trades []deskbot.Trade, now time.Time, n int) template.HTML {
 	days := make([]string, n)
 	sums := map[string]float64{}
 	for i := range n {
-		days[i] = dayOf(now.AddDate(0, 0, i-n+1))
+		days[i] = deskbot.OrderDay(now.AddDate(0, 0, i-n+1))
 	}
 	for _, t := range trades {
-		sums[dayOf(t.At)] += t.RealisedPnL
+		sums[deskbot.OrderDay(t.At)] += t.RealisedPnL
 	}
 	lo, hi := 0.0, 0.0
 	for _, d := range days {

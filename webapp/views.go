@@ -28,6 +28,7 @@ type deskCard struct {
 	Realised  string // today, from the journal
 	OpenPnL   string
 	Last      string
+	Tokens    string // the models' tokens today
 }
 
 type positionRow struct {
@@ -94,19 +95,11 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 			Last: words.GroupedPrice(p.LastPrice), PnL: words.SignedRupees(u), Loss: u < 0,
 		})
 	}
-	day := dayOf(s.cfg.Now())
-	var today float64
-	for _, t := range trades {
-		if dayOf(t.At) == day {
-			today += t.RealisedPnL
-		}
-	}
+	today, _, _, _ := deskbot.DayPnL(trades, book, deskbot.OrderDay(s.cfg.Now()), false)
 	c.Realised, c.OpenPnL = words.SignedRupees(today), words.SignedRupees(unreal)
+	c.Tokens = words.TokensToday(st, s.cfg.Now())
 	return c, nil
 }
-
-// dayOf is the India day of t, as "2006-01-02".
-func dayOf(t time.Time) string { return t.In(deskbot.IST).Format("2006-01-02") }
 
 type tradeRow struct {
 	At, Fill, PnL string
@@ -262,7 +255,7 @@ func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (stri
 			people[e.By] = true
 		}
 		if (f.Desk != "" && e.Desk != f.Desk) || (f.Tool != "" && e.Tool != f.Tool) ||
-			(f.By != "" && e.By != f.By) || (f.Day != "" && dayOf(e.At) != f.Day) || len(rows) >= 200 {
+			(f.By != "" && e.By != f.By) || (f.Day != "" && deskbot.OrderDay(e.At) != f.Day) || len(rows) >= 200 {
 			continue
 		}
 		rows = append(rows, auditRow{

@@ -31,7 +31,17 @@ func ShownState(st deskbot.DeskStatus) string {
 
 // Day is the trading day t falls on, India's date ("2026-11-30"): "today"
 // in the chat is always India's today.
-func Day(t time.Time) string { return t.In(deskbot.IST).Format("2006-01-02") }
+func Day(t time.Time) string { return deskbot.OrderDay(t) }
+
+// TokensToday is what the desk's models spent in India's day of now, as
+// its turns counted it: "12,345".
+func TokensToday(st deskbot.DeskStatus, now time.Time) string {
+	n := int64(0)
+	if st.TokensDay == Day(now) {
+		n = st.Tokens
+	}
+	return GroupedQuantity(float64(n))
+}
 
 // OpenPnL is what a book's open positions would realise at their last
 // prices.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +240,9 @@ func TestDesksPageInBrowser(t *testing.T) {
 	waitFor(t, ctx, "the desks", `!!document.querySelector("#desk-main") && !!document.querySelector("#desk-fno")`)
 	if got := eval[string](t, ctx, `document.querySelector("#desk-main").innerText`); !strings.Contains(got, "NIFTY24DECFUT") || !strings.Contains(got, "1 open request") && !strings.Contains(got, "Open requests\n1") {
 		t.Errorf("desk main's card: %q", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#desk-main").innerText`); !regexp.MustCompile(`Tokens today\s+[1-9][0-9,]*`).MatchString(got) {
+		t.Errorf("desk main's card does not show its models' tokens today (it held an order, so its model spent some): %q", got)
 	}
 	if n := eval[int](t, ctx, `document.querySelectorAll("#desk-main [data-ask=flatten], #desk-main [data-post=pause]").length`); n != 2 {
 		t.Errorf("an approver sees %d of Flatten and Pause on desk main, want 2", n)
