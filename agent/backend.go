@@ -18,14 +18,16 @@ const ClaudeCode = "claude-code"
 // ToolCallExecutor as the agent loop's, so it gets the same events, loop
 // guard, argument checks, gate and completed-call memory.
 //
-// RunTurn returns the desk's message to the chat. An error with code
-// EUNAVAILABLE (a crash, a limit, a timeout) hands the turn to the next
-// backend of the chain, which is shown the calls made so far; any other
-// error ends the turn as a refusal. req.Call is not used after RunTurn
-// returns.
+// RunTurn returns the desk's message to the chat (Text) and the tokens the
+// turn spent as the backend reported them (Usage, also with an error: a
+// turn cut short spent them all the same, and the desk's daily token rule
+// counts them). An error with code EUNAVAILABLE (a crash, a limit, a
+// timeout) hands the turn to the next backend of the chain, which is
+// shown the calls made so far; any other error ends the turn as a
+// refusal. req.Call is not used after RunTurn returns.
 type TurnBackend interface {
 	Name() string
-	RunTurn(ctx context.Context, req TurnRequest) (string, error)
+	RunTurn(ctx context.Context, req TurnRequest) (deskbot.ModelReply, error)
 }
 
 // Backend is one link of a desk's failover chain: a model the agent loop
@@ -94,12 +96,12 @@ func (k *desk) runBackend(ctx context.Context, tb TurnBackend, c *conv, req desk
 		c.tl.note(tc, ex.Result, ex.Held || ex.Result.Held)
 		return ex.Result
 	}
-	text, err := tb.RunTurn(ctx, TurnRequest{
+	reply, err := tb.RunTurn(ctx, TurnRequest{
 		Desk: k.cfg.Name, TriggerID: c.tr.ID, System: req.System, Trigger: triggerText(c.tr, k.d.deps.Now()),
 		Tools: req.Tools, Completed: c.t.Completed(), MaxSteps: k.cfg.maxSteps(), Call: call,
 	})
 	mu.Lock() // waits for a call still running
 	over = true
 	mu.Unlock()
-	return deskbot.ModelReply{Text: text}, err
+	return deskbot.ModelReply{Text: reply.Text, Usage: reply.Usage}, err
 }

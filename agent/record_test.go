@@ -160,11 +160,11 @@ type rememberingBackend struct {
 	found chan []deskbot.CompletedCall
 }
 
-func (b rememberingBackend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, error) {
+func (b rememberingBackend) RunTurn(ctx context.Context, req agent.TurnRequest) (deskbot.ModelReply, error) {
 	req.Call(ctx, deskbot.ToolCall{ID: "c1", Name: "get_quote", Arguments: []byte(`{"symbol":"INFY"}`)})
 	done, _ := b.store.CompletedCalls(ctx, req.TriggerID)
 	b.found <- done
-	return "INFY is at 1500.", nil
+	return deskbot.ModelReply{Text: "INFY is at 1500."}, nil
 }
 
 func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {

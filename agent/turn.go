@@ -147,7 +147,9 @@ func (k *desk) converse(ctx context.Context, c *conv) bool {
 func (k *desk) ask(ctx context.Context, b Backend, c *conv, req deskbot.ModelRequest) (reply deskbot.ModelReply, err error) {
 	if b.Turns != nil {
 		c.t.Record() // the backend's calls go through t
-		return k.runBackend(ctx, b.Turns, c, req)
+		reply, err = k.runBackend(ctx, b.Turns, c, req)
+		c.used = c.used.Add(reply.Usage)
+		return reply, err
 	}
 	// The last call's record is written while the model reads its result;
 	// whatever the answer leads to comes after both.

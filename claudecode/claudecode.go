@@ -128,32 +128,48 @@ type event struct {
 	Result    string `json:"result"`
 	IsError   bool   `json:"is_error"`
 	NumTurns  int    `json:"num_turns"`
+	// Usage is the whole run's, as the CLI reports it: the cached input
+	// it read and wrote counts as input.
+	Usage struct {
+		Input       int64 `json:"input_tokens"`
+		Output      int64 `json:"output_tokens"`
+		CacheRead   int64 `json:"cache_read_input_tokens"`
+		CacheCreate int64 `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+}
+
+// usage is the run's tokens as the desk counts them.
+func (e *event) usage() deskbot.Usage {
+	if e == nil {
+		return deskbot.Usage{}
+	}
+	return deskbot.Usage{InputTokens: e.Usage.Input + e.Usage.CacheRead + e.Usage.CacheCreate, OutputTokens: e.Usage.Output}
 }
 
 // RunTurn runs one turn of the desk on the CLI.
-func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, error) {
+func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (deskbot.ModelReply, error) {
 	c := b.c
 	log := c.Log.With("backend", c.Name, "trigger", req.TriggerID)
 	session, err := c.Sessions.Note(ctx, sessionKey(c.Desk))
 	if err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot read the desk's session: %s", c.Name, deskbot.ErrorMessage(err))
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot read the desk's session: %s", c.Name, deskbot.ErrorMessage(err))
 	}
 	turn, err := c.MCP.Open(c.Desk, req.Tools, req.Call)
 	if err != nil {
-		return "", err
+		return deskbot.ModelReply{}, err
 	}
 	defer turn.Close()
 
 	home := filepath.Join(c.StateDir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
 	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
 	}
 	cfgFile, err := writeMCPConfig(c.StateDir, turn)
 	if err != nil {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot write the MCP config: %v", c.Name, err)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot write the MCP config: %v", c.Name, err)
 	}
 	defer os.Remove(cfgFile)
 
@@ -172,10 +188,10 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, e
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %v", c.Name, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot start %s: %v", c.Name, c.Bin, err)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot start %s: %v", c.Name, c.Bin, err)
 	}
 	started, final, streamErr := b.read(ctx, log, out)
 	waitErr := cmd.Wait()
@@ -190,22 +206,22 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (string, e
 	}
 	switch {
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("%s: %w", c.Name, ctx.Err())
+		return deskbot.ModelReply{}, fmt.Errorf("%s: %w", c.Name, ctx.Err())
 	case rctx.Err() != nil:
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: no answer within %s", c.Name, c.Timeout)
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: no answer within %s", c.Name, c.Timeout)
 	case final != nil && final.Subtype == "success" && !final.IsError:
 		if waitErr != nil {
 			log.WarnContext(ctx, "Claude Code exited with an error after its result", "err", waitErr)
 		}
-		return argtext.Clip(final.Result, maxResult, "…"), nil
+		return deskbot.ModelReply{Text: argtext.Clip(final.Result, maxResult, "…"), Usage: final.usage()}, nil
 	case final != nil:
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, b.redact(final.Result, turn.Token))
+		return deskbot.ModelReply{Usage: final.usage()}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, b.redact(final.Result, turn.Token))
 	}
 	why := cmp.Or(b.redact(stderr.String(), turn.Token), "no output")
 	if streamErr != nil {
 		why = streamErr.Error() + "; " + why
 	}
-	return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: ended without a result (%v): %s", c.Name, waitErr, why)
+	return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: ended without a result (%v): %s", c.Name, waitErr, why)
 }
 
 // read follows the stream until it ends: it keeps the session id as soon

@@ -85,6 +85,30 @@ func TestTurnRunsToolsThroughTheExecutor(t *testing.T) {
 	}
 }
 
+// The tokens the CLI reports count toward the desk's day, cached input
+// included, for a run that ended in an error too (the CLI spent them): the
+// daily token rule and /desks read them.
+func TestTurnCountsTheCLIsTokens(t *testing.T) {
+	w := newWorld(t, run{Error: "error_max_turns"}, run{Text: "Quoted."})
+	w.backup.Push(modeltest.Text("The backup answered."))
+	w.start(t)
+	w.Tell(t, "Quote TCS.")
+	w.WaitMessage(t, "The backup answered.")
+	w.WaitSettled(t, deskbot.DeskIdle)
+	w.Tell(t, "Quote INFY.")
+	w.WaitMessage(t, "Quoted.")
+	w.WaitSettled(t, deskbot.DeskIdle)
+	st, err := w.Store.DeskStatus(t.Context(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 127 for the failed run (100 in, 20 cached, 7 out), the backup model's
+	// 15 for the turn it took over, 15 for the second run.
+	if got, want := st.Tokens, int64(127+15+15); got != want {
+		t.Errorf("tokens today = %d, want %d", got, want)
+	}
+}
+
 func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 	order := `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`
 	w := newWorld(t,

@@ -38,14 +38,14 @@ type countedTurns struct {
 
 var _ agent.TurnBackend = (*countedTurns)(nil)
 
-func (c *countedTurns) RunTurn(ctx context.Context, req agent.TurnRequest) (string, error) {
+func (c *countedTurns) RunTurn(ctx context.Context, req agent.TurnRequest) (deskbot.ModelReply, error) {
 	name := c.Name()
 	c.m.modelCalls.WithLabelValues(name).Inc()
-	text, err := c.TurnBackend.RunTurn(ctx, req)
+	reply, err := c.TurnBackend.RunTurn(ctx, req)
 	if err != nil && ctx.Err() == nil {
 		c.m.modelFail.WithLabelValues(name).Inc()
 	}
-	return text, err
+	return reply, err
 }
 
 type countedModel struct {

@@ -415,11 +415,11 @@ func TestCloseEndsStreams(t *testing.T) {
 type turnsBackend struct{ fail bool }
 
 func (turnsBackend) Name() string { return "claude" }
-func (b turnsBackend) RunTurn(context.Context, agent.TurnRequest) (string, error) {
+func (b turnsBackend) RunTurn(context.Context, agent.TurnRequest) (deskbot.ModelReply, error) {
 	if b.fail {
-		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the CLI crashed")
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the CLI crashed")
 	}
-	return "Done.", nil
+	return deskbot.ModelReply{Text: "Done."}, nil
 }
 
 // A backend that runs whole turns is counted as every backend is: its

@@ -152,7 +152,8 @@ func main() {
 		select {}
 	}
 	if r.Error != "" {
-		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session})
+		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session,
+			"usage": map[string]int{"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20}})
 		return
 	}
 	emit(map[string]any{"type": "assistant", "session_id": session, "message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": r.Text}}}})
