@@ -15,6 +15,7 @@ const (
 	TriggerLapse      TriggerKind = "lapse"      // a held call lapsed
 	TriggerFlatten    TriggerKind = "flatten"    // the user flattened the desk, or the harness squared it off
 	TriggerHalt       TriggerKind = "halt"       // a risk rule halted the desk
+	TriggerWhy        TriggerKind = "why"        // the team asks why a held call (RequestID): a turn with no tools
 )
 
 // Trigger is one item in a desk's inbox.

@@ -80,6 +80,10 @@ func (k *desk) runBackend(ctx context.Context, tb TurnBackend, c *conv, req desk
 		if over || ctx.Err() != nil {
 			return deskbot.ToolResult{IsError: true, Text: "This turn has ended; " + tc.Name + " was not run."}
 		}
+		if c.tr.Kind == deskbot.TriggerWhy {
+			// Offered no tools, a backend that calls one anyway runs nothing.
+			return deskbot.ToolResult{IsError: true, Text: "You cannot call tools in this turn; " + tc.Name + " was not run."}
+		}
 		n++
 		tc.ID = uniqueID(c.ids, tc.ID, 1000+n)
 		// The turn's context, not the caller's: a call that started runs

@@ -78,6 +78,11 @@ func (k *desk) conversation(tr *deskbot.Trigger, start turnStart) *conv {
 // once).
 func (k *desk) converse(ctx context.Context, c *conv) bool {
 	specs := k.reg.Specs()
+	if c.tr.Kind == deskbot.TriggerWhy {
+		// The team asked why before deciding: the desk answers in words
+		// and can run nothing, so no tool is offered.
+		specs = nil
+	}
 	var sys string
 	var sysAt time.Time
 	var failures []string
@@ -115,6 +120,12 @@ func (k *desk) converse(ctx context.Context, c *conv) bool {
 		step++
 		for i := range reply.ToolCalls {
 			reply.ToolCalls[i].ID = uniqueID(c.ids, reply.ToolCalls[i].ID, step*100+i)
+		}
+		if c.tr.Kind == deskbot.TriggerWhy && len(reply.ToolCalls) > 0 {
+			// Offered none, a model that calls tools anyway runs nothing:
+			// its words are the answer, its calls are dropped.
+			c.log.WarnContext(ctx, "a model called tools in a turn that has none; nothing ran", "calls", len(reply.ToolCalls))
+			reply.ToolCalls = nil
 		}
 		c.msgs = append(c.msgs, deskbot.Message{Role: "assistant", Content: reply.Text, ToolCalls: reply.ToolCalls})
 		if len(reply.ToolCalls) == 0 {
@@ -175,6 +186,10 @@ func (k *desk) closeTurn(ctx context.Context, c *conv) turnEnd {
 	var words *deskbot.Event
 	if closing = strings.TrimSpace(closing); closing != "" {
 		words = &deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: k.cfg.Name, Time: now, TriggerID: c.tr.ID, Text: closing}
+		if c.tr.Kind == deskbot.TriggerWhy {
+			// The answer to "why?" goes under the request it explains.
+			words.RequestID = c.tr.RequestID
+		}
 	}
 	history := []deskbot.Message{
 		{Role: "user", Content: argtext.Clip(triggerText(c.tr, now), historyText, "… (cut)")},

@@ -23,6 +23,7 @@ const (
 	ActRevoke         = "rv" // arg: "desk/tool"
 	ActOpen           = "op" // arg: request id; sends the request's own message
 	ActResumeHalted   = "rh" // arg: "desk/<halt's time in ms>": that halt, and no later one
+	ActWhy            = "wy" // arg: request id; asks its desk why
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -68,7 +69,7 @@ func ParseCallback(raw string) (action, arg string, err error) {
 
 func validArg(action, arg string) bool {
 	switch action {
-	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason, ActOpen:
+	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason, ActOpen, ActWhy:
 		return isRequestID(arg)
 	case ActFlattenAsk, ActFlattenConfirm:
 		return deskOrAll(arg)

@@ -56,6 +56,8 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.open(ctx, c, arg)
 	case ActResumeHalted:
 		b.resumeHalted(ctx, c, arg)
+	case ActWhy:
+		b.why(ctx, c, arg)
 	default:
 		b.answer(c, refusedData, true)
 	}

@@ -15,7 +15,7 @@ import (
 func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
 	h := mustE2E(t)
 	r, m := h.mustHold("alpha")
-	if got, want := m.Labels(), []string{"Allow once", "Always allow", "Deny"}; !slices.Equal(got, want) {
+	if got, want := m.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(got, want) {
 		t.Fatalf("labels = %q, want %q", got, want)
 	}
 
@@ -41,7 +41,7 @@ func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
 func TestStrangersTapChangesNothing(t *testing.T) {
 	h := mustE2E(t)
 	r, m := h.mustHold("alpha")
-	for _, label := range []string{"Allow once", "Always allow", "Deny"} {
+	for _, label := range []string{"Allow once", "Always allow", "Deny", "Why?"} {
 		q := h.tap(stranger, m, label)
 		if got, alert := h.answer(q); got != "Only approvers can decide; nothing was changed." || !alert {
 			t.Errorf("%s by a stranger answered %q (alert %v), want the approvers-only alert", label, got, alert)

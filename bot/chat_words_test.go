@@ -37,8 +37,8 @@ func TestHeldOrderReadsInTradingWords(t *testing.T) {
 			t.Errorf("request message reads %q; missing %q", m.Plain, want)
 		}
 	}
-	if got := m.Labels(); len(got) != 3 || got[0] != "Allow once" {
-		t.Errorf("buttons %q, want Allow once, Always allow, Deny", got)
+	if got := m.Labels(); len(got) != 4 || got[0] != "Allow once" {
+		t.Errorf("buttons %q, want Allow once, Always allow, Deny, Why?", got)
 	}
 
 	// /requests shows the same words.
@@ -83,8 +83,8 @@ func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
 		if strings.Contains(m.Plain, "Position after") || strings.Contains(m.Plain, "Desk P&L") {
 			t.Errorf("hang=%v: request reads %q; words that need the book are shown without it", hang, m.Plain)
 		}
-		if got := m.Labels(); len(got) != 3 {
-			t.Errorf("hang=%v: buttons %q, want all three", hang, got)
+		if got := m.Labels(); len(got) != 4 {
+			t.Errorf("hang=%v: buttons %q, want all four", hang, got)
 		}
 	}
 }

@@ -40,6 +40,10 @@ func reportSentKey(day string) string { return "tg:report:" + day }
 // request id, so its outcome edits that message.
 func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestID }
 
+// whyKey notes who asked request id's desk why, while the question is
+// outstanding: one question per request at a time.
+func whyKey(requestID string) string { return "tg:why:" + requestID }
+
 // digestKey notes the messages ("<chatID>:<messageID>", comma separated,
 // one a page) of desk's digest of held calls. A request shown there has
 // digestMark as its requestMessageKey.

@@ -93,6 +93,12 @@ func (q *lanes) add(evs ...deskbot.Event) {
 		case deskbot.EventUserRequest:
 			q.requests = append(q.requests, ev)
 		case deskbot.EventDeskMessage:
+			if ev.RequestID != "" {
+				// A desk's answer to Why? is part of deciding its request:
+				// it goes with the approvals, not behind the chatter.
+				q.closes = append(q.closes, ev)
+				break
+			}
 			if len(q.desks[ev.Desk]) == 0 {
 				q.turn = append(q.turn, ev.Desk)
 			}

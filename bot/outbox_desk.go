@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/deskfs"
+	"github.com/deskbot/deskbot/words"
 )
 
 func htmlOpts(kb *tele.ReplyMarkup) *tele.SendOptions {
@@ -23,6 +24,9 @@ func htmlOpts(kb *tele.ReplyMarkup) *tele.SendOptions {
 // picture is a regular file in the desk's own folder. Every message sent is
 // noted as the desk's, so a reply to it reaches the desk.
 func (o *Outbox) deskMessage(ctx context.Context, ev deskbot.Event) error {
+	if ev.RequestID != "" {
+		return o.whyAnswer(ctx, ev)
+	}
 	parts := RenderDeskMessages(ev.Desk, ev.Text)
 	if ev.Picture != "" {
 		if done, err := o.sent(ctx, ev.ID+":0"); err != nil {
@@ -303,4 +307,30 @@ func inside(root, p string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// whyAnswer posts a desk's answer to Why? as a reply to its request's
+// message (where the request is shown; in General otherwise), clipped to
+// one message, and ends the question so another may be asked.
+func (o *Outbox) whyAnswer(ctx context.Context, ev deskbot.Event) error {
+	text := "💬 <b>" + esc(ev.Desk) + "</b> answers why (request " + esc(words.ShortID(ev.RequestID)) + "):\n" + esc(argtext.Clip(showProse(ev.Text), MaxMessage-200, "…"))
+	// Sent even if the request's message is gone: the answer still matters.
+	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, DisableWebPagePreview: true, AllowWithoutReply: true}
+	loc, err := o.notes.Note(ctx, requestMessageKey(ev.RequestID))
+	if deskbot.ErrorCode(err) != deskbot.ENOTFOUND && err != nil {
+		return err
+	}
+	chatID := o.cfg.ChatID
+	if c, msgID, ok := parseMessageRef(loc); ok {
+		chatID, opt.ReplyTo = c, &tele.Message{ID: msgID, Chat: &tele.Chat{ID: c}}
+	}
+	if err := o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+		return o.s.Send(WithLane(ctx, LaneClose), chatID, text, opt)
+	}, noAfter); err != nil {
+		return err
+	}
+	if err := o.notes.DeleteNote(ctx, whyKey(ev.RequestID)); err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		o.log.WarnContext(ctx, "outbox: could not end a question to a desk", "request", ev.RequestID, "err", err)
+	}
+	return nil
 }

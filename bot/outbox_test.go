@@ -158,7 +158,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 		return telegramtest.Message{}
 	}
 	req := find("wants to run")
-	if got := req.Labels(); !slices.Equal(got, []string{"Allow once", "Always allow", "Deny"}) || !strings.Contains(req.Plain, words.ShortID(reqID)) {
+	if got := req.Labels(); !slices.Equal(got, []string{"Allow once", "Always allow", "Deny", "Why?"}) || !strings.Contains(req.Plain, words.ShortID(reqID)) {
 		t.Errorf("request message %q buttons %q", req.Plain, got)
 	}
 	if fold := find("closed before they could be shown"); fold.Keyboard != nil || !strings.Contains(fold.Plain, "1 request closed") || !strings.Contains(fold.Plain, "1 lapsed") {

@@ -39,9 +39,10 @@ func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uF
 
 func ist(t time.Time) string { return words.Time(t) + " IST" }
 
-// RenderRequestBook renders a held call and its keyboard: one row, Allow
-// once, Always allow, Deny. The markup is new on every call, because
-// telebot rewrites the markup it is given.
+// RenderRequestBook renders a held call and its keyboard: Allow once,
+// Always allow, Deny, and under them Why? (ask the desk before deciding).
+// The markup is new on every call, because telebot rewrites the markup it
+// is given.
 //
 // What the approver sees is what runs: the call's canonical arguments are
 // shown whole, with characters that display as nothing or as something
@@ -65,6 +66,8 @@ func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.Re
 		{Unique: ActAllowOnce, Data: r.ID, Text: "Allow once"},
 		{Unique: ActAlwaysAllow, Data: r.ID, Text: "Always allow"},
 		deny,
+	}, {
+		{Unique: ActWhy, Data: r.ID, Text: "Why?"},
 	}}}
 	return text + lapses, kb
 }

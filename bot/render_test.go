@@ -59,17 +59,17 @@ func TestRenderRequest(t *testing.T) {
 	if strings.Contains(plain, reqID) {
 		t.Errorf("request reads %q; want its short id, not the whole %q", plain, reqID)
 	}
-	if len(kb.InlineKeyboard) != 1 {
-		t.Fatalf("%d keyboard rows, want exactly 1", len(kb.InlineKeyboard))
+	if len(kb.InlineKeyboard) != 2 {
+		t.Fatalf("%d keyboard rows, want 2 (the decisions, then Why?)", len(kb.InlineKeyboard))
 	}
 	var labels []string
-	for _, b := range kb.InlineKeyboard[0] {
+	for _, b := range slices.Concat(kb.InlineKeyboard...) {
 		labels = append(labels, b.Text)
 		if a, arg, err := ParseCallback(CallbackData(b.Unique, b.Data)); err != nil || arg != reqID {
 			t.Errorf("button %q carries %q %q (%v)", b.Text, a, arg, err)
 		}
 	}
-	if want := []string{"Allow once", "Always allow", "Deny"}; !slices.Equal(labels, want) {
+	if want := []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(labels, want) {
 		t.Errorf("labels %q, want %q", labels, want)
 	}
 	// telebot rewrites the markup it sends: the next call must not share it.
@@ -108,7 +108,7 @@ func TestRenderRequestShowsALongCallWhole(t *testing.T) {
 	if !strings.Contains(plain, shown) || !strings.Contains(plain, tail) {
 		t.Errorf("the request does not show the call whole: %.400q", plain)
 	}
-	if got, want := labels(kb), []string{"Allow once", "Always allow", "Deny"}; !slices.Equal(got, want) {
+	if got, want := labels(kb), []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(got, want) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
 	at := r.CreatedAt.Add(time.Minute)
@@ -314,7 +314,7 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 		text, kb := RenderRequestBook(r, nil)
 		plain := mustPlain(t, text, MaxMessage)
 		whole := strings.Contains(plain, argtext.Arguments(r.Content.Arguments))
-		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny"}); allows != whole || whole != tt.whole {
+		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny", "Why?"}); allows != whole || whole != tt.whole {
 			t.Errorf("filled with %q: shown whole %v with buttons %q, want whole %v", fill, whole, labels(kb), tt.whole)
 		}
 		r.State, r.Decision, r.DecidedBy = deskbot.StateDenied, deskbot.Deny, strings.Repeat("N", 64)

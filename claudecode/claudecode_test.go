@@ -109,6 +109,35 @@ func TestTurnCountsTheCLIsTokens(t *testing.T) {
 	}
 }
 
+// The team's Why? reaches a Claude Code desk as a turn with no tools: the
+// CLI is offered none and allowed none, a call it makes anyway runs
+// nothing, and its words are the answer, under the request.
+func TestWhyTurnOffersTheCLINoTools(t *testing.T) {
+	w := newWorld(t, run{Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "TCS looks cheap; risk small."})
+	w.start(t)
+	tr := deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerWhy, RequestID: "r-1", Text: "The team asks why.", CreatedAt: w.Clock.Now()}
+	if err := w.Store.Enqueue(t.Context(), tr); err != nil {
+		t.Fatal(err)
+	}
+	w.WaitMessage(t, "TCS looks cheap; risk small.")
+	rec := w.record(t, 1)
+	if len(rec.Tools) != 0 || rec.Flags["--allowedTools"] != "" {
+		t.Errorf("a why turn offered the CLI tools %d and allowed %q", len(rec.Tools), rec.Flags["--allowedTools"])
+	}
+	if got := w.quotes.runs(); got != 0 {
+		t.Errorf("get_quote ran %d times in a why turn", got)
+	}
+	var answer *deskbot.Event
+	for _, e := range w.OfKind(deskbot.EventDeskMessage) {
+		if e.Text == "TCS looks cheap; risk small." {
+			answer = &e
+		}
+	}
+	if answer == nil || answer.RequestID != "r-1" {
+		t.Errorf("the answer's event: %+v; want it to name request r-1", answer)
+	}
+}
+
 func TestHeldCallAllowedInNextTurnResumesTheSession(t *testing.T) {
 	order := `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`
 	w := newWorld(t,

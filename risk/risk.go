@@ -217,10 +217,7 @@ func (w *Watcher) flatten(ctx context.Context, desk, why string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	did := "closed " + words.FormatFlatten(rep)
-	if len(rep.Closed) == 0 {
-		did = "had no open positions to close"
-	}
+	did := words.Closed(rep)
 	if err := w.Store.Audit(ctx, deskbot.AuditEntry{Action: "flatten", Desk: desk, By: By, At: w.Now(), Detail: why + "; " + did}); err != nil {
 		w.Log.WarnContext(ctx, "risk: could not audit a flatten", "desk", desk, "err", err)
 	}

@@ -143,6 +143,24 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, v Viewer, pause b
 	}
 }
 
+// why asks a held call's desk why, as the chat's Why? does: the same
+// question, one at a time, its answer posted under the request's message.
+func (s *Server) why(w http.ResponseWriter, r *http.Request, v Viewer) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	id := r.PostForm.Get("id")
+	if id == "" {
+		s.refuse(w, http.StatusBadRequest, "That question could not be read; nobody was asked.")
+		return
+	}
+	text, err := s.deps.Team.AskWhy(ctx, id, v.Person())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	say(w, http.StatusOK, text)
+}
+
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request, v Viewer) {
 	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
 	defer cancel()

@@ -43,6 +43,9 @@ type Team interface {
 	Approver(id int64) bool
 	FlattenFromPage(ctx context.Context, target string, p deskbot.Person) (string, error)
 	PauseFromPage(ctx context.Context, target string, pause bool, p deskbot.Person) error
+	// AskWhy asks a held call's desk why, as the chat's Why? does, and
+	// returns the person's answer.
+	AskWhy(ctx context.Context, requestID string, p deskbot.Person) (string, error)
 }
 
 // Events is the event stream as the live view follows it.
@@ -168,6 +171,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+p+"a/pause", s.act(func(w http.ResponseWriter, r *http.Request, v Viewer) { s.pause(w, r, v, true) }))
 	mux.HandleFunc("POST "+p+"a/resume", s.act(func(w http.ResponseWriter, r *http.Request, v Viewer) { s.pause(w, r, v, false) }))
 	mux.HandleFunc("POST "+p+"a/revoke", s.act(s.revoke))
+	mux.HandleFunc("POST "+p+"a/why", s.act(s.why))
 	mux.HandleFunc("GET "+p+"events", s.live)
 	return headers(mux)
 }

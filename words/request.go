@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -19,6 +20,16 @@ func More(r *deskbot.Request) string {
 		return "one more"
 	}
 	return itoa(int64(max(n, 0))) + " more"
+}
+
+// WhyTrigger is the team's question to a desk about its held call r,
+// asked before anyone decides. The words are part of the contract with the
+// desk's model.
+func WhyTrigger(r *deskbot.Request, at time.Time) deskbot.Trigger {
+	return deskbot.Trigger{
+		Desk: r.Desk, Kind: deskbot.TriggerWhy, RequestID: r.ID, CreatedAt: at,
+		Text: fmt.Sprintf("The team asks why you want to run %s (request %s) before they decide. Explain in a few lines what you expect from it, its risk, and what you will do if it is denied. You cannot call tools in this turn.", r.Content.ToolName, r.ID),
+	}
 }
 
 // AlreadyApprovedMessage answers a person who allows a request they

@@ -129,5 +129,23 @@ func RiskUnchecked(desk, why string) string {
 	return "the risk rules of " + desk + " cannot be checked (" + why + "); they are checked again every 30 seconds and nothing is halted meanwhile"
 }
 
+// Closed is what the harness's flatten of a desk closed, as a step of a
+// halt or a square-off: "closed 1 position (sold 10 INFY @ 1646.36
+// (realised -2.60)), realised -₹2.60".
+func Closed(r deskbot.FlattenReport) string {
+	if len(r.Closed) == 0 {
+		return "had no open positions to close"
+	}
+	parts := make([]string, len(r.Closed))
+	for i, f := range r.Closed {
+		parts[i] = FormatFill(f)
+	}
+	noun := "positions"
+	if len(r.Closed) == 1 {
+		noun = "position"
+	}
+	return fmt.Sprintf("closed %d %s (%s), realised %s", len(r.Closed), noun, strings.Join(parts, ", "), SignedRupees(r.RealisedPnL))
+}
+
 // Did joins the steps a halt or a square-off took.
 func Did(steps []string) string { return strings.Join(steps, "; ") }

@@ -43,7 +43,7 @@ func TestClaudeCodeDeskEndToEnd(t *testing.T) {
 	held := s.mustBotMessage(t, "held call with buttons", func(m telegramtest.Message) bool {
 		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "flatten_desk")
 	})
-	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny"}; !slices.Equal(got, want) {
+	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(got, want) {
 		t.Fatalf("buttons = %v, want %v", got, want)
 	}
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))

@@ -164,7 +164,7 @@ func TestHeldCallEndToEnd(t *testing.T) {
 	held := s.mustBotMessage(t, "held call with buttons", func(m telegramtest.Message) bool {
 		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "flatten_desk")
 	})
-	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny"}; !slices.Equal(got, want) {
+	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(got, want) {
 		t.Fatalf("buttons = %v, want %v", got, want)
 	}
 	if !strings.Contains(held.Plain, "IST") {
