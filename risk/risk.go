@@ -19,6 +19,7 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -184,7 +185,22 @@ func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules
 // and mark the halt done. A step that fails leaves the halt undone, and
 // the next check does it again: closing a flat book closes nothing, and
 // the group may be told twice, never not at all.
+//
+// The finish is claimed first: a second watcher (an instance taking over,
+// which saw the halt before it was marked done) would otherwise tell the
+// group of it again while the first is still at it. A claim whose holder
+// died lapses after finishClaim, and the next check finishes the halt.
 func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules deskbot.RiskRules) {
+	claim := finishNote(desk, h)
+	if won, err := w.Store.PutNoteOnce(ctx, claim, "1", finishClaim); err != nil || !won {
+		return
+	}
+	done := false
+	defer func() {
+		if !done { // tried again at the next check
+			_ = w.Store.DeleteNote(context.WithoutCancel(ctx), claim)
+		}
+	}()
 	steps := []string{"paused the desk (its held calls cannot be allowed)"}
 	if rules.FlattenOnHalt {
 		did, err := w.flatten(ctx, desk, "halt: "+h.Rule)
@@ -207,7 +223,20 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 	}
 	if err := w.Store.FinishHalt(ctx, desk, did); err != nil {
 		w.Log.ErrorContext(ctx, "risk: could not mark a halt done; will finish it again at the next check", "desk", desk, "err", err)
+		return
 	}
+	done = true
+}
+
+// finishClaim is how long a watcher's claim to finish a halt holds: far
+// longer than a finish takes, short enough that a halt whose finisher
+// died is finished within a minute or two.
+const finishClaim = time.Minute
+
+// finishNote names one halt's finish: a later halt of the desk is
+// another.
+func finishNote(desk string, h deskbot.Halt) string {
+	return "risk:finish:" + desk + ":" + strconv.FormatInt(h.At.UnixMilli(), 10)
 }
 
 // flatten closes the desk's net positions through the broker, audited by

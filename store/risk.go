@@ -76,27 +76,40 @@ func (s *Store) FinishHalt(ctx context.Context, desk, did string) error {
 }
 
 // resumeScript lifts a desk's halt and pause and ends its run of refusals
-// (the team looked at it); a lifted halt leaves where the day's rules
-// restart from (deskbot.Restart), the day's best P&L starting again at
-// the halt's. KEYS the desk's hash and the audit stream; ARGV the India
-// day of the resume, the audit stream's MINID and the audit entry's
-// fields and values.
+// (the team looked at it); a lifted halt of the resume's own India day
+// leaves where the day's rules restart from (deskbot.Restart), the day's
+// best P&L starting again at the halt's. A halt of an earlier day leaves
+// none: its figures were that day's, and carried into a new day they
+// would let the desk lose, or spend, that much more than its rules allow.
+// KEYS the desk's hash and the audit stream; ARGV the India day of the
+// resume, the audit stream's MINID, the day's start and the next day's
+// in UTC as "2006-01-02T15:04:05" (a halt's "at" is UTC RFC 3339, so it
+// compares as a string), and the audit entry's fields and values.
 var resumeScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], 'halt')
 redis.call('HDEL', KEYS[1], 'halt', 'paused', 'inarow')
 if v then
   local h = cjson.decode(v)
-  local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
-  redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
-    'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
+  local at = type(h.at) == 'string' and h.at or ''
+  if at >= ARGV[3] and at < ARGV[4] then
+    local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
+    redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
+      'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
+  else
+    redis.call('HDEL', KEYS[1], 'restart', 'best_day', 'best')
+  end
 end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 5))
 return 1`)
 
 // Resume lifts the desk's halt and its pause, with the audit entry, in
 // one step.
 func (s *Store) Resume(ctx context.Context, desk string, audit deskbot.AuditEntry) error {
-	argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
+	local := audit.At.In(deskbot.IST)
+	start := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, deskbot.IST).UTC()
+	const utc = "2006-01-02T15:04:05"
+	argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID(), start.Format(utc), start.Add(24 * time.Hour).Format(utc)},
+		auditArgv(auditFor(audit, "", desk))...)
 	return s.wrap(resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Err())
 }
 
