@@ -547,3 +547,54 @@ func TestTokensRule(t *testing.T) {
 		})
 	}
 }
+
+// The broker as the tools place orders: after the square-off an order
+// that opens, grows or flips a position is refused however it came (an
+// order allowed after the square-off never asks the limits again); one
+// that reduces a position, one before the time, and one of a desk
+// without the rule are placed.
+func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
+	ist := func(day, hh, mm int) time.Time { return time.Date(2026, 12, day, hh, mm, 0, 0, deskbot.IST) }
+	tests := []struct {
+		name    string
+		desk    string
+		at      time.Time
+		holding float64
+		side    string
+		qty     float64
+		placed  bool
+	}{
+		{"a buy before the time", "main", ist(3, 15, 14), 0, "buy", 10, true},
+		{"a buy after", "main", ist(3, 15, 15), 0, "buy", 10, false},
+		{"a buy that grows a long", "main", ist(3, 16, 0), 10, "buy", 1, false},
+		{"a sell that reduces a long", "main", ist(3, 16, 0), 10, "sell", 10, true},
+		{"a sell that flips a long", "main", ist(3, 16, 0), 10, "sell", 11, false},
+		{"saturday", "main", ist(5, 11, 0), 0, "buy", 10, false},
+		{"the next trading day", "main", ist(4, 9, 15), 0, "buy", 10, true},
+		{"a desk without the rule", "fno", ist(3, 16, 0), 0, "buy", 10, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.at(ist(3, 10, 0))
+			if tt.holding > 0 {
+				if _, err := w.paper.PlaceOrder(t.Context(), tt.desk, deskbot.Order{Symbol: "TCS", Side: "buy", Quantity: tt.holding, Price: 1e6}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.at(tt.at)
+			b := Broker{Broker: w.paper, Rules: map[string]deskbot.RiskRules{"main": {SquareOffAt: "15:15"}}, Now: w.Now}
+			limit := 1e6
+			if tt.side == "sell" {
+				limit = 1
+			}
+			_, err := b.PlaceOrder(t.Context(), tt.desk, deskbot.Order{Symbol: "TCS", Side: tt.side, Quantity: tt.qty, Price: limit})
+			if got := err == nil; got != tt.placed {
+				t.Fatalf("placed %v (%v), want %v", got, err, tt.placed)
+			}
+			if err != nil && !strings.Contains(deskbot.ErrorMessage(err), "after the desk's square-off at 15:15 IST") {
+				t.Errorf("refusal %q does not say why", deskbot.ErrorMessage(err))
+			}
+		})
+	}
+}

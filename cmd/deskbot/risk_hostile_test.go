@@ -245,3 +245,36 @@ func TestHostileStandingGrantDoesNotRunAHaltedDesksOrder(t *testing.T) {
 		t.Errorf("the desk is no longer halted: %+v", st)
 	}
 }
+
+// An order held for approval before the square-off and allowed after it
+// would open a position the square-off has just closed the day on: it is
+// not run, and the book stays flat overnight.
+func TestHostileOrderHeldBeforeTheSquareOffDoesNotOpenAfterIt(t *testing.T) {
+	squareOff := time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST)
+	clock := newFakeClock(squareOff.Add(-stepLead))
+	s := mustStartRisk(t, clock, `square_off_at = "15:15"`, "flatten_desk,place_order")
+	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
+		last := r.Last()
+		switch {
+		case last.Role == "user" && strings.Contains(last.Text, "buy INFY"):
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":10,"price":5000}`})
+		case last.Role == "tool":
+			return modeltest.Text("Asked.")
+		}
+		return modeltest.Text("Noted.")
+	})
+	held, _ := s.holdOrder(t, "buy INFY", "INFY")
+	if clock.Now().After(squareOff) {
+		t.Fatalf("the order was held after the square-off (%v): the machine is too slow for this test's lead of %v", clock.Now(), stepLead)
+	}
+	s.mustBotMessage(t, "the square-off", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "squared off") })
+	answer := s.tapAnswer(t, asha, held, button(t, held, "Allow once"))
+	time.Sleep(500 * time.Millisecond) // a run would have filled by now
+	book, err := s.main.Broker.Book(t.Context(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(book.Positions) != 0 {
+		t.Fatalf("an order allowed after the square-off opened %+v (the tap answered %q)", book.Positions, answer)
+	}
+}
