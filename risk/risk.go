@@ -9,10 +9,15 @@
 // refusals is counted by event id, so a repeat counts nothing), and checks
 // every desk at each tick, one desk at a time. A halt is taken
 // first-caller-wins in the store, so two instances, or a watcher and its
-// restart, halt a desk once; what a halt does after that is recorded as
-// done, and a halt a dead leader left undone is finished by the next. The
+// restart, halt a desk once; what a halt does after that is claimed by one
+// watcher and recorded as done, and a halt a dead leader left undone is
+// finished by the next once its claim lapsed. The
 // people's own actions never pass through here: the watcher only reads
 // the book and acts through the broker port, as any broker's book would.
+//
+// Broker is the one part of the rules on the desks' own path: the tools
+// place orders through it, so the square-off refuses an order that opens
+// a position however the order came to run.
 package risk
 
 import (
