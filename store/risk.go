@@ -214,8 +214,12 @@ func decodeHalt(v string) *deskbot.Halt {
 	var h deskbot.Halt
 	if err := json.Unmarshal([]byte(v), &h); err != nil {
 		// A halt that cannot be read is still a halt: never lift one by
-		// misreading it.
-		return &deskbot.Halt{Rule: "unknown", Figures: "the halt's record could not be read"}
+		// misreading it. It is marked done, since nobody can know what is
+		// left of it to do, and redoing it would tell the group again at
+		// every check; and its time is the epoch's, not the zero time,
+		// whose negative milliseconds no resume button can carry, so an
+		// approver can still lift it.
+		return &deskbot.Halt{Rule: "unknown", Figures: "the halt's record could not be read", At: time.UnixMilli(0), Done: true}
 	}
 	return &h
 }

@@ -278,3 +278,44 @@ func TestHostileOrderHeldBeforeTheSquareOffDoesNotOpenAfterIt(t *testing.T) {
 		t.Fatalf("an order allowed after the square-off opened %+v (the tap answered %q)", book.Positions, answer)
 	}
 }
+
+// A halt whose record cannot be read (written by another version, or
+// damaged) is still a halt, and still one an approver can lift with its
+// confirmation: never a desk that nobody can resume. The group is not
+// told of it again and again meanwhile.
+func TestHostileUnreadableHaltCanStillBeResumed(t *testing.T) {
+	s := mustStartHalting(t)
+	if err := s.main.Store.Client().HSet(t.Context(), s.main.Store.Key("desk", "main"), "halt", `{"rule":"max_daily_loss","at":12}`, "paused", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	st := mustDeskStatus(t, s, "main")
+	if st.Halt == nil || !st.Paused {
+		t.Fatalf("an unreadable halt reads as %+v; want a halt", st)
+	}
+	if err := s.main.Store.SetPaused(t.Context(), "main", false, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: time.Now()}); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+		t.Errorf("the pause switch on an unreadable halt: %v; want ECONFLICT", err)
+	}
+	time.Sleep(500 * time.Millisecond) // five of the watcher's checks
+	told := 0
+	for _, m := range s.tg.BotMessages(groupID) {
+		if strings.Contains(m.Plain, "halted at") {
+			told++
+		}
+	}
+	if told > 1 {
+		t.Errorf("the group was told of the unreadable halt %d times in half a second", told)
+	}
+	s.tg.InjectText(asha, groupID, "/resume main", 0)
+	ask := s.mustBotMessage(t, "the confirmation of the resume", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "Resume it?") || strings.Contains(m.Plain, "could not")
+	})
+	if !strings.Contains(ask.Plain, "could not be read") {
+		t.Errorf("the confirmation does not say the halt's record could not be read: %q", ask.Plain)
+	}
+	if got := s.tapAnswer(t, asha, ask, button(t, ask, "Yes, resume main")); got != "Resumed main." {
+		t.Errorf("the approver's tap answered %q", got)
+	}
+	if st := mustDeskStatus(t, s, "main"); st.Halt != nil || st.Paused {
+		t.Errorf("after the confirmed resume: %+v", st)
+	}
+}
