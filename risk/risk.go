@@ -71,6 +71,11 @@ type Watcher struct {
 	Now    deskbot.Now
 	Every  time.Duration // 0: MaxEvery
 	Log    *slog.Logger
+	// ClaimFor is how long a watcher's claim to finish a halt or to
+	// square a desk off holds (0: ClaimFor): far longer than either takes,
+	// short enough that what a watcher that died left undone is done by
+	// the next soon after.
+	ClaimFor time.Duration
 
 	mu sync.Mutex // one check at a time: the events and the tick share the desks
 }
@@ -194,10 +199,10 @@ func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules
 // The finish is claimed first: a second watcher (an instance taking over,
 // which saw the halt before it was marked done) would otherwise tell the
 // group of it again while the first is still at it. A claim whose holder
-// died lapses after finishClaim, and the next check finishes the halt.
+// died lapses after ClaimFor, and the next check finishes the halt.
 func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules deskbot.RiskRules) {
 	claim := finishNote(desk, h)
-	if won, err := w.Store.PutNoteOnce(ctx, claim, "1", finishClaim); err != nil || !won {
+	if won, err := w.Store.PutNoteOnce(ctx, claim, "1", w.claimFor()); err != nil || !won {
 		return
 	}
 	done := false
@@ -233,10 +238,15 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 	done = true
 }
 
-// finishClaim is how long a watcher's claim to finish a halt holds: far
-// longer than a finish takes, short enough that a halt whose finisher
-// died is finished within a minute or two.
-const finishClaim = time.Minute
+// ClaimFor is Watcher.ClaimFor's default.
+const ClaimFor = time.Minute
+
+func (w *Watcher) claimFor() time.Duration {
+	if w.ClaimFor <= 0 {
+		return ClaimFor
+	}
+	return w.ClaimFor
+}
 
 // finishNote names one halt's finish: a later halt of the desk is
 // another.
@@ -263,21 +273,34 @@ func (w *Watcher) flatten(ctx context.Context, desk, why string) (string, error)
 
 // squareOff closes the desk's positions once on each trading day, at or
 // after its square_off_at. The first check past the time does it, so a
-// leader that was down at 15:15 does it when it starts.
+// leader that was down at 15:15 does it when it starts. It is claimed
+// before and marked done after: a watcher that died in between leaves a
+// claim that lapses, not a day marked squared off with its positions
+// open.
 func (w *Watcher) squareOff(ctx context.Context, desk string, rules deskbot.RiskRules, now time.Time) {
 	if !rules.PastSquareOff(now) {
 		return
 	}
-	won, err := w.Store.PutNoteOnce(ctx, squareOffNote(desk, now), "1", 48*time.Hour)
+	done := squareOffNote(desk, now)
+	if _, err := w.Store.Note(ctx, done); deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		return // done today, or not known: tried again at the next check
+	}
+	claim := done + ":claim"
+	won, err := w.Store.PutNoteOnce(ctx, claim, "1", w.claimFor())
 	if err != nil || !won {
 		return
 	}
 	did, err := w.flatten(ctx, desk, "square_off_at "+rules.SquareOffAt)
 	if err != nil {
 		// Tried again at the next check.
-		_ = w.Store.DeleteNote(ctx, squareOffNote(desk, now))
+		_ = w.Store.DeleteNote(ctx, claim)
 		w.Log.ErrorContext(ctx, "risk: could not square off a desk; will try again at the next check", "desk", desk, "err", err)
 		return
+	}
+	if err := w.Store.PutNote(ctx, done, "1", 48*time.Hour); err != nil {
+		// The claim still holds it; once it lapses the next check closes
+		// a flat book and tells the group again.
+		w.Log.WarnContext(ctx, "risk: could not mark a square-off done", "desk", desk, "err", err)
 	}
 	w.Log.InfoContext(ctx, "risk: desk squared off", "desk", desk, "did", did)
 	if err := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: now, Text: words.SquareOffChat(desk, rules.SquareOffAt, did)}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -596,5 +597,77 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 				t.Errorf("refusal %q does not say why", deskbot.ErrorMessage(err))
 			}
 		})
+	}
+}
+
+// dying is a broker whose flatten is where its process dies: nothing of
+// the watcher's runs after it.
+type dying struct{ *flaky }
+
+func (dying) Flatten(context.Context, string) (deskbot.FlattenReport, error) {
+	runtime.Goexit()
+	return deskbot.FlattenReport{}, nil
+}
+
+// die runs one check of a watcher over the dying broker.
+func (w *world) die(t *testing.T, rules deskbot.RiskRules) {
+	t.Helper()
+	dead := w.watcher(rules)
+	dead.Broker, dead.ClaimFor = dying{w.broker}, 200*time.Millisecond
+	var wg sync.WaitGroup
+	wg.Go(func() { dead.Check(t.Context(), "main") })
+	wg.Wait()
+}
+
+// A leader that died as it squared a desk off: the day is not marked
+// squared off with the positions open; the next leader squares it off
+// once the dead one's claim lapsed, and once.
+func TestSquareOffLeftUndoneByADeadLeaderIsDone(t *testing.T) {
+	w := newWorld(t)
+	w.trade(t, "buy", 10)
+	rules := deskbot.RiskRules{SquareOffAt: "15:15"}
+	w.at(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
+	w.die(t, rules)
+	next := w.watcher(rules)
+	next.Check(t.Context(), "main") // the dead leader's claim still holds
+	if got := w.positions(t); got != 1 {
+		t.Fatalf("positions while the dead leader's claim holds: %d, want 1", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for range 3 {
+		next.Check(t.Context(), "main")
+	}
+	if got := w.positions(t); got != 0 {
+		t.Errorf("positions after the next leader's checks: %d, want 0", got)
+	}
+	if got, want := w.countRisk(t, "squared off"), 1; got != want {
+		t.Errorf("square-offs told: %d, want %d", got, want)
+	}
+}
+
+// A leader that died as it flattened a halted desk: the next finishes the
+// halt once the claim lapsed.
+func TestHaltLeftUndoneByADeadLeaderIsFinished(t *testing.T) {
+	w := newWorld(t)
+	w.trade(t, "buy", 100)
+	w.quotes.Set("TCS", 985)
+	rules := deskbot.RiskRules{MaxDailyLoss: 1000, FlattenOnHalt: true}
+	w.die(t, rules)
+	if st := w.status(t); st.Halt == nil || st.Halt.Done {
+		t.Fatalf("after the dead leader's check: halt %+v; want taken, not done", st.Halt)
+	}
+	next := w.watcher(rules)
+	time.Sleep(300 * time.Millisecond)
+	for range 3 {
+		next.Check(t.Context(), "main")
+	}
+	if st := w.status(t); st.Halt == nil || !st.Halt.Done {
+		t.Errorf("halt %+v; want done", st.Halt)
+	}
+	if got := w.positions(t); got != 0 {
+		t.Errorf("positions: %d, want 0", got)
+	}
+	if got, want := w.countRisk(t, "halted"), 1; got != want {
+		t.Errorf("halts told: %d, want %d", got, want)
 	}
 }
