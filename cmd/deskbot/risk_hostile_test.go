@@ -319,3 +319,30 @@ func TestHostileUnreadableHaltCanStillBeResumed(t *testing.T) {
 		t.Errorf("after the confirmed resume: %+v", st)
 	}
 }
+
+// An approver's allow on the desks page of a request its desk held before
+// the halt: refused in words, and nothing runs.
+func TestHostileDesksPageAllowOfAHaltedDesksRequest(t *testing.T) {
+	s := mustStartHalting(t)
+	s.orderModel(t)
+	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
+	h := s.mustHalt(t, "main")
+	for _, d := range []string{"allow_once", "always_allow"} {
+		code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {d}})
+		if code != 409 || !strings.Contains(body, "halted by a risk rule") {
+			t.Errorf("the page's %s of a halted desk's request answered %d %q; want 409 saying it is halted", d, code, body)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // a run would be recorded by now
+	if n := s.runs(t, id); n != 0 {
+		t.Errorf("a halted desk's request ran %d times", n)
+	}
+	grants, err := s.main.Gate.Grants(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grants) != 0 {
+		t.Errorf("an always-allow of a halted desk left grants: %+v", grants)
+	}
+	s.mustStillHalted(t, "main", h, "the page's allows")
+}
