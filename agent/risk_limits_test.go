@@ -109,7 +109,7 @@ func TestLimitsRefuseAHaltedDesksOrders(t *testing.T) {
 	} else {
 		release()
 	}
-	if err := f.st.Resume(t.Context(), "main", deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: thursdayMorning}); err != nil {
+	if err := f.st.Resume(t.Context(), "main", h.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: thursdayMorning}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.check(t, "main", "buy", 1); got != "" {

@@ -318,7 +318,7 @@ func TestResumeRestartsTheDayFromTheHalt(t *testing.T) {
 		t.Fatalf("halt = %+v; want one at -1,100", st.Halt)
 	}
 	w.at(thursday.Add(time.Minute))
-	if err := w.st.Resume(t.Context(), "main", deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: w.Now()}); err != nil {
+	if err := w.st.Resume(t.Context(), "main", w.status(t).Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: w.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	for i, tt := range []struct {
@@ -365,7 +365,7 @@ func TestResumeOnALaterDayDoesNotCarryTheHaltsFigures(t *testing.T) {
 	}
 	friday := thursday.Add(24 * time.Hour)
 	w.at(friday)
-	if err := w.st.Resume(t.Context(), "main", deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: friday}); err != nil {
+	if err := w.st.Resume(t.Context(), "main", w.status(t).Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: friday}); err != nil {
 		t.Fatal(err)
 	}
 	setTokens(deskbot.OrderDay(friday), 120) // past Friday's 100, though short of Thursday's 150 + 100
