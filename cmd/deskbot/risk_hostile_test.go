@@ -346,3 +346,51 @@ func TestHostileDesksPageAllowOfAHaltedDesksRequest(t *testing.T) {
 	}
 	s.mustStillHalted(t, "main", h, "the page's allows")
 }
+
+// Two approvers tap "Yes, resume" at once: the desk is resumed once, and
+// the other is told the halt is no longer in force.
+func TestHostileTwoApproversResumeOnce(t *testing.T) {
+	s := mustStartHalting(t)
+	s.mustHalt(t, "main")
+	s.tg.InjectText(asha, groupID, "/resume main", 0)
+	ask := s.mustBotMessage(t, "the confirmation", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "Resume it?") })
+	data := button(t, ask, "Yes, resume main")
+	qs := []string{s.tg.InjectCallback(asha, groupID, ask.ID, data), s.tg.InjectCallback(ravi, groupID, ask.ID, data)}
+	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool {
+		for _, q := range qs {
+			if _, _, ok := srv.CallbackAnswer(q); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	resumed := 0
+	for _, q := range qs {
+		text, _, _ := s.tg.CallbackAnswer(q)
+		switch {
+		case text == "Resumed main.":
+			resumed++
+		case !strings.Contains(text, "no longer in force"):
+			t.Errorf("a tap answered %q", text)
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("taps answered resumed: %d, want 1", resumed)
+	}
+	trail, err := s.main.Store.AuditTrail(t.Context(), 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range trail {
+		if e.Action == "resume" && e.Desk == "main" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("resumes audited: %d, want 1", n)
+	}
+	if st := mustDeskStatus(t, s, "main"); st.Halt != nil || st.Paused {
+		t.Errorf("after the taps: %+v", st)
+	}
+}
