@@ -292,9 +292,16 @@ func (w *Watcher) squareOff(ctx context.Context, desk string, rules deskbot.Risk
 	}
 	did, err := w.flatten(ctx, desk, "square_off_at "+rules.SquareOffAt)
 	if err != nil {
-		// Tried again at the next check.
+		// Tried again at the next check; the group is told once a day that
+		// the positions are still open.
 		_ = w.Store.DeleteNote(ctx, claim)
 		w.Log.ErrorContext(ctx, "risk: could not square off a desk; will try again at the next check", "desk", desk, "err", err)
+		if won, nerr := w.Store.PutNoteOnce(ctx, done+":failed", "1", 48*time.Hour); nerr == nil && won {
+			text := words.SquareOffFailed(desk, rules.SquareOffAt, deskbot.ErrorMessage(err))
+			if perr := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: now, Text: text}); perr != nil {
+				_ = w.Store.DeleteNote(ctx, done+":failed") // told at the next failure instead
+			}
+		}
 		return
 	}
 	if err := w.Store.PutNote(ctx, done, "1", 48*time.Hour); err != nil {
@@ -316,14 +323,15 @@ func squareOffNote(desk string, now time.Time) string {
 }
 
 // unchecked tells the group, once until the rules can be checked again,
-// that a desk's rules cannot be checked. Desks without rules only miss a
-// sample of the report: logged, not told.
+// that a desk's rules cannot be checked. Desks without rules that read
+// the book or the clock's square-off only miss a sample of the report:
+// logged, not told.
 func (w *Watcher) unchecked(ctx context.Context, desk string, rules deskbot.RiskRules, err error) {
 	if ctx.Err() != nil {
 		return
 	}
 	w.Log.WarnContext(ctx, "risk: a desk's rules could not be checked", "desk", desk, "err", err)
-	if !rules.Watches() {
+	if !needsBroker(rules) {
 		return
 	}
 	won, nerr := w.Store.PutNoteOnce(ctx, uncheckedNote(desk), "1", 24*time.Hour)
@@ -338,7 +346,7 @@ func (w *Watcher) unchecked(ctx context.Context, desk string, rules deskbot.Risk
 
 // checked clears the unchecked note, so the next failure is told again.
 func (w *Watcher) checked(ctx context.Context, desk string) {
-	if !w.Rules[desk].Watches() {
+	if !needsBroker(w.Rules[desk]) {
 		return
 	}
 	if err := w.Store.DeleteNote(ctx, uncheckedNote(desk)); err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
@@ -347,6 +355,10 @@ func (w *Watcher) checked(ctx context.Context, desk string) {
 }
 
 func uncheckedNote(desk string) string { return "risk:unchecked:" + desk }
+
+// needsBroker says whether the desk's rules need its broker: the P&L and
+// tokens rules read its book, the square-off closes it.
+func needsBroker(r deskbot.RiskRules) bool { return r.Watches() || r.SquareOffAt != "" }
 
 // readEvents follows the event stream: decisions, lapses and refusals
 // count into a desk's run of refusals; fills and turns' ends check the

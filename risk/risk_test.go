@@ -671,3 +671,41 @@ func TestHaltLeftUndoneByADeadLeaderIsFinished(t *testing.T) {
 		t.Errorf("halts told: %d, want %d", got, want)
 	}
 }
+
+// A desk whose only rule is its square-off, with the broker down: the
+// group is told once that the rules cannot be checked, and once that the
+// square-off could not be done, however many checks fail; the square-off
+// is done, and told, when the broker is back.
+func TestSquareOffWithTheBrokerDownIsTold(t *testing.T) {
+	w := newWorld(t)
+	w.trade(t, "buy", 10)
+	rules := deskbot.RiskRules{SquareOffAt: "15:15"}
+	w.at(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
+	w.broker.down.Store(true)
+	wt := w.watcher(rules)
+	for range 3 {
+		wt.Check(t.Context(), "main")
+	}
+	if got, want := w.countRisk(t, "cannot be checked"), 1; got != want {
+		t.Errorf("told the rules cannot be checked: %d, want %d (%q)", got, want, w.riskTexts(t))
+	}
+	w.broker.down.Store(false)
+	failing := w.watcher(rules)
+	failing.Broker = downFlatten{w.broker}
+	for range 3 {
+		failing.Check(t.Context(), "main")
+	}
+	if got, want := w.countRisk(t, "could not square off"), 1; got != want {
+		t.Errorf("told the square-off failed: %d, want %d (%q)", got, want, w.riskTexts(t))
+	}
+	if got := w.positions(t); got != 1 {
+		t.Fatalf("positions: %d, want 1", got)
+	}
+	wt.Check(t.Context(), "main")
+	if got := w.positions(t); got != 0 {
+		t.Errorf("positions once the broker is back: %d, want 0", got)
+	}
+	if got, want := w.countRisk(t, "squared off at"), 1; got != want {
+		t.Errorf("square-offs told: %d, want %d", got, want)
+	}
+}
