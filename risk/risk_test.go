@@ -709,3 +709,71 @@ func TestSquareOffWithTheBrokerDownIsTold(t *testing.T) {
 		t.Errorf("square-offs told: %d, want %d", got, want)
 	}
 }
+
+// Two watchers at the square-off at once: one square-off, told once.
+func TestTwoWatchersSquareOffOnce(t *testing.T) {
+	for trial := range 5 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			w := newWorld(t)
+			w.trade(t, "buy", 10)
+			w.at(time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST))
+			rules := deskbot.RiskRules{SquareOffAt: "15:15"}
+			var wg sync.WaitGroup
+			for _, wt := range []*Watcher{w.watcher(rules), w.watcher(rules)} {
+				wg.Go(func() {
+					for range 3 {
+						wt.Check(t.Context(), "main")
+					}
+				})
+			}
+			wg.Wait()
+			if got, want := w.countRisk(t, "squared off at"), 1; got != want {
+				t.Errorf("square-offs told: %d, want %d", got, want)
+			}
+			if got, want := w.audits(t, "flatten"), 1; got != want {
+				t.Errorf("flattens audited: %d, want %d", got, want)
+			}
+			if got := w.positions(t); got != 0 {
+				t.Errorf("positions: %d, want 0", got)
+			}
+		})
+	}
+}
+
+// After a resume from a drawdown halt, the drawdown counts from the P&L
+// the desk was halted at: a new best, then a new fall of max_drawdown.
+func TestResumeRestartsTheDrawdownFromTheHalt(t *testing.T) {
+	w := newWorld(t)
+	w.trade(t, "buy", 100)
+	wt := w.watcher(deskbot.RiskRules{MaxDrawdown: 500})
+	for i, p := range []float64{1020, 1014} { // best +2,000, then +1,400
+		w.quotes.Set("TCS", p)
+		w.at(thursday.Add(time.Duration(i) * time.Minute))
+		wt.Check(t.Context(), "main")
+	}
+	st := w.status(t)
+	if st.Halt == nil || st.Halt.Rule != deskbot.RuleMaxDrawdown {
+		t.Fatalf("halt = %+v; want by drawdown", st.Halt)
+	}
+	w.at(thursday.Add(5 * time.Minute))
+	if err := w.st.Resume(t.Context(), "main", st.Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: w.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tt := range []struct {
+		price  float64
+		halted bool
+	}{
+		{1014, false},   // where it was halted
+		{1010, false},   // 400 below it
+		{1016, false},   // a new best, +1,600
+		{1011.1, false}, // 490 below it
+		{1011, true},    // 500 below it
+	} {
+		w.quotes.Set("TCS", tt.price)
+		w.at(thursday.Add(time.Duration(6+i) * time.Minute))
+		wt.Check(t.Context(), "main")
+		if got := w.status(t).Halt != nil; got != tt.halted {
+			t.Fatalf("at ₹%v after the resume: halted %v, want %v", tt.price, got, tt.halted)
+		}
+	}
+}
