@@ -40,9 +40,12 @@ type DeskStore interface {
 	// SetPaused flips the pause switch; resuming a desk a risk rule halted
 	// is refused (ECONFLICT): only Resume lifts a halt.
 	SetPaused(ctx context.Context, desk string, paused bool, audit AuditEntry) error
-	// Resume lifts the desk's halt and its pause, with its audit entry:
-	// the resume of an approver who was shown why the desk was halted.
-	Resume(ctx context.Context, desk string, audit AuditEntry) error
+	// Resume lifts the desk's halt taken at halt (its Halt.At) and its
+	// pause, with its audit entry: the resume of an approver who was shown
+	// why the desk was halted. Another halt in force, or none, is
+	// ECONFLICT and changes nothing: an approver who read one halt does
+	// not lift the next, and two taps resume once.
+	Resume(ctx context.Context, desk string, halt time.Time, audit AuditEntry) error
 }
 
 // Message is one entry of a desk's conversation with its model, in a form

@@ -65,6 +65,9 @@ type Halt struct {
 // Tokens halts it again. A resume is a person's informed yes to go on,
 // so the rule that tripped does not trip again at once on the same
 // figures; it is never a way round the rules for the rest of the day.
+// Only a halt of the resume's own India day leaves one: a halt of an
+// earlier day was that day's figures, and the new day counts from its
+// start.
 type Restart struct {
 	Day    string  `json:"day"`
 	PnL    float64 `json:"pnl"`

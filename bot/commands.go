@@ -231,7 +231,11 @@ func (b *Bot) resumeHalted(ctx context.Context, c tele.Context, arg string) {
 	}
 	p := person(c.Sender())
 	audit := deskbot.AuditEntry{Action: "resume", Desk: desk, By: p.Audited(), At: b.now(), Detail: "lifted the halt by " + st.Halt.Rule + ": " + st.Halt.Figures}
-	if err := b.deps.Desks.Resume(ctx, desk, audit); err != nil {
+	if err := b.deps.Desks.Resume(ctx, desk, st.Halt.At, audit); deskbot.ErrorCode(err) == deskbot.ECONFLICT {
+		// Lifted by another tap, or halted again, since it was read.
+		b.answer(c, "That halt is no longer in force; /resume "+desk+" shows the desk as it is now.", true)
+		return
+	} else if err != nil {
 		b.answer(c, b.explain(ctx, "could not resume a desk", err), true)
 		return
 	}

@@ -9,16 +9,22 @@
 // refusals is counted by event id, so a repeat counts nothing), and checks
 // every desk at each tick, one desk at a time. A halt is taken
 // first-caller-wins in the store, so two instances, or a watcher and its
-// restart, halt a desk once; what a halt does after that is recorded as
-// done, and a halt a dead leader left undone is finished by the next. The
+// restart, halt a desk once; what a halt does after that is claimed by one
+// watcher and recorded as done, and a halt a dead leader left undone is
+// finished by the next once its claim lapsed. The
 // people's own actions never pass through here: the watcher only reads
 // the book and acts through the broker port, as any broker's book would.
+//
+// Broker is the one part of the rules on the desks' own path: the tools
+// place orders through it, so the square-off refuses an order that opens
+// a position however the order came to run.
 package risk
 
 import (
 	"context"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -65,6 +71,11 @@ type Watcher struct {
 	Now    deskbot.Now
 	Every  time.Duration // 0: MaxEvery
 	Log    *slog.Logger
+	// ClaimFor is how long a watcher's claim to finish a halt or to
+	// square a desk off holds (0: ClaimFor): far longer than either takes,
+	// short enough that what a watcher that died left undone is done by
+	// the next soon after.
+	ClaimFor time.Duration
 
 	mu sync.Mutex // one check at a time: the events and the tick share the desks
 }
@@ -184,7 +195,22 @@ func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules
 // and mark the halt done. A step that fails leaves the halt undone, and
 // the next check does it again: closing a flat book closes nothing, and
 // the group may be told twice, never not at all.
+//
+// The finish is claimed first: a second watcher (an instance taking over,
+// which saw the halt before it was marked done) would otherwise tell the
+// group of it again while the first is still at it. A claim whose holder
+// died lapses after ClaimFor, and the next check finishes the halt.
 func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules deskbot.RiskRules) {
+	claim := finishNote(desk, h)
+	if won, err := w.Store.PutNoteOnce(ctx, claim, "1", w.claimFor()); err != nil || !won {
+		return
+	}
+	done := false
+	defer func() {
+		if !done { // tried again at the next check
+			_ = w.Store.DeleteNote(context.WithoutCancel(ctx), claim)
+		}
+	}()
 	steps := []string{"paused the desk (its held calls cannot be allowed)"}
 	if rules.FlattenOnHalt {
 		did, err := w.flatten(ctx, desk, "halt: "+h.Rule)
@@ -207,7 +233,25 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 	}
 	if err := w.Store.FinishHalt(ctx, desk, did); err != nil {
 		w.Log.ErrorContext(ctx, "risk: could not mark a halt done; will finish it again at the next check", "desk", desk, "err", err)
+		return
 	}
+	done = true
+}
+
+// ClaimFor is Watcher.ClaimFor's default.
+const ClaimFor = time.Minute
+
+func (w *Watcher) claimFor() time.Duration {
+	if w.ClaimFor <= 0 {
+		return ClaimFor
+	}
+	return w.ClaimFor
+}
+
+// finishNote names one halt's finish: a later halt of the desk is
+// another.
+func finishNote(desk string, h deskbot.Halt) string {
+	return "risk:finish:" + desk + ":" + strconv.FormatInt(h.At.UnixMilli(), 10)
 }
 
 // flatten closes the desk's net positions through the broker, audited by
@@ -226,21 +270,41 @@ func (w *Watcher) flatten(ctx context.Context, desk, why string) (string, error)
 
 // squareOff closes the desk's positions once on each trading day, at or
 // after its square_off_at. The first check past the time does it, so a
-// leader that was down at 15:15 does it when it starts.
+// leader that was down at 15:15 does it when it starts. It is claimed
+// before and marked done after: a watcher that died in between leaves a
+// claim that lapses, not a day marked squared off with its positions
+// open.
 func (w *Watcher) squareOff(ctx context.Context, desk string, rules deskbot.RiskRules, now time.Time) {
 	if !rules.PastSquareOff(now) {
 		return
 	}
-	won, err := w.Store.PutNoteOnce(ctx, squareOffNote(desk, now), "1", 48*time.Hour)
+	done := squareOffNote(desk, now)
+	if _, err := w.Store.Note(ctx, done); deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		return // done today, or not known: tried again at the next check
+	}
+	claim := done + ":claim"
+	won, err := w.Store.PutNoteOnce(ctx, claim, "1", w.claimFor())
 	if err != nil || !won {
 		return
 	}
 	did, err := w.flatten(ctx, desk, "square_off_at "+rules.SquareOffAt)
 	if err != nil {
-		// Tried again at the next check.
-		_ = w.Store.DeleteNote(ctx, squareOffNote(desk, now))
+		// Tried again at the next check; the group is told once a day that
+		// the positions are still open.
+		_ = w.Store.DeleteNote(ctx, claim)
 		w.Log.ErrorContext(ctx, "risk: could not square off a desk; will try again at the next check", "desk", desk, "err", err)
+		if won, nerr := w.Store.PutNoteOnce(ctx, done+":failed", "1", 48*time.Hour); nerr == nil && won {
+			text := words.SquareOffFailed(desk, rules.SquareOffAt, deskbot.ErrorMessage(err))
+			if perr := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: now, Text: text}); perr != nil {
+				_ = w.Store.DeleteNote(ctx, done+":failed") // told at the next failure instead
+			}
+		}
 		return
+	}
+	if err := w.Store.PutNote(ctx, done, "1", 48*time.Hour); err != nil {
+		// The claim still holds it; once it lapses the next check closes
+		// a flat book and tells the group again.
+		w.Log.WarnContext(ctx, "risk: could not mark a square-off done", "desk", desk, "err", err)
 	}
 	w.Log.InfoContext(ctx, "risk: desk squared off", "desk", desk, "did", did)
 	if err := w.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventRisk, Desk: desk, Time: now, Text: words.SquareOffChat(desk, rules.SquareOffAt, did)}); err != nil {
@@ -256,14 +320,15 @@ func squareOffNote(desk string, now time.Time) string {
 }
 
 // unchecked tells the group, once until the rules can be checked again,
-// that a desk's rules cannot be checked. Desks without rules only miss a
-// sample of the report: logged, not told.
+// that a desk's rules cannot be checked. Desks without rules that read
+// the book or the clock's square-off only miss a sample of the report:
+// logged, not told.
 func (w *Watcher) unchecked(ctx context.Context, desk string, rules deskbot.RiskRules, err error) {
 	if ctx.Err() != nil {
 		return
 	}
 	w.Log.WarnContext(ctx, "risk: a desk's rules could not be checked", "desk", desk, "err", err)
-	if !rules.Watches() {
+	if !needsBroker(rules) {
 		return
 	}
 	won, nerr := w.Store.PutNoteOnce(ctx, uncheckedNote(desk), "1", 24*time.Hour)
@@ -278,7 +343,7 @@ func (w *Watcher) unchecked(ctx context.Context, desk string, rules deskbot.Risk
 
 // checked clears the unchecked note, so the next failure is told again.
 func (w *Watcher) checked(ctx context.Context, desk string) {
-	if !w.Rules[desk].Watches() {
+	if !needsBroker(w.Rules[desk]) {
 		return
 	}
 	if err := w.Store.DeleteNote(ctx, uncheckedNote(desk)); err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
@@ -287,6 +352,10 @@ func (w *Watcher) checked(ctx context.Context, desk string) {
 }
 
 func uncheckedNote(desk string) string { return "risk:unchecked:" + desk }
+
+// needsBroker says whether the desk's rules need its broker: the P&L and
+// tokens rules read its book, the square-off closes it.
+func needsBroker(r deskbot.RiskRules) bool { return r.Watches() || r.SquareOffAt != "" }
 
 // readEvents follows the event stream: decisions, lapses and refusals
 // count into a desk's run of refusals; fills and turns' ends check the

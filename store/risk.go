@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -76,28 +77,64 @@ func (s *Store) FinishHalt(ctx context.Context, desk, did string) error {
 }
 
 // resumeScript lifts a desk's halt and pause and ends its run of refusals
-// (the team looked at it); a lifted halt leaves where the day's rules
-// restart from (deskbot.Restart), the day's best P&L starting again at
-// the halt's. KEYS the desk's hash and the audit stream; ARGV the India
-// day of the resume, the audit stream's MINID and the audit entry's
-// fields and values.
+// (the team looked at it); a lifted halt of the resume's own India day
+// leaves where the day's rules restart from (deskbot.Restart), the day's
+// best P&L starting again at the halt's. A halt of an earlier day leaves
+// none: its figures were that day's, and carried into a new day they
+// would let the desk lose, or spend, that much more than its rules allow.
+// Only the halt the caller read is lifted: if the field is not that
+// record any more, nothing changes (0).
+// KEYS the desk's hash and the audit stream; ARGV the India day of the
+// resume, the audit stream's MINID, the day's start and the next day's
+// in UTC as "2006-01-02T15:04:05" (a halt's "at" is UTC RFC 3339, so it
+// compares as a string), the halt's record as read, and the audit
+// entry's fields and values.
 var resumeScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], 'halt')
+if v ~= ARGV[5] then return 0 end
 redis.call('HDEL', KEYS[1], 'halt', 'paused', 'inarow')
-if v then
-  local h = cjson.decode(v)
-  local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
-  redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
-    'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
+do
+  local ok, h = pcall(cjson.decode, v)
+  if not ok or type(h) ~= 'table' then h = {} end
+  local at = type(h.at) == 'string' and h.at or ''
+  if at >= ARGV[3] and at < ARGV[4] then
+    local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
+    redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
+      'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
+  else
+    redis.call('HDEL', KEYS[1], 'restart', 'best_day', 'best')
+  end
 end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 6))
 return 1`)
 
-// Resume lifts the desk's halt and its pause, with the audit entry, in
-// one step.
-func (s *Store) Resume(ctx context.Context, desk string, audit deskbot.AuditEntry) error {
-	argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
-	return s.wrap(resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Err())
+// Resume lifts the desk's halt taken at halt, and its pause, with the
+// audit entry, in one step.
+func (s *Store) Resume(ctx context.Context, desk string, halt time.Time, audit deskbot.AuditEntry) error {
+	local := audit.At.In(deskbot.IST)
+	start := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, deskbot.IST).UTC()
+	const utc = "2006-01-02T15:04:05"
+	// The record is read, then lifted only if it is still what was read;
+	// the halt being marked done meanwhile is the same halt, read again.
+	for range 3 {
+		raw, err := s.rdb.HGet(ctx, s.deskKey(desk), "halt").Result()
+		if errors.Is(err, redis.Nil) {
+			return deskbot.Errorf(deskbot.ECONFLICT, "%s is not halted", desk)
+		}
+		if err != nil {
+			return s.wrap(err)
+		}
+		if h := decodeHalt(raw); !h.At.Equal(halt) {
+			return deskbot.Errorf(deskbot.ECONFLICT, "%s is halted by another halt, taken at %s", desk, h.At.In(deskbot.IST).Format("15:04:05 IST"))
+		}
+		argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID(), start.Format(utc), start.Add(24 * time.Hour).Format(utc), raw},
+			auditArgv(auditFor(audit, "", desk))...)
+		n, err := resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Int()
+		if err != nil || n == 1 {
+			return s.wrap(err)
+		}
+	}
+	return deskbot.Errorf(deskbot.ECONFLICT, "%s's halt kept changing; nothing was resumed", desk)
 }
 
 // inARowScript counts an event into a desk's run of refusals: KEYS the
@@ -201,8 +238,12 @@ func decodeHalt(v string) *deskbot.Halt {
 	var h deskbot.Halt
 	if err := json.Unmarshal([]byte(v), &h); err != nil {
 		// A halt that cannot be read is still a halt: never lift one by
-		// misreading it.
-		return &deskbot.Halt{Rule: "unknown", Figures: "the halt's record could not be read"}
+		// misreading it. It is marked done, since nobody can know what is
+		// left of it to do, and redoing it would tell the group again at
+		// every check; and its time is the epoch's, not the zero time,
+		// whose negative milliseconds no resume button can carry, so an
+		// approver can still lift it.
+		return &deskbot.Halt{Rule: "unknown", Figures: "the halt's record could not be read", At: time.UnixMilli(0), Done: true}
 	}
 	return &h
 }

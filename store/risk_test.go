@@ -62,7 +62,7 @@ func TestHaltIsFirstCallerWinsAndOnlyResumeLiftsIt(t *testing.T) {
 		if st := mustStatus(t, s, "alpha"); !st.Halt.Done || st.Halt.Did != "cancelled no orders" || st.Halt.Figures != h.Figures {
 			t.Fatalf("finished halt: %+v", st.Halt)
 		}
-		if err := s.Resume(ctx, "alpha", deskbot.AuditEntry{Action: "resume", By: "Asha (101)", At: base}); err != nil {
+		if err := s.Resume(ctx, "alpha", h.At, deskbot.AuditEntry{Action: "resume", By: "Asha (101)", At: base}); err != nil {
 			t.Fatal(err)
 		}
 		if st := mustStatus(t, s, "alpha"); st.Paused || st.Halt != nil {

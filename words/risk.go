@@ -123,6 +123,12 @@ func SquareOffReason(at string) string {
 	return "it would open or grow a position after the desk's square-off at " + at + " IST; until the next trading day only orders that reduce a position run"
 }
 
+// SquareOffFailed is the group's message, once a day, when a desk's
+// square-off could not close its positions.
+func SquareOffFailed(desk, at, why string) string {
+	return "⏱ could not square off " + desk + " at " + at + " IST (" + why + "): its positions are still open; it is tried again at every check"
+}
+
 // RiskUnchecked is the group's message, once, when a desk's rules cannot
 // be checked.
 func RiskUnchecked(desk, why string) string {

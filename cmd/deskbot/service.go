@@ -196,8 +196,12 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	m.Metrics.WatchPools(m.poolStats)
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
+	rules := agent.RiskRules(desks)
+	// The tools place orders through the square-off's check, so that an
+	// order allowed after it is refused as one asked for after it is.
+	orders := risk.Broker{Broker: m.Broker, Rules: rules, Now: m.Now}
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
-		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, log) }),
+		wrap(func(string) []deskbot.Tool { return broker.Tools(orders, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
@@ -217,7 +221,6 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 		return errors.New(deskbot.ErrorMessage(err))
 	}
 
-	rules := agent.RiskRules(desks)
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
 		Limits: &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log},
