@@ -33,6 +33,11 @@ type ToolPolicy struct {
 	MaxOrderNotional    float64 // one order's notional
 	MaxPositionNotional float64 // the symbol's position after the order (waiting orders on its side counted as filled), at the market's price or the order's if higher
 	MaxOrdersPerDay     int     // orders put forward (run or held) in an India day
+	// FromRole names a role of DESKS_FILE's [roles] (RoleMembers, its
+	// approvers' Telegram ids): among a held call's counted approvals at
+	// least one must come from it. "": any approvers.
+	FromRole    string
+	RoleMembers []int64
 }
 
 // Limited reports whether the policy has a hard limit.
@@ -100,7 +105,7 @@ func (p Policies) Check(guarded []string, approvers int) error {
 				return Errorf(EINVALID, "%s: numbers may not be negative", where)
 			case tp.Approvals > MaxApprovals:
 				return Errorf(EINVALID, "%s: approvals is %d; at most %d", where, tp.Approvals, MaxApprovals)
-			case (tp.Approvals > 0 || tp.TwoApproversAbove > 0) && !slices.Contains(guarded, tool):
+			case (tp.Approvals > 0 || tp.TwoApproversAbove > 0 || tp.FromRole != "") && !slices.Contains(guarded, tool):
 				return Errorf(EINVALID, "%s: %s is not in APPROVAL_TOOLS, so nobody is asked before it runs and approvals would guard nothing; add it to APPROVAL_TOOLS or remove the policy", where, tool)
 			case approvers > 0 && tp.Approvals > approvers:
 				return Errorf(EINVALID, "%s: approvals is %d but TELEGRAM_APPROVERS names %d, so such a call could never be allowed", where, tp.Approvals, approvers)
@@ -108,6 +113,30 @@ func (p Policies) Check(guarded []string, approvers int) error {
 				return Errorf(EINVALID, "%s: two_approvers_above and the hard limits apply to %s only", where, ToolPlaceOrder)
 			case tp.TwoApproversAbove > 0 && tp.Approvals < 2:
 				return Errorf(EINVALID, "%s: two_approvers_above needs approvals of 2 or more", where)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckRoles refuses roles no held call could meet: a role member who is
+// not among the approvers (their tap would never count), or a policy whose
+// role has none of them.
+func (p Policies) CheckRoles(approvers []int64) error {
+	for _, desk := range slices.Sorted(maps.Keys(p)) {
+		for _, tool := range slices.Sorted(maps.Keys(p[desk])) {
+			tp := p[desk][tool]
+			if tp.FromRole == "" {
+				continue
+			}
+			where := fmt.Sprintf("desk %q policy for %s", desk, tool)
+			if len(tp.RoleMembers) == 0 {
+				return Errorf(EINVALID, "%s: from_role %q has no members, so such a call could never be allowed", where, tp.FromRole)
+			}
+			for _, id := range tp.RoleMembers {
+				if !slices.Contains(approvers, id) {
+					return Errorf(EINVALID, "%s: role %q names %d, who is not in TELEGRAM_APPROVERS, so their approval would never count", where, tp.FromRole, id)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -91,6 +92,11 @@ type Request struct {
 	// Required is how many distinct approvers the call needs, fixed when
 	// it was held (a later policy or restart cannot lower it); 0 reads as 1.
 	Required int `json:"required,omitempty"`
+	// Role, when set, is the role (RoleMembers its approvers' ids) from
+	// which at least one of the counted approvals must come, fixed when the
+	// call is held, as Required is.
+	Role        string  `json:"role,omitempty"`
+	RoleMembers []int64 `json:"role_members,omitempty"`
 	// Approvals are the allows counted so far, in order, one per person;
 	// the one that met Required is the last.
 	Approvals []Approval `json:"approvals,omitempty"`
@@ -102,6 +108,20 @@ type Request struct {
 
 // Needs is how many distinct approvers r needs: never below 1.
 func (r *Request) Needs() int { return max(r.Required, 1) }
+
+// RoleApproved reports whether one of r's counted approvals comes from its
+// role (true when it has none).
+func (r *Request) RoleApproved() bool {
+	if r.Role == "" {
+		return true
+	}
+	for _, a := range r.Approvals {
+		if slices.Contains(r.RoleMembers, a.ByID) {
+			return true
+		}
+	}
+	return false
+}
 
 // Approval is one person's allow, counted toward a request's Required.
 type Approval struct {
@@ -219,6 +239,7 @@ const (
 	AlreadyApproved         // Approve: this person's approval was already counted; nothing changed
 	Stale                   // Fence is not the current leader's token: another process leads
 	Halted                  // UnlessHalted: a risk rule holds the desk halted; nothing changed
+	RoleNeeded              // Approve: this approval would fill the count without the request's role; nothing changed
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the

@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -67,11 +68,15 @@ type policyFile struct {
 	MaxOrderNotional    *float64 `toml:"max_order_notional"`
 	MaxPositionNotional *float64 `toml:"max_position_notional"`
 	MaxOrdersPerDay     *int     `toml:"max_orders_per_day"`
+	FromRole            *string  `toml:"from_role"`
 }
 
 // deskFile is the TOML layout of DESKS_FILE (see docs/desks.example.toml).
 type deskFile struct {
-	Desk []struct {
+	// Roles names groups of approvers by their Telegram ids, for a
+	// policy's from_role.
+	Roles map[string][]int64
+	Desk  []struct {
 		Name     string
 		Prompt   string
 		Tools    []string
@@ -138,7 +143,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [roles], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, from_role, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
 	}
 	if len(f.Desk) == 0 {
 		return nil, fmt.Errorf("no [[desk]] defined")
@@ -187,7 +192,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for _, s := range d.Schedule {
 			dc.Schedules = append(dc.Schedules, Schedule{Cron: strings.TrimSpace(s.Cron), Text: strings.TrimSpace(s.Text)})
 		}
-		if dc.Policy, err = readPolicies(d.Name, d.Tools, d.Policy); err != nil {
+		if dc.Policy, err = readPolicies(d.Name, d.Tools, d.Policy, f.Roles); err != nil {
 			return nil, err
 		}
 		if dc.Risk, err = readRisk(d.Name, d.Risk); err != nil {
@@ -202,7 +207,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 // must be meant: 0 or a negative number is an error, never "no limit" or
 // "nobody", and a policy names a tool the desk is offered.
 // two_approvers_above alone means approvals = 2.
-func readPolicies(desk string, tools []string, in map[string]policyFile) (map[string]deskbot.ToolPolicy, error) {
+func readPolicies(desk string, tools []string, in map[string]policyFile, roles map[string][]int64) (map[string]deskbot.ToolPolicy, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
@@ -246,6 +251,13 @@ func readPolicies(desk string, tools []string, in map[string]policyFile) (map[st
 		}
 		if tp.TwoApproversAbove > 0 && p.Approvals == nil {
 			tp.Approvals = 2
+		}
+		if p.FromRole != nil {
+			members, ok := roles[*p.FromRole]
+			if !ok {
+				return nil, fmt.Errorf("%s: from_role %q is not a role of [roles] (roles are %s)", where, *p.FromRole, strings.Join(slices.Sorted(maps.Keys(roles)), ", "))
+			}
+			tp.FromRole, tp.RoleMembers = *p.FromRole, members
 		}
 		if err := (deskbot.Policies{desk: {tool: tp}}).Check([]string{tool}, 0); err != nil {
 			return nil, fmt.Errorf("%s", deskbot.ErrorMessage(err))

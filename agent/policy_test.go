@@ -3,6 +3,7 @@ package agent_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestLoadDesksPolicy(t *testing.T) {
 		}
 		got := agent.Policies(desks)["main"]["place_order"]
 		want := deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000, MaxOrderNotional: 2000000.5, MaxPositionNotional: 5000000, MaxOrdersPerDay: 40}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("policy = %+v; want %+v", got, want)
 		}
 	})
@@ -41,7 +42,7 @@ func TestLoadDesksPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := agent.Policies(desks)
-		if got, want := words.Policy("place_order", p["main"]["place_order"]), "place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
+		if got, want := words.Policy("place_order", p["main"]["place_order"]), "place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below), one of them from risk (2 members); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day"; got != want {
 			t.Errorf("main's place_order policy: %q; want %q", got, want)
 		}
 		if err := p.Check([]string{"flatten_desk", "place_order"}, 2); err != nil {

@@ -76,10 +76,10 @@ func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.Re
 // and who has approved ("needs 2 approvers: Asha ✓, one more"); "" when one
 // is enough. The message is edited as approvals arrive.
 func approversLine(r *deskbot.Request) string {
-	if r.Needs() < 2 || r.State != deskbot.StateOpen {
+	if r.Needs() < 2 && r.Role == "" || r.State != deskbot.StateOpen {
 		return ""
 	}
-	s := fmt.Sprintf("\n👥 This call needs %d approvers: ", r.Needs())
+	s := "\n👥 This call needs " + esc(words.Approvers(r)) + ": "
 	for _, a := range r.Approvals {
 		s += esc(argtext.Clip(argtext.Show(a.By), 32, "…")) + " ✓, "
 	}

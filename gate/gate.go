@@ -216,6 +216,11 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		State:     deskbot.StateOpen,
 		Required:  required,
 	}
+	if tp := g.cfg.Policies.For(desk, call.Name); tp.FromRole != "" {
+		// Fixed now, as the count is: a restart or a change of the file
+		// while it waits cannot loosen who must say yes.
+		r.Role, r.RoleMembers = tp.FromRole, tp.RoleMembers
+	}
 	audit := deskbot.AuditEntry{Action: "hold", Desk: desk, Tool: call.Name, RequestID: r.ID, By: "desk " + desk, At: now, Detail: canonical}
 	ev := deskbot.Event{Kind: deskbot.EventUserRequest, Desk: desk, Time: now, TriggerID: triggerID, RequestID: r.ID}
 	if err := g.store.CreateRequest(ctx, r, audit, ev); err != nil {

@@ -148,6 +148,8 @@ func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, ou
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.AlreadyApprovedMessage(after))
 	case deskbot.Halted:
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.HaltedAllowMessage(after.Desk))
+	case deskbot.RoleNeeded:
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.RoleNeededMessage(after))
 	}
 	if out != deskbot.Applied || !resp.Allows() {
 		g.held.forget(id) // decided, lapsing or gone: nobody decides it again here

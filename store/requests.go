@@ -54,6 +54,8 @@ const (
 	fRequired    = "q"
 	fApprovals   = "v"
 	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
+	fRole        = "o" // the role one approval must come from, fixed at creation
+	fRoleMembers = "u" // its members' ids as "|111|222|", read by the script
 )
 
 const (
@@ -169,6 +171,9 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	fields := append([]any{fState, string(deskbot.StateOpen), fExpiresAt, exp}, created...)
 	if r.Required > 1 {
 		fields = append(fields, fRequired, r.Required)
+	}
+	if r.Role != "" {
+		fields = append(fields, fRole, r.Role, fRoleMembers, idsArg(r.RoleMembers))
 	}
 	err = s.txDecisive(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key, fields...)
@@ -325,6 +330,13 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 	r.Required, _ = strconv.Atoi(h[fRequired])
 	r.Required = max(r.Required, 1)
 	r.Approvals = decodeApprovals(h[fApprovals])
+	if r.Role = h[fRole]; r.Role != "" {
+		for _, s := range strings.Split(strings.Trim(h[fRoleMembers], "|"), "|") {
+			if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+				r.RoleMembers = append(r.RoleMembers, id)
+			}
+		}
+	}
 	if res := h[fResult]; res != "" {
 		r.Result = new(deskbot.ToolResult)
 		if err := json.Unmarshal([]byte(res), r.Result); err != nil {

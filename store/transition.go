@@ -201,8 +201,13 @@ func approversArg(t deskbot.Transition) string {
 	if t.Approve == nil || len(t.Approvers) == 0 {
 		return ""
 	}
+	return idsArg(t.Approvers)
+}
+
+// idsArg is ids as the script matches them: "|101|102|".
+func idsArg(ids []int64) string {
 	b := []byte{'|'}
-	for _, id := range t.Approvers {
+	for _, id := range ids {
 		b = strconv.AppendInt(b, id, 10)
 		b = append(b, '|')
 	}

@@ -23,7 +23,8 @@
 --       value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
--- already approved by this person, 6 stale fence, 7 the desk is halted;
+-- already approved by this person, 6 stale fence, 7 the desk is halted, 8
+-- the approval would fill the count without the request's role;
 -- {-1} when the request
 -- does not exist. When the caller holds the request (ARGV[23]) an applied
 -- transition returns {0, approvals (v), "1" if narrowed to allow once}
@@ -35,7 +36,7 @@ local function reply(code)
 end
 
 -- Every field the checks read, in one call.
-local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w', 'q', 'v')
+local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w', 'q', 'v', 'u')
 local state, expires, delivered, desk = cur[1], tonumber(cur[2]), cur[3], cur[4]
 if not state then
   -- Vanished (or never was): make sure no index keeps pointing at it.
@@ -101,9 +102,26 @@ if ARGV[21] ~= '' then
   if string.find(list, '\30' .. approver .. '\31', 1, true) then
     return reply(5)
   end
+  local need = tonumber(cur[5]) or 1
+  -- A role (u: its members as "|111|222|"): one counted approval must be
+  -- a member's, so an outsider's that would fill the count without one
+  -- is refused, and the count stays exactly what the request was held
+  -- with.
+  local members = cur[7]
+  if members and members ~= '' and not string.find(members, '|' .. approver .. '|', 1, true) then
+    local fromRole = false
+    for rec in string.gmatch(list, '\30[^\30]*') do
+      if string.find(members, '|' .. string.match(rec, '^\30([^\31]*)') .. '|', 1, true) then
+        fromRole = true
+      end
+    end
+    local _, before = string.gsub(list, '\30', '')
+    if not fromRole and before + 1 >= need then
+      return reply(8)
+    end
+  end
   list = list .. '\30' .. ARGV[21]
   local _, n = string.gsub(list, '\30', '')
-  local need = tonumber(cur[5]) or 1
   if n < need then
     redis.call('HSET', KEYS[1], 'v', list)
     if ARGV[8] ~= '' then

@@ -32,6 +32,9 @@ func Policy(tool string, p deskbot.ToolPolicy) string {
 	if p.MaxOrdersPerDay > 0 {
 		refused = append(refused, fmt.Sprintf("after %d orders a day", p.MaxOrdersPerDay))
 	}
+	if p.FromRole != "" {
+		parts = append(parts, fmt.Sprintf("one of them from %s (%d members)", p.FromRole, len(p.RoleMembers)))
+	}
 	s := tool + ": " + strings.Join(parts, ", ")
 	if len(refused) > 0 {
 		s += "; refused " + strings.Join(refused, ", ")

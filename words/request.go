@@ -13,13 +13,42 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// More says how many approvers r still needs: "one more", "2 more".
+// More says how many approvers r still needs: "one more", "2 more", and
+// with a role none of them is from yet, "one more from risk" or "2 more,
+// one from risk".
 func More(r *deskbot.Request) string {
 	n := r.Needs() - len(r.Approvals)
-	if n == 1 {
+	role := !r.RoleApproved()
+	switch {
+	case n == 1 && role:
+		return "one more from " + r.Role
+	case n == 1:
 		return "one more"
+	case role:
+		return itoa(int64(max(n, 0))) + " more, one from " + r.Role
 	}
 	return itoa(int64(max(n, 0))) + " more"
+}
+
+// Approvers is how many approvers r needs, in words: "2 approvers", "2
+// approvers, one from risk", "1 approver from risk".
+func Approvers(r *deskbot.Request) string {
+	n := r.Needs()
+	switch {
+	case n == 1 && r.Role != "":
+		return "1 approver from " + r.Role
+	case n == 1:
+		return "1 approver"
+	case r.Role != "":
+		return itoa(int64(n)) + " approvers, one from " + r.Role
+	}
+	return itoa(int64(n)) + " approvers"
+}
+
+// RoleNeededMessage answers an approver outside r's role whose approval
+// would fill its count without one from the role.
+func RoleNeededMessage(r *deskbot.Request) string {
+	return "Not counted: this call needs one approver from " + r.Role + ", and the last approval must be theirs. Nothing was changed."
 }
 
 // WhyTrigger is the team's question to a desk about its held call r,

@@ -269,7 +269,7 @@ func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
 // the approvers, and says each in words: a mistake there must stop the
 // start, never unguard a tool.
 func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
-	if err := checkPolicies(desks, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		c.add("policy", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}

@@ -673,8 +673,11 @@ func deskModels(file string) []deskModel {
 // each: a count on one only would let the desk run the same command
 // through the other on fewer people's yes. The start and deskbot check
 // both call it.
-func checkPolicies(desks []agent.DeskConfig, guarded []string, approvers int) error {
-	if err := agent.Policies(desks).Check(guarded, approvers); err != nil {
+func checkPolicies(desks []agent.DeskConfig, guarded []string, approvers []int64) error {
+	if err := agent.Policies(desks).Check(guarded, len(approvers)); err != nil {
+		return err
+	}
+	if err := agent.Policies(desks).CheckRoles(approvers); err != nil {
 		return err
 	}
 	for _, d := range desks {

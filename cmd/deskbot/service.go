@@ -187,7 +187,7 @@ func (m *Main) openParts(ctx context.Context, desks int) (err error) {
 func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog *chatBacklog) (err error) {
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
-	if err := checkPolicies(desks, cfg.ApprovalTools, len(cfg.TelegramApprovers)); err != nil {
+	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
