@@ -21,6 +21,8 @@ type Broker struct {
 	Now   deskbot.Now
 }
 
+var _ deskbot.Broker = Broker{}
+
 // PlaceOrder places o unless the desk's square-off refuses it.
 func (b Broker) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
 	rules := b.Rules[desk]
