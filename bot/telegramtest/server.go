@@ -92,6 +92,9 @@ type Message struct {
 	Service string
 	// Reactions are the bot's reactions on the message.
 	Reactions []string
+	// Silent is set when the message was sent with disable_notification:
+	// people get it without a sound.
+	Silent bool
 }
 
 // Labels returns the texts of the message's inline buttons, row by row.
@@ -118,6 +121,8 @@ type Call struct {
 	ThreadID  int // message_thread_id, when given
 	// ForceReply mirrors Markup.ForceReply for convenience.
 	ForceReply bool
+	// Silent is disable_notification: the message arrives without a sound.
+	Silent bool
 	Params     map[string]string // every parameter, objects as JSON text
 	// Upload is the bytes of an uploaded photo or document, as received.
 	Upload []byte
@@ -159,6 +164,8 @@ type Server struct {
 	nextCbID int
 	forums   map[int64]*forum
 	members  map[int64]string // getChatMember's status of a person (default "member")
+	people   map[int64]User   // getChatMember's user of a person (AddUser); else only the id
+	admins   map[int64]*rights // chats the bot administers (SetBotRights)
 	menus    map[int64]MenuButton
 }
 
@@ -171,6 +178,7 @@ type Command struct {
 type chat struct {
 	nextID   int
 	messages []*Message
+	pins     []int // pinned message ids, oldest pin first
 }
 
 // BotUser is the identity getMe returns.
