@@ -123,7 +123,7 @@ type Call struct {
 	ForceReply bool
 	// Silent is disable_notification: the message arrives without a sound.
 	Silent bool
-	Params     map[string]string // every parameter, objects as JSON text
+	Params map[string]string // every parameter, objects as JSON text
 	// Upload is the bytes of an uploaded photo or document, as received.
 	Upload []byte
 	// Status is the error_code answered (200 when accepted), -1 when the
@@ -163,8 +163,8 @@ type Server struct {
 	faults   faults
 	nextCbID int
 	forums   map[int64]*forum
-	members  map[int64]string // getChatMember's status of a person (default "member")
-	people   map[int64]User   // getChatMember's user of a person (AddUser); else only the id
+	members  map[int64]string  // getChatMember's status of a person (default "member")
+	people   map[int64]User    // getChatMember's user of a person (AddUser); else only the id
 	admins   map[int64]*rights // chats the bot administers (SetBotRights)
 	menus    map[int64]MenuButton
 }
