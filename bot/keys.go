@@ -115,3 +115,8 @@ func parseMessageRef(s string) (chatID int64, msgID int, ok bool) {
 	id, err2 := strconv.Atoi(m)
 	return chatID, id, err1 == nil && err2 == nil && id > 0
 }
+
+// remindKey marks request id's reminder as sent (or about to be), written
+// first-caller-wins before it goes out, so it goes once across restarts
+// and leaders.
+func remindKey(requestID string) string { return "tg:remind:" + requestID }
