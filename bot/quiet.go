@@ -14,9 +14,10 @@ import (
 const (
 	// QuietDeskMessages: what desks say, their pictures included.
 	QuietDeskMessages = "desk_messages"
-	// QuietFills: the outcome of a held call that ran (an order's fill, a
-	// flatten's closing fills) when it comes as a message of its own; the
-	// edit of the request's message that usually shows it never sounds.
+	// QuietFills: the outcome of an allowed held call (running, then an
+	// order's fill or a flatten's closing fills) when it comes as a
+	// message of its own; the edit of the request's message that usually
+	// shows it never sounds.
 	QuietFills = "fills"
 	// QuietReports: the day's report at REPORT_AT.
 	QuietReports = "reports"
@@ -74,9 +75,9 @@ func silentOf(ctx context.Context) bool {
 	return s && laneOf(ctx) != LaneRequest
 }
 
-// ranStates are the states of a request whose call ran: its outcome
-// shows a fill (or why there was none).
-var ranStates = []deskbot.RequestState{deskbot.StateRan, deskbot.StateFailed}
+// allowedStates are the states of a request whose call was allowed: its
+// outcome says it is running, then shows the fill (or why there was none).
+var allowedStates = []deskbot.RequestState{deskbot.StateRunning, deskbot.StateRan, deskbot.StateFailed}
 
-// isFill reports whether r's outcome is a call that ran (QuietFills).
-func isFill(r *deskbot.Request) bool { return r != nil && slices.Contains(ranStates, r.State) }
+// isFill reports whether r's outcome is an allowed call's (QuietFills).
+func isFill(r *deskbot.Request) bool { return r != nil && slices.Contains(allowedStates, r.State) }
