@@ -64,11 +64,11 @@ type Config struct {
 	// approvers are reminded; unset or empty: a third of ApprovalExpiry
 	// (LoadConfig); 0s: no reminders.
 	ApprovalRemind time.Duration `env:"APPROVAL_REMIND"`
-	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
-	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
-	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
-	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
+	SweepSchedule  string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	RiskCheckEvery time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
+	DataDir        string        `env:"DATA_DIR" envDefault:"./data"`
+	LogLevel       string        `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat      string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
 	// no secret of the service (see guard).
