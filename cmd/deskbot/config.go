@@ -60,15 +60,16 @@ type Config struct {
 	AuditRetention        time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
 	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
 	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
+	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
+	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
+	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
+
 	// ApprovalRemind is how long before a request lapses its unanswered
 	// approvers are reminded; unset or empty: a third of ApprovalExpiry
 	// (LoadConfig); 0s: no reminders.
 	ApprovalRemind time.Duration `env:"APPROVAL_REMIND"`
-	SweepSchedule  string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
-	RiskCheckEvery time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
-	DataDir        string        `env:"DATA_DIR" envDefault:"./data"`
-	LogLevel       string        `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat      string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
 	// no secret of the service (see guard).
