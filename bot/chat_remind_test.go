@@ -103,6 +103,9 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 	if rem.Plain != want {
 		t.Errorf("reminder reads %q; want %q", rem.Plain, want)
 	}
+	if _, err := h.st.Note(t.Context(), bot.RemindKey(r1.ID)); err != nil {
+		t.Errorf("no note of r1's reminder (what keeps it once across a restart): %v", err)
+	}
 	if rem.Silent || rem.ParseMode != "HTML" {
 		t.Errorf("reminder silent=%v, parse mode %q; want a sound, in HTML", rem.Silent, rem.ParseMode)
 	}

@@ -40,6 +40,11 @@ func reportSentKey(day string) string { return "tg:report:" + day }
 // request id, so its outcome edits that message.
 func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestID }
 
+// remindKey marks request id's reminder as sent (or about to be), written
+// first-caller-wins before it goes out, so it goes once across restarts
+// and leaders.
+func remindKey(requestID string) string { return "tg:remind:" + requestID }
+
 // digestKey notes the messages ("<chatID>:<messageID>", comma separated,
 // one a page) of desk's digest of held calls. A request shown there has
 // digestMark as its requestMessageKey.
@@ -115,8 +120,3 @@ func parseMessageRef(s string) (chatID int64, msgID int, ok bool) {
 	id, err2 := strconv.Atoi(m)
 	return chatID, id, err1 == nil && err2 == nil && id > 0
 }
-
-// remindKey marks request id's reminder as sent (or about to be), written
-// first-caller-wins before it goes out, so it goes once across restarts
-// and leaders.
-func remindKey(requestID string) string { return "tg:remind:" + requestID }
