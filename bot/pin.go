@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 
 	tele "gopkg.in/telebot.v3"
 )
@@ -27,7 +28,9 @@ func (o *Outbox) pinAfter(after func(context.Context, *tele.Message) error) func
 		if err := after(ctx, m); err != nil {
 			return err
 		}
-		if err := o.s.Pin(ctx, m.Chat.ID, m.ID); err != nil {
+		// The request is read again right before the pin, as before the
+		// send: one closed meanwhile is not pinned, its outcome follows.
+		if err := o.s.Pin(ctx, m.Chat.ID, m.ID); err != nil && !errors.Is(err, errClosed) {
 			o.log.WarnContext(ctx, "outbox: could not pin a held call's message (does the bot have the right to pin?)", "message", m.ID, "err", err)
 		}
 		return nil

@@ -170,10 +170,9 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 }
 
 // Send sends text to chatID. With opt nil the text is HTML; a given opt is
-// used as it is (telebot copies it, so a retry sends the same), but for a
-// send that ctx makes quiet (TELEGRAM_QUIET), which goes without a
-// notification sound. telebot
-// keeps no forum topic by itself: a send into a topic names it in
+// used as it is (telebot copies it, so a retry sends the same), but a send
+// that ctx makes quiet (TELEGRAM_QUIET) goes without a notification sound.
+// telebot keeps no forum topic by itself: a send into a topic names it in
 // opt.ThreadID.
 func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.SendOptions) (*tele.Message, error) {
 	if opt == nil {
