@@ -261,3 +261,29 @@ func TestQuietListedKindsGoWithoutASound(t *testing.T) {
 		}
 	}
 }
+
+// A request shown again at the bottom (what it would do changed) moves its
+// pin to the new message: the old one, without buttons, is unpinned.
+func TestPinMovesWhenARequestIsShownAgain(t *testing.T) {
+	h := mustE2E(t)
+	h.shutdown()
+	h.pin = true
+	h.tg.SetBotRights(groupID, true)
+	h.start()
+	ctx := t.Context()
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
+		t.Fatal(err)
+	}
+	_, m := h.holdFlatten("alpha", `{}`)
+	deskbottest.Eventually(t, "the held flatten pinned", func() bool { return slices.Equal(h.tg.Pinned(groupID), []int{m.ID}) })
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	h.answer(h.tap(asha, m, "Allow once"))
+	again := h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID > m.ID && strings.Contains(x.Plain, "Would close 2:") && len(x.Keyboard) > 0
+	})
+	deskbottest.Eventually(t, "the pin moved to the request shown again", func() bool {
+		return slices.Equal(h.tg.Pinned(groupID), []int{again.ID})
+	})
+}
