@@ -16,6 +16,10 @@
 // Forums: SetForum makes a chat a forum supergroup with topics and the
 // bot's right to create them (forum.go).
 //
+// Pins: pinChatMessage and unpinChatMessage need the bot to be an
+// administrator with the right to pin (SetBotRights, or a forum), and every
+// send records disable_notification (pin.go).
+//
 // Strictness: the fake is at least as strict as Telegram where mistakes cost
 // messages: HTML that Telegram would refuse is refused (unknown or unbalanced
 // tags, a bare '<' or '&'), text over 4,096 characters (UTF-16 units after
