@@ -37,6 +37,20 @@ type Config struct {
 	// WebApp is the desks page, opened from /desks and from approvers'
 	// menu buttons (webapp.go); zero: no page.
 	WebApp WebApp
+	// Quiet is what the group receives without a notification sound
+	// (TELEGRAM_QUIET); held calls, reminders and halts always sound.
+	Quiet Quiet
+	// Pin pins a held call's message while its request is open
+	// (TELEGRAM_PIN; pin.go).
+	Pin bool
+	// Remind is how long before an unanswered request lapses the bot
+	// reminds the approvers who have not answered (APPROVAL_REMIND;
+	// remind.go); 0: no reminders.
+	Remind time.Duration
+	// RemindEvery is how often the open requests are scanned for a
+	// reminder that is due, in real time (default 5s); when one is due is
+	// read on Now.
+	RemindEvery time.Duration
 	// StopGrace is how long, after polling stopped, the updates already
 	// taken may still finish their work (store writes, replies); default
 	// 5s. They were counted as handed over, so the next leader is not
@@ -154,6 +168,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
+	if cfg.RemindEvery <= 0 {
+		cfg.RemindEvery = 5 * time.Second
+	}
 	return cfg
 }
 
@@ -223,6 +240,8 @@ func (b *Bot) sendings() {
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
+		Quiet:       cfg.Quiet,
+		Pin:         cfg.Pin,
 	}
 	if deps.Gate != nil {
 		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown
@@ -268,6 +287,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	outErr := make(chan error, 1)
 	go func() { outErr <- b.outbox.Run(ctx) }()
+	reminding := make(chan struct{})
+	go func() { defer close(reminding); b.reminders(ctx) }()
 	polling := make(chan struct{})
 	go func() { b.tb.Start(); close(polling) }()
 
@@ -285,6 +306,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err == nil {
 		err = <-outErr
 	}
+	<-reminding
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

@@ -37,7 +37,14 @@
 // desks take turns. A held call is checked right before its message goes
 // out and is never offered once closed. When more held calls wait than can
 // be shown one by one, each desk's are listed in one digest message edited
-// in place (digest.go), a row per request.
+// in place (digest.go), a row per request. When APPROVAL_REMIND is left
+// before an unanswered request lapses, the leader's scan (remind.go)
+// replies to its message mentioning the approvers who have not answered,
+// once across restarts (a note taken before the send), in the request
+// lane. With TELEGRAM_PIN a held call's message is pinned while it is open
+// (pin.go). TELEGRAM_QUIET (quiet.go) sends desk messages, fills and the
+// day's report without a sound; held calls, reminders and halts always
+// sound.
 //
 // Delivery: events are read from the store's stream in a consumer group and
 // acknowledged only after Telegram accepted the message, so a restart or an

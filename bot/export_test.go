@@ -10,4 +10,5 @@ func (b *Bot) Deliver(u tele.Update) { b.tb.ProcessUpdate(u) }
 var (
 	RequestMessageKey = requestMessageKey
 	DeskMessageKey    = deskMessageKey
+	RemindKey         = remindKey
 )

@@ -105,6 +105,12 @@ type e2e struct {
 	topics bool
 	// inboxFor, when set, replaces the desks' inbox the next start gives the bot.
 	inboxFor func(deskbot.Inbox) deskbot.Inbox
+	// remind, pin and hush are the next start's APPROVAL_REMIND,
+	// TELEGRAM_PIN and TELEGRAM_QUIET; reminders are scanned for every
+	// 10ms of real time.
+	remind time.Duration
+	pin    bool
+	hush   bot.Quiet
 }
 
 // atMarket is the paper broker over a market that the harness's own
@@ -181,6 +187,7 @@ func (h *e2e) start() {
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
 		Sender: fastSender(), Topics: h.topics,
+		Remind: h.remind, RemindEvery: 10 * time.Millisecond, Pin: h.pin, Quiet: h.hush,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
 		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st,

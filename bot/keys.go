@@ -44,6 +44,11 @@ func requestMessageKey(requestID string) string { return "tg:reqmsg:" + requestI
 // outstanding: one question per request at a time.
 func whyKey(requestID string) string { return "tg:why:" + requestID }
 
+// remindKey marks request id's reminder as sent (or about to be), written
+// first-caller-wins before it goes out, so it goes once across restarts
+// and leaders.
+func remindKey(requestID string) string { return "tg:remind:" + requestID }
+
 // digestKey notes the messages ("<chatID>:<messageID>", comma separated,
 // one a page) of desk's digest of held calls. A request shown there has
 // digestMark as its requestMessageKey.

@@ -10,6 +10,7 @@ func TestKeysKeepTheirText(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{OutboxGroup, "telegram"},
 		{requestMessageKey("5f0c2d1e"), "tg:reqmsg:5f0c2d1e"},
+		{remindKey("5f0c2d1e"), "tg:remind:5f0c2d1e"},
 		{deskMessageKey(chat, msg), "tg:deskmsg:-1001234567890:42"},
 		{sentKey("1700000000000-0"), "tg:sent:1700000000000-0"},
 		{sentPartKey("1700000000000-0", 0), "tg:sent:1700000000000-0:0"},

@@ -55,6 +55,11 @@ type OutboxConfig struct {
 	// Shown records what a request's message shows of the desk's book
 	// (deskbot.Gate's Shown) before it goes out; nil records nothing.
 	Shown func(ctx context.Context, id, state string) error
+	// Quiet is what goes out without a notification sound (TELEGRAM_QUIET).
+	Quiet Quiet
+	// Pin pins a held call's message while the request is open
+	// (TELEGRAM_PIN; pin.go).
+	Pin bool
 }
 
 // Outbox delivers events to the group durably: it reads the event stream as
@@ -240,7 +245,7 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 	case deskbot.EventRequestChanged:
 		err = o.changed(ctx, ev)
 	case deskbot.EventDeskMessage:
-		err = o.deskMessage(ctx, ev)
+		err = o.deskMessage(withSilent(ctx, o.cfg.Quiet.DeskMessages), ev)
 	case deskbot.EventModelUnreachable:
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, RenderWarning(ev.Desk, ev.Text), nil)
@@ -310,7 +315,7 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 	})
 	err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, htmlOpts(kb))
-	}, o.noteRequest(ev.Request.ID))
+	}, o.pinAfter(o.noteRequest(ev.Request.ID)))
 	if errors.Is(err, errClosed) {
 		return nil
 	}
@@ -335,6 +340,9 @@ func (o *Outbox) changed(ctx context.Context, ev deskbot.Event) error {
 		text, _ := requestText(r, nil)
 		text += "\n\n🔄 What this call would do changed since this message showed it, so it was not allowed. It is shown again below ⬇️ with what it would do now."
 		if err := o.s.Edit(WithLane(ctx, LaneRequest), chatID, msgID, text, nil); err != nil && TelegramCode(err) != 400 {
+			return err
+		}
+		if err := o.unpin(WithLane(ctx, LaneRequest), chatID, msgID); err != nil {
 			return err
 		}
 	}
@@ -384,11 +392,16 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 	}
 	if chatID, msgID, ok := parseMessageRef(loc); ok {
 		err := o.s.Edit(ctx, chatID, msgID, text, nil)
+		if err == nil {
+			return o.unpin(ctx, chatID, msgID)
+		}
 		if TelegramCode(err) != 400 {
 			return err
 		}
 		o.log.WarnContext(ctx, "outbox: request message not editable; sending the outcome anew", "request", ev.Request.ID, "err", err)
 	}
+	// Only a new message sounds: an edit never does.
+	ctx = withSilent(ctx, o.cfg.Quiet.Fills && isFill(ev.Request))
 	return o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 		return o.s.Send(ctx, o.cfg.ChatID, text, nil)
 	}, o.noteRequest(ev.Request.ID))

@@ -92,7 +92,7 @@ func (b *Bot) SendDayReport(ctx context.Context) error {
 	}
 	rep, err := b.report(ctx, false, "")
 	if err == nil {
-		_, err = b.sendReport(ctx, b.cfg.ChatID, 0, rep)
+		_, err = b.sendReport(withSilent(ctx, b.cfg.Quiet.Reports), b.cfg.ChatID, 0, rep)
 	}
 	if err != nil {
 		_ = b.deps.Notes.DeleteNote(context.WithoutCancel(ctx), reportSentKey(day))

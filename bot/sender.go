@@ -170,12 +170,18 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 }
 
 // Send sends text to chatID. With opt nil the text is HTML; a given opt is
-// used as it is (telebot copies it, so a retry sends the same). telebot
-// keeps no forum topic by itself: a send into a topic names it in
+// used as it is (telebot copies it, so a retry sends the same), but a send
+// that ctx makes quiet (TELEGRAM_QUIET) goes without a notification sound.
+// telebot keeps no forum topic by itself: a send into a topic names it in
 // opt.ThreadID.
 func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.SendOptions) (*tele.Message, error) {
 	if opt == nil {
 		opt = &tele.SendOptions{ParseMode: tele.ModeHTML, DisableWebPagePreview: true}
+	}
+	if silentOf(ctx) { // a copy: the caller's options stay as given
+		o := *opt
+		o.DisableNotification = true
+		opt = &o
 	}
 	var msg *tele.Message
 	err := s.do(ctx, "sendMessage", chatID, true, func() (err error) {
@@ -215,7 +221,7 @@ func (s *Sender) SendPhotoIn(ctx context.Context, chatID int64, thread int, pic 
 		// A fresh reader and Photo each attempt: a retry uploads the same
 		// bytes from the start, and telebot overwrites the Photo on success.
 		p := &tele.Photo{File: tele.FromReader(io.NewSectionReader(pic, 0, size)), Caption: caption}
-		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML, ThreadID: thread})
+		msg, err = s.b.Send(tele.ChatID(chatID), p, &tele.SendOptions{ParseMode: tele.ModeHTML, ThreadID: thread, DisableNotification: silentOf(ctx)})
 		return err
 	})
 	if err == nil && msg != nil {
@@ -233,6 +239,24 @@ func (s *Sender) React(ctx context.Context, chatID int64, messageID int, emoji s
 	opt := tele.ReactionOptions{Reactions: []tele.Reaction{{Type: "emoji", Emoji: emoji}}}
 	return s.do(ctx, "setMessageReaction", chatID, false, func() error {
 		return s.b.React(tele.ChatID(chatID), msg, opt)
+	})
+}
+
+// Pin pins a message in chatID without a notification sound: the message
+// itself sounded when it came. Telegram posts a service message for the
+// pin; like an edit, it keeps the chat's gap but spends none of the group's
+// message budget.
+func (s *Sender) Pin(ctx context.Context, chatID int64, messageID int) error {
+	msg := tele.StoredMessage{MessageID: fmt.Sprint(messageID), ChatID: chatID}
+	return s.do(ctx, "pinChatMessage", chatID, false, func() error {
+		return s.b.Pin(msg, tele.Silent)
+	})
+}
+
+// Unpin unpins a message in chatID.
+func (s *Sender) Unpin(ctx context.Context, chatID int64, messageID int) error {
+	return s.do(ctx, "unpinChatMessage", chatID, false, func() error {
+		return s.b.Unpin(tele.ChatID(chatID), messageID)
 	})
 }
 

@@ -36,7 +36,7 @@ func (s *Server) send(method string, p map[string]string, files map[string]uploa
 	if !ok || chatID == 0 {
 		return nil, badRequest("chat not found")
 	}
-	m := &Message{ChatID: chatID, From: s.bot, FromBot: true, ParseMode: p["parse_mode"]}
+	m := &Message{ChatID: chatID, From: s.bot, FromBot: true, ParseMode: p["parse_mode"], Silent: p["disable_notification"] == "true"}
 	if method == "sendPhoto" {
 		f, ok := files["photo"]
 		if !ok && p["photo"] == "" {

@@ -121,8 +121,9 @@ func (s *Server) thread(chatID int64, p map[string]string) (int, *apiError) {
 }
 
 // chatMember serves getChatMember: the bot is an administrator of a forum
-// with its topic right as set, a member elsewhere; people are members
-// unless SetMemberStatus said otherwise.
+// with its topic right as set, or of a chat SetBotRights named with its pin
+// right as set, a member elsewhere; people are members unless
+// SetMemberStatus said otherwise, named as AddUser made them known.
 func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 	chatID, ok := parseInt64(p["chat_id"])
 	user, ok2 := parseInt64(p["user_id"])
@@ -136,14 +137,19 @@ func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 		if status == "" {
 			status = "member"
 		}
-		return map[string]any{"status": status, "user": toWireUser(User{ID: user}, false)}, nil
+		u, ok := s.people[user]
+		if !ok {
+			u = User{ID: user}
+		}
+		return map[string]any{"status": status, "user": toWireUser(u, false)}, nil
 	}
-	f := s.forums[chatID]
-	if f == nil {
+	admin, canPin := s.botAdmin(chatID)
+	if !admin {
 		return map[string]any{"status": "member", "user": toWireUser(s.bot, true)}, nil
 	}
+	f := s.forums[chatID]
 	return map[string]any{"status": "administrator", "user": toWireUser(s.bot, true),
-		"can_manage_topics": f.canManageTopics, "can_delete_messages": true, "can_pin_messages": true}, nil
+		"can_manage_topics": f != nil && f.canManageTopics, "can_delete_messages": true, "can_pin_messages": canPin}, nil
 }
 
 // react serves setMessageReaction: the bot's reactions on the message are

@@ -88,6 +88,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, method string, pa
 	case "setChatMenuButton":
 		aerr = s.setMenuButton(params)
 		result = true
+	case "pinChatMessage":
+		msgID, aerr = s.pin(params)
+		result = true
+	case "unpinChatMessage":
+		msgID, aerr = s.unpin(params)
+		result = true
 	case "setMessageReaction":
 		msgID, aerr = s.react(params)
 		result = true
@@ -111,6 +117,7 @@ func (s *Server) record(method string, params map[string]string) int {
 		c.MessageID = int(id)
 	}
 	c.Text = params["text"]
+	c.Silent = params["disable_notification"] == "true"
 	if method == "sendPhoto" || method == "editMessageCaption" {
 		c.Text = params["caption"]
 	}

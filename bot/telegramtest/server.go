@@ -16,6 +16,10 @@
 // Forums: SetForum makes a chat a forum supergroup with topics and the
 // bot's right to create them (forum.go).
 //
+// Pins: pinChatMessage and unpinChatMessage need the bot to be an
+// administrator with the right to pin (SetBotRights, or a forum), and every
+// send records disable_notification (pin.go).
+//
 // Strictness: the fake is at least as strict as Telegram where mistakes cost
 // messages: HTML that Telegram would refuse is refused (unknown or unbalanced
 // tags, a bare '<' or '&'), text over 4,096 characters (UTF-16 units after
@@ -92,6 +96,9 @@ type Message struct {
 	Service string
 	// Reactions are the bot's reactions on the message.
 	Reactions []string
+	// Silent is set when the message was sent with disable_notification:
+	// people get it without a sound.
+	Silent bool
 }
 
 // Labels returns the texts of the message's inline buttons, row by row.
@@ -118,7 +125,9 @@ type Call struct {
 	ThreadID  int // message_thread_id, when given
 	// ForceReply mirrors Markup.ForceReply for convenience.
 	ForceReply bool
-	Params     map[string]string // every parameter, objects as JSON text
+	// Silent is disable_notification: the message arrives without a sound.
+	Silent bool
+	Params map[string]string // every parameter, objects as JSON text
 	// Upload is the bytes of an uploaded photo or document, as received.
 	Upload []byte
 	// Status is the error_code answered (200 when accepted), -1 when the
@@ -158,7 +167,9 @@ type Server struct {
 	faults   faults
 	nextCbID int
 	forums   map[int64]*forum
-	members  map[int64]string // getChatMember's status of a person (default "member")
+	members  map[int64]string  // getChatMember's status of a person (default "member")
+	people   map[int64]User    // getChatMember's user of a person (AddUser); else only the id
+	admins   map[int64]*rights // chats the bot administers (SetBotRights)
 	menus    map[int64]MenuButton
 }
 
@@ -171,6 +182,7 @@ type Command struct {
 type chat struct {
 	nextID   int
 	messages []*Message
+	pins     []int // pinned message ids, oldest pin first
 }
 
 // BotUser is the identity getMe returns.

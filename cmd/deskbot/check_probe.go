@@ -98,6 +98,7 @@ func (c *checker) telegram(ctx context.Context, cfg Config) {
 		Status          string `json:"status"`
 		IsMember        *bool  `json:"is_member"`
 		CanManageTopics bool   `json:"can_manage_topics"`
+		CanPinMessages  bool   `json:"can_pin_messages"`
 	}
 	_ = json.Unmarshal(res, &member)
 	switch {
@@ -109,6 +110,21 @@ func (c *checker) telegram(ctx context.Context, cfg Config) {
 	}
 	if cfg.TelegramTopics {
 		c.topics(ctx, cfg, member.Status, member.CanManageTopics)
+	}
+	if cfg.TelegramPin {
+		c.pin(cfg, member.Status, member.CanPinMessages)
+	}
+}
+
+// pin checks what TELEGRAM_PIN needs: the bot an administrator with the
+// right to pin messages (the group's creator has every right). Without it
+// held calls still come, unpinned, so a missing right is a warning.
+func (c *checker) pin(cfg Config, status string, canPin bool) {
+	switch {
+	case status == "creator" || status == "administrator" && canPin:
+		c.add("telegram pin", statusOK, "the bot may pin held calls in chat %d", cfg.TelegramChatID)
+	default:
+		c.add("telegram pin", statusWarn, "TELEGRAM_PIN is on, but the bot may not pin messages in chat %d (can_pin_messages): make it an administrator with that right (until then held calls are not pinned)", cfg.TelegramChatID)
 	}
 }
 

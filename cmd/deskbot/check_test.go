@@ -25,6 +25,8 @@ type fakeBotAPI struct {
 	memberStatus string // "" answers "chat not found"
 	// forum makes the chat a forum supergroup; canManageTopics is the bot's right there.
 	forum, canManageTopics bool
+	// canPin is the bot's right to pin messages (can_pin_messages).
+	canPin bool
 }
 
 func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +44,7 @@ func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
 			return
 		}
-		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"},"can_manage_topics":%v}}`, f.memberStatus, f.canManageTopics)
+		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"},"can_manage_topics":%v,"can_pin_messages":%v}}`, f.memberStatus, f.canManageTopics, f.canPin)
 	case "getChat":
 		fmt.Fprintf(w, `{"ok":true,"result":{"id":-1001234567890,"type":"supergroup","title":"Desk team","is_forum":%v}}`, f.forum)
 	default:

@@ -19,6 +19,7 @@ import (
 	"github.com/caarlos0/env/v11"
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/risk"
@@ -36,6 +37,11 @@ type Config struct {
 	DenyReasonWait    time.Duration `env:"DENY_REASON_WAIT" envDefault:"2m"`
 	// TelegramTopics gives each desk a forum topic of its own.
 	TelegramTopics bool `env:"TELEGRAM_TOPICS" envDefault:"false"`
+	// TelegramPin pins a held call's message while its request is open.
+	TelegramPin bool `env:"TELEGRAM_PIN" envDefault:"false"`
+	// TelegramQuiet lists what the group receives without a notification
+	// sound (bot.QuietNames); validate refuses a name it does not know.
+	TelegramQuiet []string `env:"TELEGRAM_QUIET" envSeparator:","`
 
 	// The gate and the store: which tools wait for a person, and where
 	// requests, grants and events are kept.
@@ -59,6 +65,11 @@ type Config struct {
 	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
 	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
 	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
+
+	// ApprovalRemind is how long before a request lapses its unanswered
+	// approvers are reminded; unset or empty: a third of ApprovalExpiry
+	// (LoadConfig); 0s: no reminders.
+	ApprovalRemind time.Duration `env:"APPROVAL_REMIND"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
 	// no secret of the service (see guard).
@@ -110,6 +121,10 @@ type Config struct {
 // value may be a secret).
 func LoadConfig(environ map[string]string) (Config, error) {
 	cfg, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
+	if strings.TrimSpace(environ["APPROVAL_REMIND"]) == "" {
+		// The default follows APPROVAL_EXPIRY, so it cannot be a tag's.
+		cfg.ApprovalRemind = cfg.ApprovalExpiry / 3
+	}
 	var problems []string
 	if err != nil {
 		problems = append(problems, envProblems(err)...)
@@ -150,6 +165,11 @@ func (c Config) validate() []string {
 	p = append(p, c.validateRedis()...)
 	if c.ApprovalExpiry <= 0 {
 		bad("APPROVAL_EXPIRY", "must be a positive duration such as 5m")
+	} else if c.ApprovalRemind < 0 || c.ApprovalRemind >= c.ApprovalExpiry {
+		bad("APPROVAL_REMIND", fmt.Sprintf("must be 0s (no reminders) or a positive duration shorter than APPROVAL_EXPIRY (%s), such as %s (the default, a third of it)", c.ApprovalExpiry, c.ApprovalExpiry/3))
+	}
+	if _, err := bot.ParseQuiet(c.TelegramQuiet); err != nil {
+		p = append(p, deskbot.ErrorMessage(err))
 	}
 	if c.GrantTTL < 0 {
 		bad("GRANT_TTL", "must be 0 (until revoked) or a positive duration")
@@ -202,6 +222,12 @@ func (c Config) validate() []string {
 		p = append(p, deskbot.ErrorMessage(err))
 	}
 	return p
+}
+
+// quiet is TELEGRAM_QUIET as the bot takes it (validate checked it).
+func (c Config) quiet() bot.Quiet {
+	q, _ := bot.ParseQuiet(c.TelegramQuiet)
+	return q
 }
 
 // validateRedis checks that the Redis variables name exactly one Redis (or

@@ -240,6 +240,7 @@ func (m *Main) buildBot(names []string) (err error) {
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
+		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName},
 	}, bot.Deps{
 		// The chat's own pool: a /tell, a status or the outbox never waits
