@@ -130,8 +130,9 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 }
 
 // A request decided before its reminder's time gets none; nor does one
-// whose expiry passed, even before the sweep lapsed it.
-func TestNoReminderForADecidedOrLapsedRequest(t *testing.T) {
+// whose expiry passed, even before the sweep lapsed it, nor one of a desk
+// a risk rule halted (it cannot be allowed).
+func TestNoReminderForADecidedOrLapsedRequestOrAHaltedDesk(t *testing.T) {
 	h := mustE2E(t)
 	h.shutdown()
 	h.remind = 100 * time.Second
@@ -147,12 +148,17 @@ func TestNoReminderForADecidedOrLapsedRequest(t *testing.T) {
 	if got, err := h.gate.Request(t.Context(), r.ID); err != nil || got.State != deskbot.StateOpen {
 		t.Fatalf("the unswept request: %+v, %v; want still open", got, err)
 	}
+	// A halted desk's request cannot be allowed: no reminder asks for it.
+	_, halted := h.holdOwn("alpha", "call_halted")
+	if won, err := h.st.HaltDesk(t.Context(), "alpha", deskbot.Halt{Rule: deskbot.RuleMaxDailyLoss, Figures: "P&L today -₹6,000.00", At: h.clock.Now()}, deskbot.AuditEntry{Action: "halt", Desk: "alpha", By: "risk", At: h.clock.Now()}); err != nil || !won {
+		t.Fatalf("halt: %v %v", won, err)
+	}
 	// A request in its window now shows that the scans run.
 	_, control := h.holdOwn("beta", "call_control")
 	h.clock.Advance(3*time.Minute + 30*time.Second)
 	h.waitReminder(control.ID)
 	scans()
-	for name, m := range map[string]telegramtest.Message{"denied": denied, "allowed": allowed, "lapsed": lapsed} {
+	for name, m := range map[string]telegramtest.Message{"denied": denied, "allowed": allowed, "lapsed": lapsed, "halted desk's": halted} {
 		if got := h.reminders(m.ID); len(got) != 0 {
 			t.Errorf("the %s request was reminded of: %q", name, got[0].Plain)
 		}

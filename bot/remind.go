@@ -65,6 +65,14 @@ func (b *Bot) remindDue(ctx context.Context) error {
 		if len(pending) == 0 {
 			continue
 		}
+		// A halted desk's calls cannot be allowed: a reminder would ask
+		// for a tap that runs nothing. Left unmarked, it is sent if the
+		// desk is resumed in time.
+		if st, err := b.deps.Desks.DeskStatus(ctx, r.Desk); err != nil {
+			return err
+		} else if st.Halt != nil {
+			continue
+		}
 		loc, err := b.deps.Notes.Note(ctx, requestMessageKey(r.ID))
 		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
 			continue // not shown yet: the next scan looks again

@@ -29,6 +29,7 @@ type deskCard struct {
 	OpenPnL   string
 	Last      string
 	Tokens    string // the models' tokens today
+	Halt      string // the risk rule that halted it; "" when not halted
 }
 
 type positionRow struct {
@@ -98,6 +99,9 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 	today, _, _, _ := deskbot.DayPnL(trades, book, deskbot.OrderDay(s.cfg.Now()), false)
 	c.Realised, c.OpenPnL = words.SignedRupees(today), words.SignedRupees(unreal)
 	c.Tokens = words.TokensToday(st, s.cfg.Now())
+	if st.Halt != nil {
+		c.Halt = st.Halt.Rule
+	}
 	return c, nil
 }
 

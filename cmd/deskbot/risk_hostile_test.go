@@ -394,3 +394,21 @@ func TestHostileTwoApproversResumeOnce(t *testing.T) {
 		t.Errorf("after the taps: %+v", st)
 	}
 }
+
+// The desks page offers no Resume on a halted desk: it says which rule
+// halted it and that /resume in the chat shows why and asks to confirm.
+func TestDesksPageShowsAHaltInsteadOfResume(t *testing.T) {
+	s := mustStartHalting(t)
+	s.mustHalt(t, "main")
+	code, body, _ := s.pageCall(t, "GET", "v/desks", initDataFor(asha, time.Now()), nil)
+	if code != 200 {
+		t.Fatalf("the desks view answered %d %q", code, body)
+	}
+	card := body[strings.Index(body, `id="desk-main"`):]
+	if i := strings.Index(card, `id="desk-fno"`); i > 0 {
+		card = card[:i]
+	}
+	if strings.Contains(card, `data-post="resume"`) || !strings.Contains(card, "Halted by its risk rule max_daily_loss") || !strings.Contains(card, "/resume main") {
+		t.Errorf("a halted desk's card on the page:\n%s", card)
+	}
+}
