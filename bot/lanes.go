@@ -16,6 +16,10 @@ type Lane int
 const (
 	// LaneRequest: a held call (or a digest of them) waiting for a person.
 	LaneRequest Lane = iota
+	// LaneRemind: a reminder of a request about to lapse. Right after the
+	// held calls: a request nobody has seen yet goes before a second
+	// prompt for one already shown, and both before everything else.
+	LaneRemind
 	// LaneClose: the edits and notices that close a request, and warnings.
 	LaneClose
 	// LaneReply: the bot's answers to people's commands (the default).

@@ -69,10 +69,10 @@ func withSilent(ctx context.Context, quiet bool) context.Context {
 }
 
 // silentOf reports whether a send in ctx goes without a sound. A held call
-// or a reminder (the request lane) always sounds, whatever ctx says.
+// or a reminder (their lanes) always sounds, whatever ctx says.
 func silentOf(ctx context.Context) bool {
 	s, _ := ctx.Value(silentKey{}).(bool)
-	return s && laneOf(ctx) != LaneRequest
+	return s && laneOf(ctx) > LaneRemind
 }
 
 // allowedStates are the states of a request whose call was allowed: its

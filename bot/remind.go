@@ -26,9 +26,11 @@ import (
 // crash between the note and the send loses that reminder rather than
 // repeat it). The scan runs only where the bot runs, on the leader.
 //
-// A reminder goes in the request lane, never behind chatter, and is
-// checked right before it goes out like a held call: a request decided or
-// lapsed (or due to lapse) meanwhile gets none.
+// A reminder goes in its own lane right after the held calls (LaneRemind):
+// never behind chatter or anything else, but a held call nobody has seen
+// yet goes first, so a burst of reminders cannot delay one. It is checked
+// right before it goes out like a held call: a request decided or lapsed
+// (or due to lapse) meanwhile gets none.
 
 // reminders scans the open requests every RemindEvery until ctx ends. A
 // failed scan is logged and the next one tries again.
@@ -98,7 +100,7 @@ func (b *Bot) remindDue(ctx context.Context) error {
 		} else {
 			chatID = b.cfg.ChatID // a digest row: the reminder names the request
 		}
-		_, err = b.sender.Send(b.remindCheck(WithLane(ctx, LaneRequest), r.ID), chatID, text, opt)
+		_, err = b.sender.Send(b.remindCheck(WithLane(ctx, LaneRemind), r.ID), chatID, text, opt)
 		switch {
 		case err == nil:
 			b.log.InfoContext(ctx, "reminded the approvers of a request", "desk", r.Desk, "request", r.ID, "approvers", len(pending))

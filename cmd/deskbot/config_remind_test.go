@@ -8,9 +8,10 @@ import (
 	"github.com/deskbot/deskbot/bot"
 )
 
-// APPROVAL_REMIND defaults to a third of APPROVAL_EXPIRY, 0s turns
-// reminders off, and a value that could never come before the lapse stops
-// the start saying what it must be.
+// APPROVAL_REMIND is off unless set (with reminders on, held calls reach
+// the chat late under chatter; see config.go), 0s turns reminders off, and
+// a value that could never come before the lapse stops the start saying
+// what it must be.
 func TestLoadConfigApprovalRemind(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -18,9 +19,9 @@ func TestLoadConfigApprovalRemind(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{"unset: a third of the default expiry", nil, 100 * time.Second, ""},
-		{"empty: a third", map[string]string{"APPROVAL_REMIND": ""}, 100 * time.Second, ""},
-		{"unset: a third of the expiry set", map[string]string{"APPROVAL_EXPIRY": "15m"}, 5 * time.Minute, ""},
+		{"unset: off", nil, 0, ""},
+		{"empty: off", map[string]string{"APPROVAL_REMIND": ""}, 0, ""},
+		{"unset with an expiry set: off", map[string]string{"APPROVAL_EXPIRY": "15m"}, 0, ""},
 		{"off", map[string]string{"APPROVAL_REMIND": "0s"}, 0, ""},
 		{"set", map[string]string{"APPROVAL_REMIND": "1m"}, time.Minute, ""},
 		{"negative", map[string]string{"APPROVAL_REMIND": "-1m"}, 0,
