@@ -73,7 +73,7 @@ func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.Re
 	}, {
 		{Unique: ActWhy, Data: r.ID, Text: "Why?"},
 	}}}
-	if r.Content.ToolName == deskbot.ToolPlaceOrder {
+	if changeable(r) {
 		kb.InlineKeyboard[1] = append(kb.InlineKeyboard[1], tele.InlineButton{Unique: ActChange, Data: shown, Text: "Change…"})
 	}
 	return text + lapses, kb
@@ -368,4 +368,14 @@ func shownArg(r *deskbot.Request) string {
 		return r.ID
 	}
 	return r.ID + "." + strconv.Itoa(r.Changes)
+}
+
+// changeable reports whether r's call may be changed (Change…): an order
+// whose arguments read as one.
+func changeable(r *deskbot.Request) bool {
+	if r.Content.ToolName != deskbot.ToolPlaceOrder {
+		return false
+	}
+	_, err := deskbot.ParseOrder(r.Call().Arguments)
+	return err == nil
 }
