@@ -205,5 +205,3 @@ func whatChanged(orig, changed json.RawMessage) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-

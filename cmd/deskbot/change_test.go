@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,50 @@ func TestChangeUnderFourEyes(t *testing.T) {
 	if gs, err := s.main.Store.Grants(t.Context(), time.Now()); err != nil || len(gs) != 0 {
 		t.Errorf("a changed call was granted: %v %v", gs, err)
 	}
+}
+
+// The page offers the same change: a viewer's is refused, one that raises
+// the risk is refused and runs nothing, one that lowers it runs the
+// changed call once; an allow from a page that showed the desk's call
+// before the change does nothing.
+func TestChangeFromThePage(t *testing.T) {
+	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, changeFourEyesDesks)})
+	s.changeModel(t)
+	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
+	post := func(who telegramtest.User, path string, form url.Values) (int, string) {
+		t.Helper()
+		code, body, _ := s.pageCall(t, "POST", path, initDataFor(who, time.Now()), form)
+		return code, body
+	}
+	if code, body := post(vik, "a/change", url.Values{"id": {id}, "changes": {"quantity 25"}}); code == 200 {
+		t.Errorf("a viewer's change answered %d %q", code, body)
+	}
+	if code, body := post(asha, "a/change", url.Values{"id": {id}, "changes": {"quantity 60"}}); code == 200 || !strings.Contains(body, "may only lower the quantity") {
+		t.Errorf("a larger quantity from the page answered %d %q", code, body)
+	}
+	if code, body := post(asha, "a/change", url.Values{"id": {id}, "changes": {"quantity 25"}, "shown": {"01"}}); code == 200 {
+		t.Errorf("a malformed shown answered %d %q", code, body)
+	}
+	if r := s.request(t, id); r.Changed != nil || len(r.Approvals) != 0 {
+		t.Fatalf("a refused change changed the request: %+v %v", r.Changed, r.Approvals)
+	}
+	if code, body := post(asha, "a/change", url.Values{"id": {id}, "changes": {"quantity 25"}}); code != 200 || !strings.Contains(body, "counts as your approval (1 of 2)") {
+		t.Fatalf("Asha's change from the page answered %d %q", code, body)
+	}
+	// Ravi's page still showed the desk's call.
+	if code, body := post(ravi, "a/decide", url.Values{"id": {id}, "decision": {"allow_once"}}); code == 200 || !strings.Contains(body, "changed since it was shown") {
+		t.Errorf("an allow from a page that showed the desk's call answered %d %q", code, body)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := s.runs(t, id); n != 0 {
+		t.Fatalf("the changer alone ran the call (%d times)", n)
+	}
+	if code, body := post(ravi, "a/decide", url.Values{"id": {id}, "decision": {"allow_once"}, "shown": {"1"}}); code != 200 || !strings.Contains(body, "running") {
+		t.Errorf("Ravi's allow of the changed call answered %d %q", code, body)
+	}
+	s.mustRanOnce(t, id)
+	deskbottest.Eventually(t, "the changed order in the book", func() bool {
+		b, err := s.main.Broker.Book(t.Context(), "main")
+		return err == nil && len(b.Positions) == 1 && b.Positions[0].Quantity == 25
+	})
 }

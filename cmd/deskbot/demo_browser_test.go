@@ -99,7 +99,7 @@ func TestDemoInBrowser(t *testing.T) {
 	waitFor(t, ctx, "the alert to the member", `!document.getElementById("alert").hidden && document.getElementById("alert-text").textContent.toLowerCase().includes("approver")`)
 	do(t, ctx, "dismiss the alert", chromedp.Click(chromedp.CSS("#alert-ok")))
 	if n := eval[int](t, ctx, ``+heldJS+`.querySelectorAll(".kbtn").length`); n != 5 {
-		t.Fatalf("after the member's tap the held order has %d buttons, want 4", n)
+		t.Fatalf("after the member's tap the held order has %d buttons, want 5", n)
 	}
 
 	// The other approver allows it once: it runs, on the paper broker.
