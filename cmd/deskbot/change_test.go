@@ -22,6 +22,8 @@ func (s *service) changeModel(t *testing.T) {
 			return modeltest.Text("Asked the team.")
 		case strings.Contains(last.Text, "buy nifty"):
 			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"NIFTY24DECFUT","side":"buy","quantity":50,"price":24500}`})
+		case strings.Contains(last.Text, "sell banknifty"):
+			return modeltest.Calls(modeltest.ToolCall{Name: "place_order", Arguments: `{"symbol":"BANKNIFTY24DECFUT","side":"sell","quantity":15,"price":52100}`})
 		}
 		return modeltest.Text("ok")
 	})
@@ -250,4 +252,31 @@ func TestChangeFromThePage(t *testing.T) {
 		b, err := s.main.Broker.Book(t.Context(), "main")
 		return err == nil && len(b.Positions) == 1 && b.Positions[0].Quantity == 25
 	})
+}
+
+const changeLimitDesks = `
+[[desk]]
+name = "main"
+[desk.policy.place_order]
+max_order_notional = 2000000
+`
+
+// The changed call is checked against the hard limits as if the desk had
+// asked for it: a sell's higher price that takes its notional over the
+// desk's limit for one order is refused, and nothing changes or runs.
+func TestChangeIsCheckedAgainstTheHardLimits(t *testing.T) {
+	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, changeLimitDesks)})
+	s.changeModel(t)
+	held, id := s.holdOrder(t, "sell banknifty", "BANKNIFTY24DECFUT")
+	prompt := s.askChange(t, asha, held)
+	if got := s.replyChange(t, asha, prompt, "price 200000"); !strings.Contains(got, "hard limit") || !strings.Contains(got, "Nothing was changed") {
+		t.Errorf("a change over the hard limit answered %q", got)
+	}
+	if r := s.request(t, id); r.State != deskbot.StateOpen || r.Changed != nil {
+		t.Fatalf("after a refused change the request is %s, changed %+v", r.State, r.Changed)
+	}
+	if got := s.replyChange(t, asha, prompt, "price 52200"); !strings.Contains(got, "Changed and allowed") {
+		t.Errorf("a change within the limit answered %q", got)
+	}
+	s.mustRanOnce(t, id)
 }
