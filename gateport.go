@@ -11,6 +11,15 @@ type Gate interface {
 	// Decide decides a request; a won allow leaves it running, and the
 	// caller must then call Run exactly once with the response.
 	Decide(ctx context.Context, id string, d Decision, reason string, by Person) (*PermissionResponse, error)
+	// DecideShown is Decide from a view that showed version changes of
+	// the call (Request.Changes; -1: unknown): an allow from a view of
+	// another call than the one that would run is refused.
+	DecideShown(ctx context.Context, id string, version int, d Decision, reason string, by Person) (*PermissionResponse, error)
+	// Change is by's change of the call ("quantity 25", "price 24500"),
+	// from a view that showed version changes of it: refused unless it
+	// lowers the call's risk; it counts as by's approval, and a change
+	// that meets the count leaves the request running, to be Run.
+	Change(ctx context.Context, id, changes string, version int, by Person) (*PermissionResponse, error)
 	// Run runs the call of a request Decide left running.
 	Run(ctx context.Context, resp *PermissionResponse) (*PermissionResponse, error)
 	// AddReason completes a denial waiting for its reason ("" skips it).

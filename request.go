@@ -104,6 +104,34 @@ type Request struct {
 	// last leader-only change: while it runs, the leader that runs it (see
 	// Transition.Fence). 0 when no leader has touched it.
 	Fence int64 `json:"fence,omitempty"`
+	// Changed, when set, is the approvers' change of the desk's call
+	// ("Change…"): the call that runs instead of Content's, which stays
+	// as the desk asked it. Changes counts the changes made (each one
+	// restarts the approvals): a message that showed another count showed
+	// another call, and an allow from it is refused.
+	Changed *CallChange `json:"changed,omitempty"`
+	Changes int         `json:"changes,omitempty"`
+}
+
+// CallChange is an approver's change of a held call: the arguments that
+// run instead of the desk's, what changed in words ("quantity 50 → 25"),
+// and who changed it when.
+type CallChange struct {
+	Arguments json.RawMessage `json:"arguments"`
+	What      string          `json:"what"`
+	By        string          `json:"by"`
+	ByID      int64           `json:"by_id"`
+	At        time.Time       `json:"at"`
+}
+
+// Call is the call that runs when r is allowed: the desk's, or the
+// approvers' change of it.
+func (r *Request) Call() ToolCall {
+	c := r.Content.Call()
+	if r.Changed != nil {
+		c.Arguments = r.Changed.Arguments
+	}
+	return c
 }
 
 // Needs is how many distinct approvers r needs: never below 1.
@@ -225,6 +253,20 @@ type Transition struct {
 	// Halted. Every allow carries it, so nothing of a halted desk runs,
 	// whichever request an approver taps.
 	UnlessHalted string
+	// Version, when not nil, is the count of changes (Request.Changes)
+	// the caller's view showed: the transition applies only while the
+	// request still has that count, else the outcome is Rechanged.
+	Version *int
+	// Change, when set, makes the transition an approver's change of the
+	// call (with Approve, the changer's approval): recorded with the
+	// approvals restarted at the changer's and the count set to Required.
+	Change *ChangeRecord
+}
+
+// ChangeRecord is what a change transition writes beside the desk's call.
+type ChangeRecord struct {
+	CallChange
+	Required int // approvers the changed call needs
 }
 
 // Outcome says what a transition did.
@@ -240,6 +282,7 @@ const (
 	Stale                   // Fence is not the current leader's token: another process leads
 	Halted                  // UnlessHalted: a risk rule holds the desk halted; nothing changed
 	RoleNeeded              // Approve: this approval would fill the count without the request's role; nothing changed
+	Rechanged               // Version: the call was changed since the caller's view showed it; nothing changed
 )
 
 // RequestStore keeps requests. Keys vanish by themselves some time after the

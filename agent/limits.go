@@ -92,7 +92,7 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 			return nil, words.HaltedOrderMessage(call.Name)
 		}
 	}
-	why, err := l.over(ctx, desk, call, tp, rules)
+	why, err := l.over(ctx, desk, call, tp, rules, true)
 	if err != nil {
 		lock.Unlock()
 		return nil, fmt.Sprintf("%s was not run: the desk's hard limits could not be checked (%s). Tell the user and end this turn.", call.Name, deskbot.ErrorMessage(err))
@@ -111,10 +111,38 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 	return nil, words.LimitMessage(call.Name, why)
 }
 
+// Recheck applies desk's hard limits and risk rules to call, an
+// approver's change of a held order (gate.Limits), as if the desk had asked
+// for it, under the desk's lock: why is the limit it passes ("" for none).
+// The order was counted when the desk put it forward, so it is not counted
+// again (the day's count and notional stay). The desk's orders waiting for
+// approval count as filled, the changed one among them as the desk asked
+// it: a change is refused rather than let through on a smaller position.
+func (l *Limits) Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (string, error) {
+	tp := l.Policies.For(desk, call.Name)
+	rules, ruled := l.Risk[desk]
+	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && !ruled {
+		return "", nil
+	}
+	lock := l.lock(desk)
+	lock.Lock()
+	defer lock.Unlock()
+	if ruled {
+		st, err := l.Desks.DeskStatus(ctx, desk)
+		if err != nil {
+			return "", err
+		}
+		if st.Halt != nil {
+			return "the desk is halted by its risk rules", nil
+		}
+	}
+	return l.over(ctx, desk, call, tp, rules, false)
+}
+
 // over says which limit the order passes ("" for none), taking a slot of
 // the day's count and adding to the day's notional only when it passes
 // the others.
-func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules) (string, error) {
+func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules, count bool) (string, error) {
 	o, err := deskbot.ParseOrder(call.Arguments)
 	if err != nil {
 		return "its arguments are not an order whose size can be checked", nil
@@ -166,6 +194,9 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return fmt.Sprintf("it would take the desk's %s position to %s (%s %s, orders waiting for approval on the same side counted as filled), above the desk's position limit of %s",
 				o.Symbol, words.Holding(after), words.Rupees(value), at, words.Rupees(tp.MaxPositionNotional)), nil
 		}
+	}
+	if !count {
+		return "", nil
 	}
 	day := deskbot.OrderDay(l.now())
 	if tp.MaxOrdersPerDay > 0 {

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -13,8 +14,8 @@ import (
 // Callback actions: the Unique of each inline button. Short, because the
 // whole of "\f<action>|<arg>" must fit in Telegram's 64 bytes.
 const (
-	ActAllowOnce      = "a1" // arg: request id
-	ActAlwaysAllow    = "aa" // arg: request id
+	ActAllowOnce      = "a1" // arg: request id, and ".<changes>" once changed (ShownCall)
+	ActAlwaysAllow    = "aa" // arg: request id, and ".<changes>" once changed
 	ActDeny           = "dn" // arg: request id
 	ActSkipReason     = "sk" // arg: request id
 	ActFlattenAsk     = "fl" // arg: desk or "all"
@@ -24,6 +25,7 @@ const (
 	ActOpen           = "op" // arg: request id; sends the request's own message
 	ActResumeHalted   = "rh" // arg: "desk/<halt's time in ms>": that halt, and no later one
 	ActWhy            = "wy" // arg: request id; asks its desk why
+	ActChange         = "ch" // arg: request id, and ".<changes>" once changed; asks for a change of the call
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -69,8 +71,11 @@ func ParseCallback(raw string) (action, arg string, err error) {
 
 func validArg(action, arg string) bool {
 	switch action {
-	case ActAllowOnce, ActAlwaysAllow, ActDeny, ActSkipReason, ActOpen, ActWhy:
+	case ActDeny, ActSkipReason, ActOpen, ActWhy:
 		return isRequestID(arg)
+	case ActAllowOnce, ActAlwaysAllow, ActChange:
+		_, _, ok := ShownCall(arg)
+		return ok
 	case ActFlattenAsk, ActFlattenConfirm:
 		return deskOrAll(arg)
 	case ActCancel:
@@ -94,4 +99,26 @@ func deskOrAll(arg string) bool { return arg == deskbot.AllDesks || deskbot.Vali
 func isRequestID(s string) bool {
 	u, err := uuid.Parse(s)
 	return err == nil && u.String() == s
+}
+
+// changesArg is a count of changes as a button carries it: 1 to 9999, no
+// leading zero (0 is written as nothing).
+var changesArg = regexp.MustCompile(`^[1-9][0-9]{0,3}$`)
+
+// ShownCall reads the argument of a button that acts on the call its
+// message showed: "<request id>" (the call as the desk asked it) or
+// "<request id>.<changes>" (after that many changes).
+func ShownCall(arg string) (id string, changes int, ok bool) {
+	id, n, dotted := strings.Cut(arg, ".")
+	if !isRequestID(id) {
+		return "", 0, false
+	}
+	if !dotted {
+		return id, 0, true
+	}
+	if !changesArg.MatchString(n) {
+		return "", 0, false
+	}
+	changes, err := strconv.Atoi(n)
+	return id, changes, err == nil
 }

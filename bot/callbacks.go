@@ -41,11 +41,16 @@ func (b *Bot) onCallback(c tele.Context) error {
 	}
 	switch action {
 	case ActAllowOnce:
-		b.decide(ctx, c, arg, deskbot.AllowOnce)
+		id, changes, _ := ShownCall(arg) // parsed strictly above
+		b.decide(ctx, c, id, changes, deskbot.AllowOnce)
 	case ActAlwaysAllow:
-		b.decide(ctx, c, arg, deskbot.AlwaysAllow)
+		id, changes, _ := ShownCall(arg)
+		b.decide(ctx, c, id, changes, deskbot.AlwaysAllow)
 	case ActDeny:
-		b.decide(ctx, c, arg, deskbot.Deny)
+		b.decide(ctx, c, arg, -1, deskbot.Deny)
+	case ActChange:
+		id, changes, _ := ShownCall(arg)
+		b.askChange(ctx, c, id, changes)
 	case ActSkipReason:
 		b.skipReason(ctx, c, arg)
 	case ActFlattenAsk, ActFlattenConfirm, ActCancel:
@@ -78,7 +83,11 @@ func (b *Bot) onCallback(c tele.Context) error {
 //
 // Allow is refused on a call its message could not show whole: the message
 // offers no such button, and a forged tap must not do what no button does.
-func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.Decision) {
+//
+// An allow names the call its message showed (changes: how many times the
+// call had been changed then): one from a message that showed another call
+// does nothing.
+func (b *Bot) decide(ctx context.Context, c tele.Context, id string, changes int, d deskbot.Decision) {
 	p := person(c.Sender())
 	if d != deskbot.Deny {
 		// A failed read is left to Decide, which reports it the same way.
@@ -92,7 +101,7 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, d deskbot.D
 			return
 		}
 	}
-	ans, err := decision.Decide(ctx, b.deps.Gate, b.start, b.log, id, d, "", p)
+	ans, err := decision.DecideShown(ctx, b.deps.Gate, b.start, b.log, id, changes, d, "", p)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)
 		return

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,8 +38,8 @@ func TestHeldOrderReadsInTradingWords(t *testing.T) {
 			t.Errorf("request message reads %q; missing %q", m.Plain, want)
 		}
 	}
-	if got := m.Labels(); len(got) != 4 || got[0] != "Allow once" {
-		t.Errorf("buttons %q, want Allow once, Always allow, Deny, Why?", got)
+	if got := m.Labels(); !slices.Equal(got, []string{"Allow once", "Always allow", "Deny", "Why?", "Change…"}) {
+		t.Errorf("buttons %q, want Allow once, Always allow, Deny, Why?, Change…", got)
 	}
 
 	// /requests shows the same words.
@@ -83,8 +84,8 @@ func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
 		if strings.Contains(m.Plain, "Position after") || strings.Contains(m.Plain, "Desk P&L") {
 			t.Errorf("hang=%v: request reads %q; words that need the book are shown without it", hang, m.Plain)
 		}
-		if got := m.Labels(); len(got) != 4 {
-			t.Errorf("hang=%v: buttons %q, want all four", hang, got)
+		if got := m.Labels(); len(got) != 5 {
+			t.Errorf("hang=%v: buttons %q, want all five (Change… with an order)", hang, got)
 		}
 	}
 }

@@ -387,13 +387,14 @@ func DigestPages(desk string, rows []*deskbot.Request) []DigestPage {
 
 // digestRow renders request r as row n of a digest, with its buttons.
 func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
+	r = asRuns(r) // the call that runs
 	num := strconv.Itoa(n)
 	tool := argtext.Show(r.Content.ToolName)
 	args := argtext.Arguments(r.Content.Arguments)
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "❌ Deny " + num}
 	if rowShowsWhole(r) {
 		line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>", num, esc(tool), esc(args))
-		return line, []tele.InlineButton{{Unique: ActAllowOnce, Data: r.ID, Text: "✅ Allow " + num}, deny}
+		return line, []tele.InlineButton{{Unique: ActAllowOnce, Data: shownArg(r), Text: "✅ Allow " + num}, deny}
 	}
 	line := fmt.Sprintf("<b>%s.</b> <b>%s</b> <code>%s</code>… (cut; Open shows it whole)", num, esc(argtext.Clip(tool, 64, "…")), esc(argtext.Clip(args, rowCut, "…")))
 	return line, []tele.InlineButton{{Unique: ActOpen, Data: r.ID, Text: "🔎 Open " + num}, deny}
@@ -403,6 +404,7 @@ func digestRow(n int, r *deskbot.Request) (string, []tele.InlineButton) {
 // row may offer Allow and a tap on it may be taken. A flatten never does:
 // what it would do is its plan, which only its own message shows (Open).
 func rowShowsWhole(r *deskbot.Request) bool {
+	r = asRuns(r)
 	if r.Content.ToolName == deskbot.ToolFlattenDesk {
 		return false
 	}

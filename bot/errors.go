@@ -37,3 +37,7 @@ func (b *Bot) scrub(s string) string {
 	}
 	return strings.ReplaceAll(s, b.cfg.Token, "<token>")
 }
+
+// errChangeNote answers a reply to a change prompt whose note cannot be
+// read as a request: nothing is changed.
+const errChangeNote = "Sorry, I can't tell which held call that change is for, so nothing was changed."

@@ -75,6 +75,10 @@ func sentPartKey(eventID string, part int) string {
 // asks a reason for, so a reply to it becomes that reason.
 func reasonPromptKey(chat int64, msgID int) string { return "tg:reason:" + messageRef(chat, msgID) }
 
+// changePromptKey routes a reply to a change prompt (askChange) to its
+// request and the call the prompt was about ("<id>.<changes>").
+func changePromptKey(chat int64, msgID int) string { return "tg:change:" + messageRef(chat, msgID) }
+
 // messageOnceKey marks a person's message as handled, so a message Telegram
 // delivers again does not act twice.
 func messageOnceKey(chat int64, msgID int) string { return "tg:msg:" + messageRef(chat, msgID) }

@@ -94,6 +94,11 @@ func (b *Bot) onText(c tele.Context) error {
 		} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
 			return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
 		}
+		if shown, err := b.deps.Notes.Note(ctx, changePromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
+			return b.change(ctx, c, shown, text)
+		} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+			return b.reply(ctx, c, b.explain(ctx, "could not read a note", err), nil)
+		}
 		d, err := b.deps.Notes.Note(ctx, deskMessageKey(m.Chat.ID, m.ReplyTo.ID))
 		switch deskbot.ErrorCode(err) {
 		case "":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -62,13 +63,19 @@ func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.Re
 	if !whole {
 		return text + lapses, &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{deny}}}
 	}
+	// An allow or a change names the call it was shown (the count of
+	// changes): a tap on a message that showed another call does nothing.
+	shown := shownArg(r)
 	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{
-		{Unique: ActAllowOnce, Data: r.ID, Text: "Allow once"},
-		{Unique: ActAlwaysAllow, Data: r.ID, Text: "Always allow"},
+		{Unique: ActAllowOnce, Data: shown, Text: "Allow once"},
+		{Unique: ActAlwaysAllow, Data: shown, Text: "Always allow"},
 		deny,
 	}, {
 		{Unique: ActWhy, Data: r.ID, Text: "Why?"},
 	}}}
+	if changeable(r) {
+		kb.InlineKeyboard[1] = append(kb.InlineKeyboard[1], tele.InlineButton{Unique: ActChange, Data: shown, Text: "Change…"})
+	}
 	return text + lapses, kb
 }
 
@@ -98,6 +105,11 @@ func shownWhole(r *deskbot.Request) bool {
 // above it (which may need the book) take only the room the call leaves, a
 // line at a time, so a call is shown whole with or without them.
 func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole bool) {
+	changed := ""
+	if c := r.Changed; c != nil {
+		changed = "\n✏️ Changed by <b>" + esc(argtext.Clip(argtext.Show(c.By), 32, "…")) + "</b>: " + esc(argtext.Show(c.What)) + ". This is the call that runs."
+	}
+	r = asRuns(r)
 	head := fmt.Sprintf("🔐 <b>%s</b> wants to run <b>%s</b>", esc(argtext.Show(r.Desk)), esc(argtext.Show(r.Content.ToolName)))
 	foot := "\nRequest <code>" + esc(words.ShortID(r.ID)) + "</code>"
 	args := argtext.Arguments(r.Content.Arguments)
@@ -107,9 +119,9 @@ func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole boo
 		// more to show than its name.
 		head, call = head+" with no arguments", ""
 	}
-	text = head + call + foot
+	text = head + call + changed + foot
 	if room := MaxMessage - outcomeRoom - plainLen(text); room >= 0 {
-		return head + fitLines(tradingWords(r, book), room) + call + foot, true
+		return head + fitLines(tradingWords(r, book), room) + call + changed + foot, true
 	}
 	n := utf8.RuneCountInString(args)
 	// No Allow goes with this text, so names too long to be real are cut
@@ -321,6 +333,7 @@ func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) }
 //
 //	alpha: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00
 func requestSummary(r *deskbot.Request) string {
+	r = asRuns(r)
 	desk := "<b>" + esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")) + "</b>: "
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
@@ -335,4 +348,34 @@ func requestSummary(r *deskbot.Request) string {
 		return desk + tool + " " + esc(argtext.Clip(args, 80, "…"))
 	}
 	return desk + tool + " (no arguments)"
+}
+
+// asRuns is r as the call that runs reads: the approvers' change of the
+// desk's arguments, when changed (the desk's content is kept in the store).
+func asRuns(r *deskbot.Request) *deskbot.Request {
+	if r.Changed == nil {
+		return r
+	}
+	cp := *r
+	cp.Content.Arguments = r.Changed.Arguments
+	return &cp
+}
+
+// shownArg is the callback argument of a button that acts on the call r
+// shows: its id, and the count of changes once it was changed ("<id>.2").
+func shownArg(r *deskbot.Request) string {
+	if r.Changes == 0 {
+		return r.ID
+	}
+	return r.ID + "." + strconv.Itoa(r.Changes)
+}
+
+// changeable reports whether r's call may be changed (Change…): an order
+// whose arguments read as one.
+func changeable(r *deskbot.Request) bool {
+	if r.Content.ToolName != deskbot.ToolPlaceOrder {
+		return false
+	}
+	_, err := deskbot.ParseOrder(r.Call().Arguments)
+	return err == nil
 }

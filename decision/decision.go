@@ -33,10 +33,37 @@ type Answer struct {
 // call through start and is answered that it runs, a denial that it will
 // not. An error is the gate's: the caller says it in its own medium.
 func Decide(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, id string, d deskbot.Decision, reason string, by deskbot.Person) (Answer, error) {
-	resp, err := g.Decide(ctx, id, d, reason, by)
+	return DecideShown(ctx, g, start, log, id, -1, d, reason, by)
+}
+
+// DecideShown is Decide from a view that showed version changes of the
+// call (deskbot.Request.Changes; -1: unknown).
+func DecideShown(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, id string, version int, d deskbot.Decision, reason string, by deskbot.Person) (Answer, error) {
+	resp, err := g.DecideShown(ctx, id, version, d, reason, by)
 	if err != nil {
 		return Answer{}, err
 	}
+	return answer(ctx, g, start, log, resp, d)
+}
+
+// Change takes by's change of request id's call through g (Gate.Change):
+// the same flow as an allow, since a change is its author's approval.
+func Change(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, id, changes string, version int, by deskbot.Person) (Answer, error) {
+	resp, err := g.Change(ctx, id, changes, version, by)
+	if err != nil {
+		return Answer{}, err
+	}
+	if !resp.Counted && resp.Allows() {
+		r := resp.Request
+		if !start(func(life context.Context) { run(life, g, log, resp) }) {
+			log.WarnContext(ctx, "held call changed and allowed while stopping; not run, the next start reports it", "desk", r.Desk, "request", r.ID)
+		}
+		return Answer{Text: words.ChangedAllowedAnswer, Request: r}, nil
+	}
+	return Answer{Text: words.ChangedCountedMessage(resp.Request), Request: resp.Request}, nil
+}
+
+func answer(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, resp *deskbot.PermissionResponse, d deskbot.Decision) (Answer, error) {
 	if resp.Counted {
 		return Answer{Text: words.CountedMessage(resp.Request), Request: resp.Request}, nil
 	}
@@ -46,6 +73,9 @@ func Decide(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, 
 	r := resp.Request
 	if !start(func(life context.Context) { run(life, g, log, resp) }) {
 		log.WarnContext(ctx, "held call allowed while stopping; not run, the next start reports it", "desk", r.Desk, "request", r.ID)
+	}
+	if r.Changed != nil {
+		d = resp.Decision // a changed call is never granted: an allow once
 	}
 	return Answer{Text: words.AllowedAnswer(d), Request: r}, nil
 }

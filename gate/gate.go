@@ -71,6 +71,9 @@ type Config struct {
 	Books interface {
 		Book(ctx context.Context, desk string) (deskbot.Book, error)
 	}
+	// Limits re-checks an approver's change of a call against its desk's
+	// hard limits (Gate.Change). nil: no hard limits are checked here.
+	Limits Limits
 }
 
 // Store is what the gate keeps in Redis, the desks' running totals of

@@ -58,6 +58,14 @@ func ResponseMessage(p deskbot.PermissionResponse, result *deskbot.ToolResult) s
 		outcome = "failed"
 	}
 	var b strings.Builder
+	if c := p.Request.Changed; c != nil {
+		// A changed call is never granted, whatever was tapped.
+		b.WriteString(ChangedResponseMessage(tool, id, c.What, outcome, text))
+		if p.Reason != "" {
+			fmt.Fprintf(&b, "\nThey added: %s", p.Reason)
+		}
+		return b.String()
+	}
 	fmt.Fprintf(&b, "The user allowed %s (request %s), and the harness ran it with the arguments you gave. It %s:\n%s", tool, id, outcome, text)
 	if p.Decision == deskbot.AlwaysAllow {
 		fmt.Fprintf(&b, "\nThey also allowed you to use %s without asking from now on.", tool)
@@ -66,4 +74,11 @@ func ResponseMessage(p deskbot.PermissionResponse, result *deskbot.ToolResult) s
 		fmt.Fprintf(&b, "\nThey added: %s", p.Reason)
 	}
 	return b.String()
+}
+
+// ChangedResponseMessage is what the desk is told of a call an approver
+// changed before allowing it (Gate.Change): exactly what ran. outcome is
+// "was run" or "failed".
+func ChangedResponseMessage(tool, id, what, outcome, result string) string {
+	return fmt.Sprintf("The user allowed %s (request %s) with changes: %s. The harness ran it with those arguments instead of yours. It %s:\n%s", tool, id, what, outcome, result)
 }

@@ -30,12 +30,34 @@ import (
 // counted approval was one (else it is an allow once), and its grant never
 // reaches past the policy's two-approver threshold.
 func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
+	return g.DecideShown(ctx, id, -1, d, reason, by)
+}
+
+// DecideShown is Decide from a view that showed version changes of the
+// call (deskbot.Request.Changes; -1: a view that cannot say, which then
+// decides the call as it stands): an allow from a view of another call
+// than the one that would run is refused with ECONFLICT and nothing is
+// decided. Every allow is bound, in the store's transition, to the call it
+// was decided on, so a change landing meanwhile makes it do nothing.
+func (g *Gate) DecideShown(ctx context.Context, id string, version int, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
 	if _, err := deskbot.ParseDecision(string(d)); err != nil {
 		return nil, err
 	}
 	r, err := g.asHeld(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if version >= 0 && r.Changes != version {
+		// Memory may be behind another process's change: the store says.
+		if r, err = g.store.Request(ctx, id); err != nil {
+			return nil, err
+		}
+		if r.Changes != version && d != deskbot.Deny && r.State == deskbot.StateOpen {
+			return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedAgain)
+		}
+	}
+	if r.Changed != nil && d == deskbot.AlwaysAllow {
+		d = deskbot.AllowOnce // a changed call is never granted
 	}
 	fence, err := g.fence()
 	if err != nil {
@@ -56,6 +78,11 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		}
 	}
 	t := g.decision(ctx, resp, by, fence)
+	if d.Allows() {
+		// Bound to the call r holds: a change since makes it do nothing.
+		v := r.Changes
+		t.Version = &v
+	}
 	after, out, err := g.store.Transition(ctx, id, t)
 	if err != nil {
 		return nil, err
@@ -64,6 +91,10 @@ func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason
 		// Redis applied our transition but its reply was lost, and the
 		// client's retry found our own decision in place: it is ours.
 		out = deskbot.Applied
+	}
+	if out == deskbot.Rechanged {
+		g.held.put(after) // memory was behind: what the store holds now
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedAgain)
 	}
 	resp.Request = after
 	return g.decided(ctx, resp, out, by)
@@ -242,7 +273,7 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		}
 		g.log.WarnContext(ctx, "allowed call not run: what it would do is no longer what was shown", "desk", r.Desk, "request", r.ID, "why", why)
 		result = deskbot.ToolResult{Text: words.NotRunChanged(why), IsError: true}
-	} else if result, err = g.runner.RunTool(ctx, r.Desk, r.Content.Call()); err != nil {
+	} else if result, err = g.runner.RunTool(ctx, r.Desk, r.Call()); err != nil { // the changed call, when changed
 		g.log.ErrorContext(ctx, "held call failed to run", "desk", r.Desk, "request", r.ID, "err", err)
 		result = deskbot.ToolResult{Text: "The tool could not run: " + deskbot.ErrorMessage(err), IsError: true}
 	}
@@ -402,7 +433,7 @@ func (g *Gate) changedSinceShown(ctx context.Context, r *deskbot.Request) (strin
 	if err != nil {
 		return "", err
 	}
-	if now := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, book); now != shown {
+	if now := deskbot.ShownState(r.Content.ToolName, r.Call().Arguments, book); now != shown {
 		return words.StateChange(shown, now), nil
 	}
 	return "", nil

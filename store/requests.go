@@ -56,6 +56,15 @@ const (
 	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
 	fRole        = "o" // the role one approval must come from, fixed at creation
 	fRoleMembers = "u" // its members' ids as "|111|222|", read by the script
+	// An approver's change of the call (deskbot.CallChange), written only
+	// by the script: the changed arguments, what changed, by, by id, ms,
+	// and how many changes were made (read by the script).
+	fChangedArgs = "ca"
+	fChangedWhat = "cw"
+	fChangedBy   = "cb"
+	fChangedByID = "ci"
+	fChangedAt   = "ct"
+	fChangeCount = "cn"
 )
 
 const (
@@ -337,6 +346,11 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 			}
 		}
 	}
+	if ca := h[fChangedArgs]; ca != "" {
+		r.Changed = &deskbot.CallChange{Arguments: json.RawMessage(ca), What: h[fChangedWhat], By: h[fChangedBy], At: msField(h[fChangedAt])}
+		r.Changed.ByID, _ = strconv.ParseInt(h[fChangedByID], 10, 64)
+	}
+	r.Changes, _ = strconv.Atoi(h[fChangeCount])
 	if res := h[fResult]; res != "" {
 		r.Result = new(deskbot.ToolResult)
 		if err := json.Unmarshal([]byte(res), r.Result); err != nil {

@@ -51,6 +51,9 @@ func checkTransition(t deskbot.Transition) error {
 	if len(t.From) == 0 || t.To == "" {
 		return deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
 	}
+	if t.Change != nil && (t.Approve == nil || len(t.Change.Arguments) == 0) {
+		return deskbot.Errorf(deskbot.EINVALID, "A change is its author's approval and needs its arguments")
+	}
 	if t.Expiry != deskbot.AnyTime && t.Now.IsZero() {
 		return deskbot.Errorf(deskbot.EINVALID, "A transition that depends on expiry needs the time")
 	}
@@ -143,7 +146,16 @@ func (s *Store) transitionArgv(id string, t deskbot.Transition, enc encodedTrans
 	if t.Fence != 0 {
 		// The script checks it against the lease before anything else, and
 		// keeps it as the request's owner.
-		args[transitionArgs-2] = t.Fence
+		args[fenceArg] = t.Fence
+	}
+	version := ""
+	if t.Version != nil {
+		version = strconv.Itoa(*t.Version)
+	}
+	if c := t.Change; c != nil {
+		args = append(args, version, "1", max(c.Required, 1), string(c.Arguments), c.What, c.By, c.ByID, c.At.UnixMilli())
+	} else {
+		args = append(args, version, "", "", "", "", "", "", "")
 	}
 	return appendEncodedPatch(args, t.Set, enc.result)
 }
@@ -191,7 +203,8 @@ func transitionReply(id string, t deskbot.Transition, res []any, resultJSON stri
 // transitionArgs is how many ARGV come before the patch (transition.lua);
 // patchFields is how many fields a patch has at most.
 const (
-	transitionArgs = 25
+	transitionArgs = 33
+	fenceArg       = 23 // ARGV[24], 0-based
 	patchFields    = 10
 )
 
@@ -274,6 +287,11 @@ func appliedTo(held *deskbot.Request, t deskbot.Transition, approvals string, na
 		r.Fence = t.Fence
 	}
 	r.Approvals = decodeApprovals(approvals)
+	if c := t.Change; c != nil {
+		cc := c.CallChange
+		cc.At = msTime(cc.At)
+		r.Changed, r.Changes, r.Required = &cc, held.Changes+1, max(c.Required, 1)
+	}
 	if narrowed {
 		r.Decision = deskbot.AllowOnce
 	}

@@ -19,12 +19,17 @@
 --       JSON when an approval is counted short of the count, 23 "1" when
 --       the caller holds the request as it was (Transition.Held), 24 the
 --       leader's fencing token ("" when not fenced), 25 the ids whose
---       approvals count as "|101|102|" ("": all), 26.. patch as field,
+--       approvals count as "|101|102|" ("": all), 26 the count of
+--       changes the caller saw ("": unchecked, Transition.Version), 27 "1"
+--       for a change (Transition.Change, always with an approval), 28 the
+--       changed call's count of approvers, 29-33 the change: arguments,
+--       what, by, by id, ms ("" when not a change), 34.. patch as field,
 --       value pairs
 -- Returns {outcome, HGETALL of the request}: outcome 0 applied, 1 wrong
 -- state, 2 expired, 3 not due, 4 approval counted and more needed, 5
 -- already approved by this person, 6 stale fence, 7 the desk is halted, 8
--- the approval would fill the count without the request's role;
+-- the approval would fill the count without the request's role; 9 the
+-- call was changed since the caller's view (ARGV[26]);
 -- {-1} when the request
 -- does not exist. When the caller holds the request (ARGV[23]) an applied
 -- transition returns {0, approvals (v), "1" if narrowed to allow once}
@@ -36,7 +41,7 @@ local function reply(code)
 end
 
 -- Every field the checks read, in one call.
-local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w', 'q', 'v', 'u')
+local cur = redis.call('HMGET', KEYS[1], 's', 'e', 'l', 'w', 'q', 'v', 'u', 'cn')
 local state, expires, delivered, desk = cur[1], tonumber(cur[2]), cur[3], cur[4]
 if not state then
   -- Vanished (or never was): make sure no index keeps pointing at it.
@@ -56,6 +61,13 @@ end
 if not string.find(ARGV[1], '|' .. state .. '|', 1, true) then
   return reply(1)
 end
+-- A change restarts the call: a view that showed another count of changes
+-- showed another call, and neither an allow nor a change from it applies.
+local changes = tonumber(cur[8]) or 0
+if ARGV[26] ~= '' and tonumber(ARGV[26]) ~= changes then
+  return reply(9)
+end
+local change = ARGV[27] == '1'
 local now = tonumber(ARGV[3])
 if ARGV[4] == '1' and now >= expires then
   return reply(2)
@@ -86,6 +98,9 @@ local auditAction, auditDetail, grantField = ARGV[14], ARGV[20], ARGV[11]
 local approvals, allowOnce = nil, false
 if ARGV[21] ~= '' then
   local list = cur[6] or ''
+  -- A change restarts the approvals at the changer's: the earlier ones
+  -- were of another call. The changed call's count applies.
+  if change then list = '' end
   -- Only today's approvers count: an approval recorded by someone removed
   -- from the approvers since is dropped here (the audit trail keeps it),
   -- so it can neither make up a count nor be shown as one.
@@ -103,6 +118,7 @@ if ARGV[21] ~= '' then
     return reply(5)
   end
   local need = tonumber(cur[5]) or 1
+  if change then need = tonumber(ARGV[28]) or need end
   -- A role (u: its members as "|111|222|"): one counted approval must be
   -- a member's, so an outsider's that would fill the count without one
   -- is refused, and the count stays exactly what the request was held
@@ -124,9 +140,14 @@ if ARGV[21] ~= '' then
   local _, n = string.gsub(list, '\30', '')
   if n < need then
     redis.call('HSET', KEYS[1], 'v', list)
+    local action, detail = 'approve', n .. ' of ' .. need
+    if change then
+      redis.call('HSET', KEYS[1], 'q', need, 'ca', ARGV[29], 'cw', ARGV[30], 'cb', ARGV[31], 'ci', ARGV[32], 'ct', ARGV[33], 'cn', changes + 1)
+      action, detail = 'change', ARGV[30] .. '; ' .. detail
+    end
     if ARGV[8] ~= '' then
-      redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', 'approve', 'd', ARGV[15], 't', ARGV[16],
-        'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', n .. ' of ' .. need)
+      redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', action, 'd', ARGV[15], 't', ARGV[16],
+        'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', detail)
     end
     if ARGV[22] ~= '' then
       redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[22])
@@ -135,6 +156,9 @@ if ARGV[21] ~= '' then
   end
   approvals = list
   if need > 1 and auditDetail == '' then auditDetail = n .. ' of ' .. need end
+  if change then
+    auditDetail = 'changed: ' .. ARGV[30] .. (auditDetail ~= '' and ('; ' .. auditDetail) or '')
+  end
   local _, always = string.gsub(list, '\30[^\31]*\31always_allow\31', '')
   allowOnce = always < n
   if allowOnce then grantField, auditAction = '', 'allow_once' end
@@ -143,7 +167,7 @@ end
 local to, id = ARGV[2], ARGV[6]
 local set = {'s', to}
 local denyDue, nowDelivered = nil, false
-for i = 26, #ARGV, 2 do
+for i = 34, #ARGV, 2 do
   set[#set + 1] = ARGV[i]
   set[#set + 1] = ARGV[i + 1]
   if ARGV[i] == 'n' then denyDue = ARGV[i + 1] end
@@ -151,6 +175,11 @@ for i = 26, #ARGV, 2 do
 end
 if fence ~= '' then
   set[#set + 1], set[#set + 2] = 'f', fence
+end
+if change and approvals then
+  for _, kv in ipairs({{'q', ARGV[28]}, {'ca', ARGV[29]}, {'cw', ARGV[30]}, {'cb', ARGV[31]}, {'ci', ARGV[32]}, {'ct', ARGV[33]}, {'cn', changes + 1}}) do
+    set[#set + 1], set[#set + 2] = kv[1], kv[2]
+  end
 end
 if approvals then
   set[#set + 1], set[#set + 2] = 'v', approvals

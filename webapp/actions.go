@@ -47,8 +47,18 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 		}
 		reason = "" // a reason goes with a denial only
 	}
+	// An allow names the call the page showed (how many times it had been
+	// changed; a page that says nothing showed the desk's own call).
+	shown := -1
+	if d != deskbot.Deny {
+		var ok bool
+		if shown, ok = shownArg(r.PostForm.Get("shown")); !ok {
+			s.refuse(w, http.StatusBadRequest, "That decision could not be read; nothing was changed.")
+			return
+		}
+	}
 	p := v.Person()
-	ans, err := decision.Decide(ctx, s.deps.Gate, s.start, s.log, id, d, reason, p)
+	ans, err := decision.DecideShown(ctx, s.deps.Gate, s.start, s.log, id, shown, d, reason, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -61,6 +71,40 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 		}
 	}
 	say(w, http.StatusOK, ans.Text)
+}
+
+// change takes an approver's change of a held order, as a reply to the
+// chat's change prompt does (decision.Change): refused unless it lowers
+// the risk of the call the page showed; it counts as the changer's
+// approval.
+func (s *Server) change(w http.ResponseWriter, r *http.Request, v Viewer) {
+	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
+	defer cancel()
+	id := r.PostForm.Get("id")
+	shown, ok := shownArg(r.PostForm.Get("shown"))
+	if id == "" || !ok {
+		s.refuse(w, http.StatusBadRequest, "That change could not be read; nothing was changed.")
+		return
+	}
+	ans, err := decision.Change(ctx, s.deps.Gate, s.start, s.log, id, r.PostForm.Get("changes"), shown, v.Person())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	say(w, http.StatusOK, ans.Text)
+}
+
+// shownArg reads how many times the call a page showed had been changed:
+// "" (a page that says nothing showed the desk's own call) or 0 to 9999.
+func shownArg(v string) (int, bool) {
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 9999 || strconv.Itoa(n) != v {
+		return 0, false
+	}
+	return n, true
 }
 
 // start runs an allowed call on the service's lifetime; Wait waits for it

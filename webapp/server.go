@@ -172,6 +172,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+p+"a/resume", s.act(func(w http.ResponseWriter, r *http.Request, v Viewer) { s.pause(w, r, v, false) }))
 	mux.HandleFunc("POST "+p+"a/revoke", s.act(s.revoke))
 	mux.HandleFunc("POST "+p+"a/why", s.act(s.why))
+	mux.HandleFunc("POST "+p+"a/change", s.act(s.change))
 	mux.HandleFunc("GET "+p+"events", s.live)
 	return headers(mux)
 }

@@ -163,6 +163,12 @@ type requestCard struct {
 	ID, Desk, Tool, Args, Lapses string
 	Words                        []string
 	Whole                        bool
+	// Shown is how many times the call shown was changed (an allow or a
+	// change from this card names it); Changed says who changed what;
+	// Changeable offers Change (an order).
+	Shown      int
+	Changed    string
+	Changeable bool
 }
 
 func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -191,12 +197,21 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 // chat could show whole too, so the page never allows what the chat would
 // refuse.
 func renderRequest(q *deskbot.Request, book *deskbot.Book) requestCard {
-	args := argtext.Arguments(q.Content.Arguments)
-	return requestCard{
-		ID: q.ID, Desk: argtext.Show(q.Desk), Tool: argtext.Show(q.Content.ToolName), Args: args,
-		Words: words.TradingWords(q, book), Lapses: words.Time(q.ExpiresAt) + " IST",
-		Whole: argtext.Length(args) <= argtext.MaxArguments,
+	card := requestCard{Shown: q.Changes}
+	if c := q.Changed; c != nil {
+		// The call that runs is shown, with who changed what.
+		card.Changed = "Changed by " + argtext.Show(c.By) + ": " + argtext.Show(c.What) + ". This is the call that runs."
+		cp := *q
+		cp.Content.Arguments = c.Arguments
+		q = &cp
 	}
+	args := argtext.Arguments(q.Content.Arguments)
+	_, orderErr := deskbot.ParseOrder(q.Content.Arguments)
+	card.ID, card.Desk, card.Tool, card.Args = q.ID, argtext.Show(q.Desk), argtext.Show(q.Content.ToolName), args
+	card.Words, card.Lapses = words.TradingWords(q, book), words.Time(q.ExpiresAt)+" IST"
+	card.Whole = argtext.Length(args) <= argtext.MaxArguments
+	card.Changeable = card.Whole && q.Content.ToolName == deskbot.ToolPlaceOrder && orderErr == nil
+	return card
 }
 
 func (s *Server) book(ctx context.Context, desk string) *deskbot.Book {

@@ -162,3 +162,21 @@ const ChangedSinceShown = "Not allowed: what this call would do changed since it
 func NotRunChanged(why string) string {
 	return "Not run: what this call would do changed between the allow and the run (" + why + "). Nothing was done."
 }
+
+// ChangeNotApprover refuses a change of a held call by someone who is not
+// an approver.
+const ChangeNotApprover = "Only approvers can change a held call; nothing was changed."
+
+// ChangedAgain refuses an allow or a change made from a view of a held
+// call that was changed since: it showed another call.
+const ChangedAgain = "Not done: this call was changed since it was shown to you, so it is another call now. Read it again as it stands and decide there; nothing was changed."
+
+// ChangedAllowedAnswer answers a change that was its author's allow and
+// met the count: the changed call runs.
+const ChangedAllowedAnswer = "Changed and allowed; running the changed call…"
+
+// ChangedCountedMessage answers a change that counts as its author's
+// approval and needs more.
+func ChangedCountedMessage(r *deskbot.Request) string {
+	return fmt.Sprintf("Changed; your change counts as your approval (%d of %d). It needs %s before the changed call runs.", len(r.Approvals), r.Needs(), More(r))
+}

@@ -86,8 +86,8 @@ func TestDemoInBrowser(t *testing.T) {
 	do(t, ctx, "tell the desk to buy",
 		chromedp.SendKeys(chromedp.CSS("#text"), "/tell main buy 1 INFY"),
 		chromedp.Click(chromedp.CSS("#send")))
-	waitFor(t, ctx, "the held order with its buttons", `(function(){ var m = `+heldJS+`; return !!m && m.querySelectorAll(".kbtn").length === 4 })()`)
-	if got, want := eval[string](t, ctx, `Array.from(`+heldJS+`.querySelectorAll(".kbtn")).map(function(b){ return b.textContent }).join(",")`), "Allow once,Always allow,Deny,Why?"; got != want {
+	waitFor(t, ctx, "the held order with its buttons", `(function(){ var m = `+heldJS+`; return !!m && m.querySelectorAll(".kbtn").length === 5 })()`)
+	if got, want := eval[string](t, ctx, `Array.from(`+heldJS+`.querySelectorAll(".kbtn")).map(function(b){ return b.textContent }).join(",")`), "Allow once,Always allow,Deny,Why?,Change…"; got != want {
 		t.Errorf("buttons = %s, want %s", got, want)
 	}
 	id := eval[int](t, ctx, `Number(`+heldJS+`.dataset.id)`)
@@ -98,8 +98,8 @@ func TestDemoInBrowser(t *testing.T) {
 	do(t, ctx, "the member taps Allow once", chromedp.Click(allow))
 	waitFor(t, ctx, "the alert to the member", `!document.getElementById("alert").hidden && document.getElementById("alert-text").textContent.toLowerCase().includes("approver")`)
 	do(t, ctx, "dismiss the alert", chromedp.Click(chromedp.CSS("#alert-ok")))
-	if n := eval[int](t, ctx, ``+heldJS+`.querySelectorAll(".kbtn").length`); n != 4 {
-		t.Fatalf("after the member's tap the held order has %d buttons, want 4", n)
+	if n := eval[int](t, ctx, ``+heldJS+`.querySelectorAll(".kbtn").length`); n != 5 {
+		t.Fatalf("after the member's tap the held order has %d buttons, want 5", n)
 	}
 
 	// The other approver allows it once: it runs, on the paper broker.

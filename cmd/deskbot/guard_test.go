@@ -35,7 +35,7 @@ func TestSpacedApprovalToolIsHeld(t *testing.T) {
 	held := s.mustBotMessage(t, "place_order held with buttons", func(m telegramtest.Message) bool {
 		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "place_order")
 	})
-	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?"}; !slices.Equal(got, want) {
+	if got, want := held.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?", "Change…"}; !slices.Equal(got, want) {
 		t.Errorf("buttons = %v, want %v", got, want)
 	}
 	book, err := s.main.Broker.Book(t.Context(), "main")

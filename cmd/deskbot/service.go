@@ -212,10 +212,13 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	}
 	models = m.Metrics.WrapChains(models)
 
+	// One set of hard limits: the desks' calls and an approver's change of
+	// one (Gate.Change) are checked by the same rules.
+	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
-		Approvers: cfg.TelegramApprovers, Leader: &m.lead, Books: m.Broker,
+		Approvers: cfg.TelegramApprovers, Leader: &m.lead, Books: m.Broker, Limits: limits,
 	}, m.Store, regs, m.Now, log)
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
@@ -223,7 +226,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
-		Limits: &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log},
+		Limits: limits,
 		Now:    m.Now, Log: log,
 	})
 	m.risk = &risk.Watcher{Desks: names, Rules: rules, Store: m.Store, Broker: m.Broker, Now: m.Now, Every: cfg.RiskCheckEvery, Log: log}

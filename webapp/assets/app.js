@@ -104,16 +104,18 @@
 
   function post(btn) {
     var d = btn.dataset, body = {};
-    ["id", "decision", "desk", "tool", "token"].forEach(function (k) { if (d[k]) { body[k] = d[k]; } });
+    ["id", "decision", "desk", "tool", "token", "shown"].forEach(function (k) { if (d[k]) { body[k] = d[k]; } });
     var card = btn.closest("[data-card]");
     var reason = card && card.querySelector("input[name=reason]");
     if (reason && d.decision === "deny") { body.reason = reason.value; }
+    var changes = card && card.querySelector("input[name=changes]");
+    if (changes && d.post === "change") { body.changes = changes.value; }
     btn.disabled = true;
     return call("POST", "a/" + d.post, body).then(function (r) {
       say(r.text, !r.ok);
       dialog.hidden = true;
       dialog.innerHTML = "";
-      if (r.ok && d.post === "decide") {
+      if (r.ok && (d.post === "decide" || d.post === "change")) {
         var el = document.getElementById("req-" + d.id);
         if (el) { el.remove(); }
       }

@@ -1,0 +1,207 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
+)
+
+// Limits re-checks a changed call against its desk's hard limits as if the
+// desk had asked for it, without counting it as another order (agent.Limits
+// implements it). why is the limit it passes ("" for none).
+type Limits interface {
+	Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (why string, err error)
+}
+
+// Change takes by's change of request id's call ("quantity 25", "price
+// 24500", or both), made from a view that showed version changes of it
+// (deskbot.Request.Changes). A change may only lower risk: a whole
+// quantity smaller than the call's, a limit price no worse for the desk
+// (lower for a buy, higher for a sell); the symbol, the side and
+// everything else stay. Anything else is an EINVALID error whose message
+// says why, and nothing changes. The changed call is checked against the
+// desk's hard limits and its policy's count as if the desk had asked for
+// it; the change is one transition that keeps it beside the desk's call,
+// restarts the approvals at the changer's own and applies the changed
+// call's count. When that one approval meets the count the change is the
+// allow: the request is running and the caller must call Run exactly once
+// (package decision does); else resp.Counted, and the request is shown
+// again with who changed what. A changed call is never granted.
+func (g *Gate) Change(ctx context.Context, id, changes string, version int, by deskbot.Person) (*deskbot.PermissionResponse, error) {
+	if g.cfg.Approvers != nil && !slices.Contains(g.cfg.Approvers, by.ID) {
+		return nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "%s", words.ChangeNotApprover)
+	}
+	r, err := g.asHeld(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Changes != version {
+		// Memory may be behind another process's change: the store says.
+		if r, err = g.store.Request(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	if r.State != deskbot.StateOpen {
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Nothing was changed. %s", words.Describe(r))
+	}
+	if r.Changes != version {
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedAgain)
+	}
+	if r.Content.ToolName != deskbot.ToolPlaceOrder {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Only an order can be changed; nothing was changed.")
+	}
+	args, err := ChangedArguments(r.Call().Arguments, changes)
+	if err != nil {
+		return nil, err
+	}
+	call := r.Call()
+	call.Arguments = args
+	fence, err := g.fence()
+	if err != nil {
+		return nil, err
+	}
+	if g.cfg.Limits != nil {
+		why, err := g.cfg.Limits.Recheck(ctx, r.Desk, call)
+		if err != nil {
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be checked against the desk's hard limits (%s); nothing was changed.", deskbot.ErrorMessage(err))
+		}
+		if why != "" {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
+		}
+	}
+	required, _, err := g.required(ctx, r.Desk, call)
+	if err != nil {
+		return nil, err
+	}
+	now := g.now()
+	what := whatChanged(r.Content.Arguments, args)
+	resp := &deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}
+	t := g.decision(ctx, resp, by, fence)
+	v := r.Changes
+	t.Version = &v
+	t.Change = &deskbot.ChangeRecord{
+		CallChange: deskbot.CallChange{Arguments: args, What: what, By: by.Name, ByID: by.ID, At: now},
+		Required:   required,
+	}
+	t.Audit.Detail = ""
+	// Short of the count the chat edits the message: the changed call
+	// whole, who changed what, the buttons again.
+	t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID}
+	after, out, err := g.store.Transition(ctx, id, t)
+	if err != nil {
+		return nil, err
+	}
+	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
+		out = deskbot.Applied // ours: the reply was lost and the retry found it
+	}
+	switch out {
+	case deskbot.Rechanged:
+		return nil, deskbot.Errorf(deskbot.ECONFLICT, "%s", words.ChangedAgain)
+	case deskbot.Counted:
+		g.held.put(after) // the next approver decides the changed call
+		g.log.InfoContext(ctx, "call changed", "desk", r.Desk, "request", id, "by", by.Audited(), "what", what, "needs", after.Needs())
+	case deskbot.Applied:
+		g.log.InfoContext(ctx, "call changed and allowed", "desk", r.Desk, "request", id, "by", by.Audited(), "what", what)
+	}
+	resp.Request = after
+	return g.decided(ctx, resp, out, by)
+}
+
+// changeRx is one change: a key and its number.
+var (
+	quantityRx = regexp.MustCompile(`^[1-9][0-9]{0,14}$`)
+	priceRx    = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+)
+
+// ChangedArguments is args (an order's) with changes applied: "quantity
+// 25", "price 24500", or both, once each, separated by spaces or a comma.
+// It refuses, with an EINVALID error whose message is the approver's,
+// anything that is not one of those or that would not lower the order's
+// risk: a quantity that is not a whole number smaller than the current
+// one, a price that is not better for the desk (lower for a buy, higher for
+// a sell). The other arguments are kept byte for byte.
+func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, error) {
+	cur, err := deskbot.ParseOrder(args)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "This call is not an order that can be changed; nothing was changed.")
+	}
+	fields, err := deskbot.ArgumentFields(deskbot.ToolPlaceOrder, args)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Fields(strings.ReplaceAll(changes, ",", " "))
+	if len(parts) == 0 || len(parts)%2 != 0 || len(parts) > 4 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%s", changeUsage)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(parts); i += 2 {
+		k, v := parts[i], parts[i+1]
+		if seen[k] {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: %s is given twice. %s", k, changeUsage)
+		}
+		seen[k] = true
+		switch k {
+		case "quantity":
+			if !quantityRx.MatchString(v) {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the quantity must be a whole number greater than 0, not %s. Nothing was changed.", strconv.QuoteToASCII(v))
+			}
+			q, _ := strconv.ParseFloat(v, 64)
+			if q >= cur.Quantity {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a change may only lower the quantity, and %s is not below %s. Nothing was changed.", v, num(cur.Quantity))
+			}
+			fields["quantity"] = json.RawMessage(v)
+		case "price":
+			if !priceRx.MatchString(v) || len(strings.Trim(strings.Replace(v, ".", "", 1), "0")) > 15 {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the price must be a number such as 24500 or 2500.5, not %s. Nothing was changed.", strconv.QuoteToASCII(v))
+			}
+			p, _ := strconv.ParseFloat(v, 64)
+			if p <= 0 {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the price must be greater than 0. Nothing was changed.")
+			}
+			if cur.Side == deskbot.Buy && p >= cur.Price {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a buy's price may only be lowered, and %s is not below %s. Nothing was changed.", v, num(cur.Price))
+			}
+			if cur.Side == deskbot.Sell && p <= cur.Price {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a sell's price may only be raised, and %s is not above %s. Nothing was changed.", v, num(cur.Price))
+			}
+			fields["price"] = json.RawMessage(num(p))
+		default:
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: only the quantity and the price can be changed, not %s; the symbol, the side and everything else stay. Nothing was changed.", strconv.QuoteToASCII(k))
+		}
+	}
+	out, err := json.Marshal(fields) // keys sorted; the others' bytes kept
+	if err != nil {
+		return nil, err
+	}
+	changed, err := deskbot.ParseOrder(out)
+	if err != nil || changed.Symbol != cur.Symbol || changed.Side != cur.Side || changed.Quantity > cur.Quantity ||
+		(cur.Side == deskbot.Buy && changed.Price > cur.Price) || (cur.Side == deskbot.Sell && changed.Price < cur.Price) {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed order would not be a smaller or better one. Nothing was changed.")
+	}
+	return out, nil
+}
+
+const changeUsage = "Reply with the changes, such as quantity 25 or price 24500 (or both); a change may only lower the order's risk. Nothing was changed."
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// whatChanged says how changed differs from the desk's args, in the words
+// the model and the chat read: "quantity 50 → 25, price 24600 → 24500".
+func whatChanged(orig, changed json.RawMessage) string {
+	a, _ := deskbot.ArgumentFields(deskbot.ToolPlaceOrder, orig)
+	b, _ := deskbot.ArgumentFields(deskbot.ToolPlaceOrder, changed)
+	var parts []string
+	for _, k := range []string{"quantity", "price"} {
+		if x, y := bytes.TrimSpace(a[k]), bytes.TrimSpace(b[k]); !bytes.Equal(x, y) {
+			parts = append(parts, k+" "+string(x)+" → "+string(y))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
