@@ -28,16 +28,12 @@ type Answer struct {
 	AwaitsReason bool
 }
 
-// Decide takes by's decision on request id through g. A counted allow is
-// answered with how many more approvers it needs, a won allow starts the
-// call through start and is answered that it runs, a denial that it will
-// not. An error is the gate's: the caller says it in its own medium.
-func Decide(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, id string, d deskbot.Decision, reason string, by deskbot.Person) (Answer, error) {
-	return DecideShown(ctx, g, start, log, id, -1, d, reason, by)
-}
-
-// DecideShown is Decide from a view that showed version changes of the
-// call (deskbot.Request.Changes; -1: unknown).
+// DecideShown takes by's decision on request id through g, from a view
+// that showed version changes of the call (deskbot.Request.Changes; -1:
+// unknown). A counted allow is answered with how many more approvers it
+// needs, a won allow starts the call through start and is answered that
+// it runs, a denial that it will not. An error is the gate's: the caller
+// says it in its own medium.
 func DecideShown(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, id string, version int, d deskbot.Decision, reason string, by deskbot.Person) (Answer, error) {
 	resp, err := g.DecideShown(ctx, id, version, d, reason, by)
 	if err != nil {

@@ -83,7 +83,7 @@ func TestDecide(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := mustWorld(t)
 			r := w.mustHold(t)
-			got, err := decision.Decide(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, tt.first, "", asha)
+			got, err := decision.DecideShown(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, -1, tt.first, "", asha)
 			if err != nil {
 				t.Fatalf("decide: %v", err)
 			}
@@ -91,7 +91,7 @@ func TestDecide(t *testing.T) {
 				t.Errorf("answer = %q (awaits reason %v), want %q (%v)", got.Text, got.AwaitsReason, tt.want, tt.awaits)
 			}
 			// A second tap, by anyone, is told what happened and changes nothing.
-			_, err = decision.Decide(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, deskbot.AllowOnce, "", ravi)
+			_, err = decision.DecideShown(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, -1, deskbot.AllowOnce, "", ravi)
 			if deskbot.ErrorCode(err) != deskbot.ECONFLICT || !strings.HasPrefix(deskbot.ErrorMessage(err), "Already") {
 				t.Errorf("second tap: %v, want ECONFLICT saying what already happened", err)
 			}
@@ -114,7 +114,7 @@ func TestDecideLapsed(t *testing.T) {
 	w := mustWorld(t)
 	r := w.mustHold(t)
 	w.now = w.now.Add(6 * time.Minute)
-	_, err := decision.Decide(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, deskbot.AllowOnce, "", asha)
+	_, err := decision.DecideShown(t.Context(), w.gate, w.start, slog.New(slog.DiscardHandler), r.ID, -1, deskbot.AllowOnce, "", asha)
 	if deskbot.ErrorCode(err) != deskbot.ECONFLICT || !strings.Contains(deskbot.ErrorMessage(err), "lapsed") {
 		t.Errorf("decide a lapsed request: %v, want ECONFLICT saying it lapsed", err)
 	}
