@@ -15,6 +15,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -26,9 +27,8 @@ type world struct {
 	paper  *broker.Paper
 	quotes *brokertest.Quotes
 	broker *flaky
+	*deskbottest.Clock
 
-	mu     sync.Mutex
-	now    time.Time
 	events []deskbot.Event // every event read so far
 }
 
@@ -37,7 +37,7 @@ var thursday = time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST)
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{st: storetest.MustOpen(t), quotes: &brokertest.Quotes{}, now: thursday}
+	w := &world{st: storetest.MustOpen(t), quotes: &brokertest.Quotes{}, Clock: deskbottest.NewClock(thursday)}
 	w.quotes.Set("TCS", 1000)
 	w.paper = broker.NewPaperMarket(w.st.Client(), w.st.Key, w.Now, w.quotes)
 	w.broker = &flaky{Paper: w.paper}
@@ -45,18 +45,6 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	return w
-}
-
-func (w *world) Now() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.now
-}
-
-func (w *world) at(t time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.now = t
 }
 
 // watcher is a Watcher of desk main with rules, as a fresh process would
@@ -189,7 +177,7 @@ func TestRulesHaltAtTheFirstCheckThatBreaksThem(t *testing.T) {
 			wt := w.watcher(tt.rules)
 			for i, p := range tt.prices {
 				w.quotes.Set("TCS", p)
-				w.at(thursday.Add(time.Duration(i+1) * time.Minute))
+				w.Set(thursday.Add(time.Duration(i+1) * time.Minute))
 				wt.Check(t.Context(), "main")
 				st := w.status(t)
 				wantHalted := tt.haltedAt >= 0 && i >= tt.haltedAt
@@ -217,7 +205,7 @@ func TestDailyLossHaltsOnceHoweverManyChecks(t *testing.T) {
 	wt := w.watcher(deskbot.RiskRules{MaxDailyLoss: 1000, FlattenOnHalt: true})
 	w.quotes.Set("TCS", 985)
 	for i := range 10 {
-		w.at(thursday.Add(time.Duration(i) * time.Second))
+		w.Set(thursday.Add(time.Duration(i) * time.Second))
 		wt.Check(t.Context(), "main")
 	}
 	if got, want := w.audits(t, "halt"), 1; got != want {
@@ -317,7 +305,7 @@ func TestResumeRestartsTheDayFromTheHalt(t *testing.T) {
 	if st.Halt == nil || st.Halt.PnL != -1100 {
 		t.Fatalf("halt = %+v; want one at -1,100", st.Halt)
 	}
-	w.at(thursday.Add(time.Minute))
+	w.Set(thursday.Add(time.Minute))
 	if err := w.st.Resume(t.Context(), "main", w.status(t).Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: w.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +319,7 @@ func TestResumeRestartsTheDayFromTheHalt(t *testing.T) {
 		{979, true},     // -2,100: 1,000 below the halt's P&L
 	} {
 		w.quotes.Set("TCS", tt.price)
-		w.at(thursday.Add(time.Duration(2+i) * time.Minute))
+		w.Set(thursday.Add(time.Duration(2+i) * time.Minute))
 		wt.Check(t.Context(), "main")
 		if got := w.status(t).Halt != nil; got != tt.halted {
 			t.Fatalf("at ₹%v after the resume: halted %v, want %v", tt.price, got, tt.halted)
@@ -364,12 +352,12 @@ func TestResumeOnALaterDayDoesNotCarryTheHaltsFigures(t *testing.T) {
 		t.Fatalf("halt = %+v; want by tokens", st.Halt)
 	}
 	friday := thursday.Add(24 * time.Hour)
-	w.at(friday)
+	w.Set(friday)
 	if err := w.st.Resume(t.Context(), "main", w.status(t).Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: friday}); err != nil {
 		t.Fatal(err)
 	}
 	setTokens(deskbot.OrderDay(friday), 120) // past Friday's 100, though short of Thursday's 150 + 100
-	w.at(friday.Add(time.Minute))
+	w.Set(friday.Add(time.Minute))
 	wt.Check(t.Context(), "main")
 	st := w.status(t)
 	if st.Halt == nil || st.Halt.Rule != deskbot.RuleMaxModelTokensPerDay {
@@ -473,7 +461,7 @@ func TestSquareOffOncePerTradingDay(t *testing.T) {
 			w := newWorld(t)
 			wt := w.watcher(deskbot.RiskRules{SquareOffAt: "15:15"})
 			for _, at := range tt.checks {
-				w.at(at)
+				w.Set(at)
 				w.trade(t, "buy", 10) // a position to close, if the square-off is due
 				wt.Check(t.Context(), "main")
 			}
@@ -495,7 +483,7 @@ func TestSquareOffRetriedAfterTheBrokerFailed(t *testing.T) {
 	w := newWorld(t)
 	w.trade(t, "buy", 10)
 	wt := w.watcher(deskbot.RiskRules{SquareOffAt: "15:15"})
-	w.at(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
+	w.Set(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
 	failing := &Watcher{Desks: wt.Desks, Rules: wt.Rules, Store: w.st, Broker: downFlatten{w.broker}, Now: w.Now, Log: wt.Log}
 	failing.Check(t.Context(), "main")
 	if got := w.positions(t); got != 1 {
@@ -577,13 +565,13 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			w.at(ist(3, 10, 0))
+			w.Set(ist(3, 10, 0))
 			if tt.holding > 0 {
 				if _, err := w.paper.PlaceOrder(t.Context(), tt.desk, deskbot.Order{Symbol: "TCS", Side: "buy", Quantity: tt.holding, Price: 1e6}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			w.at(tt.at)
+			w.Set(tt.at)
 			b := Broker{Broker: w.paper, Rules: map[string]deskbot.RiskRules{"main": {SquareOffAt: "15:15"}}, Now: w.Now}
 			limit := 1e6
 			if tt.side == "sell" {
@@ -626,7 +614,7 @@ func TestSquareOffLeftUndoneByADeadLeaderIsDone(t *testing.T) {
 	w := newWorld(t)
 	w.trade(t, "buy", 10)
 	rules := deskbot.RiskRules{SquareOffAt: "15:15"}
-	w.at(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
+	w.Set(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
 	w.die(t, rules)
 	next := w.watcher(rules)
 	next.Check(t.Context(), "main") // the dead leader's claim still holds
@@ -680,7 +668,7 @@ func TestSquareOffWithTheBrokerDownIsTold(t *testing.T) {
 	w := newWorld(t)
 	w.trade(t, "buy", 10)
 	rules := deskbot.RiskRules{SquareOffAt: "15:15"}
-	w.at(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
+	w.Set(time.Date(2026, 12, 3, 15, 16, 0, 0, deskbot.IST))
 	w.broker.down.Store(true)
 	wt := w.watcher(rules)
 	for range 3 {
@@ -716,7 +704,7 @@ func TestTwoWatchersSquareOffOnce(t *testing.T) {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			w := newWorld(t)
 			w.trade(t, "buy", 10)
-			w.at(time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST))
+			w.Set(time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST))
 			rules := deskbot.RiskRules{SquareOffAt: "15:15"}
 			var wg sync.WaitGroup
 			for _, wt := range []*Watcher{w.watcher(rules), w.watcher(rules)} {
@@ -748,14 +736,14 @@ func TestResumeRestartsTheDrawdownFromTheHalt(t *testing.T) {
 	wt := w.watcher(deskbot.RiskRules{MaxDrawdown: 500})
 	for i, p := range []float64{1020, 1014} { // best +2,000, then +1,400
 		w.quotes.Set("TCS", p)
-		w.at(thursday.Add(time.Duration(i) * time.Minute))
+		w.Set(thursday.Add(time.Duration(i) * time.Minute))
 		wt.Check(t.Context(), "main")
 	}
 	st := w.status(t)
 	if st.Halt == nil || st.Halt.Rule != deskbot.RuleMaxDrawdown {
 		t.Fatalf("halt = %+v; want by drawdown", st.Halt)
 	}
-	w.at(thursday.Add(5 * time.Minute))
+	w.Set(thursday.Add(5 * time.Minute))
 	if err := w.st.Resume(t.Context(), "main", st.Halt.At, deskbot.AuditEntry{Action: "resume", Desk: "main", By: "Asha", At: w.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -770,7 +758,7 @@ func TestResumeRestartsTheDrawdownFromTheHalt(t *testing.T) {
 		{1011, true},    // 500 below it
 	} {
 		w.quotes.Set("TCS", tt.price)
-		w.at(thursday.Add(time.Duration(6+i) * time.Minute))
+		w.Set(thursday.Add(time.Duration(6+i) * time.Minute))
 		wt.Check(t.Context(), "main")
 		if got := w.status(t).Halt != nil; got != tt.halted {
 			t.Fatalf("at ₹%v after the resume: halted %v, want %v", tt.price, got, tt.halted)
