@@ -142,15 +142,7 @@ func Closed(r deskbot.FlattenReport) string {
 	if len(r.Closed) == 0 {
 		return "had no open positions to close"
 	}
-	parts := make([]string, len(r.Closed))
-	for i, f := range r.Closed {
-		parts[i] = FormatFill(f)
-	}
-	noun := "positions"
-	if len(r.Closed) == 1 {
-		noun = "position"
-	}
-	return fmt.Sprintf("closed %d %s (%s), realised %s", len(r.Closed), noun, strings.Join(parts, ", "), SignedRupees(r.RealisedPnL))
+	return fmt.Sprintf("closed %s (%s), realised %s", closedCount(r), closedFills(r), SignedRupees(r.RealisedPnL))
 }
 
 // Did joins the steps a halt or a square-off took.

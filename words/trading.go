@@ -58,16 +58,25 @@ func FormatFlatten(r deskbot.FlattenReport) string {
 	if len(r.Closed) == 0 {
 		return "Nothing to flatten: the desk had no open positions."
 	}
+	return fmt.Sprintf("Flattened %s: %s. Realised P&L %s.", closedCount(r), closedFills(r), Money(r.RealisedPnL))
+}
+
+// closedCount is how many positions a flatten closed: "1 position", "3
+// positions".
+func closedCount(r deskbot.FlattenReport) string {
+	if len(r.Closed) == 1 {
+		return "1 position"
+	}
+	return fmt.Sprintf("%d positions", len(r.Closed))
+}
+
+// closedFills is a flatten's closing fills, comma separated.
+func closedFills(r deskbot.FlattenReport) string {
 	parts := make([]string, len(r.Closed))
 	for i, f := range r.Closed {
 		parts[i] = FormatFill(f)
 	}
-	noun := "positions"
-	if len(r.Closed) == 1 {
-		noun = "position"
-	}
-	return fmt.Sprintf("Flattened %d %s: %s. Realised P&L %s.",
-		len(r.Closed), noun, strings.Join(parts, ", "), Money(r.RealisedPnL))
+	return strings.Join(parts, ", ")
 }
 
 func pastTense(side string) string {
