@@ -26,10 +26,12 @@ type SenderOptions struct {
 	PerChat time.Duration
 	// PerGroupPerMinute caps messages to one group chat (20).
 	PerGroupPerMinute int
-	// ChatterReserve is how many of a group's sends per minute desk
-	// chatter leaves to held calls, their outcomes and replies (8);
-	// chatter's share is spread evenly over the minute, in short bursts.
-	ChatterReserve int
+	// Reserve is how many of a group's sends per minute desk chatter and
+	// reminders leave to held calls, their outcomes and replies (8): a
+	// second prompt for a request already shown must no more make a
+	// request nobody has seen wait for the next minute than chatter may.
+	// Chatter's share is spread evenly over the minute, in short bursts.
+	Reserve int
 	// Overall is the least gap between any two calls (1/30 s).
 	Overall time.Duration
 	// MinBackoff and MaxBackoff bound the wait before retrying a 5xx or a
@@ -48,8 +50,8 @@ type SenderOptions struct {
 // once. It is safe for concurrent use: callers queue for their slot per
 // chat, by lane (the Lane in their context: held calls, then what closes
 // them, then replies, then desk chatter) and in order of arrival within a
-// lane; chatter never takes the last ChatterReserve sends of a group's
-// minute.
+// lane; chatter and reminders never take the last Reserve sends of a
+// group's minute.
 //
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
@@ -105,8 +107,9 @@ type pace struct {
 }
 
 type waiter struct {
-	lane Lane
-	seq  uint64
+	lane   Lane
+	seq    uint64
+	counts bool // spends the group's message budget
 }
 
 // first is the waiter served next: the highest lane, then the earliest.
@@ -149,8 +152,8 @@ func NewSender(b *tele.Bot, opts SenderOptions) *Sender {
 	if opts.PerGroupPerMinute <= 0 {
 		opts.PerGroupPerMinute = 20
 	}
-	if opts.ChatterReserve <= 0 {
-		opts.ChatterReserve = 8
+	if opts.Reserve <= 0 {
+		opts.Reserve = 8
 	}
 	if opts.Overall <= 0 {
 		opts.Overall = time.Second / 30
@@ -320,10 +323,12 @@ func (s *Sender) do(ctx context.Context, method string, chatID int64, counts boo
 // callers of one chat are served by lane, then in order of arrival, so a
 // held call overtakes chatter that is still waiting; nothing is booked
 // ahead of time, so a lower lane never holds a slot a higher one could use.
+// A caller goes before those ahead of it only when it takes nothing they
+// wait for (mayPass).
 //
-// A non-nil check runs when the slot is due and this caller is first,
+// A non-nil check runs when the slot is due and this caller's turn,
 // before the slot is booked; its error is returned and nothing is booked.
-// The caller stays first while the check runs (a Redis read, in real
+// The caller keeps its turn while the check runs (a Redis read, in real
 // time), so no other caller of the chat books a slot meanwhile and the
 // call goes right after the check. Were the slot booked before the check,
 // chatter could take the next slot while the check ran and go out first,
@@ -336,7 +341,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		s.chats[chatID] = p
 	}
 	s.seq++
-	w := &waiter{lane: lane, seq: s.seq}
+	w := &waiter{lane: lane, seq: s.seq, counts: counts}
 	p.waiting = append(p.waiting, w)
 	defer func() {
 		s.mu.Lock()
@@ -348,10 +353,10 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 	for {
 		now := s.opts.Now()
 		at := s.slot(p, chatID, counts, lane, now)
-		first := p.first() == w
-		// Slept until the slot and still first: it is ours, even if a
+		turn := p.first() == w || s.mayPass(p, w, chatID, now)
+		// Slept until the slot and still our turn: it is ours, even if a
 		// clock that does not move says otherwise.
-		if first && (!at.After(now) || !at.After(due)) {
+		if turn && (!at.After(now) || !at.After(due)) {
 			if check != nil && !checked {
 				s.mu.Unlock()
 				if err := check(ctx); err != nil {
@@ -382,7 +387,7 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 		checked = false
 		changed := p.changed
 		s.mu.Unlock()
-		if first {
+		if turn {
 			// A higher lane arriving meanwhile finds us gone to sleep and
 			// waits its own turn; on waking we check again who is first.
 			if err := s.opts.Sleep(ctx, at.Sub(now)); err != nil {
@@ -400,9 +405,42 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 	}
 }
 
+// mayPass reports whether w may go before the waiters served ahead of it,
+// because each of them waits for something w's going does not take: its
+// slot is more than the chat's gap away, and w spends none of the budget it
+// waits for (w is an edit, or it has a larger share of the group's minute
+// than its lane leaves it). Without this a reminder waiting for its share
+// of the minute would hold back the edit that closes a request, and with it
+// everything the outbox sends after that edit, held calls included.
+func (s *Sender) mayPass(p *pace, w *waiter, chatID int64, now time.Time) bool {
+	for _, a := range p.waiting {
+		if a == w || a.lane > w.lane || (a.lane == w.lane && a.seq > w.seq) {
+			continue // served after w
+		}
+		if s.slot(p, chatID, a.counts, a.lane, now).Before(now.Add(s.opts.PerChat)) {
+			return false
+		}
+		if w.counts && a.counts && (chatID >= 0 || s.budget(w.lane) <= s.budget(a.lane)) {
+			return false
+		}
+	}
+	return true
+}
+
+// budget is how many sends of a group's minute a lane may take: chatter
+// and reminders leave the Reserve to held calls, their outcomes and
+// replies.
+func (s *Sender) budget(lane Lane) int {
+	if lane == LaneRemind || lane >= LaneChatter {
+		return max(s.opts.PerGroupPerMinute-s.opts.Reserve, 1)
+	}
+	return s.opts.PerGroupPerMinute
+}
+
 // slot is the earliest time a call of lane may go to chatID, booking
-// nothing. Chatter leaves the last ChatterReserve sends of a group's minute
-// to the lanes above it.
+// nothing. Chatter and reminders leave the last Reserve sends of a group's
+// minute to the lanes that have the whole of it (a reminder kept waiting
+// past its request's lapse is dropped by the check its caller gave).
 func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Time) time.Time {
 	at := now
 	if p.next.After(at) {
@@ -419,11 +457,10 @@ func (s *Sender) slot(p *pace, chatID int64, counts bool, lane Lane, now time.Ti
 			}
 		}
 		p.recent = keep
-		budget := s.opts.PerGroupPerMinute
+		budget := s.budget(lane)
 		if lane >= LaneChatter {
 			// Chatter also goes evenly through the minute, in bursts of
 			// at most chatterBurst.
-			budget = max(budget-s.opts.ChatterReserve, 1)
 			if n := len(p.chatter); n >= chatterBurst {
 				every := time.Minute / time.Duration(budget)
 				if t := p.chatter[n-chatterBurst].Add(chatterBurst * every); t.After(at) {

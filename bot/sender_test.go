@@ -160,6 +160,94 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	checkPacing(t, calls)
 }
 
+// Reminders leave the last sends of a group's minute to held calls: a
+// minute of reminders never makes a request nobody has seen wait for the
+// next minute.
+func TestSenderRemindersLeaveHeldCallsRoom(t *testing.T) {
+	clock := newDeliveryClock()
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	start := clock.Now()
+	remind := WithLane(t.Context(), LaneRemind)
+	// Reminders go as fast as they may until the next one must wait for
+	// the next minute.
+	sent := 0
+	for {
+		p := s.chats[dlGroup]
+		if p != nil && !s.slot(p, dlGroup, true, LaneRemind, clock.Now()).Before(start.Add(time.Minute)) {
+			break
+		}
+		if _, err := s.acquire(remind, dlGroup, true, LaneRemind, nil); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	if got, want := sent, 12; got != want {
+		t.Errorf("%d reminders in the minute; want %d (20 less the 8 kept for held calls)", got, want)
+	}
+	for i := range 8 {
+		before := clock.Now()
+		if _, err := s.acquire(t.Context(), dlGroup, true, LaneRequest, nil); err != nil {
+			t.Fatal(err)
+		}
+		if waited := clock.Now().Sub(before); waited > time.Second {
+			t.Errorf("held call %d after a minute of reminders waited %v; want at most the per-chat gap", i, waited)
+		}
+	}
+}
+
+// A reminder waiting for its share of the group's minute holds back
+// nothing it does not need: the edit that closes a request, and a send of a
+// lane with the whole minute, go at once (the outbox sends one thing at a
+// time, so a held edit would hold back every held call behind it).
+func TestSenderWaitingReminderHoldsBackNoEdit(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts bool
+	}{
+		{"an edit", false},
+		{"a send of a lane with the whole minute", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newDeliveryClock()
+			release := make(chan struct{})
+			defer close(release)
+			sleep := func(ctx context.Context, d time.Duration) error {
+				if d > 5*time.Second { // the reminder's wait for the next minute
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+				return clock.Sleep(ctx, d)
+			}
+			s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: sleep})
+			remind := WithLane(t.Context(), LaneRemind)
+			for range 12 {
+				if _, err := s.acquire(remind, dlGroup, true, LaneRemind, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			go s.acquire(remind, dlGroup, true, LaneRemind, nil) //nolint:errcheck // ends with the test
+			deskbottest.Eventually(t, "the 13th reminder waits", func() bool {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return len(s.chats[dlGroup].waiting) == 1
+			})
+			ctx, cancel := context.WithTimeout(WithLane(t.Context(), LaneClose), 2*time.Second)
+			defer cancel()
+			before := clock.Now()
+			if _, err := s.acquire(ctx, dlGroup, tt.counts, LaneClose, nil); err != nil {
+				t.Fatalf("closing a request behind a waiting reminder: %v; want it sent", err)
+			}
+			if waited := clock.Now().Sub(before); waited > time.Second {
+				t.Errorf("waited %v behind the reminder; want at most the chat's gap", waited)
+			}
+		})
+	}
+}
+
 // Chatter leaves the last sends of the group's minute to the lanes above
 // it, and the next caller served is the highest lane, then the earliest.
 func TestSenderLanes(t *testing.T) {
@@ -192,7 +280,7 @@ func TestSenderLanes(t *testing.T) {
 	}
 
 	q := &pace{changed: make(chan struct{})}
-	ws := []*waiter{{LaneChatter, 1}, {LaneReply, 2}, {LaneChatter, 3}, {LaneRequest, 4}, {LaneRequest, 5}}
+	ws := []*waiter{{lane: LaneChatter, seq: 1}, {lane: LaneReply, seq: 2}, {lane: LaneChatter, seq: 3}, {lane: LaneRequest, seq: 4}, {lane: LaneRequest, seq: 5}}
 	q.waiting = append(q.waiting, ws...)
 	var order []uint64
 	for len(q.waiting) > 0 {

@@ -92,7 +92,8 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 // TestLanes has three desks chatter at full speed (40 messages each through
 // send_message) while a fourth holds a call every 5 s; nobody answers, so
-// the calls lapse. Each held call reaches the chat within seconds (p99 under
+// the calls lapse, each reminded of (APPROVAL_REMIND at its default, a
+// third of the 15 s expiry) where the group's minute has room. Each held call reaches the chat within seconds (p99 under
 // 5 s), none is offered after it lapsed, and the group never gets more than
 // 20 sends in a minute.
 func TestLanes(t *testing.T) {
@@ -166,14 +167,17 @@ func TestLanes(t *testing.T) {
 	late := lateOffers(t, w, o)
 	sends := groupSends(w.tg)
 	gap, perMin := pacing(sends)
-	chat := 0
+	chat, reminders := 0, 0
 	for _, m := range w.tg.BotMessages(groupID) {
-		if strings.Contains(m.Plain, " says ") {
+		switch {
+		case strings.Contains(m.Plain, " says "):
 			chat++
+		case strings.HasPrefix(m.Plain, "⏰"):
+			reminders++
 		}
 	}
-	summary(t, "lanes", "%d held calls under chatter (%d desk messages sent meanwhile): hold to chat p50 %.1fs, p99 %.1fs, max %.1fs; %d never shown before they lapsed; %d offered after they closed; %d group sends, at most %d a minute, least gap %.2fs",
-		holds, chat, percentile(lat, .5).Seconds(), percentile(lat, .99).Seconds(), slices.Max(lat).Seconds(), unseen, late, len(sends), perMin, gap.Seconds())
+	summary(t, "lanes", "%d held calls under chatter and reminders (%d desk messages and %d reminders sent meanwhile): hold to chat p50 %.1fs, p99 %.1fs, max %.1fs; %d never shown before they lapsed; %d offered after they closed; %d group sends, at most %d a minute, least gap %.2fs",
+		holds, chat, reminders, percentile(lat, .5).Seconds(), percentile(lat, .99).Seconds(), slices.Max(lat).Seconds(), unseen, late, len(sends), perMin, gap.Seconds())
 	if p99 := percentile(lat, .99); p99 >= 5*time.Second || unseen > 0 {
 		t.Errorf("held call to chat p99 %v, %d never shown; want under 5s, all shown", p99, unseen)
 	}
@@ -183,8 +187,8 @@ func TestLanes(t *testing.T) {
 	if perMin > 20 {
 		t.Errorf("%d sends to the group in one minute; want at most 20", perMin)
 	}
-	if chat == 0 {
-		t.Errorf("no chatter reached the chat: the drill did not test sharing")
+	if chat == 0 || reminders == 0 {
+		t.Errorf("%d desk messages and %d reminders reached the chat: the drill did not test sharing", chat, reminders)
 	}
 }
 

@@ -67,8 +67,8 @@ type Config struct {
 	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// ApprovalRemind is how long before a request lapses its unanswered
-	// approvers are reminded; unset, empty or 0s: no reminders (LoadConfig
-	// says why they are off by default).
+	// approvers are reminded; unset or empty: a third of ApprovalExpiry
+	// (LoadConfig fills it in), 0s: no reminders.
 	ApprovalRemind time.Duration `env:"APPROVAL_REMIND"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
@@ -121,10 +121,11 @@ type Config struct {
 // value may be a secret).
 func LoadConfig(environ map[string]string) (Config, error) {
 	cfg, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
-	// Reminders are off unless APPROVAL_REMIND is set: with them on, the
-	// lanes drill (e2e TestLanes: held calls under chatter) shows held
-	// calls reaching the chat late and some lapsing unseen, and nothing
-	// may delay a held call. On again by default once that is understood.
+	// A reminder by default comes when a third of the wait is left: the
+	// default depends on APPROVAL_EXPIRY, so no envDefault can say it.
+	if strings.TrimSpace(environ["APPROVAL_REMIND"]) == "" {
+		cfg.ApprovalRemind = cfg.ApprovalExpiry / 3
+	}
 	var problems []string
 	if err != nil {
 		problems = append(problems, envProblems(err)...)

@@ -8,8 +8,8 @@ import (
 	"github.com/deskbot/deskbot/bot"
 )
 
-// APPROVAL_REMIND is off unless set (with reminders on, held calls reach
-// the chat late under chatter; see config.go), 0s turns reminders off, and
+// APPROVAL_REMIND defaults to a third of APPROVAL_EXPIRY, 0s turns
+// reminders off, and
 // a value that could never come before the lapse stops the start saying
 // what it must be.
 func TestLoadConfigApprovalRemind(t *testing.T) {
@@ -19,9 +19,9 @@ func TestLoadConfigApprovalRemind(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{"unset: off", nil, 0, ""},
-		{"empty: off", map[string]string{"APPROVAL_REMIND": ""}, 0, ""},
-		{"unset with an expiry set: off", map[string]string{"APPROVAL_EXPIRY": "15m"}, 0, ""},
+		{"unset: a third of the expiry", nil, 100 * time.Second, ""},
+		{"empty: a third of the expiry", map[string]string{"APPROVAL_REMIND": ""}, 100 * time.Second, ""},
+		{"unset with an expiry set: a third of it", map[string]string{"APPROVAL_EXPIRY": "15m"}, 5 * time.Minute, ""},
 		{"off", map[string]string{"APPROVAL_REMIND": "0s"}, 0, ""},
 		{"set", map[string]string{"APPROVAL_REMIND": "1m"}, time.Minute, ""},
 		{"negative", map[string]string{"APPROVAL_REMIND": "-1m"}, 0,
