@@ -70,6 +70,30 @@ type Broker interface {
 	Trades(ctx context.Context, desk string, limit int) ([]Trade, error)
 }
 
+// BrokerSession is the day's session at a broker whose sessions a person
+// starts (Kite's daily login): the account, its access token, who logged
+// in and until when the broker keeps it.
+type BrokerSession struct {
+	UserID string `json:"user_id"` // the broker's account
+	// AccessToken is a secret: it never reaches a log, a chat message, a
+	// model or a sandbox.
+	AccessToken string    `json:"access_token"`
+	By          Person    `json:"by"`
+	At          time.Time `json:"at"`
+	Until       time.Time `json:"until"`
+}
+
+// BrokerLogin starts a person's login at the broker.
+type BrokerLogin interface {
+	// LoginURL is the address of the broker's login page for by, bound to
+	// that login: the broker's redirect back is accepted once, and only
+	// while it is fresh.
+	LoginURL(ctx context.Context, by Person) (string, error)
+	// Session is the day's session: ENOTFOUND when nobody has logged in
+	// since the broker ended the last one.
+	Session(ctx context.Context) (BrokerSession, error)
+}
+
 // Market is the price a symbol trades at now, which no desk names. A
 // price in an order is only a limit: the paper broker fills at the
 // market's price, and the hard limits value orders and positions at it,

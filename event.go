@@ -19,7 +19,8 @@ const (
 	EventDeskMessage      EventKind = "desk_message"
 	EventDeskState        EventKind = "desk_state"
 	EventModelUnreachable EventKind = "model_unreachable"
-	EventRisk             EventKind = "risk" // a risk rule acted on a desk (a halt, a square-off) or cannot be checked: Text says it
+	EventRisk             EventKind = "risk"   // a risk rule acted on a desk (a halt, a square-off) or cannot be checked: Text says it
+	EventBroker           EventKind = "broker" // the broker's session began or ended: Text says it
 )
 
 // Event is something the team may want to see. Events are delivered at

@@ -100,6 +100,9 @@ type Deps struct {
 	// Redis: the update offset is then kept in Notes, written fenced by the
 	// lease's token, and polling stops when it ends.
 	Leader deskbot.Leadership
+	// Login, when the broker needs a person's daily login (Kite), starts
+	// one for /login; nil: the broker needs none.
+	Login deskbot.BrokerLogin
 }
 
 // Bot is the team's Telegram bot.

@@ -34,6 +34,7 @@ func (b *Bot) routes() {
 	served.Handle("/tell", b.onTell)
 	served.Handle("/requests", b.onRequests)
 	served.Handle("/grants", b.onGrants)
+	served.Handle("/login", b.onLogin)
 	served.Handle("/pause", func(c tele.Context) error { return b.onPause(c, true) })
 	served.Handle("/resume", func(c tele.Context) error { return b.onPause(c, false) })
 	served.Handle(tele.OnText, b.onText)
@@ -50,6 +51,7 @@ const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an ap
 /requests – open requests, with their buttons again
 /grants – standing grants, with Revoke buttons
 /pause &lt;desk|all&gt;, /resume &lt;desk|all&gt; – stop or restart a desk's turns
+/login – the day's login to the broker (Kite), from a button
 /whoami – your user id and this chat's id
 
 Only approvers can decide, flatten, pause, resume, revoke or tell.`
@@ -77,6 +79,30 @@ func (b *Bot) onWhoami(c tele.Context) error {
 		return b.reply(ctx, c, fmt.Sprintf("You are posting anonymously (as the group or a channel), so Telegram does not tell me who you are. Turn off <i>Remain anonymous</i> in your admin rights, or send /whoami in a private chat with me.\nThis chat's id: <code>%d</code>", chat), nil)
 	}
 	return b.reply(ctx, c, fmt.Sprintf("Your user id: <code>%d</code>\nThis chat's id: <code>%d</code>", user, chat), nil)
+}
+
+// onLogin answers an approver with a button to the broker's login page,
+// bound to that approver's login (the broker's redirect is taken once).
+func (b *Bot) onLogin(c tele.Context) error {
+	ctx, cancel := b.handlerContext()
+	defer cancel()
+	if !b.approver(c.Sender()) {
+		return b.reply(ctx, c, "Only approvers can log in to the broker.", nil)
+	}
+	if b.deps.Login == nil {
+		return b.reply(ctx, c, "The paper broker needs no login. Kite's daily login is on when KITE_API_KEY is set.", nil)
+	}
+	u, err := b.deps.Login.LoginURL(ctx, person(c.Sender()))
+	if err != nil {
+		return b.reply(ctx, c, b.explain(ctx, "could not start a login", err), nil)
+	}
+	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{{Text: "Log in to Kite", URL: u}}}}
+	text := "Log in to Kite with the button within 10 minutes; the group is told once the session is kept. The button works once."
+	// A failed read of the session costs only this line.
+	if s, err := b.deps.Login.Session(ctx); err == nil {
+		text = esc(words.BrokerSession(s)) + " A new login replaces it.\n" + text
+	}
+	return b.reply(ctx, c, text, kb)
 }
 
 // onTell sends a person's words to a desk as a new trigger.

@@ -176,7 +176,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
 			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable,
-			deskbot.EventRisk:
+			deskbot.EventRisk, deskbot.EventBroker:
 			chat = append(chat, ev)
 		default:
 			other = append(other, ev.ID)
@@ -250,9 +250,10 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, RenderWarning(ev.Desk, ev.Text), nil)
 		}, noAfter)
-	case deskbot.EventRisk:
+	case deskbot.EventRisk, deskbot.EventBroker:
 		// What the risk rules did goes to General with the outcomes of
-		// held calls: a halt is the team's to act on.
+		// held calls: a halt is the team's to act on. So does the
+		// broker's session: without one no order can be placed.
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), nil)
 		}, noAfter)

@@ -37,3 +37,24 @@ func FlattenTrigger(desk string, at time.Time, summary string) deskbot.Trigger {
 		CreatedAt: at,
 	}
 }
+
+// until is when a broker session ends, as the chat and the login page say
+// it: "06:00 IST on Sat 5 Dec".
+func until(t time.Time) string {
+	return Time(t) + " IST on " + t.In(deskbot.IST).Format("Mon 2 Jan")
+}
+
+// BrokerLoggedIn tells the group who logged in to Kite and until when.
+func BrokerLoggedIn(s deskbot.BrokerSession) string {
+	return fmt.Sprintf("🔑 %s logged in to Kite (account %s); the session lasts until %s.", s.By.Name, s.UserID, until(s.Until))
+}
+
+// BrokerSession says whose Kite session is on and until when.
+func BrokerSession(s deskbot.BrokerSession) string {
+	return fmt.Sprintf("Kite's session is %s's (account %s), since %s IST, until %s.", s.By.Name, s.UserID, Time(s.At), until(s.Until))
+}
+
+// BrokerLoginPage is what the login page says once the session is kept.
+func BrokerLoginPage(s deskbot.BrokerSession) string {
+	return fmt.Sprintf("Logged in to Kite as %s until %s. You can close this page.", s.UserID, until(s.Until))
+}

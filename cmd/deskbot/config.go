@@ -107,6 +107,14 @@ type Config struct {
 	WebAppName   string        `env:"WEBAPP_NAME"`
 	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
 
+	// Kite Connect (kite.go): the daily login is on while KITE_API_KEY is
+	// set. KITE_API_SECRET is a secret.
+	KiteAPIKey        string `env:"KITE_API_KEY"`
+	KiteAPISecret     string `env:"KITE_API_SECRET"`
+	KiteUserID        string `env:"KITE_USER_ID"`
+	KiteAPIURL        string `env:"KITE_API_URL" envDefault:"https://api.kite.trade"`
+	BrokerCallbackURL string `env:"BROKER_CALLBACK_URL"`
+
 	// ReportAt is when the day's report goes to the group's General topic:
 	// HH:MM India time, Monday to Friday (package report).
 	ReportAt string `env:"REPORT_AT" envDefault:"15:45"`
@@ -160,6 +168,7 @@ func (c Config) validate() []string {
 		}
 	}
 	p = append(p, c.webAppProblems()...)
+	p = append(p, c.kiteProblems()...)
 	if u, err := url.Parse(c.TelegramAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("TELEGRAM_API_URL", "must be an http(s) URL")
 	}
@@ -357,7 +366,7 @@ func typeWord(t reflect.Type) string {
 
 // secrets are the values no log line may carry.
 func (c Config) secrets() []string {
-	s := []string{c.TelegramToken, tokenSecret(c.TelegramToken), c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword}
+	s := []string{c.TelegramToken, tokenSecret(c.TelegramToken), c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword, c.KiteAPISecret}
 	s = append(s, c.deskKeys...)
 	return append(s, redisPasswords(c.RedisURL)...)
 }
@@ -438,7 +447,7 @@ func (c *Config) guard(environ map[string]string) []string {
 		pass = append(pass, name)
 		switch {
 		case slices.Contains(secretNames, name) || strings.HasPrefix(name, "REDIS_"):
-			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s holds a secret of the service (the bot token, Redis or a model key); a desk must never see it", name))
+			p = append(p, fmt.Sprintf("SANDBOX_ENV: %s holds a secret of the service (the bot token, Redis, a model key or the broker's secret); a desk must never see it", name))
 		default:
 			if from, ok := carriesSecret(environ[name], secrets); ok {
 				p = append(p, fmt.Sprintf("SANDBOX_ENV: %s carries the value of a secret of the service (%s), plain or encoded (URL-escaped, base64, hex, inside a URL); a desk must never see it", name, from))
@@ -646,7 +655,7 @@ func approvalTools(entries []string) ([]string, error) {
 // secretEnv are the variables holding the service's own secrets. Names
 // starting with REDIS_ are refused too, whatever they hold.
 func secretEnv() []string {
-	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+	return []string{"TELEGRAM_TOKEN", "REDIS_URL", "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD", "MODEL_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "KITE_API_SECRET"}
 }
 
 // deskKeyEnvs returns the variables DESKS_FILE names as api_key_env.

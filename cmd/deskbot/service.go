@@ -18,6 +18,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/leader"
@@ -64,6 +65,7 @@ type Main struct {
 	MCP     *mcpserve.Server // the desks' tools for Claude Code; nil when no desk uses it
 	HTTP    *ops.Server      // /healthz and /metrics
 	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
+	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
 	Elector *leader.Elector
 
 	lead     leadership
@@ -133,11 +135,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
 		return err
 	}
+	loginMounts, err := m.kiteLogin()
+	if err != nil {
+		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
+	}
 	if err := m.buildBot(names); err != nil {
 		return err
 	}
 	backlog.bot.Store(m.Bot)
-	if err := m.serveHTTP(desks); err != nil {
+	if err := m.serveHTTP(desks, loginMounts); err != nil {
 		return err
 	}
 	role, err := m.takeLead(termParent)
@@ -252,6 +258,7 @@ func (m *Main) buildBot(names []string) (err error) {
 		// (store/pools.go).
 		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
+		Login: m.brokerLogin(),
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
@@ -262,13 +269,15 @@ func (m *Main) buildBot(names []string) (err error) {
 	return nil
 }
 
-// serveHTTP serves the health checks, the metrics and the desks page.
-func (m *Main) serveHTTP(desks []agent.DeskConfig) error {
+// serveHTTP serves the health checks, the metrics, the desks page and what
+// else mounts (Kite's login callback).
+func (m *Main) serveHTTP(desks []agent.DeskConfig, mounts []ops.Mount) error {
 	cfg := m.Config
-	mounts, err := m.webApp(desks)
+	page, err := m.webApp(desks)
 	if err != nil {
 		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
 	}
+	mounts = append(mounts, page...)
 	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.lead.role, func(role string) []ops.Check {
 		checks := []ops.Check{{Name: "redis", Func: m.Store.Ping}}
 		if role == ops.RoleLeader {

@@ -1,0 +1,275 @@
+package kite
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	kiteconnect "github.com/zerodha/gokiteconnect/v4"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
+)
+
+// The daily login. Kite's session lasts one day, and only a person can
+// start one: /login gives an approver a button to Kite's login page for
+// the app's api_key, carrying a state (in Kite's redirect_params) that
+// binds the redirect to that request. Kite sends the browser back to the
+// callback with a request_token, which the callback exchanges for the
+// day's access token, after checking the state and the account.
+//
+// What the callback refuses, changing nothing: a state deskbot did not
+// hand out, one already used or lapsed (loginLife), a login Kite did not
+// finish, and a session for any account but the configured one (the
+// session is not kept; Kite's token for that account is simply dropped).
+// The state is taken first-caller-wins, so two tabs, a reload or a replay
+// of the redirect exchange at most one request_token.
+//
+// The session (the access token, a secret) is kept in Redis until about
+// 06:00 India time the next day, when Kite ends it, so a restart or a
+// standby keeps it. It never reaches a log, a chat message or a page.
+
+// Notes is what the login keeps in Redis: the store's notes, with their
+// TTLs. The note keys are named here, and only here.
+type Notes interface {
+	PutNote(ctx context.Context, key, value string, ttl time.Duration) error
+	PutNoteOnce(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
+	Note(ctx context.Context, key string) (string, error)
+}
+
+func loginKey(state string) string     { return "kite:login:" + state }      // who asked, until loginLife
+func loginUsedKey(state string) string { return "kite:login-used:" + state } // the state was taken
+const sessionKey = "kite:session"                                            // the day's session
+
+// loginLife is how long a /login button works: time to open Kite's page
+// and sign in with a password and a second factor on a phone.
+const loginLife = 10 * time.Minute
+
+// LoginConfig is what the login needs.
+type LoginConfig struct {
+	APIKey, APISecret string
+	// UserID is the Kite account deskbot trades for; a session for any
+	// other account is refused.
+	UserID string
+	// APIURL is Kite's API (KITE_API_URL; tests point it at a fake).
+	APIURL string
+	// CallbackURL is the app's registered redirect URL, served on the
+	// service's HTTP address at its path (BROKER_CALLBACK_URL).
+	CallbackURL string
+	// HTTP is the client the exchange of a request_token goes through
+	// (its timeout bounds the call); nil: one with a 10 s timeout.
+	HTTP *http.Client
+	Now  deskbot.Now
+}
+
+// Login runs the daily login: the /login button's address, the callback,
+// and the session it keeps.
+type Login struct {
+	cfg    LoginConfig
+	path   string
+	notes  Notes
+	events deskbot.Publisher
+	log    *slog.Logger
+}
+
+var _ deskbot.BrokerLogin = (*Login)(nil)
+
+// CheckCallbackURL checks BROKER_CALLBACK_URL: Kite redirects a phone's
+// browser there, so it must be https, or http on a loopback host (a
+// developer's machine), with a path of its own.
+func CheckCallbackURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	bad := func(why string) error {
+		return deskbot.Errorf(deskbot.EINVALID, "BROKER_CALLBACK_URL: %s", why)
+	}
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return nil, bad("must be the redirect URL registered for the Kite app, like https://desks.example.com/kite/callback")
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		return nil, bad("must be https (Kite sends the phone's browser there); http is accepted only for a loopback host")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, bad("must be https")
+	case strings.Trim(u.Path, "/") == "":
+		return nil, bad("needs a path of its own, like /kite/callback")
+	}
+	return u, nil
+}
+
+// CheckAPIURL checks KITE_API_URL: https, or http on a loopback host (a
+// fake or a proxy on the same machine), since every call carries the
+// session's access token.
+func CheckAPIURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || (u.Scheme != "https" && (u.Scheme != "http" || !loopback(u.Hostname()))) {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "KITE_API_URL: must be an https URL (default https://api.kite.trade), or http on a loopback host")
+	}
+	return u, nil
+}
+
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// NewLogin builds the login. A nil log logs nothing.
+func NewLogin(cfg LoginConfig, notes Notes, events deskbot.Publisher, log *slog.Logger) (*Login, error) {
+	u, err := CheckCallbackURL(cfg.CallbackURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Login{cfg: cfg, path: u.EscapedPath(), notes: notes, events: events, log: log}, nil
+}
+
+// Path is the callback's path on the service's HTTP address.
+func (l *Login) Path() string { return l.path }
+
+// LoginURL returns the address of Kite's login page for by, valid for
+// loginLife and once.
+func (l *Login) LoginURL(ctx context.Context, by deskbot.Person) (string, error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	state := hex.EncodeToString(b[:])
+	who, _ := json.Marshal(by)
+	if err := l.notes.PutNote(ctx, loginKey(state), string(who), loginLife); err != nil {
+		return "", err
+	}
+	kc := kiteconnect.New(l.cfg.APIKey)
+	return kc.GetLoginURLWithparams(url.Values{"state": {state}}), nil
+}
+
+// Session is the day's session: ENOTFOUND when nobody has logged in since
+// Kite ended the last one.
+func (l *Login) Session(ctx context.Context) (deskbot.BrokerSession, error) {
+	v, err := l.notes.Note(ctx, sessionKey)
+	if err != nil {
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			return deskbot.BrokerSession{}, deskbot.Errorf(deskbot.ENOTFOUND, "Nobody has logged in to Kite today: an approver must send /login.")
+		}
+		return deskbot.BrokerSession{}, err
+	}
+	var s deskbot.BrokerSession
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return deskbot.BrokerSession{}, fmt.Errorf("kite: the kept session does not read: %w", err)
+	}
+	return s, nil
+}
+
+// SessionEnd is when Kite ends a session started at t: 06:00 India time
+// the next day (Kite's own expiry, give or take minutes).
+func SessionEnd(t time.Time) time.Time {
+	t = t.In(deskbot.IST)
+	return time.Date(t.Year(), t.Month(), t.Day()+1, 6, 0, 0, 0, deskbot.IST)
+}
+
+// Handler serves the callback Kite redirects to.
+func (l *Login) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		status, text := l.callback(r.Context(), r.URL.Query())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.WriteHeader(status)
+		_ = callbackPage.Execute(w, text)
+	})
+}
+
+var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>deskbot · Kite login</title><p style="font:1.1rem system-ui;margin:2rem">{{.}}</p>`))
+
+// callback handles one redirect and says, in words for the person on the
+// page, what came of it.
+func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
+	state, token := q.Get("state"), q.Get("request_token")
+	if state == "" || len(state) > 64 {
+		return http.StatusBadRequest, "This login was not started from deskbot. Send /login in the team's chat and use its button."
+	}
+	if q.Get("status") != "success" || token == "" {
+		return http.StatusBadRequest, "Kite did not finish the login. Send /login in the team's chat and try again."
+	}
+	first, err := l.notes.PutNoteOnce(ctx, loginUsedKey(state), "1", loginLife)
+	if err != nil {
+		return l.unavailable(ctx, err)
+	}
+	if !first {
+		return http.StatusConflict, "This login button was used already. Send /login in the team's chat for a new one."
+	}
+	v, err := l.notes.Note(ctx, loginKey(state))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return http.StatusBadRequest, "This login was not started from deskbot, or its button lapsed. Send /login in the team's chat for a new one."
+	} else if err != nil {
+		return l.unavailable(ctx, err)
+	}
+	var by deskbot.Person
+	_ = json.Unmarshal([]byte(v), &by)
+
+	kc := kiteconnect.New(l.cfg.APIKey)
+	kc.SetBaseURI(l.cfg.APIURL)
+	kc.SetHTTPClient(l.cfg.HTTP)
+	sess, err := kc.GenerateSession(token, l.cfg.APISecret)
+	if err != nil {
+		// Kite's words only: the error carries no secret, but its type
+		// says whether the token was refused or Kite was unreachable.
+		var ke kiteconnect.Error
+		if errors.As(err, &ke) && ke.Code < 500 {
+			l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "error_type", ke.ErrorType)
+			return http.StatusBadRequest, "Kite refused this login (" + ke.ErrorType + "). Send /login in the team's chat and try again."
+		}
+		l.log.WarnContext(ctx, "kite: could not exchange a login's request_token", "by", by.Audited(), "err", errorKind(err))
+		return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
+	}
+	if sess.UserID != l.cfg.UserID {
+		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", sess.UserID)
+		return http.StatusForbidden, "This is Kite account " + sess.UserID + ", not " + l.cfg.UserID + ", the account deskbot trades for. Nothing was changed. Log in to Kite as " + l.cfg.UserID + "."
+	}
+	now := l.cfg.Now()
+	s := deskbot.BrokerSession{UserID: sess.UserID, AccessToken: sess.AccessToken, By: by, At: now, Until: SessionEnd(now)}
+	raw, _ := json.Marshal(s)
+	if err := l.notes.PutNote(ctx, sessionKey, string(raw), s.Until.Sub(now)); err != nil {
+		return l.unavailable(ctx, err)
+	}
+	l.log.InfoContext(ctx, "kite: logged in", "by", by.Audited(), "account", s.UserID, "until", s.Until)
+	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: now, Text: words.BrokerLoggedIn(s)}); err != nil {
+		// The session is kept; only the group's notice is lost.
+		l.log.WarnContext(ctx, "kite: could not tell the group of a login", "err", err)
+	}
+	return http.StatusOK, words.BrokerLoginPage(s)
+}
+
+func (l *Login) unavailable(ctx context.Context, err error) (int, string) {
+	l.log.WarnContext(ctx, "kite: a login could not be kept", "err", err)
+	return http.StatusServiceUnavailable, "deskbot could not keep this login just now (its Redis is unavailable). Send /login in the team's chat and try again in a minute."
+}
+
+// errorKind names a failure without its text, which may quote a URL.
+func errorKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.As(err, &ne):
+		return "network"
+	}
+	return "error"
+}

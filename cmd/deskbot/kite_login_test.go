@@ -1,0 +1,228 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/broker/kitetest"
+)
+
+const (
+	kiteKey    = "kiteapp7"
+	kiteSecret = "SECRET-kite-api-secret-9f3a"
+	kiteUser   = "AB1234"
+)
+
+// mustKiteService starts the service with Kite's daily login on, against
+// the fake Kite.
+func mustKiteService(t *testing.T) (*service, *kitetest.Server) {
+	t.Helper()
+	kt := kitetest.New(t, kiteKey, kiteSecret)
+	s := mustStart(t, map[string]string{
+		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
+		"KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+	})
+	t.Cleanup(func() {
+		all := s.logs.String()
+		for _, c := range s.tg.Calls("") {
+			all += c.Text
+		}
+		for _, secret := range append(kt.AccessTokens(), kiteSecret) {
+			if strings.Contains(all, secret) {
+				t.Errorf("a Kite secret (%.6s…) reached the logs or the chat", secret)
+			}
+		}
+	})
+	return s, kt
+}
+
+// mustLoginState has who send /login and returns the state its button's
+// address binds Kite's redirect to, and the answer's words.
+func mustLoginState(t *testing.T, s *service, who telegramtest.User) (state, said string) {
+	t.Helper()
+	asked := s.tg.InjectText(who, groupID, "/login", 0)
+	m := s.mustBotMessage(t, "the login button", func(m telegramtest.Message) bool {
+		return m.ReplyTo == asked && len(m.Keyboard) > 0 && m.Keyboard[0][0].Text == "Log in to Kite"
+	})
+	u, err := url.Parse(m.Keyboard[0][0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := u.Scheme+"://"+u.Host+u.Path, "https://kite.zerodha.com/connect/login"; got != want {
+		t.Errorf("login button opens %s; want %s", got, want)
+	}
+	if got := u.Query().Get("api_key"); got != kiteKey {
+		t.Errorf("login button's api_key = %q, want %q", got, kiteKey)
+	}
+	params, err := url.ParseQuery(u.Query().Get("redirect_params"))
+	if err != nil || params.Get("state") == "" {
+		t.Fatalf("login button carries no state in redirect_params: %s", u)
+	}
+	return params.Get("state"), m.Plain
+}
+
+// callback is Kite's redirect of the phone's browser to deskbot.
+func callback(t *testing.T, s *service, q url.Values) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + s.main.HTTP.Addr() + "/kite/callback?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func redirect(state, token string) url.Values {
+	return url.Values{"status": {"success"}, "action": {"login"}, "type": {"login"}, "request_token": {token}, "state": {state}}
+}
+
+// The daily login from the phone: an approver's /login gives a button to
+// Kite's page bound to that login; Kite's redirect is exchanged once for
+// the day's session, kept in Redis until 06:00 India time the next day,
+// and the group is told who logged in and until when. A stranger gets no
+// button; a forged, replayed or lapsed state, an unfinished login and a
+// login for another account are refused and change nothing.
+func TestKiteDailyLogin(t *testing.T) {
+	s, kt := mustKiteService(t)
+	ctx := t.Context()
+
+	s.tg.InjectText(stranger, groupID, "/login", 0)
+	s.mustBotMessage(t, "a stranger refused", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "Only approvers can log in to the broker.")
+	})
+
+	state, said := mustLoginState(t, s, asha)
+	if strings.Contains(said, "Kite's session is") {
+		t.Errorf("/login before any login says %q", said)
+	}
+	refused := []struct {
+		name     string
+		q        url.Values
+		wantCode int
+		wantText string
+	}{
+		{"a state deskbot never gave", redirect("f00dfeedf00dfeedf00dfeedf00dfeed", kt.Login(kiteUser)), 400, "not started from deskbot"},
+		{"no state", url.Values{"status": {"success"}, "request_token": {kt.Login(kiteUser)}}, 400, "not started from deskbot"},
+		{"a login Kite did not finish", url.Values{"status": {"cancelled"}, "state": {state}}, 400, "Kite did not finish the login"},
+	}
+	for _, tt := range refused {
+		code, body := callback(t, s, tt.q)
+		if code != tt.wantCode || !strings.Contains(body, tt.wantText) {
+			t.Errorf("%s: %d %q; want %d and %q", tt.name, code, body, tt.wantCode, tt.wantText)
+		}
+	}
+	if _, err := s.main.Login.Session(ctx); err == nil {
+		t.Fatal("a session was kept from a refused callback")
+	}
+
+	before := time.Now()
+	code, body := callback(t, s, redirect(state, kt.Login(kiteUser)))
+	if code != 200 || !strings.Contains(body, "Logged in to Kite as AB1234 until 06:00 IST") {
+		t.Fatalf("the login's callback: %d %q; want 200, logged in", code, body)
+	}
+	sess, err := s.main.Login.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.UserID != kiteUser || sess.By.ID != asha.ID || len(kt.AccessTokens()) != 1 || sess.AccessToken != kt.AccessTokens()[0] {
+		t.Errorf("kept session %s by %d; want %s's session by Asha", sess.UserID, sess.By.ID, kiteUser)
+	}
+	if end := sess.Until; !end.After(before) || end.Sub(before) > 30*time.Hour || end.In(istZone).Format("15:04") != "06:00" {
+		t.Errorf("session kept until %v; want the next 06:00 IST", end)
+	}
+	s.mustBotMessage(t, "the group told of the login", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Plain, "🔑 Asha logged in to Kite (account AB1234); the session lasts until 06:00 IST on ")
+	})
+
+	// The same redirect again (a reload, a replay): refused, nothing
+	// exchanged.
+	code, body = callback(t, s, redirect(state, kt.Login(kiteUser)))
+	if code != 409 || !strings.Contains(body, "used already") {
+		t.Errorf("the redirect replayed: %d %q; want 409, used already", code, body)
+	}
+	// Another account's login is refused and leaves the day's session.
+	other, said := mustLoginState(t, s, ravi)
+	if !strings.HasPrefix(said, "Kite's session is Asha's (account AB1234), since ") {
+		t.Errorf("/login with a session on says %q; want whose it is and until when", said)
+	}
+	code, body = callback(t, s, redirect(other, kt.Login("ZZ9999")))
+	if code != 403 || !strings.Contains(body, "This is Kite account ZZ9999, not AB1234") {
+		t.Errorf("another account's login: %d %q; want 403, refused", code, body)
+	}
+	if got, err := s.main.Login.Session(ctx); err != nil || got.AccessToken != sess.AccessToken || got.By.ID != asha.ID {
+		t.Errorf("after another account's login the session is %s by %d (%v); want Asha's, unchanged", got.UserID, got.By.ID, err)
+	}
+}
+
+var istZone = time.FixedZone("IST", 5*3600+30*60)
+
+// Kite's login needs all of its variables or none; a missing or malformed
+// one stops the start naming it, and SANDBOX_ENV may not hand a desk the
+// API secret.
+func TestLoadConfigKite(t *testing.T) {
+	full := map[string]string{"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser, "BROKER_CALLBACK_URL": "https://desks.example.com/kite/callback"}
+	with := func(kv ...string) map[string]string {
+		env := map[string]string{}
+		for k, v := range full {
+			env[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			env[kv[i]] = kv[i+1]
+		}
+		return env
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"none: no login", nil, ""},
+		{"all", full, ""},
+		{"a secret without a key", map[string]string{"KITE_API_SECRET": kiteSecret}, "KITE_API_SECRET: needs KITE_API_KEY"},
+		{"no secret", with("KITE_API_SECRET", ""), "KITE_API_SECRET: needs to be set with KITE_API_KEY"},
+		{"no account", with("KITE_USER_ID", ""), "KITE_USER_ID: the Kite account deskbot trades for"},
+		{"an account in lower case", with("KITE_USER_ID", "ab1234"), "KITE_USER_ID"},
+		{"no callback", with("BROKER_CALLBACK_URL", ""), "BROKER_CALLBACK_URL: must be the redirect URL"},
+		{"a cleartext callback", with("BROKER_CALLBACK_URL", "http://desks.example.com/kite/callback"), "BROKER_CALLBACK_URL: must be https"},
+		{"a callback with no path", with("BROKER_CALLBACK_URL", "https://desks.example.com/"), "BROKER_CALLBACK_URL: needs a path of its own"},
+		{"a local callback", with("BROKER_CALLBACK_URL", "http://127.0.0.1:8080/kite/callback"), ""},
+		{"a cleartext API", with("KITE_API_URL", "http://api.kite.trade"), "KITE_API_URL: must be an https URL"},
+		{"the secret in a sandbox", with("SANDBOX_ENV", "KITE_API_SECRET"), "SANDBOX_ENV: KITE_API_SECRET holds a secret of the service"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := minimalEnv()
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			_, err := LoadConfig(env)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("LoadConfig: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("LoadConfig: %v; want an error with %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), kiteSecret) {
+				t.Errorf("the error shows the API secret: %v", err)
+			}
+		})
+	}
+}
+
+// Without KITE_API_KEY there is nothing to log in to, and /login says so.
+func TestLoginWithoutKite(t *testing.T) {
+	s := mustStart(t, nil)
+	s.tg.InjectText(asha, groupID, "/login", 0)
+	s.mustBotMessage(t, "no login needed", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "The paper broker needs no login.") && len(m.Keyboard) == 0
+	})
+}
