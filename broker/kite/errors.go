@@ -44,7 +44,7 @@ func (c *Client) classify(ctx context.Context, op string, err error, secrets ...
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("kite %s: %w", op, err)
 	}
-	secrets = append(secrets, c.accessToken())
+	secrets = append(secrets, c.secrets()...)
 	var ke kiteconnect.Error
 	if !errors.As(err, &ke) {
 		c.log.Warn("kite: call failed", "op", op, "error", scrub(err.Error(), secrets...))

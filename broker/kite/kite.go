@@ -98,8 +98,9 @@ type Client struct {
 	// backoff bounds the waits between tries of a transient failure.
 	backoffMin, backoffMax time.Duration
 
-	mu    sync.RWMutex
-	token string
+	mu     sync.RWMutex
+	token  string
+	secret string // the api secret last given to GenerateSession, kept only to scrub it
 
 	tagMu sync.Mutex
 	tags  map[string]*tagLock
@@ -172,10 +173,20 @@ func (c *Client) accessToken() string {
 	return c.token
 }
 
+// secrets are the texts no error or log line may hold.
+func (c *Client) secrets() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return []string{c.token, c.secret}
+}
+
 // GenerateSession exchanges a request_token from a person's login for the
 // day's session, makes it this Client's session, and returns it. The
 // secret and tokens never appear in an error.
 func (c *Client) GenerateSession(ctx context.Context, requestToken, apiSecret string) (userID, accessToken string, loginTime time.Time, err error) {
+	c.mu.Lock()
+	c.secret = apiSecret
+	c.mu.Unlock()
 	var s kiteconnect.UserSession
 	_, err = c.attempt(ctx, c.callLim, "", func(k *kiteconnect.Client) error {
 		var err error
@@ -227,7 +238,9 @@ func (c *Client) Cancel(ctx context.Context, variety, orderID string) error {
 }
 
 // LTP returns the last prices of instruments keyed "EXCHANGE:TRADINGSYMBOL".
-// An instrument Kite does not know is absent from the map.
+// An instrument Kite does not know is absent from the map. (The official
+// client's GetLTP asks GET /quote, Kite's full quote, not /quote/ltp; it is
+// counted with the quotes either way.)
 func (c *Client) LTP(ctx context.Context, keys ...string) (map[string]float64, error) {
 	if len(keys) == 0 {
 		return map[string]float64{}, nil

@@ -98,7 +98,7 @@ func (c *Client) Place(ctx context.Context, p kiteconnect.OrderParams, variety s
 		}
 		// The answer is lost: the order may exist. Only the day's orders,
 		// read after the settling time, may say it does not.
-		c.log.Warn("kite: the answer to an order was lost; reading the day's orders", "tag", p.Tag, "error", scrub(errText(err), c.accessToken()))
+		c.log.Warn("kite: the answer to an order was lost; reading the day's orders", "tag", p.Tag, "error", scrub(errText(err), c.secrets()...))
 		id, found, ferr := c.findTag(ctx, p.Tag, c.now().Add(c.settle))
 		if ferr != nil || found {
 			return id, ferr
