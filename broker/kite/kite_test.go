@@ -83,6 +83,26 @@ func TestPlaceResendsOnlyWhenTheOrdersShowNone(t *testing.T) {
 	}
 }
 
+func TestPlaceAfterAClientTimeoutWaitsForKiteToLand(t *testing.T) {
+	s := mustFake(t)
+	// The HTTP client gives up at 100 ms while Kite takes 300 ms and then
+	// makes the order: a read of the orders right after the timeout shows
+	// nothing, and only the settling time keeps Place from sending again.
+	c := mustClient(t, s, Options{HTTPClient: &http.Client{Timeout: 100 * time.Millisecond}})
+	c.settle = time.Second
+	s.Slow(http.MethodPost, "/orders/*", 300*time.Millisecond)
+	id := mustPlace(t, c, limitBuy("late1"))
+	if got, want := s.OrdersPlaced("late1"), 1; got != want {
+		t.Fatalf("orders with the tag: got %d, want %d", got, want)
+	}
+	if got := mustOrder(t, s, id).Tag; got != "late1" {
+		t.Errorf("Place answered %s whose tag is %q, want late1", id, got)
+	}
+	if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
+		t.Errorf("placements sent: got %d, want %d", got, want)
+	}
+}
+
 func TestPlaceSameTagTwiceMakesOneOrder(t *testing.T) {
 	s := mustFake(t)
 	c := mustClient(t, s, Options{})
@@ -138,7 +158,9 @@ func TestTooManyRequestsWaitsAndSucceeds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := mustFake(t)
-			c := mustClient(t, s, Options{})
+			// Quotes are limited to 1 a second: lifted here so that four
+			// retries take milliseconds, not seconds.
+			c := mustClient(t, s, Options{QuotesPerSecond: 100})
 			const n = 4
 			s.TooManyRequests(tc.method, tc.path, n)
 			if err := tc.call(ctxFor(t, 10*time.Second), c); err != nil {
