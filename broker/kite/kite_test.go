@@ -531,3 +531,21 @@ func BenchmarkBarePOST(b *testing.B) {
 		}
 	}
 }
+
+func TestRetryAfterHeader(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", 0},
+		{"2", 2 * time.Second},
+		{"600", time.Minute}, // capped: a wait that long is better as a backoff loop under ctx
+		{"soon", 0},
+		{"-3", 0},
+	} {
+		ex := &exchange{retryHdr: tc.header}
+		if got := ex.retryAfter(); got != tc.want {
+			t.Errorf("Retry-After %q: got %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
