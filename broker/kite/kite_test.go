@@ -539,7 +539,7 @@ func TestRetryAfterHeader(t *testing.T) {
 	}{
 		{"", 0},
 		{"2", 2 * time.Second},
-		{"600", time.Minute}, // capped: a wait that long is better as a backoff loop under ctx
+		{"600", time.Minute}, // capped at a minute; the loop waits again if Kite still refuses
 		{"soon", 0},
 		{"-3", 0},
 	} {
