@@ -1,0 +1,402 @@
+// Package kite is the one place deskbot talks to Zerodha Kite Connect. It
+// drives the official client (github.com/zerodha/gokiteconnect/v4) and adds
+// what the client lacks and real money needs: a context on every call, the
+// account's rate limits kept on this side, errors sorted into deskbot's
+// codes with secrets scrubbed, and placement that never makes one order
+// twice.
+//
+// What it owns: the app's api key, the day's access token (SetAccessToken,
+// GenerateSession), the rate limiters of the account, and the rule below.
+// It owns no order state: Kite's day's orders (Orders) are the truth.
+//
+// Concurrency: a Client is safe for use from many goroutines. The official
+// client takes no context and keeps its HTTP client in a field, so one
+// shared kiteconnect.Client cannot carry a different context per call.
+// Each call therefore builds its own short-lived kiteconnect.Client whose
+// http.Client copy has a RoundTripper bound to that call's context; the
+// copies share the one underlying Transport (its connection pool), so the
+// cost is a few small allocations, not a connection. A call never outlives
+// its ctx: the request, the wait for a rate-limit slot, the wait after a
+// 429 and the reading of orders after a lost answer all end with it.
+//
+// At most one order per tag. Place requires a tag (see Tag: one allowed
+// call gives one tag) and keeps to this rule:
+//
+//   - Before sending, it reads the day's orders; an order already carrying
+//     the tag is the answer and nothing is sent. A retried Place after a
+//     crash or a timeout therefore finds its order instead of making another.
+//   - A 429 is a refusal before any work at Kite: it waits (Retry-After, or
+//     backoff) and sends again, while ctx allows. A refusal (InputException,
+//     OrderException, MarginException...) is returned as it is.
+//   - A lost answer (timeout, connection reset, a 5xx, a NetworkException or
+//     DataException, a 504 with no body) may hide an order Kite made. Place
+//     does not resend blindly: it reads the day's orders, retrying with
+//     backoff until ctx ends, and returns the id of the order carrying the
+//     tag. It may send again only when the day's orders, read at least a
+//     settling time after the loss (so that a request Kite was still
+//     working on has landed), show no such order.
+//   - When ctx ends before that question is answered, Place returns an error
+//     saying the order's fate is unknown; Place again with the same tag
+//     learns it.
+//   - Places with the same tag in this process run one at a time, so two
+//     goroutines cannot both see "no order" and both send.
+//
+// Market orders (MARKET and SL-M) are always sent with MarketProtection -1
+// (Kite's automatic protection): Kite refuses API market orders without
+// it, and the client leaves a zero out of the form.
+package kite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deskbot/deskbot/retry"
+	kiteconnect "github.com/zerodha/gokiteconnect/v4"
+)
+
+// Options configure a Client. Zero values take the defaults noted.
+type Options struct {
+	APIKey string
+	// APIURL is Kite's API root; "" is https://api.kite.trade. Tests point
+	// it at broker/kitetest's fake.
+	APIURL string
+	// HTTPClient's Transport, Timeout, Jar and CheckRedirect are used for
+	// every call; nil gives a client with a 10 s timeout on the default
+	// transport. The Timeout caps one HTTP exchange; ctx caps the whole call.
+	HTTPClient *http.Client
+	Now        func() time.Time                                 // default time.Now
+	Sleep      func(ctx context.Context, d time.Duration) error // default retry.Sleep
+	Log        *slog.Logger                                     // default discards
+	// Kite's limits per user: orders (placements) 10 a second and 400 a
+	// minute, other calls 10 a second, quotes 1 a second. Zero takes those.
+	OrdersPerSecond, OrdersPerMinute, CallsPerSecond int
+	QuotesPerSecond                                  int
+}
+
+// Client talks to Kite for one app and one user's session. Create it with New.
+type Client struct {
+	apiKey string
+	apiURL string
+	base   http.Client // copied per call; its Transport is shared
+	rt     http.RoundTripper
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+	log    *slog.Logger
+
+	orderLim, callLim, quoteLim *limiter
+
+	// settle is how long after a lost answer the day's orders must be read
+	// before a missing tag is believed: Kite may still be working on the
+	// request whose answer was lost.
+	settle time.Duration
+	// backoff bounds the waits between tries of a transient failure.
+	backoffMin, backoffMax time.Duration
+
+	mu     sync.RWMutex
+	token  string
+	secret string // the api secret last given to GenerateSession, kept only to scrub it
+
+	tagMu sync.Mutex
+	tags  map[string]*tagLock
+}
+
+const (
+	defaultTimeout = 10 * time.Second
+	defaultSettle  = 2 * time.Second
+)
+
+// New returns a Client. It makes no call.
+func New(opts Options) *Client {
+	c := &Client{
+		apiKey:     opts.APIKey,
+		apiURL:     strings.TrimRight(opts.APIURL, "/"),
+		now:        opts.Now,
+		sleep:      opts.Sleep,
+		log:        opts.Log,
+		settle:     defaultSettle,
+		backoffMin: 100 * time.Millisecond,
+		backoffMax: 5 * time.Second,
+		tags:       map[string]*tagLock{},
+	}
+	if c.apiURL == "" {
+		c.apiURL = "https://api.kite.trade"
+	}
+	if opts.HTTPClient != nil {
+		c.base = *opts.HTTPClient
+	} else {
+		c.base = http.Client{Timeout: defaultTimeout}
+	}
+	c.rt = c.base.Transport
+	if c.rt == nil {
+		c.rt = http.DefaultTransport
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.sleep == nil {
+		c.sleep = retry.Sleep
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	orPos := func(v, d int) int {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	c.orderLim = newLimiter(c.now, c.sleep,
+		rule{orPos(opts.OrdersPerSecond, 10), time.Second},
+		rule{orPos(opts.OrdersPerMinute, 400), time.Minute})
+	c.callLim = newLimiter(c.now, c.sleep, rule{orPos(opts.CallsPerSecond, 10), time.Second})
+	c.quoteLim = newLimiter(c.now, c.sleep, rule{orPos(opts.QuotesPerSecond, 1), time.Second})
+	return c
+}
+
+// SetAccessToken sets the session's access token for the calls that start
+// after it. Safe for concurrent use.
+func (c *Client) SetAccessToken(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.token = token
+}
+
+func (c *Client) accessToken() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.token
+}
+
+// secrets are the texts no error or log line may hold.
+func (c *Client) secrets() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return []string{c.token, c.secret}
+}
+
+// GenerateSession exchanges a request_token from a person's login for the
+// day's session, makes it this Client's session, and returns it. The
+// secret and tokens never appear in an error.
+func (c *Client) GenerateSession(ctx context.Context, requestToken, apiSecret string) (userID, accessToken string, loginTime time.Time, err error) {
+	c.mu.Lock()
+	c.secret = apiSecret
+	c.mu.Unlock()
+	var s kiteconnect.UserSession
+	_, err = c.attempt(ctx, c.callLim, "", func(k *kiteconnect.Client) error {
+		var err error
+		s, err = k.GenerateSession(requestToken, apiSecret)
+		return err
+	})
+	if err != nil {
+		return "", "", time.Time{}, c.classify(ctx, "login", err, requestToken, apiSecret)
+	}
+	c.SetAccessToken(s.AccessToken)
+	return s.UserID, s.AccessToken, s.LoginTime.Time, nil
+}
+
+// Profile returns the user id of the session.
+func (c *Client) Profile(ctx context.Context) (string, error) {
+	var p kiteconnect.UserProfile
+	if err := c.call(ctx, c.callLim, "profile read", func(k *kiteconnect.Client) (err error) {
+		p, err = k.GetUserProfile()
+		return err
+	}); err != nil {
+		return "", err
+	}
+	return p.UserID, nil
+}
+
+// Orders returns the day's orders of the session's user, oldest first as
+// Kite lists them.
+func (c *Client) Orders(ctx context.Context) ([]kiteconnect.Order, error) {
+	var o kiteconnect.Orders
+	if err := c.call(ctx, c.callLim, "orders read", func(k *kiteconnect.Client) (err error) {
+		o, err = k.GetOrders()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Cancel cancels an open order. Kite counts cancellations with the other
+// calls, not with placements.
+func (c *Client) Cancel(ctx context.Context, variety, orderID string) error {
+	if variety == "" {
+		variety = kiteconnect.VarietyRegular
+	}
+	return c.call(ctx, c.callLim, "cancellation", func(k *kiteconnect.Client) error {
+		_, err := k.CancelOrder(variety, orderID, nil)
+		return err
+	})
+}
+
+// LTP returns the last prices of instruments keyed "EXCHANGE:TRADINGSYMBOL".
+// An instrument Kite does not know is absent from the map. (The official
+// client's GetLTP asks GET /quote, Kite's full quote, not /quote/ltp; it is
+// counted with the quotes either way.)
+func (c *Client) LTP(ctx context.Context, keys ...string) (map[string]float64, error) {
+	if len(keys) == 0 {
+		return map[string]float64{}, nil
+	}
+	var q kiteconnect.QuoteLTP
+	if err := c.call(ctx, c.quoteLim, "price read", func(k *kiteconnect.Client) (err error) {
+		q, err = k.GetLTP(keys...)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(q))
+	for k, v := range q {
+		out[k] = v.LastPrice
+	}
+	return out, nil
+}
+
+// call runs fn once a slot is free, waits out 429s, and classifies the
+// failure. For calls that change nothing, so a plain retry of 429 is safe.
+func (c *Client) call(ctx context.Context, lim *limiter, op string, fn func(*kiteconnect.Client) error) error {
+	_, err := c.attempt(ctx, lim, c.accessToken(), fn)
+	if err != nil {
+		return c.classify(ctx, op, err)
+	}
+	return nil
+}
+
+// attempt runs fn with a per-call kiteconnect.Client bound to ctx, after
+// taking a slot of lim, and sends again after each 429 (Kite refuses a 429
+// before doing anything) while ctx allows. token "" sends no session (the
+// login). The raw error is returned with what the transport saw.
+func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn func(*kiteconnect.Client) error) (*exchange, error) {
+	b := retry.Backoff{Min: c.backoffMin, Max: c.backoffMax}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		release, err := lim.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ex := &exchange{ctx: ctx}
+		err = fn(c.kiteFor(ex, token))
+		release()
+		if err == nil {
+			return ex, nil
+		}
+		if ctx.Err() != nil {
+			return ex, ctx.Err()
+		}
+		if !tooMany(err) {
+			return ex, err
+		}
+		d := ex.retryAfter()
+		if d <= 0 {
+			d = b.Next()
+		}
+		c.log.Info("kite: 429, waiting", "wait", d)
+		if err := c.sleep(ctx, d); err != nil {
+			return ex, err
+		}
+		if token != "" {
+			token = c.accessToken() // a new login may have come meanwhile
+		}
+	}
+}
+
+// kiteFor builds the official client for one call. Building one per call
+// is what lets each call carry its own context without a lock.
+func (c *Client) kiteFor(ex *exchange, token string) *kiteconnect.Client {
+	k := kiteconnect.New(c.apiKey)
+	k.SetBaseURI(c.apiURL)
+	hc := c.base
+	hc.Transport = &ctxTransport{ex: ex, rt: c.rt}
+	k.SetHTTPClient(&hc)
+	if token != "" {
+		k.SetAccessToken(token)
+	}
+	return k
+}
+
+// exchange is what one HTTP exchange of one call saw: the official client
+// keeps the status and headers to itself, and turns every transport error
+// into "Request failed.".
+type exchange struct {
+	ctx       context.Context
+	status    int
+	retryHdr  string
+	transport error
+}
+
+func (ex *exchange) retryAfter() time.Duration {
+	if ex.retryHdr == "" {
+		return 0
+	}
+	var secs int
+	if _, err := fmt.Sscanf(ex.retryHdr, "%d", &secs); err == nil && secs > 0 {
+		return time.Duration(min(secs, 60)) * time.Second
+	}
+	if t, err := http.ParseTime(ex.retryHdr); err == nil {
+		return min(time.Until(t), time.Minute)
+	}
+	return 0
+}
+
+// ctxTransport binds every request of one call to that call's context.
+// Each call has its own, so no state is shared between goroutines.
+type ctxTransport struct {
+	ex *exchange
+	rt http.RoundTripper
+}
+
+func (t *ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(r.WithContext(t.ex.ctx))
+	if err != nil {
+		t.ex.transport = err
+		return nil, err
+	}
+	t.ex.status = resp.StatusCode
+	t.ex.retryHdr = resp.Header.Get("Retry-After")
+	return resp, nil
+}
+
+func tooMany(err error) bool {
+	var ke kiteconnect.Error
+	return errors.As(err, &ke) && ke.Code == http.StatusTooManyRequests
+}
+
+// tagLock lets one Place per tag run at a time in this process.
+type tagLock struct {
+	ch chan struct{}
+	n  int
+}
+
+func (c *Client) lockTag(ctx context.Context, tag string) (unlock func(), err error) {
+	c.tagMu.Lock()
+	l := c.tags[tag]
+	if l == nil {
+		l = &tagLock{ch: make(chan struct{}, 1)}
+		c.tags[tag] = l
+	}
+	l.n++
+	c.tagMu.Unlock()
+	done := func() {
+		c.tagMu.Lock()
+		if l.n--; l.n == 0 {
+			delete(c.tags, tag)
+		}
+		c.tagMu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
+}
