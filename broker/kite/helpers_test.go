@@ -45,13 +45,15 @@ func mustClient(t testing.TB, s *kitetest.Server, opts Options) *Client {
 	if user != testUser || tok == "" {
 		t.Fatalf("GenerateSession: got user %q token %q, want %q and a token", user, tok, testUser)
 	}
+	c.SetAccessToken(tok)
 	return c
 }
 
-// mustPlace places p and returns its id, failing the test on an error.
+// mustPlace places p for the call p.Tag names (limitBuy and marketBuy put
+// the call's key there) and returns its id, failing the test on an error.
 func mustPlace(t testing.TB, c *Client, p kiteconnect.OrderParams) string {
 	t.Helper()
-	id, err := c.Place(ctxFor(t, 10*time.Second), p, "")
+	id, err := c.Place(ctxFor(t, 10*time.Second), p.Tag, p, "")
 	if err != nil {
 		t.Fatalf("Place(%s): %v", p.Tag, err)
 	}

@@ -44,6 +44,14 @@
 // Market orders (MARKET and SL-M) are always sent with MarketProtection -1
 // (Kite's automatic protection): Kite refuses API market orders without
 // it, and the client leaves a zero out of the form.
+//
+// The daily login (login.go): a Kite session lasts one day and only a
+// person can start it. /login gives an approver a button to Kite's login
+// page; the callback on the service's HTTP address exchanges Kite's
+// request_token for the day's access token, and the session is kept in
+// Redis (the store's notes, under the keys login.go names) for every
+// instance. A login's state is taken first-caller-wins in Redis, so any
+// instance may serve the callback and a replay exchanges nothing.
 package kite
 
 import (
@@ -181,8 +189,9 @@ func (c *Client) secrets() []string {
 }
 
 // GenerateSession exchanges a request_token from a person's login for the
-// day's session, makes it this Client's session, and returns it. The
-// secret and tokens never appear in an error.
+// day's session and returns it. It does not make it this Client's session:
+// the caller checks the account first (SetAccessToken). The secret and
+// tokens never appear in an error.
 func (c *Client) GenerateSession(ctx context.Context, requestToken, apiSecret string) (userID, accessToken string, loginTime time.Time, err error) {
 	c.mu.Lock()
 	c.secret = apiSecret
@@ -196,7 +205,6 @@ func (c *Client) GenerateSession(ctx context.Context, requestToken, apiSecret st
 	if err != nil {
 		return "", "", time.Time{}, c.classify(ctx, "login", err, requestToken, apiSecret)
 	}
-	c.SetAccessToken(s.AccessToken)
 	return s.UserID, s.AccessToken, s.LoginTime.Time, nil
 }
 

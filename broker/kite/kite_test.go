@@ -34,9 +34,9 @@ func TestPlaceLimitAndMarketOrders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := mustOrder(t, s, mustPlace(t, c, tc.p))
-			if o.Status != tc.wantStatus || o.Tag != tc.p.Tag || o.MarketProtection != tc.wantMP {
+			if o.Status != tc.wantStatus || o.Tag != Tag(tc.p.Tag) || o.MarketProtection != tc.wantMP {
 				t.Errorf("got %s tag %q protection %v, want %s tag %q protection %v",
-					o.Status, o.Tag, o.MarketProtection, tc.wantStatus, tc.p.Tag, tc.wantMP)
+					o.Status, o.Tag, o.MarketProtection, tc.wantStatus, Tag(tc.p.Tag), tc.wantMP)
 			}
 		})
 	}
@@ -55,10 +55,10 @@ func TestPlaceAfterLostAnswerMakesOneOrder(t *testing.T) {
 			c := mustClient(t, s, Options{})
 			s.LoseAnswers(tc.how, 1)
 			id := mustPlace(t, c, limitBuy("lost1"))
-			if got, want := s.OrdersPlaced("lost1"), 1; got != want {
+			if got, want := s.OrdersPlaced(Tag("lost1")), 1; got != want {
 				t.Fatalf("orders with the tag at the fake: got %d, want %d", got, want)
 			}
-			if got := mustOrder(t, s, id).Tag; got != "lost1" {
+			if got := mustOrder(t, s, id).Tag; got != Tag("lost1") {
 				t.Errorf("Place answered %s whose tag is %q, want lost1", id, got)
 			}
 			if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -75,7 +75,7 @@ func TestPlaceResendsOnlyWhenTheOrdersShowNone(t *testing.T) {
 	// second send is safe and makes the one order.
 	s.Fail(kitetest.Failure{Method: http.MethodPost, Path: "/orders/*", Code: http.StatusServiceUnavailable, Times: 1})
 	mustPlace(t, c, limitBuy("resend1"))
-	if got, want := s.OrdersPlaced("resend1"), 1; got != want {
+	if got, want := s.OrdersPlaced(Tag("resend1")), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 2; got != want {
@@ -92,10 +92,10 @@ func TestPlaceAfterAClientTimeoutWaitsForKiteToLand(t *testing.T) {
 	c.settle = time.Second
 	s.Slow(http.MethodPost, "/orders/*", 300*time.Millisecond)
 	id := mustPlace(t, c, limitBuy("late1"))
-	if got, want := s.OrdersPlaced("late1"), 1; got != want {
+	if got, want := s.OrdersPlaced(Tag("late1")), 1; got != want {
 		t.Fatalf("orders with the tag: got %d, want %d", got, want)
 	}
-	if got := mustOrder(t, s, id).Tag; got != "late1" {
+	if got := mustOrder(t, s, id).Tag; got != Tag("late1") {
 		t.Errorf("Place answered %s whose tag is %q, want late1", id, got)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -111,7 +111,7 @@ func TestPlaceSameTagTwiceMakesOneOrder(t *testing.T) {
 	if first != second {
 		t.Errorf("second Place answered %s, want the first order %s", second, first)
 	}
-	if got, want := s.OrdersPlaced("twice1"), 1; got != want {
+	if got, want := s.OrdersPlaced(Tag("twice1")), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -133,7 +133,7 @@ func TestConcurrentPlacesOfOneTagMakeOneOrder(t *testing.T) {
 			t.Errorf("Place %d answered %s, want %s", i, id, ids[0])
 		}
 	}
-	if got, want := s.OrdersPlaced("same1"), 1; got != want {
+	if got, want := s.OrdersPlaced(Tag("same1")), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 }
@@ -144,7 +144,7 @@ func TestTooManyRequestsWaitsAndSucceeds(t *testing.T) {
 		call               func(context.Context, *Client) error
 	}{
 		{"place", http.MethodPost, "/orders/*", func(ctx context.Context, c *Client) error {
-			_, err := c.Place(ctx, limitBuy("busy1"), "")
+			_, err := c.Place(ctx, "busy1", limitBuy("busy1"), "")
 			return err
 		}},
 		{"orders", http.MethodGet, "/orders", func(ctx context.Context, c *Client) error {
@@ -176,7 +176,7 @@ func TestTooManyRequestsWaitsAndSucceeds(t *testing.T) {
 		c := mustClient(t, s, Options{})
 		s.TooManyRequests(http.MethodPost, "/orders/*", 3)
 		mustPlace(t, c, marketBuy("busy2"))
-		if got := s.OrdersPlaced("busy2"); got != 1 {
+		if got := s.OrdersPlaced(Tag("busy2")); got != 1 {
 			t.Errorf("orders with the tag: got %d, want 1", got)
 		}
 	})
@@ -196,7 +196,7 @@ func TestRateLimitKeepsManyOrdersUnderKitesLimits(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = c.Place(ctxFor(t, 30*time.Second), limitBuy(fmt.Sprintf("rate%d", i)), "")
+			_, errs[i] = c.Place(ctxFor(t, 30*time.Second), fmt.Sprintf("rate%d", i), limitBuy(fmt.Sprintf("rate%d", i)), "")
 		})
 	}
 	wg.Wait()
@@ -273,7 +273,7 @@ func TestExpiredSessionIsASessionError(t *testing.T) {
 		name string
 		call func(context.Context) error
 	}{
-		{"place", func(ctx context.Context) error { _, err := c.Place(ctx, limitBuy("exp1"), ""); return err }},
+		{"place", func(ctx context.Context) error { _, err := c.Place(ctx, "exp1", limitBuy("exp1"), ""); return err }},
 		{"orders", func(ctx context.Context) error { _, err := c.Orders(ctx); return err }},
 		{"profile", func(ctx context.Context) error { _, err := c.Profile(ctx); return err }},
 		{"ltp", func(ctx context.Context) error { _, err := c.LTP(ctx, "NSE:INFY"); return err }},
@@ -303,11 +303,11 @@ func TestCallsEndWithTheirContextWhileKiteIsSlow(t *testing.T) {
 		call               func(context.Context, *Client) error
 	}{
 		{"place", http.MethodPost, "/orders/*", func(ctx context.Context, c *Client) error {
-			_, err := c.Place(ctx, limitBuy("slow1"), "")
+			_, err := c.Place(ctx, "slow1", limitBuy("slow1"), "")
 			return err
 		}},
 		{"place while reading orders", http.MethodGet, "/orders", func(ctx context.Context, c *Client) error {
-			_, err := c.Place(ctx, limitBuy("slow2"), "")
+			_, err := c.Place(ctx, "slow2", limitBuy("slow2"), "")
 			return err
 		}},
 		{"profile", http.MethodGet, "/user/profile", func(ctx context.Context, c *Client) error {
@@ -385,7 +385,7 @@ func TestRefusalsAreInvalidAndNotRetried(t *testing.T) {
 	c := mustClient(t, s, Options{})
 	p := limitBuy("tick1")
 	p.Price = 1490.03 // off INFY's 0.05 tick
-	_, err := c.Place(ctxFor(t, 5*time.Second), p, "")
+	_, err := c.Place(ctxFor(t, 5*time.Second), "tick1", p, "")
 	if got, want := deskbot.ErrorCode(err), deskbot.EINVALID; got != want {
 		t.Fatalf("got %v (code %q), want %q", err, got, want)
 	}
@@ -473,21 +473,6 @@ func TestTag(t *testing.T) {
 	}
 }
 
-func TestPlaceRefusesABadTagWithoutACall(t *testing.T) {
-	s := mustFake(t)
-	c := mustClient(t, s, Options{})
-	before := len(s.Calls())
-	for _, tag := range []string{"", "has-hyphen", "abcdefghijklmnopqrstu"} {
-		_, err := c.Place(ctxFor(t, 5*time.Second), limitBuy(tag), "")
-		if got := deskbot.ErrorCode(err); got != deskbot.EINVALID {
-			t.Errorf("tag %q: got %v, want %s", tag, err, deskbot.EINVALID)
-		}
-	}
-	if got := len(s.Calls()) - before; got != 0 {
-		t.Errorf("calls made for bad tags: %d", got)
-	}
-}
-
 // BenchmarkPlace measures Place (a read of the day's orders, then the
 // placement) against the fake with limits off; BenchmarkBarePOST is the
 // floor: the same form posted by net/http alone.
@@ -548,4 +533,17 @@ func TestRetryAfterHeader(t *testing.T) {
 			t.Errorf("Retry-After %q: got %v, want %v", tc.header, got, tc.want)
 		}
 	}
+}
+
+// validTag is Kite's rule: 1 to 20 letters and digits.
+func validTag(tag string) bool {
+	if tag == "" || len(tag) > MaxTagLen {
+		return false
+	}
+	for _, r := range tag {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -21,23 +20,12 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// The daily login. Kite's session lasts one day, and only a person can
-// start one: /login gives an approver a button to Kite's login page for
-// the app's api_key, carrying a state (in Kite's redirect_params) that
-// binds the redirect to that request. Kite sends the browser back to the
-// callback with a request_token, which the callback exchanges for the
-// day's access token, after checking the state and the account.
-//
 // What the callback refuses, changing nothing: a state deskbot did not
 // hand out, one already used or lapsed (loginLife), a login Kite did not
-// finish, and a session for any account but the configured one (the
-// session is not kept; Kite's token for that account is simply dropped).
-// The state is taken first-caller-wins, so two tabs, a reload or a replay
-// of the redirect exchange at most one request_token.
-//
-// The session (the access token, a secret) is kept in Redis until about
-// 06:00 India time the next day, when Kite ends it, so a restart or a
-// standby keeps it. It never reaches a log, a chat message or a page.
+// finish, and a session for any account but the configured one (its token
+// is simply dropped). The session (the access token, a secret) is kept
+// until about 06:00 India time the next day, when Kite ends it; it never
+// reaches a log, a chat message or a page.
 
 // Notes is what the login keeps in Redis: the store's notes, with their
 // TTLs. The note keys are named here, and only here.
@@ -49,7 +37,7 @@ type Notes interface {
 
 func loginKey(state string) string     { return "kite:login:" + state }      // who asked, until loginLife
 func loginUsedKey(state string) string { return "kite:login-used:" + state } // the state was taken
-const sessionKey = "kite:session"                                            // the day's session
+const sessionKey = "kite:session"      // the day's session
 
 // loginLife is how long a /login button works: time to open Kite's page
 // and sign in with a password and a second factor on a phone.
@@ -61,21 +49,17 @@ type LoginConfig struct {
 	// UserID is the Kite account deskbot trades for; a session for any
 	// other account is refused.
 	UserID string
-	// APIURL is Kite's API (KITE_API_URL; tests point it at a fake).
-	APIURL string
 	// CallbackURL is the app's registered redirect URL, served on the
 	// service's HTTP address at its path (BROKER_CALLBACK_URL).
 	CallbackURL string
-	// HTTP is the client the exchange of a request_token goes through
-	// (its timeout bounds the call); nil: one with a 10 s timeout.
-	HTTP *http.Client
-	Now  deskbot.Now
+	Now         deskbot.Now
 }
 
 // Login runs the daily login: the /login button's address, the callback,
 // and the session it keeps.
 type Login struct {
 	cfg    LoginConfig
+	kite   *Client
 	path   string
 	notes  Notes
 	events deskbot.Publisher
@@ -121,14 +105,12 @@ func loopback(host string) bool {
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
-// NewLogin builds the login. A nil log logs nothing.
-func NewLogin(cfg LoginConfig, notes Notes, events deskbot.Publisher, log *slog.Logger) (*Login, error) {
+// NewLogin builds the login on kite, whose session it sets at each login.
+// A nil log logs nothing.
+func NewLogin(cfg LoginConfig, kite *Client, notes Notes, events deskbot.Publisher, log *slog.Logger) (*Login, error) {
 	u, err := CheckCallbackURL(cfg.CallbackURL)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -136,7 +118,7 @@ func NewLogin(cfg LoginConfig, notes Notes, events deskbot.Publisher, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Login{cfg: cfg, path: u.EscapedPath(), notes: notes, events: events, log: log}, nil
+	return &Login{cfg: cfg, kite: kite, path: u.EscapedPath(), notes: notes, events: events, log: log}, nil
 }
 
 // Path is the callback's path on the service's HTTP address.
@@ -152,8 +134,7 @@ func (l *Login) LoginURL(ctx context.Context, by deskbot.Person) (string, error)
 	if err := l.notes.PutNote(ctx, loginKey(state), string(who), loginLife); err != nil {
 		return "", err
 	}
-	kc := kiteconnect.New(l.cfg.APIKey)
-	return kc.GetLoginURLWithparams(url.Values{"state": {state}}), nil
+	return kiteconnect.New(l.cfg.APIKey).GetLoginURLWithparams(url.Values{"state": {state}}), nil
 }
 
 // Session is the day's session: ENOTFOUND when nobody has logged in since
@@ -201,11 +182,11 @@ var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 // callback handles one redirect and says, in words for the person on the
 // page, what came of it.
 func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
-	state, token := q.Get("state"), q.Get("request_token")
+	state, requestToken := q.Get("state"), q.Get("request_token")
 	if state == "" || len(state) > 64 {
 		return http.StatusBadRequest, "This login was not started from deskbot. Send /login in the team's chat and use its button."
 	}
-	if q.Get("status") != "success" || token == "" {
+	if q.Get("status") != "success" || requestToken == "" {
 		return http.StatusBadRequest, "Kite did not finish the login. Send /login in the team's chat and try again."
 	}
 	first, err := l.notes.PutNoteOnce(ctx, loginUsedKey(state), "1", loginLife)
@@ -224,31 +205,26 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 	var by deskbot.Person
 	_ = json.Unmarshal([]byte(v), &by)
 
-	kc := kiteconnect.New(l.cfg.APIKey)
-	kc.SetBaseURI(l.cfg.APIURL)
-	kc.SetHTTPClient(l.cfg.HTTP)
-	sess, err := kc.GenerateSession(token, l.cfg.APISecret)
+	userID, token, _, err := l.kite.GenerateSession(ctx, requestToken, l.cfg.APISecret)
 	if err != nil {
-		// Kite's words only: the error carries no secret, but its type
-		// says whether the token was refused or Kite was unreachable.
-		var ke kiteconnect.Error
-		if errors.As(err, &ke) && ke.Code < 500 {
-			l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "error_type", ke.ErrorType)
-			return http.StatusBadRequest, "Kite refused this login (" + ke.ErrorType + "). Send /login in the team's chat and try again."
+		if deskbot.ErrorCode(err) == deskbot.EUNAVAILABLE {
+			l.log.WarnContext(ctx, "kite: could not exchange a login's request_token", "by", by.Audited(), "err", err)
+			return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
 		}
-		l.log.WarnContext(ctx, "kite: could not exchange a login's request_token", "by", by.Audited(), "err", errorKind(err))
-		return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
+		l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "err", err)
+		return http.StatusBadRequest, "Kite refused this login (" + deskbot.ErrorMessage(err) + "). Send /login in the team's chat and try again."
 	}
-	if sess.UserID != l.cfg.UserID {
-		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", sess.UserID)
-		return http.StatusForbidden, "This is Kite account " + sess.UserID + ", not " + l.cfg.UserID + ", the account deskbot trades for. Nothing was changed. Log in to Kite as " + l.cfg.UserID + "."
+	if userID != l.cfg.UserID {
+		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", userID)
+		return http.StatusForbidden, "This is Kite account " + userID + ", not " + l.cfg.UserID + ", the account deskbot trades for. Nothing was changed. Log in to Kite as " + l.cfg.UserID + "."
 	}
 	now := l.cfg.Now()
-	s := deskbot.BrokerSession{UserID: sess.UserID, AccessToken: sess.AccessToken, By: by, At: now, Until: SessionEnd(now)}
+	s := deskbot.BrokerSession{UserID: userID, AccessToken: token, By: by, At: now, Until: SessionEnd(now)}
 	raw, _ := json.Marshal(s)
 	if err := l.notes.PutNote(ctx, sessionKey, string(raw), s.Until.Sub(now)); err != nil {
 		return l.unavailable(ctx, err)
 	}
+	l.kite.SetAccessToken(token)
 	l.log.InfoContext(ctx, "kite: logged in", "by", by.Audited(), "account", s.UserID, "until", s.Until)
 	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: now, Text: words.BrokerLoggedIn(s)}); err != nil {
 		// The session is kept; only the group's notice is lost.
@@ -260,16 +236,4 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 func (l *Login) unavailable(ctx context.Context, err error) (int, string) {
 	l.log.WarnContext(ctx, "kite: a login could not be kept", "err", err)
 	return http.StatusServiceUnavailable, "deskbot could not keep this login just now (its Redis is unavailable). Send /login in the team's chat and try again in a minute."
-}
-
-// errorKind names a failure without its text, which may quote a URL.
-func errorKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.As(err, &ne):
-		return "network"
-	}
-	return "error"
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/retry"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
@@ -44,28 +43,15 @@ func isHex(s string) bool {
 	return true
 }
 
-// validTag is Kite's rule: 1 to 20 letters and digits.
-func validTag(tag string) bool {
-	if tag == "" || len(tag) > MaxTagLen {
-		return false
-	}
-	for _, r := range tag {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
-// Place places the order p (p.Tag required) in variety ("" is regular) and
-// returns its order_id, keeping the package's at-most-one-order rule: an
+// Place places the order p for the allowed call key (a request's id) in
+// variety ("" is regular) and returns its order_id. The order's tag is
+// Tag(key), whatever p.Tag says, so one call can only ever name one order.
+// It keeps the package's at-most-one-order rule: an
 // order already carrying the tag is returned instead of sending, and a lost
 // answer is resolved by reading the day's orders, never by a blind resend.
 // The order's fate (filled, rejected) is read from Orders afterwards.
-func (c *Client) Place(ctx context.Context, p kiteconnect.OrderParams, variety string) (orderID string, err error) {
-	if !validTag(p.Tag) {
-		return "", deskbot.Errorf(deskbot.EINVALID, "an order for Kite needs a tag of 1 to %d letters and digits, got %q", MaxTagLen, clip(p.Tag, 40))
-	}
+func (c *Client) Place(ctx context.Context, key string, p kiteconnect.OrderParams, variety string) (orderID string, err error) {
+	p.Tag = Tag(key)
 	if variety == "" {
 		variety = kiteconnect.VarietyRegular
 	}

@@ -90,6 +90,7 @@ func runCheck(ctx context.Context, environ map[string]string, w io.Writer) int {
 	c.httpAddr(cfg)
 	c.redis(ctx, cfg)
 	c.telegram(ctx, cfg)
+	c.kite(ctx, cfg)
 	c.models(ctx, cfg)
 	c.sandbox(ctx, cfg)
 	c.print(w)

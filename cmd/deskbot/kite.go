@@ -1,13 +1,15 @@
 package main
 
 import (
-	"net/http"
+	"context"
 	"regexp"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/words"
 )
 
 // kiteUserID is a Kite account's id as Zerodha issues them (AB1234).
@@ -46,11 +48,11 @@ func (m *Main) kiteLogin() ([]ops.Mount, error) {
 	if cfg.KiteAPIKey == "" {
 		return nil, nil
 	}
+	m.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: m.Now, Log: m.Log})
 	l, err := kite.NewLogin(kite.LoginConfig{
 		APIKey: cfg.KiteAPIKey, APISecret: cfg.KiteAPISecret, UserID: cfg.KiteUserID,
-		APIURL: cfg.KiteAPIURL, CallbackURL: cfg.BrokerCallbackURL,
-		HTTP: &http.Client{Timeout: 10 * time.Second}, Now: m.Now,
-	}, m.Store.Chat(), m.Store.Chat(), m.Log)
+		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now,
+	}, m.Kite, m.Store.Chat(), m.Store.Chat(), m.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -65,4 +67,51 @@ func (m *Main) brokerLogin() deskbot.BrokerLogin {
 		return nil
 	}
 	return m.Login
+}
+
+// kite probes Kite's day's session, when the login is on: whose it is (it
+// must be KITE_USER_ID's) and whether Kite still takes it. Kite has no call
+// that checks an api_key alone; the next login does.
+func (c *checker) kite(ctx context.Context, cfg Config) {
+	if cfg.KiteAPIKey == "" {
+		return
+	}
+	if !cfg.redisNamed() {
+		c.add("kite", statusWarn, "in-memory Redis: the day's Kite session is lost at every restart (an approver must /login again)")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := store.Open(ctx, cfg.storeOptions())
+	if err != nil {
+		return // the redis line says why
+	}
+	defer s.Close()
+	k := kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL})
+	l, err := kite.NewLogin(kite.LoginConfig{APIKey: cfg.KiteAPIKey, UserID: cfg.KiteUserID, CallbackURL: cfg.BrokerCallbackURL}, k, s, s, nil)
+	if err != nil {
+		c.add("kite", statusFail, "%s", deskbot.ErrorMessage(err))
+		return
+	}
+	sess, err := l.Session(ctx)
+	switch {
+	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
+		c.add("kite", statusWarn, "no session today: an approver must send /login in the group (the api_key is checked then)")
+		return
+	case err != nil:
+		c.add("kite", statusFail, "the day's session cannot be read: %s", deskbot.ErrorMessage(err))
+		return
+	}
+	k.SetAccessToken(sess.AccessToken)
+	account, err := k.Profile(ctx)
+	switch {
+	case kite.IsSession(err):
+		c.add("kite", statusWarn, "Kite no longer takes the session %s started at %s IST: an approver must send /login in the group", sess.By.Name, words.Time(sess.At))
+	case err != nil:
+		c.add("kite", statusFail, "Kite did not answer for the session: %s", deskbot.ErrorMessage(err))
+	case account != cfg.KiteUserID:
+		c.add("kite", statusFail, "the session is account %s's, not KITE_USER_ID %s's", account, cfg.KiteUserID)
+	default:
+		c.add("kite", statusOK, "%s", words.BrokerSession(sess))
+	}
 }

@@ -3,13 +3,18 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 const (
@@ -225,4 +230,59 @@ func TestLoginWithoutKite(t *testing.T) {
 	s.mustBotMessage(t, "no login needed", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "The paper broker needs no login.") && len(m.Keyboard) == 0
 	})
+}
+
+// deskbot check says whether Kite's day's session is there, whose it is
+// and whether Kite still takes it.
+func TestCheckKite(t *testing.T) {
+	storetest.MustOpen(t)
+	kt := kitetest.New(t, kiteKey, kiteSecret)
+	env := goodEnv(t)
+	for k, v := range storetest.Env() {
+		env[k] = v
+	}
+	for k, v := range map[string]string{
+		"REDIS_PREFIX": storetest.RandomPrefix(), "KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret,
+		"KITE_USER_ID": kiteUser, "KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+	} {
+		env[k] = v
+	}
+	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn no session today") {
+		t.Errorf("before any login, kite: %q\n%s", lines["kite"], out)
+	}
+
+	// A login, as the service takes it.
+	cfg, err := LoadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), cfg.storeOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := kite.NewLogin(kite.LoginConfig{APIKey: kiteKey, APISecret: kiteSecret, UserID: kiteUser, CallbackURL: cfg.BrokerCallbackURL},
+		kite.New(kite.Options{APIKey: kiteKey, APIURL: kt.URL}), st, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := l.LoginURL(t.Context(), deskbot.Person{ID: asha.ID, Name: "Asha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+redirect(params.Get("state"), kt.Login(kiteUser)).Encode(), nil))
+	if rec.Code != 200 {
+		t.Fatalf("login: %d %s", rec.Code, rec.Body)
+	}
+
+	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["kite"], "ok Kite's session is Asha's (account AB1234)") {
+		t.Errorf("with the day's session, kite: %q (exit %d)\n%s", lines["kite"], code, out)
+	}
+	kt.ExpireSession()
+	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn Kite no longer takes the session Asha started") {
+		t.Errorf("after Kite ended the session, kite: %q\n%s", lines["kite"], out)
+	}
 }

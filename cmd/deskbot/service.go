@@ -66,6 +66,7 @@ type Main struct {
 	HTTP    *ops.Server      // /healthz and /metrics
 	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
 	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
+	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
 	Elector *leader.Elector
 
 	lead     leadership
