@@ -72,12 +72,12 @@ func (m Market) Check(o Order, now time.Time) error {
 
 // instrument finds the order's instrument or says why not.
 func (m Market) instrument(o Order) (Instrument, error) {
-	exchanges := strings.Join(m.Instruments.Exchanges(), ", ")
+	exchanges := func() string { return strings.Join(m.Instruments.Exchanges(), ", ") } // only when refusing
 	if o.Exchange == "" {
-		return Instrument{}, deskbot.Errorf(deskbot.EINVALID, "exchange is required; send one of %s", exchanges)
+		return Instrument{}, deskbot.Errorf(deskbot.EINVALID, "exchange is required; send one of %s", exchanges())
 	}
 	if _, ok := m.Instruments.exchange(o.Exchange); !ok {
-		return Instrument{}, deskbot.Errorf(deskbot.EINVALID, "exchange %s has no instruments today; send one of %s, spelled that way", strconv.QuoteToASCII(o.Exchange), exchanges)
+		return Instrument{}, deskbot.Errorf(deskbot.EINVALID, "exchange %s has no instruments today; send one of %s, spelled that way", strconv.QuoteToASCII(o.Exchange), exchanges())
 	}
 	if o.Tradingsymbol == "" {
 		return Instrument{}, deskbot.Errorf(deskbot.EINVALID, "tradingsymbol is required, spelled exactly as %s lists it", o.Exchange)
@@ -128,11 +128,11 @@ func checkQuantity(inst Instrument, q float64) error {
 	if q > maxQuantity {
 		return deskbot.Errorf(deskbot.EINVALID, "quantity %s is too large; send at most %s", num(q), num(maxQuantity))
 	}
-	lotWords := ""
-	if inst.LotSize > 1 {
-		lotWords = fmt.Sprintf(", a multiple of %s's lot size %d", inst.Tradingsymbol, inst.LotSize)
-	}
 	if q != math.Trunc(q) {
+		lotWords := ""
+		if inst.LotSize > 1 {
+			lotWords = fmt.Sprintf(", a multiple of %s's lot size %d", inst.Tradingsymbol, inst.LotSize)
+		}
 		return deskbot.Errorf(deskbot.EINVALID, "quantity %s is not a whole number; send a whole number of units%s", num(q), lotWords)
 	}
 	lot := int64(inst.LotSize)

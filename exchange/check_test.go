@@ -59,7 +59,9 @@ func TestCheck(t *testing.T) {
 	open := ist(2026, 12, 4, 10, 0, 0)    // Fri, open
 	closed := ist(2026, 12, 4, 16, 0, 0)  // Fri after the close
 	weekend := ist(2026, 12, 5, 12, 0, 0) // Sat
-	fut := func(q, p float64) Order { return Order{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Quantity: q, Price: p} }
+	fut := func(q, p float64) Order {
+		return Order{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Quantity: q, Price: p}
+	}
 	infy := func(q, p float64) Order { return Order{Exchange: "NSE", Tradingsymbol: "INFY", Quantity: q, Price: p} }
 	const inv = deskbot.EINVALID
 	for _, tc := range []struct {
@@ -192,5 +194,16 @@ func TestTickIsExact(t *testing.T) {
 		if q := float64(paise) * 0.01; (checkPrice(inst, q) == nil) != (paise%5 == 0) {
 			t.Fatalf("price %s computed as %v: got %v", s, q, checkPrice(inst, q))
 		}
+	}
+}
+
+// TestCheckDoesNotAllocate: an order that passes costs no garbage, since
+// every order a desk sends is checked.
+func TestCheckDoesNotAllocate(t *testing.T) {
+	m := mustMarket(t, "", "2026-12-25")
+	o := Order{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Quantity: 150, Price: 24512.35}
+	now := ist(2026, 12, 4, 10, 0, 0)
+	if n := testing.AllocsPerRun(100, func() { _ = m.Check(o, now) }); n != 0 {
+		t.Errorf("Check allocates %v times, want 0", n)
 	}
 }
