@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
@@ -210,8 +211,8 @@ func (ins *Instruments) Bytes() int {
 	if ins == nil {
 		return 0
 	}
-	const entrySize, rangeSize, classSize = 20, 16 + 16, 32
-	n := len(ins.arena) + cap(ins.entries)*entrySize + cap(ins.exchanges)*rangeSize + cap(ins.classes)*classSize
+	n := len(ins.arena) + cap(ins.entries)*int(unsafe.Sizeof(entry{})) +
+		cap(ins.exchanges)*int(unsafe.Sizeof(exchangeRange{})) + cap(ins.classes)*int(unsafe.Sizeof(class{}))
 	for _, e := range ins.exchanges {
 		n += len(e.name)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
@@ -132,4 +133,11 @@ func TestCheckAgainstKiteFake(t *testing.T) {
 		"price 24512.33 is not a multiple of the tick 0.05; send 24512.30 or 24512.35")
 	wantError(t, m.Check(Order{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Quantity: 75}, ist(2026, 12, 30, 10, 0, 0)), deskbot.EINVALID,
 		"NFO:NIFTY26DECFUT expired on 2026-12-29 and can no longer be traded; check the symbol for a contract that has not expired")
+}
+
+// TestEntryIsTwentyBytes guards the layout the memory figures rest on.
+func TestEntryIsTwentyBytes(t *testing.T) {
+	if got := unsafe.Sizeof(entry{}); got != 20 {
+		t.Errorf("entry is %d bytes, want 20", got)
+	}
 }
