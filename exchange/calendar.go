@@ -344,3 +344,20 @@ func (c *Calendar) Next(t time.Time) time.Time {
 	}
 	return time.Time{}
 }
+
+// lastClose is the latest session close at or before t, today or
+// yesterday in India (older closes are too far back to matter to anyone
+// asking); zero when there is none.
+func (c *Calendar) lastClose(t time.Time) time.Time {
+	d := DateOf(t)
+	for i := range 2 {
+		day := Date{d.Year, d.Month, d.Day - i}.Midnight()
+		list := c.sessions(DateOf(day))
+		for k := len(list) - 1; k >= 0; k-- {
+			if at := day.Add(list[k].Close); !at.After(t) {
+				return at
+			}
+		}
+	}
+	return time.Time{}
+}

@@ -36,16 +36,19 @@ const maxQuantity = 1e9
 // maxPriceUnits bounds a price in price units so it is exact in a float.
 const maxPriceUnits = 1 << 53
 
-// Check refuses an order the exchange would refuse for what it names or
-// when: an unknown or expired instrument, a quantity that is not whole
-// lots, a limit price off the tick, or a closed market without amo (or amo
-// while open). The checks run in that order, so the first refusal is the
-// first thing to fix, and an order fixed for the instrument is not later
-// found to name another. Every refusal is an EINVALID error whose message
-// tells a model exactly what to send instead and invents nothing: a
-// symbol it mentions is one in the list. A market with no instrument list
-// or calendar yet is EUNAVAILABLE: not the order's fault, and worth
-// retrying. now is the caller's clock (deskbot.Now).
+// Check refuses an order the broker would refuse for what it names or
+// when: an unknown instrument or an index, an expired contract, a quantity
+// that is not whole lots, a limit price off the tick, a closed market
+// without amo, amo while the market is open or outside Kite's after-market
+// windows. The checks run in that order, so the first refusal names the
+// first thing to fix. Every refusal of the order is an EINVALID error whose
+// message tells a model exactly what to send instead and invents nothing:
+// a symbol it mentions is one in the list. A Market with no instrument
+// list or calendar yet answers EUNAVAILABLE instead: not the order's
+// fault, and worth retrying. now is the caller's clock (deskbot.Now).
+//
+// Not checked, for want of data: freeze quantities, price bands and
+// circuits (the broker refuses those with its own reason).
 func (m Market) Check(o Order, now time.Time) error {
 	if m.Calendar == nil {
 		return deskbot.Errorf(deskbot.EUNAVAILABLE, "the market calendar is not set up, so no order can be checked; try again later")
@@ -212,13 +215,44 @@ func formatUnits(u int64, dec int) string {
 	return whole + "." + frac[:dec]
 }
 
-// opening writes when the market opens as "Mon 7 Dec 09:15 IST": the date
+// opening writes a moment as "Mon 7 Dec 09:15 IST": the date
 // too, since across a holiday "Mon" alone could be next week's.
 func opening(t time.Time) string { return t.In(IST).Format("Mon 2 Jan 15:04") + " IST" }
 
+// Kite takes after-market orders only in windows away from the session:
+// equity from 16:00 to 08:58, F&O from 15:45 to 09:10, and none from 01:00
+// to 05:30 (its maintenance). One calendar serves both, so the windows are
+// their intersection, relative to the calendar's sessions: from 30 minutes
+// after a close to 17 minutes before the next opening. An order sent
+// outside them would be rejected by Kite after an approver had read it.
+const (
+	amoAfterClose     = 30 * time.Minute
+	amoBeforeOpen     = 17 * time.Minute
+	maintenanceStart  = 1 * time.Hour
+	maintenanceFinish = 5*time.Hour + 30*time.Minute
+)
+
+// amoFrom is the first moment at or after t, the market being closed, at
+// which Kite takes an after-market order for the opening next; zero when it
+// takes none before then.
+func (c *Calendar) amoFrom(t, next time.Time) time.Time {
+	from := t
+	if lc := c.lastClose(t); !lc.IsZero() && from.Before(lc.Add(amoAfterClose)) {
+		from = lc.Add(amoAfterClose)
+	}
+	midnight := DateOf(from).Midnight()
+	if since := from.Sub(midnight); maintenanceStart <= since && since < maintenanceFinish {
+		from = midnight.Add(maintenanceFinish)
+	}
+	if !from.Before(next.Add(-amoBeforeOpen)) {
+		return time.Time{}
+	}
+	return from
+}
+
 // checkHours refuses an order when the market is closed unless it is an
-// after-market order, and an after-market order while the market is open:
-// Kite takes AMO only outside market hours.
+// after-market order sent when Kite takes those, and an after-market order
+// while the market is open.
 func (m Market) checkHours(inst Instrument, o Order, now time.Time) error {
 	if m.Calendar.Open(now) {
 		if o.AMO {
@@ -230,7 +264,13 @@ func (m Market) checkHours(inst Instrument, o Order, now time.Time) error {
 	if next.IsZero() {
 		return deskbot.Errorf(deskbot.EINVALID, "the market is closed and the calendar has no coming session, so the order cannot be placed; tell the operator to check MARKET_HOURS and MARKET_HOLIDAYS")
 	}
-	if !o.AMO {
+	from := m.Calendar.amoFrom(now, next)
+	switch {
+	case from.IsZero():
+		return deskbot.Errorf(deskbot.EINVALID, "the market is closed (opens %s) and after-market orders are no longer taken before it opens; wait, and send the order without amo once it opens", opening(next))
+	case from.After(now):
+		return deskbot.Errorf(deskbot.EINVALID, "the market is closed (opens %s) and after-market orders are taken again from %s; send it with amo: true from then, or wait for the open", opening(next), opening(from))
+	case !o.AMO:
 		return deskbot.Errorf(deskbot.EINVALID, "the market is closed (opens %s); send amo: true to place an after-market order, or wait", opening(next))
 	}
 	// An after-market order runs at the next opening: a contract that
