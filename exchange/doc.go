@@ -18,8 +18,10 @@
 // MCX (09:00 to 23:30 or 23:55) and currency (09:00–17:00) differ and are
 // not modelled separately. An operator trading them widens MARKET_HOURS,
 // and then the broker, not this package, refuses an NSE order after 15:30.
-// The check here is a pre-filter that saves a round trip to an approver;
-// the exchange remains the authority.
+// After-market orders follow Kite's windows around those sessions (from 30
+// minutes after a close to 17 minutes before the next opening, none from
+// 01:00 to 05:30). The check here is a pre-filter that saves a round trip
+// to an approver; the exchange remains the authority.
 //
 // Concurrency. Hours, Calendar and Instruments are immutable once built and
 // safe to share between goroutines without locks. The instrument list
