@@ -63,6 +63,12 @@ type Broker interface {
 	// hide it and leave a desk's own price to value its orders.
 	Market
 	Book(ctx context.Context, desk string) (Book, error)
+	// Check refuses, before anyone is asked to approve it, an order this
+	// broker would refuse for what it names or when (CheckOrder's rules,
+	// and where the broker trades on an exchange: an instrument it does
+	// not list, a quantity off the lot, a price off the tick, a closed
+	// market). Its words are for the model. PlaceOrder checks again.
+	Check(o Order) error
 	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
 	Flatten(ctx context.Context, desk string) (FlattenReport, error)
 	// Trades returns up to the last limit fills of the desk, oldest first:

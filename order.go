@@ -21,7 +21,23 @@ const maxDigits = 15
 
 // symbolRule says what a valid symbol looks like, for the model.
 const symbolRule = `a symbol is 1 to 32 characters of upper-case A-Z, digits 0-9 and the punctuation & . _ - /, ` +
-	`starting with a letter or digit, spelled exactly as the exchange writes it (e.g. "RELIANCE", "M&M", "BAJAJ-AUTO", "NIFTY24DECFUT")`
+	`starting with a letter or digit, spelled exactly as the exchange writes it (e.g. "RELIANCE", "M&M", "BAJAJ-AUTO", "NIFTY24DECFUT"), ` +
+	`optionally after its exchange and a colon (one of ` + exchangeList + `: e.g. "NSE:RELIANCE", "NFO:NIFTY24DECFUT")`
+
+// Exchanges are the exchanges a symbol may name before its colon: Kite's
+// segments for cash, F&O, currency and commodities.
+var Exchanges = []string{"NSE", "BSE", "NFO", "BFO", "CDS", "BCD", "MCX"}
+
+const exchangeList = "NSE, BSE, NFO, BFO, CDS, BCD, MCX"
+
+// SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
+// symbol; a symbol without an exchange has "" for it.
+func SplitSymbol(symbol string) (exchange, tradingsymbol string) {
+	if ex, ts, ok := strings.Cut(symbol, ":"); ok {
+		return ex, ts
+	}
+	return "", symbol
+}
 
 // CheckOrder refuses an order that is not exactly what it means. Nothing is
 // normalised: the approver of a held order reads its arguments, and the
@@ -58,7 +74,11 @@ func CheckOrder(o Order) error {
 
 // validSymbol is the one symbol rule: canonical already, nothing to fold.
 // The stored forms rely on there being no whitespace in it.
-func validSymbol(s string) bool {
+func validSymbol(symbol string) bool {
+	ex, s := SplitSymbol(symbol)
+	if strings.Contains(symbol, ":") && !slices.Contains(Exchanges, ex) {
+		return false
+	}
 	if len(s) == 0 || len(s) > MaxSymbolLen || !alnum(s[0]) {
 		return false
 	}

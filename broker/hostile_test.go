@@ -120,6 +120,7 @@ type bookFails struct{ deskbot.Broker }
 func (bookFails) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
 	return deskbot.Fill{Order: o}, nil
 }
+func (bookFails) Check(o deskbot.Order) error { return deskbot.CheckOrder(o) }
 func (bookFails) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 	return deskbot.Book{}, errors.New("redis went away")
 }

@@ -79,6 +79,7 @@ type Paper struct {
 	key    func(parts ...string) string
 	now    deskbot.Now
 	market deskbot.Market
+	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
 }
 
 var (
@@ -99,6 +100,26 @@ func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now
 	return &Paper{rdb: rdb, key: key, now: now, market: market}
 }
 
+// Checking returns p checking orders with check too (an exchange's rules:
+// its instruments, lots, ticks and hours), before they are held and when
+// they are placed.
+func (p *Paper) Checking(check func(deskbot.Order) error) *Paper {
+	q := *p
+	q.check = check
+	return &q
+}
+
+// Check refuses an order that breaks CheckOrder's rules or the exchange's.
+func (p *Paper) Check(o deskbot.Order) error {
+	if err := deskbot.CheckOrder(o); err != nil {
+		return err
+	}
+	if p.check != nil {
+		return p.check(o)
+	}
+	return nil
+}
+
 // LastPrice is the market's price for symbol: the price the paper broker
 // fills at now.
 func (p *Paper) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
@@ -113,7 +134,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Fill{}, err
 	}
-	if err := deskbot.CheckOrder(o); err != nil {
+	if err := p.Check(o); err != nil {
 		return deskbot.Fill{}, err
 	}
 	market, ok, err := p.market.LastPrice(ctx, o.Symbol)

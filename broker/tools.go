@@ -33,7 +33,13 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				return deskbot.ToolResult{Text: words.FormatBook(book)}, nil
 			}},
 		&tool{name: deskbot.ToolPlaceOrder, desc: placeOrderDesc, schema: placeOrderSchema,
-			check: func(args json.RawMessage) error { _, err := deskbot.ParseOrder(args); return err },
+			check: func(args json.RawMessage) error {
+				o, err := deskbot.ParseOrder(args)
+				if err != nil {
+					return err
+				}
+				return b.Check(o)
+			},
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 				o, err := deskbot.ParseOrder(args)
 				if err != nil {
@@ -73,7 +79,7 @@ const (
 var (
 	noArgsSchema     = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	placeOrderSchema = json.RawMessage(`{"type":"object","properties":{` +
-		`"symbol":{"type":"string","pattern":"^[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE"},` +
+		`"symbol":{"type":"string","pattern":"^((NSE|BSE|NFO|BFO|CDS|BCD|MCX):)?[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE, or with its exchange, e.g. NSE:RELIANCE"},` +
 		`"side":{"type":"string","enum":["buy","sell"],"description":"buy or sell"},` +
 		`"quantity":{"type":"number","description":"Units to trade, greater than 0"},` +
 		`"price":{"type":"number","description":"Limit price per unit, greater than 0: the most a buy pays, the least a sell takes"}},` +

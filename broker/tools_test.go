@@ -108,6 +108,14 @@ func TestPlaceOrderTool(t *testing.T) {
 			want: "symbol is required"},
 		{name: "lower-case symbol is refused, not upper-cased", args: `{"symbol":"reliance","side":"buy","quantity":10,"price":2500}`, wantErr: true,
 			want: `symbol "reliance" is not valid and the order was not placed: a symbol is 1 to 32 characters of upper-case A-Z`},
+		{name: "an exchange deskbot does not know", args: `{"symbol":"NYSE:IBM","side":"buy","quantity":1,"price":100}`, wantErr: true,
+			want: `symbol "NYSE:IBM" is not valid`},
+		{name: "an exchange and nothing after it", args: `{"symbol":"NSE:","side":"buy","quantity":1,"price":100}`, wantErr: true,
+			want: `symbol "NSE:" is not valid`},
+		{name: "two exchanges", args: `{"symbol":"NSE:NSE:INFY","side":"buy","quantity":1,"price":100}`, wantErr: true,
+			want: `symbol "NSE:NSE:INFY" is not valid`},
+		{name: "a lower-case exchange", args: `{"symbol":"nse:INFY","side":"buy","quantity":1,"price":100}`, wantErr: true,
+			want: `symbol "nse:INFY" is not valid`},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

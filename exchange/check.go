@@ -26,6 +26,10 @@ type Order struct {
 type Market struct {
 	Calendar    *Calendar
 	Instruments *Instruments
+	// NoAMO is set where no after-market order can be placed (a paper
+	// broker fills only while the market is open): a closed market is
+	// then a plain "wait for the open".
+	NoAMO bool
 }
 
 // maxQuantity bounds a quantity so lot arithmetic stays exact in int64 and
@@ -263,6 +267,9 @@ func (m Market) checkHours(inst Instrument, o Order, now time.Time) error {
 	next := m.Calendar.Next(now)
 	if next.IsZero() {
 		return deskbot.Errorf(deskbot.EINVALID, "the market is closed and the calendar has no coming session, so the order cannot be placed; tell the operator to check MARKET_HOURS and MARKET_HOLIDAYS")
+	}
+	if m.NoAMO {
+		return deskbot.Errorf(deskbot.EINVALID, "the market is closed (opens %s) and paper orders fill only while it is open; wait for the open", opening(next))
 	}
 	from := m.Calendar.amoFrom(now, next)
 	switch {

@@ -166,6 +166,11 @@ func TestCheckClosedOnHoliday(t *testing.T) {
 	m := mustMarket(t, "", "2026-12-07")
 	err := m.Check(Order{Exchange: "NSE", Tradingsymbol: "INFY", Quantity: 1}, ist(2026, 12, 7, 10, 0, 0))
 	wantError(t, err, deskbot.EINVALID, "the market is closed (opens Tue 8 Dec 09:15 IST); send amo: true to place an after-market order, or wait")
+	// Where no after-market order can be placed (paper trading), the
+	// model is not sent after one.
+	m.NoAMO = true
+	err = m.Check(Order{Exchange: "NSE", Tradingsymbol: "INFY", Quantity: 1, AMO: true}, ist(2026, 12, 7, 10, 0, 0))
+	wantError(t, err, deskbot.EINVALID, "the market is closed (opens Tue 8 Dec 09:15 IST) and paper orders fill only while it is open; wait for the open")
 }
 
 func TestCheckNotReady(t *testing.T) {

@@ -267,6 +267,19 @@ func (c *Client) LTP(ctx context.Context, keys ...string) (map[string]float64, e
 	return out, nil
 }
 
+// Instruments returns Kite's instrument list of one exchange (NSE, NFO,
+// ...): tens of thousands of rows; keep only what is needed of them.
+func (c *Client) Instruments(ctx context.Context, exchange string) ([]kiteconnect.Instrument, error) {
+	var list kiteconnect.Instruments
+	if err := c.call(ctx, c.callLim, "instrument list read", func(k *kiteconnect.Client) (err error) {
+		list, err = k.GetInstrumentsByExchange(exchange)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
 // call runs fn once a slot is free, waits out 429s, and classifies the
 // failure. For calls that change nothing, so a plain retry of 429 is safe.
 func (c *Client) call(ctx context.Context, lim *limiter, op string, fn func(*kiteconnect.Client) error) error {
@@ -281,7 +294,7 @@ func (c *Client) call(ctx context.Context, lim *limiter, op string, fn func(*kit
 // taking a slot of lim, and sends again after each 429 (Kite refuses a 429
 // before doing anything) while ctx allows. token "" sends no session (the
 // login). The raw error is returned with what the transport saw.
-func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn func(*kiteconnect.Client) error) (*exchange, error) {
+func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn func(*kiteconnect.Client) error) (*roundTrip, error) {
 	b := retry.Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -291,7 +304,7 @@ func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn fun
 		if err != nil {
 			return nil, err
 		}
-		ex := &exchange{ctx: ctx}
+		ex := &roundTrip{ctx: ctx}
 		err = fn(c.kiteFor(ex, token))
 		release()
 		if err == nil {
@@ -319,7 +332,7 @@ func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn fun
 
 // kiteFor builds the official client for one call. Building one per call
 // is what lets each call carry its own context without a lock.
-func (c *Client) kiteFor(ex *exchange, token string) *kiteconnect.Client {
+func (c *Client) kiteFor(ex *roundTrip, token string) *kiteconnect.Client {
 	k := kiteconnect.New(c.apiKey)
 	k.SetBaseURI(c.apiURL)
 	hc := c.base
@@ -331,17 +344,17 @@ func (c *Client) kiteFor(ex *exchange, token string) *kiteconnect.Client {
 	return k
 }
 
-// exchange is what one HTTP exchange of one call saw: the official client
+// roundTrip is what one HTTP exchange of one call saw: the official client
 // keeps the status and headers to itself, and turns every transport error
 // into "Request failed.".
-type exchange struct {
+type roundTrip struct {
 	ctx       context.Context
 	status    int
 	retryHdr  string
 	transport error
 }
 
-func (ex *exchange) retryAfter() time.Duration {
+func (ex *roundTrip) retryAfter() time.Duration {
 	if ex.retryHdr == "" {
 		return 0
 	}
@@ -358,7 +371,7 @@ func (ex *exchange) retryAfter() time.Duration {
 // ctxTransport binds every request of one call to that call's context.
 // Each call has its own, so no state is shared between goroutines.
 type ctxTransport struct {
-	ex *exchange
+	ex *roundTrip
 	rt http.RoundTripper
 }
 

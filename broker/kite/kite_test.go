@@ -528,7 +528,7 @@ func TestRetryAfterHeader(t *testing.T) {
 		{"soon", 0},
 		{"-3", 0},
 	} {
-		ex := &exchange{retryHdr: tc.header}
+		ex := &roundTrip{retryHdr: tc.header}
 		if got := ex.retryAfter(); got != tc.want {
 			t.Errorf("Retry-After %q: got %v, want %v", tc.header, got, tc.want)
 		}

@@ -64,6 +64,9 @@ type Login struct {
 	notes  Notes
 	events deskbot.Publisher
 	log    *slog.Logger
+	// onLogin is run after each login kept its session (Day loads the
+	// day's instrument list); set before the callback is served.
+	onLogin []func()
 }
 
 var _ deskbot.BrokerLogin = (*Login)(nil)
@@ -225,6 +228,9 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 		return l.unavailable(ctx, err)
 	}
 	l.kite.SetAccessToken(token)
+	for _, f := range l.onLogin {
+		f()
+	}
 	l.log.InfoContext(ctx, "kite: logged in", "by", by.Audited(), "account", s.UserID, "until", s.Until)
 	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: now, Text: words.BrokerLoggedIn(s)}); err != nil {
 		// The session is kept; only the group's notice is lost.

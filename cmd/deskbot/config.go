@@ -107,6 +107,14 @@ type Config struct {
 	WebAppName   string        `env:"WEBAPP_NAME"`
 	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
 
+	// The broker: paper (its own prices), or paper-kite (paper trading on
+	// Kite's live prices, orders checked against Kite's instrument list
+	// and MARKET_HOURS / MARKET_HOLIDAYS). kite.go checks them.
+	Broker         string   `env:"BROKER" envDefault:"paper"`
+	MarketHours    string   `env:"MARKET_HOURS" envDefault:"Mon-Fri 09:15-15:30"`
+	MarketHolidays string   `env:"MARKET_HOLIDAYS"`
+	KiteExchanges  []string `env:"KITE_EXCHANGES" envDefault:"NSE,NFO" envSeparator:","`
+
 	// Kite Connect (kite.go): the daily login is on while KITE_API_KEY is
 	// set. KITE_API_SECRET is a secret.
 	KiteAPIKey        string `env:"KITE_API_KEY"`

@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kite"
+	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/words"
@@ -15,8 +20,37 @@ import (
 // kiteUserID is a Kite account's id as Zerodha issues them (AB1234).
 var kiteUserID = regexp.MustCompile(`^[A-Z]{2,4}[0-9]{3,6}$`)
 
-// kiteProblems checks the KITE_* variables: all or none of the login's.
+// kiteProblems checks BROKER, the market's calendar and the KITE_*
+// variables: all or none of the login's.
 func (c Config) kiteProblems() []string {
+	var p []string
+	switch c.Broker {
+	case "paper":
+	case "paper-kite":
+		if c.KiteAPIKey == "" {
+			p = append(p, "BROKER: paper-kite trades on Kite's live prices and needs Kite's login: set KITE_API_KEY, KITE_API_SECRET, KITE_USER_ID and BROKER_CALLBACK_URL")
+		}
+	case "kite":
+		p = append(p, "BROKER: kite (orders placed at Kite) is not built yet; paper-kite paper-trades on Kite's live prices")
+	default:
+		p = append(p, "BROKER: must be paper (the default: its own prices) or paper-kite (paper trading on Kite's live prices)")
+	}
+	if _, err := exchange.ParseHours(c.MarketHours); err != nil {
+		p = append(p, "MARKET_HOURS: "+deskbot.ErrorMessage(err))
+	}
+	if _, err := exchange.ParseHolidays(c.MarketHolidays); err != nil {
+		p = append(p, "MARKET_HOLIDAYS: "+deskbot.ErrorMessage(err))
+	}
+	for _, ex := range c.KiteExchanges {
+		if !slices.Contains(deskbot.Exchanges, ex) {
+			p = append(p, fmt.Sprintf("KITE_EXCHANGES: %q is not one of %s", ex, strings.Join(deskbot.Exchanges, ", ")))
+		}
+	}
+	return append(p, c.kiteLoginProblems()...)
+}
+
+// kiteLoginProblems checks the login's variables: all or none.
+func (c Config) kiteLoginProblems() []string {
 	if c.KiteAPIKey == "" {
 		for name, v := range map[string]string{"KITE_API_SECRET": c.KiteAPISecret, "KITE_USER_ID": c.KiteUserID, "BROKER_CALLBACK_URL": c.BrokerCallbackURL} {
 			if v != "" {
@@ -45,8 +79,8 @@ func (c Config) kiteProblems() []string {
 // what the HTTP server mounts for its callback.
 func (m *Main) kiteLogin() ([]ops.Mount, error) {
 	cfg := m.Config
-	if cfg.KiteAPIKey == "" {
-		return nil, nil
+	if cfg.KiteAPIKey == "" || m.Login != nil {
+		return m.loginMounts(), nil
 	}
 	m.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: m.Now, Log: m.Log})
 	l, err := kite.NewLogin(kite.LoginConfig{
@@ -57,7 +91,35 @@ func (m *Main) kiteLogin() ([]ops.Mount, error) {
 		return nil, err
 	}
 	m.Login = l
-	return []ops.Mount{{Pattern: l.Path(), Handler: l.Handler()}}, nil
+	return m.loginMounts(), nil
+}
+
+func (m *Main) loginMounts() []ops.Mount {
+	if m.Login == nil {
+		return nil
+	}
+	return []ops.Mount{{Pattern: m.Login.Path(), Handler: m.Login.Handler()}}
+}
+
+// openBroker opens the broker BROKER names: the paper broker on its own
+// prices, or on Kite's (paper-kite), its orders checked against Kite's
+// instrument list and the market's calendar before anyone is asked.
+func (m *Main) openBroker() error {
+	cfg := m.Config
+	if cfg.Broker != "paper-kite" {
+		m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
+		return nil
+	}
+	if _, err := m.kiteLogin(); err != nil {
+		return err
+	}
+	cal, err := exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays)
+	if err != nil {
+		return err
+	}
+	m.kiteDay = kite.NewDay(m.Kite, m.Login, cal, cfg.KiteExchanges, m.Now, m.Log)
+	m.Broker = broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check)
+	return nil
 }
 
 // brokerLogin is the login /login starts: none (a nil interface, not a nil

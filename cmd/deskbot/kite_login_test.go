@@ -199,6 +199,14 @@ func TestLoadConfigKite(t *testing.T) {
 		{"a local callback", with("BROKER_CALLBACK_URL", "http://127.0.0.1:8080/kite/callback"), ""},
 		{"a cleartext API", with("KITE_API_URL", "http://api.kite.trade"), "KITE_API_URL: must be an https URL"},
 		{"the secret in a sandbox", with("SANDBOX_ENV", "KITE_API_SECRET"), "SANDBOX_ENV: KITE_API_SECRET holds a secret of the service"},
+		{"paper on Kite's prices", with("BROKER", "paper-kite"), ""},
+		{"paper on Kite's prices without a login", map[string]string{"BROKER": "paper-kite"}, "BROKER: paper-kite trades on Kite's live prices and needs Kite's login"},
+		{"orders at Kite", with("BROKER", "kite"), "BROKER: kite (orders placed at Kite) is not built yet"},
+		{"an unknown broker", map[string]string{"BROKER": "zerodha"}, "BROKER: must be paper"},
+		{"a special session", with("MARKET_HOLIDAYS", "2026-12-25,2026-11-08 18:00-19:00"), ""},
+		{"market hours unreadable", map[string]string{"MARKET_HOURS": "9:15 to 3:30"}, "MARKET_HOURS: "},
+		{"a holiday unreadable", map[string]string{"MARKET_HOLIDAYS": "25 Dec"}, "MARKET_HOLIDAYS: "},
+		{"an exchange deskbot does not know", with("KITE_EXCHANGES", "NSE,NYSE"), `KITE_EXCHANGES: "NYSE" is not one of NSE, BSE`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,6 +67,7 @@ type Main struct {
 	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
 	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
 	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
+	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite
 	Elector *leader.Elector
 
 	lead     leadership
@@ -182,7 +183,9 @@ func (m *Main) openParts(ctx context.Context, desks int) (err error) {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and give it as REDIS_PASSWORD, or set SANDBOX_NETWORK=false.")
 		}
 	}
-	m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
+	if err := m.openBroker(); err != nil {
+		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
+	}
 
 	return nil
 }
@@ -381,6 +384,9 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
+	if m.kiteDay != nil {
+		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
+	}
 	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
 		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
 	}
