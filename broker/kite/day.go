@@ -3,7 +3,6 @@ package kite
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/exchange"
-	"github.com/deskbot/deskbot/words"
 )
 
 // Day is the trading day at Kite for paper trading on its live prices
@@ -62,12 +60,6 @@ type price struct {
 // one quote call a second, and a book of several positions reads several.
 const priceLife = time.Second
 
-// sessionEndedKey notes that Kite ended the session started at a time, so
-// the group is told once and the session is not used again.
-func sessionEndedKey(s deskbot.BrokerSession) string {
-	return "kite:session-ended:" + strconv.FormatInt(s.At.UnixMilli(), 10)
-}
-
 var _ deskbot.Market = (*Day)(nil)
 
 // NewDay returns the trading day on k under l's sessions, checking orders
@@ -81,33 +73,14 @@ func NewDay(k *Client, l *Login, cal *exchange.Calendar, exchanges []string, now
 	return d
 }
 
-// session is the day's session, made the client's; a session Kite ended is
-// none.
+// session is the day's session, made the client's.
 func (d *Day) session(ctx context.Context) (deskbot.BrokerSession, error) {
 	s, err := d.login.Session(ctx)
 	if err != nil {
 		return s, err
 	}
-	if _, err := d.login.notes.Note(ctx, sessionEndedKey(s)); err == nil {
-		return s, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session (%s logged in at %s IST): an approver must send /login.", s.By.Name, words.Time(s.At))
-	} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
-		return s, err
-	}
 	d.kite.SetAccessToken(s.AccessToken)
 	return s, nil
-}
-
-// ended records that Kite ended s and tells the group, once.
-func (d *Day) ended(ctx context.Context, s deskbot.BrokerSession) {
-	first, err := d.login.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", time.Until(s.Until)+time.Hour)
-	if err != nil || !first {
-		return
-	}
-	d.log.WarnContext(ctx, "kite: Kite ended the day's session", "by", s.By.Audited(), "account", s.UserID)
-	text := "⚠️ Kite ended the session " + s.By.Name + " started at " + words.Time(s.At) + " IST: orders are refused until an approver sends /login."
-	if err := d.login.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: d.now(), Text: text}); err != nil {
-		d.log.WarnContext(ctx, "kite: could not tell the group the session ended", "err", err)
-	}
 }
 
 // LastPrice is symbol's ("NSE:INFY") last price at Kite.
@@ -128,7 +101,7 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	}
 	got, err := d.kite.LTP(ctx, symbol)
 	if IsSession(err) {
-		d.ended(ctx, s)
+		d.login.Ended(ctx, s)
 		return 0, false, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
 	}
 	if err != nil {
@@ -174,7 +147,7 @@ func (d *Day) Load(ctx context.Context) error {
 	for _, ex := range d.exchanges {
 		list, err := d.kite.Instruments(ctx, ex)
 		if IsSession(err) {
-			d.ended(ctx, s)
+			d.login.Ended(ctx, s)
 		}
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,12 @@ type Notes interface {
 func loginKey(state string) string     { return "kite:login:" + state }      // who asked, until loginLife
 func loginUsedKey(state string) string { return "kite:login-used:" + state } // the state was taken
 const sessionKey = "kite:session"      // the day's session
+
+// sessionEndedKey notes that Kite ended the session started at a time, so
+// the group is told once and the session is not used again.
+func sessionEndedKey(s deskbot.BrokerSession) string {
+	return "kite:session-ended:" + strconv.FormatInt(s.At.UnixMilli(), 10)
+}
 
 // loginLife is how long a /login button works: time to open Kite's page
 // and sign in with a password and a second factor on a phone.
@@ -141,8 +148,51 @@ func (l *Login) LoginURL(ctx context.Context, by deskbot.Person) (string, error)
 }
 
 // Session is the day's session: ENOTFOUND when nobody has logged in since
-// Kite ended the last one.
+// the last one lapsed, EUNAUTHORIZED when Kite ended it (Ended).
 func (l *Login) Session(ctx context.Context) (deskbot.BrokerSession, error) {
+	s, err := l.kept(ctx)
+	if err != nil {
+		return s, err
+	}
+	if _, err := l.notes.Note(ctx, sessionEndedKey(s)); err == nil {
+		return s, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session (%s logged in at %s IST): an approver must send /login.", s.By.Name, words.Time(s.At))
+	} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		return s, err
+	}
+	return s, nil
+}
+
+// Ended records that Kite ended s (it answered TokenException) and tells
+// the group, once per session, that orders are refused until a login.
+func (l *Login) Ended(ctx context.Context, s deskbot.BrokerSession) {
+	first, err := l.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", time.Until(s.Until)+time.Hour)
+	if err != nil || !first {
+		return
+	}
+	l.log.WarnContext(ctx, "kite: Kite ended the day's session", "by", s.By.Audited(), "account", s.UserID)
+	text := "⚠️ Kite ended the session " + s.By.Name + " started at " + words.Time(s.At) + " IST: orders are refused until an approver sends /login."
+	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(), Text: text}); err != nil {
+		l.log.WarnContext(ctx, "kite: could not tell the group the session ended", "err", err)
+	}
+}
+
+// RemindLogin asks the group to log in when there is no session Kite
+// takes: the morning's reminder before the open.
+func (l *Login) RemindLogin(ctx context.Context) error {
+	_, err := l.Session(ctx)
+	switch deskbot.ErrorCode(err) {
+	case "":
+		return nil
+	case deskbot.ENOTFOUND, deskbot.EUNAUTHORIZED:
+	default:
+		return err
+	}
+	return l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(),
+		Text: "🔑 No Kite session today yet: an approver, send /login before the market opens."})
+}
+
+// kept is the session as kept, whether or not Kite still takes it.
+func (l *Login) kept(ctx context.Context) (deskbot.BrokerSession, error) {
 	v, err := l.notes.Note(ctx, sessionKey)
 	if err != nil {
 		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {

@@ -122,6 +122,9 @@ type Config struct {
 	KiteUserID        string `env:"KITE_USER_ID"`
 	KiteAPIURL        string `env:"KITE_API_URL" envDefault:"https://api.kite.trade"`
 	BrokerCallbackURL string `env:"BROKER_CALLBACK_URL"`
+	// KiteLoginReminder is when, on trading days without a session, the
+	// group is asked to log in: HH:MM India time.
+	KiteLoginReminder string `env:"KITE_LOGIN_REMINDER" envDefault:"08:45"`
 
 	// ReportAt is when the day's report goes to the group's General topic:
 	// HH:MM India time, Monday to Friday (package report).

@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/words"
 )
@@ -72,6 +73,9 @@ func (c Config) kiteLoginProblems() []string {
 	if _, err := kite.CheckAPIURL(c.KiteAPIURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
 	}
+	if _, err := time.Parse("15:04", c.KiteLoginReminder); err != nil || len(c.KiteLoginReminder) != len("15:04") {
+		p = append(p, "KITE_LOGIN_REMINDER: must be a time of day as HH:MM, India time, such as 08:45")
+	}
 	return p
 }
 
@@ -92,6 +96,31 @@ func (m *Main) kiteLogin() ([]ops.Mount, error) {
 	}
 	m.Login = l
 	return m.loginMounts(), nil
+}
+
+// kiteLoginReminder schedules the morning's reminder to log in to Kite:
+// at KITE_LOGIN_REMINDER on the calendar's trading days (Monday to Friday;
+// a holiday in MARKET_HOLIDAYS gets none), when no session Kite takes is
+// kept. Nil without Kite's login.
+func (m *Main) kiteLoginReminder() (*report.Daily, error) {
+	cfg := m.Config
+	if m.Login == nil {
+		return nil, nil
+	}
+	cal, err := exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays)
+	if err != nil {
+		return nil, err
+	}
+	d, err := report.NewDaily(m.drain.soft, cfg.KiteLoginReminder, func(ctx context.Context) error {
+		if !cal.TradingDay(m.Now()) {
+			return nil
+		}
+		return m.Login.RemindLogin(ctx)
+	}, m.Log)
+	if err != nil {
+		return nil, fmt.Errorf("KITE_LOGIN_REMINDER: %s", deskbot.ErrorMessage(err))
+	}
+	return d, nil
 }
 
 func (m *Main) loginMounts() []ops.Mount {
@@ -159,6 +188,9 @@ func (c *checker) kite(ctx context.Context, cfg Config) {
 	switch {
 	case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 		c.add("kite", statusWarn, "no session today: an approver must send /login in the group (the api_key is checked then)")
+		return
+	case deskbot.ErrorCode(err) == deskbot.EUNAUTHORIZED:
+		c.add("kite", statusWarn, "%s", deskbot.ErrorMessage(err))
 		return
 	case err != nil:
 		c.add("kite", statusFail, "the day's session cannot be read: %s", deskbot.ErrorMessage(err))

@@ -79,10 +79,13 @@ type Main struct {
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
 	report  *report.Daily // the day's report at REPORT_AT; the leader's
-	drain   *drain
-	desksWG sync.WaitGroup // the desks, on the hard context
-	wg      sync.WaitGroup // everything else, on the soft one
-	errs    chan error
+	// loginReminder asks for Kite's login at KITE_LOGIN_REMINDER on
+	// trading days without a session; the leader's. Nil without Kite.
+	loginReminder *report.Daily
+	drain         *drain
+	desksWG       sync.WaitGroup // the desks, on the hard context
+	wg            sync.WaitGroup // everything else, on the soft one
+	errs          chan error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -269,6 +272,9 @@ func (m *Main) buildBot(names []string) (err error) {
 	if m.report, err = report.NewDaily(m.drain.soft, cfg.ReportAt, m.Bot.SendDayReport, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
 	}
+	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -366,6 +372,9 @@ func (m *Main) startLeading(term *leader.Term) error {
 			m.drain.killed()
 			go m.sweeper.Stop()
 			go m.report.Stop()
+			if m.loginReminder != nil {
+				go m.loginReminder.Stop()
+			}
 			m.fail(errors.New("lost the leader lease: stopped everything only the leader does; exiting so that the supervisor starts this instance again as a standby"))
 		}
 	})
@@ -380,6 +389,9 @@ func (m *Main) startLeading(term *leader.Term) error {
 	}
 	m.sweeper.Start()
 	m.report.Start()
+	if m.loginReminder != nil {
+		m.loginReminder.Start()
+	}
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
@@ -539,6 +551,9 @@ func (m *Main) close() error {
 	}
 	if m.report != nil {
 		m.report.Stop()
+	}
+	if m.loginReminder != nil {
+		m.loginReminder.Stop()
 	}
 	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
 	// Once every desk has returned none is busy, whatever the drain's

@@ -1,0 +1,106 @@
+package kite
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// told keeps what the login tells the group.
+type told struct {
+	mu   sync.Mutex
+	said []string
+}
+
+func (t *told) Publish(_ context.Context, e deskbot.Event) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.said = append(t.said, e.Text)
+	return nil
+}
+
+func (t *told) all() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.said...)
+}
+
+// mustLogin is a Login on real Redis against the fake Kite.
+func mustLogin(t *testing.T, s *kitetest.Server) (*Login, *told) {
+	t.Helper()
+	st := storetest.MustOpen(t)
+	events := &told{}
+	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser, CallbackURL: "http://127.0.0.1:8080/kite/callback"},
+		New(Options{APIKey: testKey, APIURL: s.URL}), st, events, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, events
+}
+
+// mustLogIn takes a person's login through the callback, as Kite's
+// redirect does.
+func mustLogIn(t *testing.T, l *Login, s *kitetest.Server) {
+	t.Helper()
+	u, err := l.LoginURL(t.Context(), deskbot.Person{ID: 101, Name: "Asha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
+	q := url.Values{"status": {"success"}, "request_token": {s.Login(testUser)}, "state": {params.Get("state")}}
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
+	if rec.Code != 200 {
+		t.Fatalf("login: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// The morning's reminder asks for a login when no session Kite takes is
+// kept: none yet, or one Kite ended; a live session gets none. Kite's end
+// of a session is told once.
+func TestRemindLogin(t *testing.T) {
+	s := mustFake(t)
+	l, events := mustLogin(t, s)
+	ctx := t.Context()
+	const ask = "🔑 No Kite session today yet: an approver, send /login before the market opens."
+
+	if err := l.RemindLogin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := events.all(); len(got) != 1 || got[0] != ask {
+		t.Fatalf("with no session the group was told %q; want the ask", got)
+	}
+
+	mustLogIn(t, l, s)
+	if err := l.RemindLogin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := events.all(); len(got) != 2 || !strings.HasPrefix(got[1], "🔑 Asha logged in to Kite") {
+		t.Fatalf("after a login the group was told %q; want the login and no ask", got)
+	}
+
+	sess, err := l.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Ended(ctx, sess)
+	l.Ended(ctx, sess) // a second refusal by Kite: not told again
+	if _, err := l.Session(ctx); deskbot.ErrorCode(err) != deskbot.EUNAUTHORIZED || !strings.Contains(deskbot.ErrorMessage(err), "an approver must send /login") {
+		t.Errorf("the session after Kite ended it: %v; want refused, saying to log in", err)
+	}
+	if err := l.RemindLogin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := events.all()
+	if len(got) != 4 || !strings.HasPrefix(got[2], "⚠️ Kite ended the session Asha started at ") || got[3] != ask {
+		t.Errorf("after Kite ended the session the group was told %q; want the end once, then the ask", got)
+	}
+}
