@@ -42,7 +42,8 @@ type Day struct {
 	loadMu sync.Mutex // one load at a time
 
 	mu     sync.Mutex
-	prices map[string]price // a second's cache: Kite takes one quote call a second
+	prices map[string]price     // a second's cache: Kite takes one quote call a second
+	asked  map[string]time.Time // when each symbol was last asked for
 }
 
 type dayList struct {
@@ -60,6 +61,13 @@ type price struct {
 // one quote call a second, and a book of several positions reads several.
 const priceLife = time.Second
 
+// priceWatch is how long a symbol asked for is priced with every other
+// one; maxQuoteKeys caps one quote call (Kite takes 500 instruments).
+const (
+	priceWatch   = 5 * time.Minute
+	maxQuoteKeys = 500
+)
+
 var _ deskbot.Market = (*Day)(nil)
 
 // NewDay returns the trading day on k under l's sessions, checking orders
@@ -68,7 +76,7 @@ func NewDay(k *Client, l *Login, cal *exchange.Calendar, exchanges []string, now
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Day{kite: k, login: l, cal: cal, exchanges: exchanges, now: now, log: log, prices: map[string]price{}}
+	d := &Day{kite: k, login: l, cal: cal, exchanges: exchanges, now: now, log: log, prices: map[string]price{}, asked: map[string]time.Time{}}
 	l.onLogin = append(l.onLogin, d.loadAfterLogin)
 	return d
 }
@@ -83,7 +91,11 @@ func (d *Day) session(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// LastPrice is symbol's ("NSE:INFY") last price at Kite.
+// LastPrice is symbol's ("NSE:INFY") last price at Kite. Kite takes one
+// quote call a second, so a miss reads, in that one call, every symbol
+// asked for in the last priceWatch too (a book's positions, the risk
+// rules' round of every desk): they are priced together, not a second
+// apart.
 func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
 	if ex, _ := deskbot.SplitSymbol(symbol); ex == "" {
 		return 0, false, nil // Kite prices a symbol on an exchange only
@@ -91,6 +103,15 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	now := d.now()
 	d.mu.Lock()
 	p, hit := d.prices[symbol]
+	d.asked[symbol] = now
+	keys := []string{symbol}
+	for k, at := range d.asked {
+		if k != symbol && now.Sub(at) < priceWatch && len(keys) < maxQuoteKeys {
+			keys = append(keys, k)
+		} else if now.Sub(at) >= priceWatch {
+			delete(d.asked, k)
+		}
+	}
 	d.mu.Unlock()
 	if hit && now.Sub(p.at) < priceLife {
 		return p.value, p.ok, nil
@@ -99,7 +120,7 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	if err != nil {
 		return 0, false, err
 	}
-	got, err := d.kite.LTP(ctx, symbol)
+	got, err := d.kite.LTP(ctx, keys...)
 	if IsSession(err) {
 		d.login.Ended(ctx, s)
 		return 0, false, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
@@ -107,10 +128,13 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	if err != nil {
 		return 0, false, err
 	}
-	v, ok := got[symbol]
 	d.mu.Lock()
-	d.prices[symbol] = price{at: now, value: v, ok: ok}
+	for _, k := range keys {
+		v, ok := got[k]
+		d.prices[k] = price{at: now, value: v, ok: ok}
+	}
 	d.mu.Unlock()
+	v, ok := got[symbol]
 	return v, ok, nil
 }
 

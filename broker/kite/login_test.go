@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
@@ -102,5 +103,51 @@ func TestRemindLogin(t *testing.T) {
 	got := events.all()
 	if len(got) != 4 || !strings.HasPrefix(got[2], "⚠️ Kite ended the session Asha started at ") || got[3] != ask {
 		t.Errorf("after Kite ended the session the group was told %q; want the end once, then the ask", got)
+	}
+}
+
+// Kite takes one quote call a second: once a book's symbols have been
+// asked for, a later round of them is one call, not one a symbol.
+func TestDayPricesTogether(t *testing.T) {
+	s := mustFake(t)
+	s.SetLimits(nil)
+	s.AddInstruments(
+		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Token: 2953217, LastPrice: 4000},
+		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "SBIN", Token: 779521, LastPrice: 800},
+	)
+	l, _ := mustLogin(t, s)
+	mustLogIn(t, l, s)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	l.kite = New(Options{APIKey: testKey, APIURL: s.URL, QuotesPerSecond: 1000})
+	d := NewDay(l.kite, l, nil, nil, clock, nil)
+	quotes := func() int {
+		n := 0
+		for _, c := range s.Calls() {
+			if strings.HasPrefix(c.Path, "/quote") {
+				n++
+			}
+		}
+		return n
+	}
+	symbols := []string{"NSE:INFY", "NSE:TCS", "NSE:SBIN"}
+	want := map[string]float64{"NSE:INFY": 1500, "NSE:TCS": 4000, "NSE:SBIN": 800}
+	round := func() {
+		for _, sym := range symbols {
+			got, ok, err := d.LastPrice(t.Context(), sym)
+			if err != nil || !ok || got != want[sym] {
+				t.Fatalf("LastPrice(%s) = %v, %v, %v; want %v", sym, got, ok, err, want[sym])
+			}
+		}
+	}
+	round()
+	before := quotes()
+	mu.Lock()
+	now = now.Add(2 * priceLife)
+	mu.Unlock()
+	round()
+	if got := quotes() - before; got != 1 {
+		t.Errorf("a second round of 3 symbols made %d quote calls; want 1", got)
 	}
 }
