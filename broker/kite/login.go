@@ -207,11 +207,26 @@ func (l *Login) kept(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// SessionEnd is when Kite ends a session started at t: 06:00 India time
-// the next day (Kite's own expiry, give or take minutes).
+// SessionEnd is when Kite ends a session started at t: the next 06:00
+// India time (Kite's own expiry, give or take minutes), so a login at
+// 05:30 lasts half an hour, not a day.
 func SessionEnd(t time.Time) time.Time {
 	t = t.In(deskbot.IST)
-	return time.Date(t.Year(), t.Month(), t.Day()+1, 6, 0, 0, 0, deskbot.IST)
+	end := time.Date(t.Year(), t.Month(), t.Day(), 6, 0, 0, 0, deskbot.IST)
+	if !end.After(t) {
+		end = end.AddDate(0, 0, 1)
+	}
+	return end
+}
+
+// validState is the form LoginURL gives a state: 32 hex digits. Anything
+// else was never given, and never reaches a Redis key.
+func validState(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
 }
 
 // Handler serves the callback Kite redirects to.
@@ -236,7 +251,7 @@ var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 // page, what came of it.
 func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 	state, requestToken := q.Get("state"), q.Get("request_token")
-	if state == "" || len(state) > 64 {
+	if !validState(state) {
 		return http.StatusBadRequest, "This login was not started from deskbot. Send /login in the team's chat and use its button."
 	}
 	if q.Get("status") != "success" || requestToken == "" {

@@ -151,3 +151,22 @@ func TestDayPricesTogether(t *testing.T) {
 		t.Errorf("a second round of 3 symbols made %d quote calls; want 1", got)
 	}
 }
+
+// Kite ends a session at the next 06:00 India time: a login before dawn
+// lasts until that morning, not the next.
+func TestSessionEnd(t *testing.T) {
+	ist := func(d, h, m int) time.Time { return time.Date(2026, 12, d, h, m, 0, 0, deskbot.IST) }
+	for _, tt := range []struct {
+		at, want time.Time
+	}{
+		{ist(4, 8, 50), ist(5, 6, 0)},
+		{ist(4, 23, 59), ist(5, 6, 0)},
+		{ist(4, 5, 30), ist(4, 6, 0)},
+		{ist(4, 6, 0), ist(5, 6, 0)},
+		{ist(4, 8, 50).UTC(), ist(5, 6, 0)}, // 03:20 UTC is 08:50 in India
+	} {
+		if got := SessionEnd(tt.at); !got.Equal(tt.want) {
+			t.Errorf("SessionEnd(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
