@@ -8,6 +8,8 @@ import (
 
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 	"github.com/zerodha/gokiteconnect/v4/models"
+
+	"github.com/deskbot/deskbot"
 )
 
 // syntheticRows are n NFO-like rows shaped as Kite's: options of a few
@@ -125,7 +127,7 @@ func BenchmarkCheck(b *testing.B) {
 	m := Market{Calendar: cal, Instruments: FromKite(rows)}
 	r := rows[12345]
 	o := Order{Exchange: r.Exchange, Tradingsymbol: r.Tradingsymbol, Quantity: r.LotSize * 2, Price: 100.5}
-	now := time.Date(2026, 12, 4, 10, 0, 0, 0, IST)
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, deskbot.IST)
 	for b.Loop() {
 		if err := m.Check(o, now); err != nil {
 			b.Fatal(err)

@@ -10,11 +10,6 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// IST is India Standard Time. A fixed zone rather than
-// time.LoadLocation("Asia/Kolkata"): India has no daylight saving, and the
-// machine may have no tzdata.
-var IST = time.FixedZone("IST", 5*3600+30*60)
-
 // DefaultHours is MARKET_HOURS when the operator sets none: NSE and BSE,
 // cash and F&O, in India time.
 const DefaultHours = "Mon-Fri 09:15-15:30"
@@ -35,7 +30,7 @@ type Date struct {
 
 // DateOf is the date in India at t.
 func DateOf(t time.Time) Date {
-	y, m, d := t.In(IST).Date()
+	y, m, d := t.In(deskbot.IST).Date()
 	return Date{y, m, d}
 }
 
@@ -46,7 +41,7 @@ func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, d.M
 func (d Date) IsZero() bool { return d == Date{} }
 
 // Midnight is the start of d in India.
-func (d Date) Midnight() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, IST) }
+func (d Date) Midnight() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, deskbot.IST) }
 
 // Before reports whether d is an earlier date than e.
 func (d Date) Before(e Date) bool {
@@ -263,7 +258,7 @@ func ParseHolidays(s string) ([]Holiday, error) {
 }
 
 func parseDate(s string) (Date, error) {
-	t, err := time.ParseInLocation("2006-01-02", s, IST)
+	t, err := time.ParseInLocation("2006-01-02", s, deskbot.IST)
 	if err != nil || len(s) != len("2006-01-02") {
 		return Date{}, fmt.Errorf("date %s must be a real date written YYYY-MM-DD, e.g. 2026-01-26", strconv.Quote(s))
 	}

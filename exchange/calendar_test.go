@@ -249,7 +249,7 @@ func TestNext(t *testing.T) {
 			if !got.Equal(tc.want) {
 				t.Errorf("Next(%v): got %v, want %v", tc.at, got, tc.want)
 			}
-			if got.Location() != IST {
+			if got.Location() != deskbot.IST {
 				t.Errorf("Next(%v) is in %v, want IST", tc.at, got.Location())
 			}
 		})

@@ -221,7 +221,7 @@ func formatUnits(u int64, dec int) string {
 
 // opening writes a moment as "Mon 7 Dec 09:15 IST": the date
 // too, since across a holiday "Mon" alone could be next week's.
-func opening(t time.Time) string { return t.In(IST).Format("Mon 2 Jan 15:04") + " IST" }
+func opening(t time.Time) string { return t.In(deskbot.IST).Format("Mon 2 Jan 15:04") + " IST" }
 
 // Kite takes after-market orders only in windows away from the session:
 // equity from 16:00 to 08:58, F&O from 15:45 to 09:10, and none from 01:00

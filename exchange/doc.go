@@ -7,7 +7,7 @@
 // order that cannot run.
 //
 // Time. Everything is India time, Asia/Kolkata, which is a fixed +05:30 all
-// year (India has no daylight saving): the package uses the fixed zone IST
+// year (India has no daylight saving): the package uses the fixed zone deskbot.IST
 // and never loads tzdata, which the container may not have. Clock times
 // and dates are read in IST whatever zone a time.Time carries. The package
 // never reads the wall clock: callers pass the time (deskbot.Now), so tests

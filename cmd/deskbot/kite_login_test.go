@@ -138,7 +138,7 @@ func TestKiteDailyLogin(t *testing.T) {
 	if sess.UserID != kiteUser || sess.By.ID != asha.ID || len(kt.AccessTokens()) != 1 || sess.AccessToken != kt.AccessTokens()[0] {
 		t.Errorf("kept session %s by %d; want %s's session by Asha", sess.UserID, sess.By.ID, kiteUser)
 	}
-	if end := sess.Until; !end.After(before) || end.Sub(before) > 30*time.Hour || end.In(istZone).Format("15:04") != "06:00" {
+	if end := sess.Until; !end.After(before) || end.Sub(before) > 30*time.Hour || end.In(deskbot.IST).Format("15:04") != "06:00" {
 		t.Errorf("session kept until %v; want the next 06:00 IST", end)
 	}
 	s.mustBotMessage(t, "the group told of the login", func(m telegramtest.Message) bool {
@@ -164,8 +164,6 @@ func TestKiteDailyLogin(t *testing.T) {
 		t.Errorf("after another account's login the session is %s by %d (%v); want Asha's, unchanged", got.UserID, got.By.ID, err)
 	}
 }
-
-var istZone = time.FixedZone("IST", 5*3600+30*60)
 
 // Kite's login needs all of its variables or none; a missing or malformed
 // one stops the start naming it, and SANDBOX_ENV may not hand a desk the
