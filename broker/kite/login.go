@@ -192,18 +192,20 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 	if q.Get("status") != "success" || requestToken == "" {
 		return http.StatusBadRequest, "Kite did not finish the login. Send /login in the team's chat and try again."
 	}
+	// The state is looked up before it is taken, so a state deskbot never
+	// gave writes nothing (anyone on the web can call this).
+	v, err := l.notes.Note(ctx, loginKey(state))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return http.StatusBadRequest, "This login was not started from deskbot, or its button lapsed. Send /login in the team's chat for a new one."
+	} else if err != nil {
+		return l.unavailable(ctx, err)
+	}
 	first, err := l.notes.PutNoteOnce(ctx, loginUsedKey(state), "1", loginLife)
 	if err != nil {
 		return l.unavailable(ctx, err)
 	}
 	if !first {
 		return http.StatusConflict, "This login button was used already. Send /login in the team's chat for a new one."
-	}
-	v, err := l.notes.Note(ctx, loginKey(state))
-	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
-		return http.StatusBadRequest, "This login was not started from deskbot, or its button lapsed. Send /login in the team's chat for a new one."
-	} else if err != nil {
-		return l.unavailable(ctx, err)
 	}
 	var by deskbot.Person
 	_ = json.Unmarshal([]byte(v), &by)
