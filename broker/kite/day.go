@@ -159,11 +159,16 @@ func (d *Day) Check(o deskbot.Order) error {
 
 // Load reads the day's instrument lists of the exchanges in use and swaps
 // them in.
-func (d *Day) Load(ctx context.Context) error {
+func (d *Day) Load(ctx context.Context) error { return d.load(ctx, false) }
+
+// load is Load; force reads the lists even when one was loaded today: a
+// list loaded after midnight under the evening's session is the previous
+// day's (Kite builds the day's list in the morning), so a login reloads.
+func (d *Day) load(ctx context.Context, force bool) error {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
 	today := exchange.DateOf(d.now())
-	if l := d.list.Load(); l != nil && l.day == today {
+	if l := d.list.Load(); l != nil && l.day == today && !force {
 		return nil
 	}
 	s, err := d.session(ctx)
@@ -193,7 +198,7 @@ func (d *Day) loadAfterLogin() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := d.Load(ctx); err != nil {
+		if err := d.load(ctx, true); err != nil {
 			d.log.WarnContext(ctx, "kite: could not load the day's instrument list after a login", "err", err)
 		}
 	}()
