@@ -97,8 +97,18 @@ func (d *Day) session(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// ended records that Kite ended s and tells the group, once.
+// replaced reports whether a later login replaced s.
+func (d *Day) replaced(ctx context.Context, s deskbot.BrokerSession) bool {
+	cur, err := d.login.Session(ctx)
+	return err == nil && !cur.At.Equal(s.At)
+}
+
+// ended records that Kite ended s and tells the group, once; not when a
+// later login replaced s (Kite ends the old session at each login).
 func (d *Day) ended(ctx context.Context, s deskbot.BrokerSession) {
+	if d.replaced(ctx, s) {
+		return
+	}
 	first, err := d.login.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", time.Until(s.Until)+time.Hour)
 	if err != nil || !first {
 		return
@@ -127,6 +137,14 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 		return 0, false, err
 	}
 	got, err := d.kite.LTP(ctx, symbol)
+	if IsSession(err) && d.replaced(ctx, s) {
+		// A login replaced s while the read waited: Kite ended s because
+		// of it, not the day's session. Read again under the new one.
+		if s, err = d.session(ctx); err != nil {
+			return 0, false, err
+		}
+		got, err = d.kite.LTP(ctx, symbol)
+	}
 	if IsSession(err) {
 		d.ended(ctx, s)
 		return 0, false, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
