@@ -217,7 +217,13 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 			return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
 		}
 		l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "err", err)
-		return http.StatusBadRequest, "Kite refused this login (" + deskbot.ErrorMessage(err) + "). Send /login in the team's chat and try again."
+		// The error's words already say "Kite refused the login"; the page
+		// says it once, with Kite's reason, and what to do.
+		why := strings.TrimSuffix(deskbot.ErrorMessage(err), "; an approver must /login again")
+		if !strings.HasSuffix(why, ".") {
+			why += "."
+		}
+		return http.StatusBadRequest, why + " Send /login in the team's chat and try again."
 	}
 	if userID != l.cfg.UserID {
 		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", userID)
