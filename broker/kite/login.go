@@ -157,11 +157,16 @@ func (l *Login) Session(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// SessionEnd is when Kite ends a session started at t: 06:00 India time
-// the next day (Kite's own expiry, give or take minutes).
+// SessionEnd is when Kite ends a session started at t: the next 06:00
+// India time (Kite's own expiry, give or take minutes), that same morning
+// for a login before 06:00.
 func SessionEnd(t time.Time) time.Time {
 	t = t.In(deskbot.IST)
-	return time.Date(t.Year(), t.Month(), t.Day()+1, 6, 0, 0, 0, deskbot.IST)
+	end := time.Date(t.Year(), t.Month(), t.Day(), 6, 0, 0, 0, deskbot.IST)
+	if !end.After(t) {
+		end = end.AddDate(0, 0, 1)
+	}
+	return end
 }
 
 // Handler serves the callback Kite redirects to.
