@@ -14,7 +14,9 @@ import (
 
 type fixedMarket float64
 
-func (m fixedMarket) LastPrice(context.Context, string) (float64, bool, error) { return float64(m), true, nil }
+func (m fixedMarket) LastPrice(context.Context, string) (float64, bool, error) {
+	return float64(m), true, nil
+}
 
 // A desk's book reads each position's price from Kite one quote call at a
 // time, and Kite takes one quote call a second: a book of n positions
