@@ -117,6 +117,12 @@ func (p *Paper) Check(o deskbot.Order) error {
 	if p.check != nil {
 		return p.check(o)
 	}
+	// Trading on no exchange, an exchange before the symbol would make
+	// another instrument of the same stock, with its own price and its own
+	// position (and position limit).
+	if ex, ts := deskbot.SplitSymbol(o.Symbol); ex != "" {
+		return deskbot.Errorf(deskbot.EINVALID, "%s names an exchange, but this paper broker trades on none: send the symbol alone, %s", o.Symbol, ts)
+	}
 	return nil
 }
 
