@@ -39,7 +39,7 @@ func TestAttackBookOfManyPositionsIsSlow(t *testing.T) {
 	d := NewDay(c, l, nil, []string{"NSE"}, time.Now, nil)
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
 
-	setup := broker.NewPaperMarket(st.Client(), st.Key, time.Now, fixedMarket(100))
+	setup := broker.NewPaperMarket(st.Client(), st.Key, time.Now, fixedMarket(100)).Checking(func(deskbot.Order) error { return nil })
 	for i := 0; i < n; i++ {
 		if _, err := setup.PlaceOrder(t.Context(), "main", deskbot.Order{Symbol: fmt.Sprintf("NSE:STOCK%d", i), Side: deskbot.Buy, Quantity: 1, Price: 100}); err != nil {
 			t.Fatal(err)
