@@ -48,8 +48,9 @@ type Day struct {
 }
 
 type dayList struct {
-	day  exchange.Date
-	list *exchange.Instruments
+	day     exchange.Date
+	list    *exchange.Instruments
+	session time.Time // when the session it was loaded under began
 }
 
 type price struct {
@@ -187,7 +188,12 @@ func (d *Day) load(ctx context.Context, force bool) error {
 	defer d.loadMu.Unlock()
 	today := exchange.DateOf(d.now())
 	if l := d.list.Load(); l != nil && l.day == today && !force {
-		return nil
+		// A list loaded under an earlier session (after midnight, under
+		// the evening's) may be the previous day's: a new login, taken by
+		// whichever instance, reloads it.
+		if cur, err := d.login.Session(ctx); err != nil || cur.At.Equal(l.session) {
+			return nil
+		}
 	}
 	s, err := d.session(ctx)
 	if err != nil {
@@ -205,7 +211,7 @@ func (d *Day) load(ctx context.Context, force bool) error {
 		rows = append(rows, list...)
 	}
 	list := exchange.FromKite(rows)
-	d.list.Store(&dayList{day: today, list: list})
+	d.list.Store(&dayList{day: today, list: list, session: s.At})
 	d.log.InfoContext(ctx, "kite: the day's instrument list is loaded", "exchanges", d.exchanges, "instruments", list.Len())
 	return nil
 }
