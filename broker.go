@@ -109,6 +109,11 @@ type Market interface {
 	// LastPrice is symbol's last traded price in rupees; ok is false when
 	// the market has none for it.
 	LastPrice(ctx context.Context, symbol string) (price float64, ok bool, err error)
+	// LastPrices is the last price of each of symbols, read together: a
+	// book is valued at one moment, and in one call where the market
+	// counts calls (Kite takes one quote call a second). A symbol the
+	// market has no price for is absent.
+	LastPrices(ctx context.Context, symbols []string) (map[string]float64, error)
 }
 
 // Trade is one fill in a desk's journal, closing fills of a flatten

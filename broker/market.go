@@ -86,6 +86,27 @@ func (w *Walk) LastPrice(_ context.Context, symbol string) (float64, bool, error
 	return w.Price(symbol, now()), true, nil
 }
 
+// LastPrices is each symbol's price now.
+func (w *Walk) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
+	return EachPrice(ctx, w, symbols)
+}
+
+// EachPrice is LastPrices for a market that reads one symbol at a time as
+// cheaply as several.
+func EachPrice(ctx context.Context, m deskbot.Market, symbols []string) (map[string]float64, error) {
+	out := make(map[string]float64, len(symbols))
+	for _, s := range symbols {
+		p, ok, err := m.LastPrice(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[s] = p
+		}
+	}
+	return out, nil
+}
+
 // Price is symbol's price at t.
 func (w *Walk) Price(symbol string, t time.Time) float64 {
 	start, ok := w.Start[symbol]

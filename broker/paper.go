@@ -51,6 +51,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,7 +118,18 @@ func (p *Paper) Check(o deskbot.Order) error {
 	if p.check != nil {
 		return p.check(o)
 	}
+	// Trading on no exchange, an exchange before the symbol would make
+	// another instrument of the same stock, with its own price and its own
+	// position (and position limit).
+	if ex, ts := deskbot.SplitSymbol(o.Symbol); ex != "" {
+		return deskbot.Errorf(deskbot.EINVALID, "%s names an exchange, but this paper broker trades on none: send the symbol alone, %s", o.Symbol, ts)
+	}
 	return nil
+}
+
+// LastPrices is the market's prices for symbols.
+func (p *Paper) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
+	return p.market.LastPrices(ctx, symbols)
 }
 
 // LastPrice is the market's price for symbol: the price the paper broker
@@ -179,14 +191,12 @@ func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport
 	// The script closes at these prices; a symbol it finds that was not
 	// here yet (bought meanwhile) closes at its last fill, moments old.
 	args := []any{p.now().UnixMilli(), journalCap}
-	for sym := range all {
-		price, ok, err := p.market.LastPrice(ctx, sym)
-		if err != nil {
-			return deskbot.FlattenReport{}, err
-		}
-		if ok {
-			args = append(args, sym, fmtExact(price))
-		}
+	prices, err := p.market.LastPrices(ctx, slices.Collect(maps.Keys(all)))
+	if err != nil {
+		return deskbot.FlattenReport{}, err
+	}
+	for sym, price := range prices {
+		args = append(args, sym, fmtExact(price))
 	}
 	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)}, args...).StringSlice()
 	if err != nil {
@@ -231,13 +241,24 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 		}
 		b.RealisedPnL += pos.RealisedPnL
 		if pos.Quantity != 0 {
-			if price, ok, err := p.market.LastPrice(ctx, sym); err != nil {
-				return deskbot.Book{}, err
-			} else if ok {
-				pos.LastPrice = price
-			}
 			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
 			b.Positions = append(b.Positions, pos)
+		}
+	}
+	// Every open position at one moment, in one read.
+	syms := make([]string, len(b.Positions))
+	for i, pos := range b.Positions {
+		syms[i] = pos.Symbol
+	}
+	if len(syms) > 0 {
+		prices, err := p.market.LastPrices(ctx, syms)
+		if err != nil {
+			return deskbot.Book{}, err
+		}
+		for i := range b.Positions {
+			if price, ok := prices[b.Positions[i].Symbol]; ok {
+				b.Positions[i].LastPrice = price
+			}
 		}
 	}
 	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })

@@ -160,7 +160,9 @@ func checkQuantity(inst Instrument, q float64) error {
 // The comparison is in integer price units, rounding away the binary noise
 // of a decimal price (24512.35 is 24512.349999... as a float, 0.1+0.2 is
 // 0.30000000000000004) but nothing a person could have meant: the
-// tolerance is a millionth of a millionth of the price.
+// tolerance is half a unit in the 15th significant digit of the price (a
+// float's noise is under a quarter of that; ParseOrder keeps 15 digits, so
+// a price off the tick in its 15th digit is refused).
 func checkPrice(inst Instrument, p float64) error {
 	if math.IsNaN(p) || p < 0 || math.IsInf(p, 0) {
 		return deskbot.Errorf(deskbot.EINVALID, "price must be 0 for a market order or a limit price greater than 0, not %s", num(p))
@@ -178,7 +180,7 @@ func checkPrice(inst Instrument, p float64) error {
 	}
 	var units int64
 	exact := false
-	if r := math.Round(u); math.Abs(u-r) <= u*1e-12 {
+	if r := math.Round(u); math.Abs(u-r) <= u*5e-16 {
 		units, exact = int64(r), true
 	} else {
 		units = int64(math.Floor(u))

@@ -22,6 +22,10 @@ type prices struct {
 	p  map[string]float64
 }
 
+func (m *prices) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
+	return broker.EachPrice(ctx, m, symbols)
+}
+
 func (m *prices) LastPrice(_ context.Context, symbol string) (float64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

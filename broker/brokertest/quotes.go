@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 )
 
 // Quotes is a market at the prices its holder sets, each until set again:
@@ -28,6 +29,11 @@ func (q *Quotes) Set(symbol string, price float64) {
 		q.px = map[string]float64{}
 	}
 	q.px[symbol] = price
+}
+
+// LastPrices is the prices last set for symbols.
+func (q *Quotes) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
+	return broker.EachPrice(ctx, q, symbols)
 }
 
 // LastPrice is the price last set for symbol.

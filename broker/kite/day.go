@@ -3,6 +3,7 @@ package kite
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +48,9 @@ type Day struct {
 }
 
 type dayList struct {
-	day  exchange.Date
-	list *exchange.Instruments
+	day     exchange.Date
+	list    *exchange.Instruments
+	session time.Time // when the session it was loaded under began
 }
 
 type price struct {
@@ -91,51 +93,91 @@ func (d *Day) session(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// LastPrice is symbol's ("NSE:INFY") last price at Kite. Kite takes one
-// quote call a second, so a miss reads, in that one call, every symbol
-// asked for in the last priceWatch too (a book's positions, the risk
-// rules' round of every desk): they are priced together, not a second
-// apart.
+// LastPrice is symbol's ("NSE:INFY") last price at Kite.
 func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
-	if ex, _ := deskbot.SplitSymbol(symbol); ex == "" {
-		return 0, false, nil // Kite prices a symbol on an exchange only
+	got, err := d.LastPrices(ctx, []string{symbol})
+	if err != nil {
+		return 0, false, err
 	}
+	v, ok := got[symbol]
+	return v, ok, nil
+}
+
+// LastPrices is the last price at Kite of each of symbols that names its
+// exchange. Kite takes one quote call a second, so what is not in the
+// second's cache is read in one call with every symbol asked for in the
+// last priceWatch too (the other desks' books, the risk rules' round):
+// they are priced together, not a second apart.
+func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
 	now := d.now()
+	out := make(map[string]float64, len(symbols))
+	var keys []string
 	d.mu.Lock()
-	p, hit := d.prices[symbol]
-	d.asked[symbol] = now
-	keys := []string{symbol}
+	for _, sym := range symbols {
+		if ex, _ := deskbot.SplitSymbol(sym); ex == "" {
+			continue // Kite prices a symbol on an exchange only
+		}
+		d.asked[sym] = now
+		if p, hit := d.prices[sym]; hit && now.Sub(p.at) < priceLife {
+			if p.ok {
+				out[sym] = p.value
+			}
+			continue
+		}
+		if !slices.Contains(keys, sym) {
+			keys = append(keys, sym)
+		}
+	}
+	if len(keys) == 0 {
+		d.mu.Unlock()
+		return out, nil
+	}
+	missing := len(keys)
 	for k, at := range d.asked {
-		if k != symbol && now.Sub(at) < priceWatch && len(keys) < maxQuoteKeys {
-			keys = append(keys, k)
-		} else if now.Sub(at) >= priceWatch {
+		switch {
+		case now.Sub(at) >= priceWatch:
 			delete(d.asked, k)
+		case len(keys) < maxQuoteKeys && !slices.Contains(keys[:missing], k):
+			keys = append(keys, k)
 		}
 	}
 	d.mu.Unlock()
-	if hit && now.Sub(p.at) < priceLife {
-		return p.value, p.ok, nil
-	}
+
 	s, err := d.session(ctx)
 	if err != nil {
-		return 0, false, err
+		return nil, err
 	}
-	got, err := d.kite.LTP(ctx, keys...)
-	if IsSession(err) {
-		d.login.Ended(ctx, s)
-		return 0, false, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
+	for chunk := range slices.Chunk(keys, maxQuoteKeys) {
+		got, err := d.kite.LTP(ctx, chunk...)
+		if IsSession(err) && d.login.replaced(ctx, s) {
+			// A login replaced s while the read waited: Kite ended s
+			// because of it, not the day's session. Read again under
+			// the new one.
+			if s, err = d.session(ctx); err != nil {
+				return nil, err
+			}
+			got, err = d.kite.LTP(ctx, chunk...)
+		}
+		if IsSession(err) {
+			d.login.Ended(ctx, s)
+			return nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.mu.Lock()
+		for _, k := range chunk {
+			v, ok := got[k]
+			d.prices[k] = price{at: now, value: v, ok: ok}
+		}
+		d.mu.Unlock()
+		for _, k := range chunk {
+			if v, ok := got[k]; ok && slices.Contains(symbols, k) {
+				out[k] = v
+			}
+		}
 	}
-	if err != nil {
-		return 0, false, err
-	}
-	d.mu.Lock()
-	for _, k := range keys {
-		v, ok := got[k]
-		d.prices[k] = price{at: now, value: v, ok: ok}
-	}
-	d.mu.Unlock()
-	v, ok := got[symbol]
-	return v, ok, nil
+	return out, nil
 }
 
 // Check refuses an order the exchange would: see exchange.Market.Check. A
@@ -156,12 +198,22 @@ func (d *Day) Check(o deskbot.Order) error {
 
 // Load reads the day's instrument lists of the exchanges in use and swaps
 // them in.
-func (d *Day) Load(ctx context.Context) error {
+func (d *Day) Load(ctx context.Context) error { return d.load(ctx, false) }
+
+// load is Load; force reads the lists even when one was loaded today: a
+// list loaded after midnight under the evening's session is the previous
+// day's (Kite builds the day's list in the morning), so a login reloads.
+func (d *Day) load(ctx context.Context, force bool) error {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
 	today := exchange.DateOf(d.now())
-	if l := d.list.Load(); l != nil && l.day == today {
-		return nil
+	if l := d.list.Load(); l != nil && l.day == today && !force {
+		// A list loaded under an earlier session (after midnight, under
+		// the evening's) may be the previous day's: a new login, taken by
+		// whichever instance, reloads it.
+		if cur, err := d.login.Session(ctx); err != nil || cur.At.Equal(l.session) {
+			return nil
+		}
 	}
 	s, err := d.session(ctx)
 	if err != nil {
@@ -179,7 +231,7 @@ func (d *Day) Load(ctx context.Context) error {
 		rows = append(rows, list...)
 	}
 	list := exchange.FromKite(rows)
-	d.list.Store(&dayList{day: today, list: list})
+	d.list.Store(&dayList{day: today, list: list, session: s.At})
 	d.log.InfoContext(ctx, "kite: the day's instrument list is loaded", "exchanges", d.exchanges, "instruments", list.Len())
 	return nil
 }
@@ -190,7 +242,7 @@ func (d *Day) loadAfterLogin() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := d.Load(ctx); err != nil {
+		if err := d.load(ctx, true); err != nil {
 			d.log.WarnContext(ctx, "kite: could not load the day's instrument list after a login", "err", err)
 		}
 	}()

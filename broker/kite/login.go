@@ -165,6 +165,9 @@ func (l *Login) Session(ctx context.Context) (deskbot.BrokerSession, error) {
 // Ended records that Kite ended s (it answered TokenException) and tells
 // the group, once per session, that orders are refused until a login.
 func (l *Login) Ended(ctx context.Context, s deskbot.BrokerSession) {
+	if l.replaced(ctx, s) {
+		return // Kite ends the old session at each login: not the day's
+	}
 	first, err := l.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", time.Until(s.Until)+time.Hour)
 	if err != nil || !first {
 		return
@@ -174,6 +177,12 @@ func (l *Login) Ended(ctx context.Context, s deskbot.BrokerSession) {
 	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(), Text: text}); err != nil {
 		l.log.WarnContext(ctx, "kite: could not tell the group the session ended", "err", err)
 	}
+}
+
+// replaced reports whether a later login replaced s.
+func (l *Login) replaced(ctx context.Context, s deskbot.BrokerSession) bool {
+	cur, err := l.kept(ctx)
+	return err == nil && !cur.At.Equal(s.At)
 }
 
 // RemindLogin asks the group to log in when there is no session Kite
@@ -257,18 +266,20 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 	if q.Get("status") != "success" || requestToken == "" {
 		return http.StatusBadRequest, "Kite did not finish the login. Send /login in the team's chat and try again."
 	}
+	// The state is looked up before it is taken, so a state deskbot never
+	// gave writes nothing (anyone on the web can call this).
+	v, err := l.notes.Note(ctx, loginKey(state))
+	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+		return http.StatusBadRequest, "This login was not started from deskbot, or its button lapsed. Send /login in the team's chat for a new one."
+	} else if err != nil {
+		return l.unavailable(ctx, err)
+	}
 	first, err := l.notes.PutNoteOnce(ctx, loginUsedKey(state), "1", loginLife)
 	if err != nil {
 		return l.unavailable(ctx, err)
 	}
 	if !first {
 		return http.StatusConflict, "This login button was used already. Send /login in the team's chat for a new one."
-	}
-	v, err := l.notes.Note(ctx, loginKey(state))
-	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
-		return http.StatusBadRequest, "This login was not started from deskbot, or its button lapsed. Send /login in the team's chat for a new one."
-	} else if err != nil {
-		return l.unavailable(ctx, err)
 	}
 	var by deskbot.Person
 	_ = json.Unmarshal([]byte(v), &by)
@@ -280,7 +291,13 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 			return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
 		}
 		l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "err", err)
-		return http.StatusBadRequest, "Kite refused this login (" + deskbot.ErrorMessage(err) + "). Send /login in the team's chat and try again."
+		// The error's words already say "Kite refused the login"; the page
+		// says it once, with Kite's reason, and what to do.
+		why := strings.TrimSuffix(deskbot.ErrorMessage(err), "; an approver must /login again")
+		if !strings.HasSuffix(why, ".") {
+			why += "."
+		}
+		return http.StatusBadRequest, why + " Send /login in the team's chat and try again."
 	}
 	if userID != l.cfg.UserID {
 		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", userID)

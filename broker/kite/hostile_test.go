@@ -1,0 +1,188 @@
+package kite
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/exchange"
+	"github.com/deskbot/deskbot/store/storetest"
+)
+
+// heard records the events the login and the day publish.
+type heard struct {
+	mu  sync.Mutex
+	evs []deskbot.Event
+}
+
+func (h *heard) Publish(_ context.Context, e deskbot.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.evs = append(h.evs, e)
+	return nil
+}
+
+func (h *heard) texts() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, e := range h.evs {
+		out = append(out, e.Text)
+	}
+	return out
+}
+
+// attackLogin builds a Login and a Day on the fake and Redis.
+func attackLogin(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
+	t.Helper()
+	st := storetest.MustOpen(t)
+	c := New(Options{APIKey: testKey, APIURL: kt.URL})
+	ev := &heard{}
+	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
+		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, c, st, ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDay(c, l, cal, []string{"NSE"}, now, nil)
+	return l, d, ev, c
+}
+
+// loginAs runs /login's button and Kite's redirect for by.
+func loginAs(t *testing.T, l *Login, kt *kitetest.Server, by deskbot.Person) {
+	t.Helper()
+	u, err := l.LoginURL(t.Context(), by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
+	q := url.Values{"status": {"success"}, "request_token": {kt.Login(testUser)}, "state": {params.Get("state")}}
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
+	if rec.Code != 200 {
+		t.Fatalf("login: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A price read in flight while an approver logs in again (Kite allows one
+// quote a second, so a second read waits for its slot) must not be taken
+// for Kite ending the session: the new session is live, yet the group is
+// told "Kite ended the session ... orders are refused until an approver
+// sends /login", and the desk's price read fails.
+func TestReloginDuringAPriceReadIsNotASessionEnd(t *testing.T) {
+	kt := mustFake(t)
+	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Name: "TCS", Token: 2953217, LastPrice: 3500, TickSize: 0.05, LotSize: 1})
+	l, d, ev, _ := attackLogin(t, kt, time.Now)
+	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
+	ctx := ctxFor(t, 10*time.Second)
+	if _, ok, err := d.LastPrice(ctx, "NSE:INFY"); err != nil || !ok {
+		t.Fatalf("first price: %v %v", ok, err)
+	}
+	var got error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, got = d.LastPrice(ctx, "NSE:TCS") // waits for the next quote slot
+	}()
+	time.Sleep(200 * time.Millisecond)
+	loginAs(t, l, kt, deskbot.Person{ID: 2, Name: "Ravi"}) // Kite replaces Asha's session
+	<-done
+	if got != nil {
+		t.Errorf("a price read across a new login failed: %v", got)
+	}
+	for _, s := range ev.texts() {
+		if strings.Contains(s, "Kite ended the session") {
+			t.Errorf("the group was told %q right after a new login, with a live session", s)
+		}
+	}
+	if _, err := d.session(ctx); err != nil {
+		t.Errorf("after the new login the day's session is refused: %v", err)
+	}
+}
+
+// The instrument list loaded just after midnight, under the evening's
+// session that Kite keeps until 06:00, is the previous day's (Kite builds
+// the day's list in the morning). The next morning's login must load the
+// day's list; instead the midnight copy counts as "the day's" all day, and
+// an instrument listed that morning is refused as unknown.
+func TestMorningLoginLoadsTheDaysList(t *testing.T) {
+	var clock atomic.Int64
+	set := func(t time.Time) { clock.Store(t.UnixNano()) }
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	set(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
+	kt := mustFake(t)
+	kt.SetNow(now)
+	l, d, _, _ := attackLogin(t, kt, now)
+	ctx := ctxFor(t, 20*time.Second)
+
+	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"}) // the evening's session, until 06:00
+	deskbottestEventually(t, "the day's list", func() bool { return d.Load(ctx) == nil && d.list.Load() != nil })
+
+	set(time.Date(2026, 12, 4, 0, 1, 0, 0, deskbot.IST)) // Run's minute after midnight
+	if err := d.Load(ctx); err != nil {
+		t.Fatalf("load after midnight: %v", err)
+	}
+
+	// 06:00 Kite ends the session; in the morning it lists a new instrument.
+	set(time.Date(2026, 12, 4, 8, 45, 0, 0, deskbot.IST))
+	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "NEWCO", Name: "NEWCO", Token: 9990001, LastPrice: 100, TickSize: 0.05, LotSize: 1})
+	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
+	set(time.Date(2026, 12, 4, 9, 20, 0, 0, deskbot.IST))
+	o := deskbot.Order{Symbol: "NSE:NEWCO", Side: deskbot.Buy, Quantity: 1, Price: 100}
+	var err error
+	for i := 0; i < 50; i++ {
+		_ = d.Load(ctx) // what Run does each minute
+		if err = d.Check(o); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("an instrument Kite lists this morning is refused all day: %v", err)
+}
+
+func deskbottestEventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		if f() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("never: %s", what)
+}
+
+// Anyone on the web can call the callback: a state deskbot never gave
+// must change nothing, yet each one leaves a key in Redis (the "used" mark
+// is written before the state is looked up), so a stranger fills Redis at
+// will (64 bytes of key per request, kept 10 minutes).
+func TestForgedStateWritesNothing(t *testing.T) {
+	kt := mustFake(t)
+	st := storetest.MustOpen(t)
+	c := New(Options{APIKey: testKey, APIURL: kt.URL})
+	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
+		CallbackURL: "http://127.0.0.1:8080/kite/callback"}, c, st, &heard{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := strings.Repeat("z", 64)
+	q := url.Values{"status": {"success"}, "request_token": {"x"}, "state": {state}}
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
+	if rec.Code != 400 {
+		t.Fatalf("forged state: %d %s", rec.Code, rec.Body)
+	}
+	if _, err := st.Note(t.Context(), loginUsedKey(state)); deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+		t.Errorf("a forged state left the note %q in Redis (%v)", loginUsedKey(state), err)
+	}
+}
