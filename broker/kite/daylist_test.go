@@ -11,7 +11,7 @@ import (
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-// The same as TestAttackMorningLoginLoadsTheDaysList with two instances:
+// The same as TestMorningLoginLoadsTheDaysList with two instances:
 // the morning's login is served by one (any instance may serve the
 // callback), the desks' orders are checked on the other, whose Run must
 // then load the day's list too.
