@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -67,8 +68,12 @@ func (c Config) kiteLoginProblems() []string {
 	if !kiteUserID.MatchString(c.KiteUserID) {
 		p = append(p, "KITE_USER_ID: the Kite account deskbot trades for, as Zerodha writes it (like AB1234); a login for any other account is refused")
 	}
-	if _, err := kite.CheckCallbackURL(c.BrokerCallbackURL); err != nil {
+	if u, err := kite.CheckCallbackURL(c.BrokerCallbackURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
+	} else if path := "/" + strings.Trim(u.Path, "/"); path == "/healthz" || path == "/metrics" || strings.HasPrefix(path, "/healthz/") || strings.HasPrefix(path, "/metrics/") {
+		p = append(p, "BROKER_CALLBACK_URL: its path "+path+" is /healthz's or /metrics'; give the callback a path of its own, like /kite/callback")
+	} else if w, err := url.Parse(c.WebAppURL); c.WebAppURL != "" && err == nil && "/"+strings.Trim(w.Path, "/") == path {
+		p = append(p, "BROKER_CALLBACK_URL: its path "+path+" is the desks page's (WEBAPP_URL); give the callback a path of its own, like /kite/callback")
 	}
 	if _, err := kite.CheckAPIURL(c.KiteAPIURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))

@@ -195,6 +195,8 @@ func TestLoadConfigKite(t *testing.T) {
 		{"a cleartext callback", with("BROKER_CALLBACK_URL", "http://desks.example.com/kite/callback"), "BROKER_CALLBACK_URL: must be https"},
 		{"a callback with no path", with("BROKER_CALLBACK_URL", "https://desks.example.com/"), "BROKER_CALLBACK_URL: needs a path of its own"},
 		{"a local callback", with("BROKER_CALLBACK_URL", "http://127.0.0.1:8080/kite/callback"), ""},
+		{"a callback on /healthz", with("BROKER_CALLBACK_URL", "https://desks.example.com/healthz"), "BROKER_CALLBACK_URL: its path /healthz is /healthz's or /metrics'"},
+		{"a callback on the desks page", with("BROKER_CALLBACK_URL", "https://desks.example.com/desks/", "WEBAPP_URL", "https://desks.example.com/desks/"), "BROKER_CALLBACK_URL: its path /desks is the desks page's"},
 		{"a cleartext API", with("KITE_API_URL", "http://api.kite.trade"), "KITE_API_URL: must be an https URL"},
 		{"the secret in a sandbox", with("SANDBOX_ENV", "KITE_API_SECRET"), "SANDBOX_ENV: KITE_API_SECRET holds a secret of the service"},
 		{"paper on Kite's prices", with("BROKER", "paper-kite"), ""},
