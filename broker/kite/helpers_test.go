@@ -3,11 +3,18 @@ package kite
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/broker/kitetest"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/exchange"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 const (
@@ -92,5 +99,64 @@ func marketBuy(tag string) kiteconnect.OrderParams {
 	return kiteconnect.OrderParams{
 		Exchange: "NSE", Tradingsymbol: "INFY", TransactionType: "BUY", OrderType: "MARKET",
 		Quantity: 1, Product: "MIS", Validity: "DAY", Tag: tag,
+	}
+}
+
+// heard records the events the login and the day publish.
+type heard struct {
+	mu  sync.Mutex
+	evs []deskbot.Event
+}
+
+func (h *heard) Publish(_ context.Context, e deskbot.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.evs = append(h.evs, e)
+	return nil
+}
+
+func (h *heard) texts() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, e := range h.evs {
+		out = append(out, e.Text)
+	}
+	return out
+}
+
+// mustLoginDay builds a Login and a Day on the fake and Redis.
+func mustLoginDay(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
+	t.Helper()
+	st := storetest.MustOpen(t)
+	c := New(Options{APIKey: testKey, APIURL: kt.URL})
+	ev := &heard{}
+	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
+		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, c, st, ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDay(c, l, cal, []string{"NSE"}, now, nil)
+	return l, d, ev, c
+}
+
+// loginAs runs /login's button and Kite's redirect for by.
+func loginAs(t *testing.T, l *Login, kt *kitetest.Server, by deskbot.Person) {
+	t.Helper()
+	u, err := l.LoginURL(t.Context(), by)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := url.Parse(u)
+	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
+	q := url.Values{"status": {"success"}, "request_token": {kt.Login(testUser)}, "state": {params.Get("state")}}
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
+	if rec.Code != 200 {
+		t.Fatalf("login: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -1,79 +1,17 @@
 package kite
 
 import (
-	"context"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
-	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/store/storetest"
 )
-
-// heard records the events the login and the day publish.
-type heard struct {
-	mu  sync.Mutex
-	evs []deskbot.Event
-}
-
-func (h *heard) Publish(_ context.Context, e deskbot.Event) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.evs = append(h.evs, e)
-	return nil
-}
-
-func (h *heard) texts() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, e := range h.evs {
-		out = append(out, e.Text)
-	}
-	return out
-}
-
-// attackLogin builds a Login and a Day on the fake and Redis.
-func attackLogin(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
-	t.Helper()
-	st := storetest.MustOpen(t)
-	c := New(Options{APIKey: testKey, APIURL: kt.URL})
-	ev := &heard{}
-	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, c, st, ev, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := NewDay(c, l, cal, []string{"NSE"}, now, nil)
-	return l, d, ev, c
-}
-
-// loginAs runs /login's button and Kite's redirect for by.
-func loginAs(t *testing.T, l *Login, kt *kitetest.Server, by deskbot.Person) {
-	t.Helper()
-	u, err := l.LoginURL(t.Context(), by)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, _ := url.Parse(u)
-	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
-	q := url.Values{"status": {"success"}, "request_token": {kt.Login(testUser)}, "state": {params.Get("state")}}
-	rec := httptest.NewRecorder()
-	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
-	if rec.Code != 200 {
-		t.Fatalf("login: %d %s", rec.Code, rec.Body)
-	}
-}
 
 // A price read in flight while an approver logs in again (Kite allows one
 // quote a second, so a second read waits for its slot) must not be taken
@@ -83,7 +21,7 @@ func loginAs(t *testing.T, l *Login, kt *kitetest.Server, by deskbot.Person) {
 func TestReloginDuringAPriceReadIsNotASessionEnd(t *testing.T) {
 	kt := mustFake(t)
 	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Name: "TCS", Token: 2953217, LastPrice: 3500, TickSize: 0.05, LotSize: 1})
-	l, d, ev, _ := attackLogin(t, kt, time.Now)
+	l, d, ev, _ := mustLoginDay(t, kt, time.Now)
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
 	ctx := ctxFor(t, 10*time.Second)
 	if _, ok, err := d.LastPrice(ctx, "NSE:INFY"); err != nil || !ok {
@@ -123,7 +61,7 @@ func TestMorningLoginLoadsTheDaysList(t *testing.T) {
 	set(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
 	kt := mustFake(t)
 	kt.SetNow(now)
-	l, d, _, _ := attackLogin(t, kt, now)
+	l, d, _, _ := mustLoginDay(t, kt, now)
 	ctx := ctxFor(t, 20*time.Second)
 
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"}) // the evening's session, until 06:00

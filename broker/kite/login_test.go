@@ -1,9 +1,6 @@
 package kite
 
 import (
-	"context"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -11,80 +8,29 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
-	"github.com/deskbot/deskbot/store/storetest"
 )
-
-// told keeps what the login tells the group.
-type told struct {
-	mu   sync.Mutex
-	said []string
-}
-
-func (t *told) Publish(_ context.Context, e deskbot.Event) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.said = append(t.said, e.Text)
-	return nil
-}
-
-func (t *told) all() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.said...)
-}
-
-// mustLogin is a Login on real Redis against the fake Kite.
-func mustLogin(t *testing.T, s *kitetest.Server) (*Login, *told) {
-	t.Helper()
-	st := storetest.MustOpen(t)
-	events := &told{}
-	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser, CallbackURL: "http://127.0.0.1:8080/kite/callback"},
-		New(Options{APIKey: testKey, APIURL: s.URL}), st, events, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, events
-}
-
-// mustLogIn takes a person's login through the callback, as Kite's
-// redirect does.
-func mustLogIn(t *testing.T, l *Login, s *kitetest.Server) {
-	t.Helper()
-	u, err := l.LoginURL(t.Context(), deskbot.Person{ID: 101, Name: "Asha"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parsed, _ := url.Parse(u)
-	params, _ := url.ParseQuery(parsed.Query().Get("redirect_params"))
-	q := url.Values{"status": {"success"}, "request_token": {s.Login(testUser)}, "state": {params.Get("state")}}
-	rec := httptest.NewRecorder()
-	l.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/kite/callback?"+q.Encode(), nil))
-	if rec.Code != 200 {
-		t.Fatalf("login: %d %s", rec.Code, rec.Body)
-	}
-}
 
 // The morning's reminder asks for a login when no session Kite takes is
 // kept: none yet, or one Kite ended; a live session gets none. Kite's end
 // of a session is told once.
 func TestRemindLogin(t *testing.T) {
 	s := mustFake(t)
-	l, events := mustLogin(t, s)
+	l, _, events, _ := mustLoginDay(t, s, time.Now)
 	ctx := t.Context()
 	const ask = "🔑 No Kite session today yet: an approver, send /login before the market opens."
 
 	if err := l.RemindLogin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := events.all(); len(got) != 1 || got[0] != ask {
+	if got := events.texts(); len(got) != 1 || got[0] != ask {
 		t.Fatalf("with no session the group was told %q; want the ask", got)
 	}
 
-	mustLogIn(t, l, s)
+	loginAs(t, l, s, deskbot.Person{ID: 101, Name: "Asha"})
 	if err := l.RemindLogin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := events.all(); len(got) != 2 || !strings.HasPrefix(got[1], "🔑 Asha logged in to Kite") {
+	if got := events.texts(); len(got) != 2 || !strings.HasPrefix(got[1], "🔑 Asha logged in to Kite") {
 		t.Fatalf("after a login the group was told %q; want the login and no ask", got)
 	}
 
@@ -100,7 +46,7 @@ func TestRemindLogin(t *testing.T) {
 	if err := l.RemindLogin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := events.all()
+	got := events.texts()
 	if len(got) != 4 || !strings.HasPrefix(got[2], "⚠️ Kite ended the session Asha started at ") || got[3] != ask {
 		t.Errorf("after Kite ended the session the group was told %q; want the end once, then the ask", got)
 	}
@@ -115,13 +61,13 @@ func TestDayPricesTogether(t *testing.T) {
 		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Token: 2953217, LastPrice: 4000},
 		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "SBIN", Token: 779521, LastPrice: 800},
 	)
-	l, _ := mustLogin(t, s)
-	mustLogIn(t, l, s)
 	var mu sync.Mutex
 	now := time.Now()
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l.kite = New(Options{APIKey: testKey, APIURL: s.URL, QuotesPerSecond: 1000})
-	d := NewDay(l.kite, l, nil, nil, clock, nil)
+	l, _, _, _ := mustLoginDay(t, s, clock)
+	loginAs(t, l, s, deskbot.Person{ID: 101, Name: "Asha"})
+	// Quotes unlimited here: the test counts calls, not waits.
+	d := NewDay(New(Options{APIKey: testKey, APIURL: s.URL, QuotesPerSecond: 1000}), l, nil, nil, clock, nil)
 	quotes := func() int {
 		n := 0
 		for _, c := range s.Calls() {

@@ -217,6 +217,11 @@ type recorder struct {
 	http.ResponseWriter
 	status    int
 	errorType string
+	// record adds the call to the server's list, once; drop calls it
+	// before the connection closes, so a client that saw the drop finds
+	// the call counted (never under the server's lock, which it takes).
+	record   func()
+	recorded bool
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -236,6 +241,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 // drop closes the connection without an answer, as a lost network does.
 func (r *recorder) drop() {
 	r.status = -1
+	r.record()
 	if hj, ok := r.ResponseWriter.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
 			if tc, ok := conn.(*net.TCPConn); ok {
@@ -255,14 +261,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := &recorder{ResponseWriter: w}
-	defer func() {
+	rec.record = func() {
 		s.mu.Lock()
+		defer s.mu.Unlock()
+		if rec.recorded {
+			return
+		}
+		rec.recorded = true
 		if rec.status == http.StatusTooManyRequests {
 			s.served429++
 		}
 		s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, At: s.now(), Status: rec.status, ErrorType: rec.errorType})
-		s.mu.Unlock()
-	}()
+	}
+	defer rec.record()
 	if !s.delay(r) {
 		rec.drop()
 		return
