@@ -49,6 +49,14 @@ func BrokerLoggedIn(s deskbot.BrokerSession) string {
 	return fmt.Sprintf("🔑 %s logged in to Kite (account %s); the session lasts until %s.", s.By.Name, s.UserID, until(s.Until))
 }
 
+// BrokerSessionEnded tells the group, once, that Kite ended s.
+func BrokerSessionEnded(s deskbot.BrokerSession) string {
+	return "⚠️ Kite ended the session " + s.By.Name + " started at " + Time(s.At) + " IST: orders are refused until an approver sends /login."
+}
+
+// BrokerLoginAsked is the morning's reminder to log in to Kite.
+const BrokerLoginAsked = "🔑 No Kite session today yet: an approver, send /login before the market opens."
+
 // BrokerSession says whose Kite session is on and until when.
 func BrokerSession(s deskbot.BrokerSession) string {
 	return fmt.Sprintf("Kite's session is %s's (account %s), since %s IST, until %s.", s.By.Name, s.UserID, Time(s.At), until(s.Until))

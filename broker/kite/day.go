@@ -160,7 +160,11 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 		}
 		if IsSession(err) {
 			d.login.Ended(ctx, s)
-			return nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite ended the day's session: an approver must send /login.")
+			_, err = d.login.Session(ctx) // its words say whose session ended and what to do
+			if err == nil {
+				err = ErrSession // a login replaced it meanwhile: the next read uses it
+			}
+			return nil, err
 		}
 		if err != nil {
 			return nil, err
@@ -207,15 +211,15 @@ func (d *Day) load(ctx context.Context, force bool) error {
 	d.loadMu.Lock()
 	defer d.loadMu.Unlock()
 	today := exchange.DateOf(d.now())
+	s, err := d.session(ctx)
 	if l := d.list.Load(); l != nil && l.day == today && !force {
 		// A list loaded under an earlier session (after midnight, under
 		// the evening's) may be the previous day's: a new login, taken by
 		// whichever instance, reloads it.
-		if cur, err := d.login.Session(ctx); err != nil || cur.At.Equal(l.session) {
+		if err != nil || s.At.Equal(l.session) {
 			return nil
 		}
 	}
-	s, err := d.session(ctx)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,9 @@ func (c *Client) classify(ctx context.Context, op string, err error, secrets ...
 	msg := scrub(ke.Message, secrets...)
 	switch {
 	case ke.ErrorType == kiteconnect.TokenError && op == "login":
-		return deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite refused the login (%s); an approver must /login again", msg)
+		// The person logging in reads it on the callback's page, which
+		// says what to do next.
+		return deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite refused the login (%s).", msg)
 	case ke.ErrorType == kiteconnect.TokenError:
 		return ErrSession
 	case ke.ErrorType == kiteconnect.PermissionError || ke.ErrorType == "PermissionException":

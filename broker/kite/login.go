@@ -168,13 +168,13 @@ func (l *Login) Ended(ctx context.Context, s deskbot.BrokerSession) {
 	if l.replaced(ctx, s) {
 		return // Kite ends the old session at each login: not the day's
 	}
-	first, err := l.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", time.Until(s.Until)+time.Hour)
+	now := l.cfg.Now()
+	first, err := l.notes.PutNoteOnce(ctx, sessionEndedKey(s), "1", s.Until.Sub(now)+time.Hour)
 	if err != nil || !first {
 		return
 	}
 	l.log.WarnContext(ctx, "kite: Kite ended the day's session", "by", s.By.Audited(), "account", s.UserID)
-	text := "⚠️ Kite ended the session " + s.By.Name + " started at " + words.Time(s.At) + " IST: orders are refused until an approver sends /login."
-	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(), Text: text}); err != nil {
+	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: now, Text: words.BrokerSessionEnded(s)}); err != nil {
 		l.log.WarnContext(ctx, "kite: could not tell the group the session ended", "err", err)
 	}
 }
@@ -196,8 +196,7 @@ func (l *Login) RemindLogin(ctx context.Context) error {
 	default:
 		return err
 	}
-	return l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(),
-		Text: "🔑 No Kite session today yet: an approver, send /login before the market opens."})
+	return l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(), Text: words.BrokerLoginAsked})
 }
 
 // kept is the session as kept, whether or not Kite still takes it.
@@ -291,13 +290,7 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 			return http.StatusBadGateway, "Kite could not be reached to finish the login. Send /login in the team's chat and try again."
 		}
 		l.log.WarnContext(ctx, "kite: a login's request_token was refused", "by", by.Audited(), "err", err)
-		// The error's words already say "Kite refused the login"; the page
-		// says it once, with Kite's reason, and what to do.
-		why := strings.TrimSuffix(deskbot.ErrorMessage(err), "; an approver must /login again")
-		if !strings.HasSuffix(why, ".") {
-			why += "."
-		}
-		return http.StatusBadRequest, why + " Send /login in the team's chat and try again."
+		return http.StatusBadRequest, deskbot.ErrorMessage(err) + " Send /login in the team's chat and try again."
 	}
 	if userID != l.cfg.UserID {
 		l.log.WarnContext(ctx, "kite: a login for another account was refused", "by", by.Audited(), "account", userID)
