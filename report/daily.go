@@ -11,17 +11,19 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Schedule is when the day's report goes out: at (REPORT_AT, "15:45",
-// India time) on the trading days, Monday to Friday. There is no holiday
-// calendar: on an exchange holiday the report goes out with no trades.
+// Schedule is at ("15:45", India time) on the trading days, Monday to
+// Friday: when the day's report (REPORT_AT) and the morning's reminder to
+// log in to Kite (KITE_LOGIN_REMINDER) go out. There is no holiday
+// calendar here: on an exchange holiday the report goes out with no
+// trades. The error's words name no variable; the caller says which.
 func Schedule(at string) (cron.Schedule, error) {
 	t, err := time.Parse("15:04", at)
 	if err != nil || len(at) != len("15:04") {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "REPORT_AT: must be a time of day as HH:MM, India time, such as 15:45")
+		return nil, deskbot.Errorf(deskbot.EINVALID, "must be a time of day as HH:MM, India time")
 	}
 	spec, err := cron.ParseStandard(fmt.Sprintf("%d %d * * 1-5", t.Minute(), t.Hour()))
 	if err != nil {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "REPORT_AT: %v", err)
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%v", err)
 	}
 	s := spec.(*cron.SpecSchedule)
 	// The schedule's own zone, whatever the cron's: India's trading day.
@@ -34,7 +36,7 @@ type Daily struct {
 	cron *cron.Cron
 }
 
-// NewDaily schedules send at at. ctx bounds every run it starts; a failed
+// NewDaily schedules send at at (see Schedule). ctx bounds every run it starts; a failed
 // run is logged, and the next is the next trading day's. A nil log
 // discards.
 func NewDaily(ctx context.Context, at string, send func(context.Context) error, log *slog.Logger) (*Daily, error) {
@@ -50,7 +52,7 @@ func NewDaily(ctx context.Context, at string, send func(context.Context) error, 
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		if err := send(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.ErrorContext(ctx, "the day's report was not sent", "err", err)
+			log.ErrorContext(ctx, "a daily job failed; the next runs the next trading day", "at", at, "err", err)
 		}
 	}))
 	return &Daily{cron: c}, nil

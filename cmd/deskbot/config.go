@@ -240,7 +240,7 @@ func (c Config) validate() []string {
 		bad("DATA_DIR", "must not be empty")
 	}
 	if _, err := report.Schedule(c.ReportAt); err != nil {
-		p = append(p, deskbot.ErrorMessage(err))
+		bad("REPORT_AT", deskbot.ErrorMessage(err)+", such as 15:45")
 	}
 	return p
 }

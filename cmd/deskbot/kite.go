@@ -78,29 +78,29 @@ func (c Config) kiteLoginProblems() []string {
 	if _, err := kite.CheckAPIURL(c.KiteAPIURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
 	}
-	if _, err := time.Parse("15:04", c.KiteLoginReminder); err != nil || len(c.KiteLoginReminder) != len("15:04") {
-		p = append(p, "KITE_LOGIN_REMINDER: must be a time of day as HH:MM, India time, such as 08:45")
+	if _, err := report.Schedule(c.KiteLoginReminder); err != nil {
+		p = append(p, "KITE_LOGIN_REMINDER: "+deskbot.ErrorMessage(err)+", such as 08:45")
 	}
 	return p
 }
 
-// kiteLogin builds Kite's daily login when KITE_API_KEY is set, and returns
-// what the HTTP server mounts for its callback.
-func (m *Main) kiteLogin() ([]ops.Mount, error) {
+// openKite builds Kite's client, its daily login and the market's
+// calendar when KITE_API_KEY is set.
+func (m *Main) openKite() error {
 	cfg := m.Config
-	if cfg.KiteAPIKey == "" || m.Login != nil {
-		return m.loginMounts(), nil
+	if cfg.KiteAPIKey == "" {
+		return nil
+	}
+	var err error
+	if m.calendar, err = exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays); err != nil {
+		return err
 	}
 	m.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: m.Now, Log: m.Log})
-	l, err := kite.NewLogin(kite.LoginConfig{
+	m.Login, err = kite.NewLogin(kite.LoginConfig{
 		APIKey: cfg.KiteAPIKey, APISecret: cfg.KiteAPISecret, UserID: cfg.KiteUserID,
 		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now,
 	}, m.Kite, m.Store.Chat(), m.Store.Chat(), m.Log)
-	if err != nil {
-		return nil, err
-	}
-	m.Login = l
-	return m.loginMounts(), nil
+	return err
 }
 
 // kiteLoginReminder schedules the morning's reminder to log in to Kite:
@@ -112,12 +112,8 @@ func (m *Main) kiteLoginReminder() (*report.Daily, error) {
 	if m.Login == nil {
 		return nil, nil
 	}
-	cal, err := exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays)
-	if err != nil {
-		return nil, err
-	}
 	d, err := report.NewDaily(m.drain.soft, cfg.KiteLoginReminder, func(ctx context.Context) error {
-		if !cal.TradingDay(m.Now()) {
+		if !m.calendar.TradingDay(m.Now()) {
 			return nil
 		}
 		return m.Login.RemindLogin(ctx)
@@ -128,6 +124,7 @@ func (m *Main) kiteLoginReminder() (*report.Daily, error) {
 	return d, nil
 }
 
+// loginMounts is what the HTTP server mounts for the login's callback.
 func (m *Main) loginMounts() []ops.Mount {
 	if m.Login == nil {
 		return nil
@@ -135,23 +132,22 @@ func (m *Main) loginMounts() []ops.Mount {
 	return []ops.Mount{{Pattern: m.Login.Path(), Handler: m.Login.Handler()}}
 }
 
-// openBroker opens the broker BROKER names: the paper broker on its own
-// prices, or on Kite's (paper-kite), its orders checked against Kite's
-// instrument list and the market's calendar before anyone is asked.
+// openBroker opens Kite's login when it is on, and the broker BROKER
+// names: the paper broker on its own prices, or on Kite's (paper-kite), its
+// orders checked against Kite's instrument list and the market's calendar
+// before anyone is asked.
 func (m *Main) openBroker() error {
 	cfg := m.Config
+	if err := m.openKite(); err != nil {
+		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
+	}
 	if cfg.Broker != "paper-kite" {
 		m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
 		return nil
 	}
-	if _, err := m.kiteLogin(); err != nil {
-		return err
-	}
-	cal, err := exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays)
-	if err != nil {
-		return err
-	}
-	m.kiteDay = kite.NewDay(m.Kite, m.Login, cal, cfg.KiteExchanges, m.Now, m.Log)
+	// BROKER=paper-kite needs KITE_API_KEY (kiteProblems), so the login
+	// and the calendar are there.
+	m.kiteDay = kite.NewDay(m.Kite, m.Login, m.calendar, cfg.KiteExchanges, m.Now, m.Log)
 	m.Broker = broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check)
 	return nil
 }

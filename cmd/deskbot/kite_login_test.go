@@ -199,6 +199,7 @@ func TestLoadConfigKite(t *testing.T) {
 		{"a callback on the desks page", with("BROKER_CALLBACK_URL", "https://desks.example.com/desks/", "WEBAPP_URL", "https://desks.example.com/desks/"), "BROKER_CALLBACK_URL: its path /desks is the desks page's"},
 		{"a cleartext API", with("KITE_API_URL", "http://api.kite.trade"), "KITE_API_URL: must be an https URL"},
 		{"the secret in a sandbox", with("SANDBOX_ENV", "KITE_API_SECRET"), "SANDBOX_ENV: KITE_API_SECRET holds a secret of the service"},
+		{"a reminder at no time of day", with("KITE_LOGIN_REMINDER", "8:45am"), "KITE_LOGIN_REMINDER: must be a time of day as HH:MM, India time, such as 08:45"},
 		{"paper on Kite's prices", with("BROKER", "paper-kite"), ""},
 		{"paper on Kite's prices without a login", map[string]string{"BROKER": "paper-kite"}, "BROKER: paper-kite trades on Kite's live prices and needs Kite's login"},
 		{"orders at Kite", with("BROKER", "kite"), "BROKER: kite (orders placed at Kite) is not built yet"},

@@ -20,6 +20,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/claudecode"
+	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/leader"
 	"github.com/deskbot/deskbot/mcpserve"
@@ -68,7 +69,9 @@ type Main struct {
 	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
 	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
 	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite
-	Elector *leader.Elector
+	// calendar is MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite.
+	calendar *exchange.Calendar
+	Elector  *leader.Elector
 
 	lead     leadership
 	leadMu   sync.Mutex // guards closing against a campaign that just won
@@ -140,15 +143,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
 		return err
 	}
-	loginMounts, err := m.kiteLogin()
-	if err != nil {
-		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
-	}
 	if err := m.buildBot(names); err != nil {
 		return err
 	}
 	backlog.bot.Store(m.Bot)
-	if err := m.serveHTTP(desks, loginMounts); err != nil {
+	if err := m.serveHTTP(desks, m.loginMounts()); err != nil {
 		return err
 	}
 	role, err := m.takeLead(termParent)
@@ -270,7 +269,7 @@ func (m *Main) buildBot(names []string) (err error) {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
 	if m.report, err = report.NewDaily(m.drain.soft, cfg.ReportAt, m.Bot.SendDayReport, log); err != nil {
-		return errors.New(deskbot.ErrorMessage(err))
+		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
 	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
 		return err
