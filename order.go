@@ -20,15 +20,13 @@ const MaxSymbolLen = 32
 const maxDigits = 15
 
 // symbolRule says what a valid symbol looks like, for the model.
-const symbolRule = `a symbol is 1 to 32 characters of upper-case A-Z, digits 0-9 and the punctuation & . _ - /, ` +
+var symbolRule = `a symbol is 1 to 32 characters of upper-case A-Z, digits 0-9 and the punctuation & . _ - /, ` +
 	`starting with a letter or digit, spelled exactly as the exchange writes it (e.g. "RELIANCE", "M&M", "BAJAJ-AUTO", "NIFTY24DECFUT"), ` +
-	`optionally after its exchange and a colon (one of ` + exchangeList + `: e.g. "NSE:RELIANCE", "NFO:NIFTY24DECFUT")`
+	`optionally after its exchange and a colon (one of ` + strings.Join(Exchanges, ", ") + `: e.g. "NSE:RELIANCE", "NFO:NIFTY24DECFUT")`
 
 // Exchanges are the exchanges a symbol may name before its colon: Kite's
 // segments for cash, F&O, currency and commodities.
 var Exchanges = []string{"NSE", "BSE", "NFO", "BFO", "CDS", "BCD", "MCX"}
-
-const exchangeList = "NSE, BSE, NFO, BFO, CDS, BCD, MCX"
 
 // SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
 // symbol; a symbol without an exchange has "" for it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/words"
@@ -79,7 +80,7 @@ const (
 var (
 	noArgsSchema     = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	placeOrderSchema = json.RawMessage(`{"type":"object","properties":{` +
-		`"symbol":{"type":"string","pattern":"^((NSE|BSE|NFO|BFO|CDS|BCD|MCX):)?[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE, or with its exchange, e.g. NSE:RELIANCE"},` +
+		`"symbol":{"type":"string","pattern":"^((` + strings.Join(deskbot.Exchanges, "|") + `):)?[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE, or with its exchange, e.g. NSE:RELIANCE"},` +
 		`"side":{"type":"string","enum":["buy","sell"],"description":"buy or sell"},` +
 		`"quantity":{"type":"number","description":"Units to trade, greater than 0"},` +
 		`"price":{"type":"number","description":"Limit price per unit, greater than 0: the most a buy pays, the least a sell takes"}},` +
