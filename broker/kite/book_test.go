@@ -33,13 +33,8 @@ func TestBookOfManyPositionsIsOneQuoteCall(t *testing.T) {
 		kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: fmt.Sprintf("STOCK%d", i), Name: "S", Token: uint32(1000001 + 256*i), LastPrice: 100, TickSize: 0.05, LotSize: 1})
 	}
 	st := storetest.MustOpen(t)
-	c := New(Options{APIKey: testKey, APIURL: kt.URL})
-	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback"}, c, st, &heard{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := NewDay(c, l, nil, []string{"NSE"}, time.Now, nil)
+	l, _ := mustLoginOn(t, kt, st, nil)
+	d := NewDay(l.kite, l, nil, []string{"NSE"}, time.Now, nil)
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
 
 	setup := broker.NewPaperMarket(st.Client(), st.Key, time.Now, fixedMarket(100)).Checking(func(deskbot.Order) error { return nil })

@@ -1,12 +1,12 @@
 package kite
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -16,22 +16,15 @@ import (
 // callback), the desks' orders are checked on the other, whose Run must
 // then load the day's list too.
 func TestMorningLoginOnAnotherInstanceLoadsTheDaysList(t *testing.T) {
-	var clock atomic.Int64
-	set := func(t time.Time) { clock.Store(t.UnixNano()) }
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	set(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
+	clock := deskbottest.NewClock(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
+	set, now := clock.Set, clock.Now
 	kt := mustFake(t)
 	kt.SetNow(now)
 	st := storetest.MustOpen(t)
 	cal, _ := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
 	instance := func() (*Login, *Day) {
-		c := New(Options{APIKey: testKey, APIURL: kt.URL})
-		l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-			CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, c, st, &heard{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l, NewDay(c, l, cal, []string{"NSE"}, now, nil)
+		l, _ := mustLoginOn(t, kt, st, now)
+		return l, NewDay(l.kite, l, cal, []string{"NSE"}, now, nil)
 	}
 	la, _ := instance()
 	_, db := instance()

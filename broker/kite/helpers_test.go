@@ -125,23 +125,28 @@ func (h *heard) texts() []string {
 	return out
 }
 
-// mustLoginDay builds a Login and a Day on the fake and Redis.
-func mustLoginDay(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
+// mustLoginOn builds a Login, on a client of its own, against the fake,
+// keeping its notes in st (instances of one deployment share st).
+func mustLoginOn(t *testing.T, kt *kitetest.Server, st Notes, now deskbot.Now) (*Login, *heard) {
 	t.Helper()
-	st := storetest.MustOpen(t)
-	c := New(Options{APIKey: testKey, APIURL: kt.URL})
 	ev := &heard{}
 	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, c, st, ev, nil)
+		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: now}, New(Options{APIKey: testKey, APIURL: kt.URL}), st, ev, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l, ev
+}
+
+// mustLoginDay builds a Login and a Day on the fake and Redis.
+func mustLoginDay(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
+	t.Helper()
+	l, ev := mustLoginOn(t, kt, storetest.MustOpen(t), now)
 	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDay(c, l, cal, []string{"NSE"}, now, nil)
-	return l, d, ev, c
+	return l, NewDay(l.kite, l, cal, []string{"NSE"}, now, nil), ev, l.kite
 }
 
 // loginAs runs /login's button and Kite's redirect for by.

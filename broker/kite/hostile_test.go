@@ -4,20 +4,19 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
 // A price read in flight while an approver logs in again (Kite allows one
 // quote a second, so a second read waits for its slot) must not be taken
-// for Kite ending the session: the new session is live, yet the group is
-// told "Kite ended the session ... orders are refused until an approver
-// sends /login", and the desk's price read fails.
+// for Kite ending the session: the new session is live, so the group is
+// not told "Kite ended the session", and the read succeeds under it.
 func TestReloginDuringAPriceReadIsNotASessionEnd(t *testing.T) {
 	kt := mustFake(t)
 	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Name: "TCS", Token: 2953217, LastPrice: 3500, TickSize: 0.05, LotSize: 1})
@@ -51,21 +50,19 @@ func TestReloginDuringAPriceReadIsNotASessionEnd(t *testing.T) {
 
 // The instrument list loaded just after midnight, under the evening's
 // session that Kite keeps until 06:00, is the previous day's (Kite builds
-// the day's list in the morning). The next morning's login must load the
-// day's list; instead the midnight copy counts as "the day's" all day, and
-// an instrument listed that morning is refused as unknown.
+// the day's list in the morning). The next morning's login loads the day's
+// list, so an instrument listed that morning is not refused as unknown all
+// day.
 func TestMorningLoginLoadsTheDaysList(t *testing.T) {
-	var clock atomic.Int64
-	set := func(t time.Time) { clock.Store(t.UnixNano()) }
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	set(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
+	clock := deskbottest.NewClock(time.Date(2026, 12, 3, 14, 0, 0, 0, deskbot.IST))
+	set, now := clock.Set, clock.Now
 	kt := mustFake(t)
 	kt.SetNow(now)
 	l, d, _, _ := mustLoginDay(t, kt, now)
 	ctx := ctxFor(t, 20*time.Second)
 
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"}) // the evening's session, until 06:00
-	deskbottestEventually(t, "the day's list", func() bool { return d.Load(ctx) == nil && d.list.Load() != nil })
+	deskbottest.Eventually(t, "the day's list", func() bool { return d.Load(ctx) == nil && d.list.Load() != nil })
 
 	set(time.Date(2026, 12, 4, 0, 1, 0, 0, deskbot.IST)) // Run's minute after midnight
 	if err := d.Load(ctx); err != nil {
@@ -89,30 +86,13 @@ func TestMorningLoginLoadsTheDaysList(t *testing.T) {
 	t.Errorf("an instrument Kite lists this morning is refused all day: %v", err)
 }
 
-func deskbottestEventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		if f() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("never: %s", what)
-}
-
 // Anyone on the web can call the callback: a state deskbot never gave
-// must change nothing, yet each one leaves a key in Redis (the "used" mark
-// is written before the state is looked up), so a stranger fills Redis at
-// will (64 bytes of key per request, kept 10 minutes).
+// changes nothing, not even a key in Redis (else a stranger could fill
+// Redis at will, a key per request).
 func TestForgedStateWritesNothing(t *testing.T) {
 	kt := mustFake(t)
 	st := storetest.MustOpen(t)
-	c := New(Options{APIKey: testKey, APIURL: kt.URL})
-	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback"}, c, st, &heard{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := mustLoginOn(t, kt, st, nil)
 	state := strings.Repeat("z", 64)
 	q := url.Values{"status": {"success"}, "request_token": {"x"}, "state": {state}}
 	rec := httptest.NewRecorder()

@@ -2,12 +2,12 @@ package kite
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // The morning's reminder asks for a login when no session Kite takes is
@@ -61,9 +61,8 @@ func TestDayPricesTogether(t *testing.T) {
 		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "TCS", Token: 2953217, LastPrice: 4000},
 		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "SBIN", Token: 779521, LastPrice: 800},
 	)
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	fake := deskbottest.NewClock(time.Now())
+	clock := fake.Now
 	l, _, _, _ := mustLoginDay(t, s, clock)
 	loginAs(t, l, s, deskbot.Person{ID: 101, Name: "Asha"})
 	// Quotes unlimited here: the test counts calls, not waits.
@@ -89,9 +88,7 @@ func TestDayPricesTogether(t *testing.T) {
 	}
 	round()
 	before := quotes()
-	mu.Lock()
-	now = now.Add(2 * priceLife)
-	mu.Unlock()
+	fake.Add(2 * priceLife)
 	round()
 	if got := quotes() - before; got != 1 {
 		t.Errorf("a second round of 3 symbols made %d quote calls; want 1", got)

@@ -16,12 +16,7 @@ import (
 func TestRefusedLoginPageSaysItOnce(t *testing.T) {
 	kt := mustFake(t)
 	st := storetest.MustOpen(t)
-	c := New(Options{APIKey: testKey, APIURL: kt.URL})
-	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback"}, c, st, &heard{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := mustLoginOn(t, kt, st, nil)
 	u, err := l.LoginURL(t.Context(), deskbot.Person{ID: 1, Name: "Asha"})
 	if err != nil {
 		t.Fatal(err)
