@@ -197,7 +197,7 @@ func (c *Client) GenerateSession(ctx context.Context, requestToken, apiSecret st
 	c.secret = apiSecret
 	c.mu.Unlock()
 	var s kiteconnect.UserSession
-	_, err = c.attempt(ctx, c.callLim, "", func(k *kiteconnect.Client) error {
+	err = c.attempt(ctx, c.callLim, "", func(k *kiteconnect.Client) error {
 		var err error
 		s, err = k.GenerateSession(requestToken, apiSecret)
 		return err
@@ -283,8 +283,7 @@ func (c *Client) Instruments(ctx context.Context, exchange string) ([]kiteconnec
 // call runs fn once a slot is free, waits out 429s, and classifies the
 // failure. For calls that change nothing, so a plain retry of 429 is safe.
 func (c *Client) call(ctx context.Context, lim *limiter, op string, fn func(*kiteconnect.Client) error) error {
-	_, err := c.attempt(ctx, lim, c.accessToken(), fn)
-	if err != nil {
+	if err := c.attempt(ctx, lim, c.accessToken(), fn); err != nil {
 		return c.classify(ctx, op, err)
 	}
 	return nil
@@ -293,28 +292,28 @@ func (c *Client) call(ctx context.Context, lim *limiter, op string, fn func(*kit
 // attempt runs fn with a per-call kiteconnect.Client bound to ctx, after
 // taking a slot of lim, and sends again after each 429 (Kite refuses a 429
 // before doing anything) while ctx allows. token "" sends no session (the
-// login). The raw error is returned with what the transport saw.
-func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn func(*kiteconnect.Client) error) (*roundTrip, error) {
+// login). The raw error is returned.
+func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn func(*kiteconnect.Client) error) error {
 	b := retry.Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		release, err := lim.acquire(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ex := &roundTrip{ctx: ctx}
 		err = fn(c.kiteFor(ex, token))
 		release()
 		if err == nil {
-			return ex, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return ex, ctx.Err()
+			return ctx.Err()
 		}
 		if !tooMany(err) {
-			return ex, err
+			return err
 		}
 		d := ex.retryAfter()
 		if d <= 0 {
@@ -322,7 +321,7 @@ func (c *Client) attempt(ctx context.Context, lim *limiter, token string, fn fun
 		}
 		c.log.Info("kite: 429, waiting", "wait", d)
 		if err := c.sleep(ctx, d); err != nil {
-			return ex, err
+			return err
 		}
 		if token != "" {
 			token = c.accessToken() // a new login may have come meanwhile
@@ -344,14 +343,12 @@ func (c *Client) kiteFor(ex *roundTrip, token string) *kiteconnect.Client {
 	return k
 }
 
-// roundTrip is what one HTTP exchange of one call saw: the official client
-// keeps the status and headers to itself, and turns every transport error
-// into "Request failed.".
+// roundTrip is one HTTP exchange of one call: the context it is bound to,
+// and the Retry-After header it saw (the official client keeps the
+// headers to itself).
 type roundTrip struct {
-	ctx       context.Context
-	status    int
-	retryHdr  string
-	transport error
+	ctx      context.Context
+	retryHdr string
 }
 
 func (ex *roundTrip) retryAfter() time.Duration {
@@ -378,10 +375,8 @@ type ctxTransport struct {
 func (t *ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(r.WithContext(t.ex.ctx))
 	if err != nil {
-		t.ex.transport = err
 		return nil, err
 	}
-	t.ex.status = resp.StatusCode
 	t.ex.retryHdr = resp.Header.Get("Retry-After")
 	return resp, nil
 }

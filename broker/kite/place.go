@@ -72,7 +72,7 @@ func (c *Client) Place(ctx context.Context, key string, p kiteconnect.OrderParam
 	resend := retry.Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
 		var r kiteconnect.OrderResponse
-		_, err := c.attempt(ctx, c.orderLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
+		err := c.attempt(ctx, c.orderLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
 			r, err = k.PlaceOrder(variety, p)
 			return err
 		})
@@ -111,7 +111,7 @@ func (c *Client) findTag(ctx context.Context, tag string, notBefore time.Time) (
 	for {
 		start := c.now()
 		var orders kiteconnect.Orders
-		_, err := c.attempt(ctx, c.callLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
+		err := c.attempt(ctx, c.callLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
 			orders, err = k.GetOrders()
 			return err
 		})
