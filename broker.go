@@ -29,13 +29,117 @@ type Position struct {
 // UnrealisedPnL at the last price.
 func (p Position) UnrealisedPnL() float64 { return (p.LastPrice - p.AvgPrice) * p.Quantity }
 
-// Order is a request to trade.
+// Order types, as place_order's order_type and Kite name them.
+const (
+	OrderMarket = "MARKET" // at the market's price
+	OrderLimit  = "LIMIT"  // at Price or better
+	OrderSL     = "SL"     // a LIMIT order at Price once the market reaches TriggerPrice
+	OrderSLM    = "SL-M"   // a MARKET order once the market reaches TriggerPrice
+)
+
+// Products, as place_order's product and Kite name them: intraday (squared
+// off by the broker before the close), carried futures and options, and
+// cash delivery.
+const (
+	ProductMIS  = "MIS"
+	ProductNRML = "NRML"
+	ProductCNC  = "CNC"
+)
+
+// Varieties: a regular order, or an after-market order, queued by the
+// broker outside market hours for the next open.
+const (
+	VarietyRegular = "regular"
+	VarietyAMO     = "amo"
+)
+
+// Order is a request to trade. In a Fill, Price is the price it filled at.
 type Order struct {
 	Symbol   string  `json:"symbol"`
 	Side     string  `json:"side"`
 	Quantity float64 `json:"quantity"`
-	Price    float64 `json:"price"`
+	// Price is a LIMIT or SL order's limit (the most a buy pays, the least
+	// a sell takes); 0 for MARKET and SL-M.
+	Price float64 `json:"price"`
+	// Type is one of the Order* types; "" reads as Kind says (orders
+	// kept before order types were).
+	Type         string  `json:"order_type,omitempty"`
+	TriggerPrice float64 `json:"trigger_price,omitempty"`
+	// Product is one of the Product* products; "" is the desk's default
+	// (Policies.Product), which the words and the broker put in its place.
+	Product string `json:"product,omitempty"`
+	// Variety is VarietyRegular or VarietyAMO; "" is regular.
+	Variety string `json:"variety,omitempty"`
 }
+
+// Kind is o's order type: Type, or where it is "" LIMIT when a price is
+// given and MARKET when none is (place_order's default).
+func (o Order) Kind() string {
+	switch {
+	case o.Type != "":
+		return o.Type
+	case o.Price > 0:
+		return OrderLimit
+	}
+	return OrderMarket
+}
+
+// AtMarket reports whether o trades at the market's price, not its own
+// (MARKET and SL-M): its notional is counted at the market's last price.
+func (o Order) AtMarket() bool { k := o.Kind(); return k == OrderMarket || k == OrderSLM }
+
+// ForDesk is o with the desk's default product where o names none.
+func (o Order) ForDesk(product string) Order {
+	if o.Product == "" {
+		o.Product = product
+	}
+	return o
+}
+
+// OrderState is where a placed order is in its life at the broker.
+type OrderState string
+
+const (
+	// OrderPending: the order was sent and the broker's answer is not
+	// known yet (lost, or a crash between sending and hearing back): the
+	// broker's day's orders are read to learn whether it exists.
+	OrderPending      OrderState = "pending"
+	OrderOpen         OrderState = "open"          // resting, nothing filled
+	OrderPartlyFilled OrderState = "partly filled" // resting, some filled
+	OrderComplete     OrderState = "complete"      // filled in full
+	OrderRejected     OrderState = "rejected"      // refused by the broker or the exchange (Reason says why)
+	OrderCancelled    OrderState = "cancelled"     // cancelled with the rest unfilled (Reason may say why)
+	// OrderNotPlaced: the order was never made (a lost answer, and the
+	// broker's orders showed no order carrying its tag).
+	OrderNotPlaced OrderState = "not placed"
+)
+
+// Final reports whether s can no longer change.
+func (s OrderState) Final() bool {
+	switch s {
+	case OrderComplete, OrderRejected, OrderCancelled, OrderNotPlaced:
+		return true
+	}
+	return false
+}
+
+// PlacedOrder is an order a desk placed, as the broker last reported it.
+type PlacedOrder struct {
+	ID    string     `json:"id,omitempty"` // the broker's order id; "" while pending or when not placed
+	Tag   string     `json:"tag"`          // unique to the allowed call that placed it
+	Desk  string     `json:"desk"`
+	Order Order      `json:"order"`
+	State OrderState `json:"state"`
+	// Filled is the quantity filled so far, at AvgPrice on average.
+	Filled   float64   `json:"filled"`
+	AvgPrice float64   `json:"avg_price"`
+	Reason   string    `json:"reason,omitempty"` // the broker's words for a rejection or cancellation
+	At       time.Time `json:"at"`               // placed
+	Updated  time.Time `json:"updated"`          // last change of state or fill
+}
+
+// Open reports whether the order still rests at the broker (or may).
+func (p PlacedOrder) Open() bool { return !p.State.Final() }
 
 // Fill is an executed order.
 type Fill struct {
@@ -43,10 +147,18 @@ type Fill struct {
 	RealisedPnL float64 `json:"realised_pnl"` // realised by this fill
 }
 
-// FlattenReport says what a flatten closed.
+// FlattenReport says what a flatten did: the desk's open orders it
+// cancelled, then the positions it closed at once (Closed, a paper
+// broker's fills) or the closing market orders it placed, whose fills
+// come as the orders' updates (Placed, at a real broker).
 type FlattenReport struct {
-	Closed      []Fill  `json:"closed"`
-	RealisedPnL float64 `json:"realised_pnl"` // realised by the flatten
+	Cancelled   []PlacedOrder `json:"cancelled,omitempty"`
+	Closed      []Fill        `json:"closed"`
+	Placed      []PlacedOrder `json:"placed,omitempty"`
+	RealisedPnL float64       `json:"realised_pnl"` // realised by the fills in Closed
+	// Left are the positions it could not close in full, with why (the
+	// account holds less than the desk's book says).
+	Left []string `json:"left,omitempty"`
 }
 
 // Book is a desk's positions with its realised P&L to date.
@@ -69,11 +181,39 @@ type Broker interface {
 	// not list, a quantity off the lot, a price off the tick, a closed
 	// market). Its words are for the model. PlaceOrder checks again.
 	Check(o Order) error
-	PlaceOrder(ctx context.Context, desk string, o Order) (Fill, error)
-	Flatten(ctx context.Context, desk string) (FlattenReport, error)
+	// PlaceOrder places o for desk as the allowed call key (a held
+	// request's id, or the turn's call): one key places at most one order,
+	// however often it is asked and whatever fails, and asking again
+	// returns that order as it stands. o's Product must be set
+	// (Order.ForDesk). An order the broker refuses outright is EINVALID
+	// with its reason; one it accepted and then rejected is a PlacedOrder
+	// in OrderRejected.
+	PlaceOrder(ctx context.Context, desk, key string, o Order) (PlacedOrder, error)
+	// Orders is the desk's orders of the India day, oldest first, as they
+	// stand now.
+	Orders(ctx context.Context, desk string) ([]PlacedOrder, error)
+	// CancelOrder cancels one of the desk's own open orders (id is the
+	// broker's order id): another desk's order, an unknown one or one no
+	// longer open is refused (ENOTFOUND, ECONFLICT) and changes nothing.
+	CancelOrder(ctx context.Context, desk, id string) (PlacedOrder, error)
+	// Flatten cancels the desk's open orders, then closes its net
+	// positions with market orders, never trading what belongs to another
+	// desk or to no desk. key makes it once, as PlaceOrder's does.
+	Flatten(ctx context.Context, desk, key string) (FlattenReport, error)
+	// Margin is what o needs of the account's margin and what the account
+	// has available, as the broker reckons it: ok is false when this
+	// broker keeps no margins (paper).
+	Margin(ctx context.Context, o Order) (m OrderMargin, ok bool, err error)
 	// Trades returns up to the last limit fills of the desk, oldest first:
 	// today's realised P&L and a desk's trades are read from them.
 	Trades(ctx context.Context, desk string, limit int) ([]Trade, error)
+}
+
+// OrderMargin is the margin an order needs (Required) and what the
+// account has available for it, in rupees.
+type OrderMargin struct {
+	Required  float64 `json:"required"`
+	Available float64 `json:"available"`
 }
 
 // BrokerSession is the day's session at a broker whose sessions a person

@@ -28,6 +28,24 @@ type ToolResult struct {
 	Limit bool `json:"limit,omitempty"`
 }
 
+type callKey struct{}
+
+// WithCallKey is ctx carrying the key of the call being run: the held
+// request's id when the gate runs an allowed call, the turn's trigger and
+// the model's call id when a desk runs an unguarded one. A broker places at
+// most one order per key (Broker.PlaceOrder), so the key must be the
+// call's, stable across a crash and a restart, never made up.
+func WithCallKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, callKey{}, key)
+}
+
+// CallKey is the key WithCallKey gave ctx; false when none was given (a
+// broker tool then refuses to trade rather than make one up).
+func CallKey(ctx context.Context) (string, bool) {
+	k, ok := ctx.Value(callKey{}).(string)
+	return k, ok && k != ""
+}
+
 // CompletedCall is a call that ran (or was held) within a trigger, with what
 // the model was told. A fallback backend and a restarted turn are given these
 // so that no call is repeated.

@@ -21,6 +21,7 @@ const (
 	EventModelUnreachable EventKind = "model_unreachable"
 	EventRisk             EventKind = "risk"   // a risk rule acted on a desk (a halt, a square-off) or cannot be checked: Text says it
 	EventBroker           EventKind = "broker" // the broker's session began or ended: Text says it
+	EventOrder            EventKind = "order"  // a desk's order filled (in part or in full) or was rejected: Text says it in trading words
 )
 
 // Event is something the team may want to see. Events are delivered at
@@ -55,6 +56,17 @@ type EventLog interface {
 	// consumer and not acknowledged, then new ones, waiting up to block.
 	ReadEvents(ctx context.Context, group, consumer string, count int, block time.Duration) ([]Event, error)
 	AckEvent(ctx context.Context, group, id string) error
+}
+
+// Teller tells a desk (a trigger in its inbox) and the chat (an event)
+// about one thing once: the first TellOnce of a key queues both, in one
+// atomic step, and every later one of that key does nothing and reports
+// false. A broker tells order updates through it, so an update read again
+// after a crash, a restart or a hand-over is never told twice, and one
+// handled is never lost between the desk's inbox and the chat. Either of
+// t and e may be nil.
+type Teller interface {
+	TellOnce(ctx context.Context, key string, t *Trigger, e *Event) (told bool, err error)
 }
 
 // ChatBacklog says how many of a desk's chat messages wait to be posted, so

@@ -61,14 +61,42 @@ func CheckOrder(o Order) error {
 	if !positive(o.Quantity) {
 		return Errorf(EINVALID, "quantity must be a number greater than 0, not %v", o.Quantity)
 	}
-	if !positive(o.Price) {
-		return Errorf(EINVALID, "price must be a number greater than 0, not %v", o.Price)
+	switch k := o.Kind(); k {
+	case OrderLimit, OrderSL:
+		if !positive(o.Price) {
+			return Errorf(EINVALID, "a %s order needs a price greater than 0 (its limit), not %v", k, o.Price)
+		}
+	case OrderMarket, OrderSLM:
+		if o.Price != 0 {
+			return Errorf(EINVALID, "a %s order takes no price (it trades at the market's); leave price out, or send order_type LIMIT", k)
+		}
+	default:
+		return Errorf(EINVALID, "order_type must be one of %s, not %s", strings.Join(orderTypes, ", "), strconv.QuoteToASCII(k))
 	}
-	if !finite(o.Quantity * o.Price) {
+	switch k := o.Kind(); {
+	case k == OrderSL || k == OrderSLM:
+		if !positive(o.TriggerPrice) {
+			return Errorf(EINVALID, "a %s order needs a trigger_price greater than 0 (where it starts to trade), not %v", k, o.TriggerPrice)
+		}
+	case o.TriggerPrice != 0:
+		return Errorf(EINVALID, "trigger_price is for SL and SL-M orders only; leave it out of a %s order", k)
+	}
+	if o.Product != "" && !slices.Contains(products, o.Product) {
+		return Errorf(EINVALID, "product must be one of %s, not %s", strings.Join(products, ", "), strconv.QuoteToASCII(o.Product))
+	}
+	if o.Variety != "" && o.Variety != VarietyRegular && o.Variety != VarietyAMO {
+		return Errorf(EINVALID, "variety must be \"regular\" or \"amo\" (after market hours), not %s", strconv.QuoteToASCII(o.Variety))
+	}
+	if !finite(o.Quantity*o.Price) || !finite(o.Quantity*o.TriggerPrice) {
 		return Errorf(EINVALID, "order for %s is too large: quantity × price overflows", o.Symbol)
 	}
 	return nil
 }
+
+var (
+	orderTypes = []string{OrderMarket, OrderLimit, OrderSL, OrderSLM}
+	products   = []string{ProductMIS, ProductNRML, ProductCNC}
+)
 
 // validSymbol is the one symbol rule: canonical already, nothing to fold.
 // The stored forms rely on there being no whitespace in it.
@@ -114,10 +142,14 @@ func ArgumentFields(name string, args json.RawMessage) (map[string]json.RawMessa
 	return fields, nil
 }
 
-var orderArgs = []string{"symbol", "side", "quantity", "price"}
+// orderArgs are place_order's arguments; the first three are required.
+var orderArgs = []string{"symbol", "side", "quantity", "order_type", "price", "trigger_price", "product", "variety"}
 
 // ParseOrder reads place_order's arguments exactly as given and checks them
-// (CheckOrder): what it returns is what the approver read.
+// (CheckOrder): what it returns is what the approver read. Its defaults are
+// place_order's: order_type LIMIT when a price is given, else MARKET;
+// product "" (the desk's, Order.ForDesk); variety regular. The quantity
+// must be a whole number: exchanges trade whole units.
 func ParseOrder(args json.RawMessage) (Order, error) {
 	var o Order
 	fields, err := ArgumentFields(ToolPlaceOrder, args)
@@ -126,34 +158,51 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 	}
 	for k := range fields {
 		if !slices.Contains(orderArgs, k) {
-			return o, Errorf(EINVALID, "place_order has no argument %q; it takes symbol, side, quantity and price", k)
+			return o, Errorf(EINVALID, "place_order has no argument %q; it takes %s", k, strings.Join(orderArgs, ", "))
 		}
 	}
 	var missing []string
-	for _, k := range orderArgs {
+	for _, k := range orderArgs[:3] {
 		if _, ok := fields[k]; !ok {
 			missing = append(missing, k)
 		}
 	}
 	if len(missing) > 0 {
-		return o, Errorf(EINVALID, "place_order needs symbol, side, quantity and price; missing: %s", strings.Join(missing, ", "))
+		return o, Errorf(EINVALID, "place_order needs symbol, side and quantity; missing: %s", strings.Join(missing, ", "))
 	}
-	if err := field(fields, "symbol", &o.Symbol, `a string, e.g. "RELIANCE"`); err != nil {
-		return o, err
+	for _, f := range []struct {
+		k    string
+		dst  any
+		want string
+	}{
+		{"symbol", &o.Symbol, `a string, e.g. "NSE:INFY"`},
+		{"side", &o.Side, `"buy" or "sell"`},
+		{"quantity", &o.Quantity, "a whole number, e.g. 10"},
+		{"order_type", &o.Type, `one of "MARKET", "LIMIT", "SL", "SL-M"`},
+		{"price", &o.Price, "a number, e.g. 2500.5"},
+		{"trigger_price", &o.TriggerPrice, "a number, e.g. 2490"},
+		{"product", &o.Product, `one of "MIS", "NRML", "CNC"`},
+		{"variety", &o.Variety, `"regular" or "amo"`},
+	} {
+		if _, ok := fields[f.k]; !ok {
+			continue
+		}
+		if err := field(fields, f.k, f.dst, f.want); err != nil {
+			return o, err
+		}
 	}
-	if err := field(fields, "side", &o.Side, `"buy" or "sell"`); err != nil {
-		return o, err
-	}
-	if err := field(fields, "quantity", &o.Quantity, "a number, e.g. 10"); err != nil {
-		return o, err
-	}
-	if err := field(fields, "price", &o.Price, "a number, e.g. 2500.5"); err != nil {
-		return o, err
-	}
-	for _, k := range []string{"quantity", "price"} {
+	for _, k := range []string{"quantity", "price", "trigger_price"} {
 		if n := significantDigits(fields[k]); n > maxDigits {
 			return o, Errorf(EINVALID, "%s has %d significant digits; at most %d are kept exactly, so send it rounded", k, n, maxDigits)
 		}
+	}
+	if _, given := fields["order_type"]; !given {
+		o.Type = o.Kind()
+	} else if o.Type == "" {
+		return o, Errorf(EINVALID, `order_type must be one of "MARKET", "LIMIT", "SL", "SL-M", not ""; leave it out for LIMIT with a price, MARKET without`)
+	}
+	if positive(o.Quantity) && o.Quantity != math.Trunc(o.Quantity) {
+		return o, Errorf(EINVALID, "quantity must be a whole number of units, not %v", o.Quantity)
 	}
 	return o, CheckOrder(o)
 }

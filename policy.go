@@ -38,6 +38,9 @@ type ToolPolicy struct {
 	// least one must come from it. "": any approvers.
 	FromRole    string
 	RoleMembers []int64
+	// Product (place_order only) is the desk's default product for an
+	// order that names none: one of the Product* products; "": MIS.
+	Product string
 }
 
 // Limited reports whether the policy has a hard limit.
@@ -52,6 +55,15 @@ type Policies map[string]map[string]ToolPolicy
 // For returns the policy of desk's calls to tool (the zero policy if none).
 func (p Policies) For(desk, tool string) ToolPolicy { return p[desk][tool] }
 
+// Product is the product desk's orders take when they name none: its
+// place_order policy's Product, else MIS.
+func (p Policies) Product(desk string) string {
+	if pr := p.For(desk, ToolPlaceOrder).Product; pr != "" {
+		return pr
+	}
+	return ProductMIS
+}
+
 // Required is how many distinct approvers the held call needs under p:
 // never below 1. An order whose notional cannot be read needs the larger
 // count.
@@ -59,7 +71,9 @@ func (p Policies) Required(desk string, call ToolCall) int {
 	tp := p.For(desk, call.Name)
 	n := max(tp.Approvals, 1)
 	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder {
-		if o, err := ParseOrder(call.Arguments); err == nil && o.Quantity*o.Price <= tp.TwoApproversAbove {
+		// An order at the market's price has no price of its own to count
+		// here: it needs the larger count.
+		if o, err := ParseOrder(call.Arguments); err == nil && !o.AtMarket() && o.Quantity*o.Price <= tp.TwoApproversAbove {
 			return 1
 		}
 	}

@@ -16,6 +16,7 @@ const (
 	TriggerFlatten    TriggerKind = "flatten"    // the user flattened the desk, or the harness squared it off
 	TriggerHalt       TriggerKind = "halt"       // a risk rule halted the desk
 	TriggerWhy        TriggerKind = "why"        // the team asks why a held call (RequestID): a turn with no tools
+	TriggerOrder      TriggerKind = "order"      // one of the desk's orders changed state at the broker
 )
 
 // Trigger is one item in a desk's inbox.

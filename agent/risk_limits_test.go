@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/deskbottest"
 	"io"
 	"log/slog"
 	"strings"
@@ -80,7 +81,7 @@ func (f *riskLimits) hold(t *testing.T, desk string, qty float64) {
 	if side == "sell" {
 		limit = 1
 	}
-	if _, err := f.paper.PlaceOrder(t.Context(), desk, deskbot.Order{Symbol: "TCS", Side: side, Quantity: qty, Price: limit}); err != nil {
+	if _, err := f.paper.PlaceOrder(t.Context(), desk, deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: side, Quantity: qty, Price: limit}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -119,7 +119,7 @@ func TestRedeliveredTellIsDoneOnce(t *testing.T) {
 func TestFlattenAsksThenCloses(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
 		t.Fatal(err)
 	}
 	h.replyTo(groupID, h.say(asha, "/flatten", 0))
@@ -308,7 +308,7 @@ func TestHandlerPanicIsRecovered(t *testing.T) {
 func TestDesksAndRequestsShowTheState(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.st.AnnounceDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"github.com/deskbot/deskbot/deskbottest"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // trade fills o on desk at the harness's clock.
 func (h *e2e) trade(desk string, o deskbot.Order) {
 	h.t.Helper()
-	if _, err := h.broker.PlaceOrder(h.t.Context(), desk, o); err != nil {
+	if _, err := h.broker.PlaceOrder(h.t.Context(), desk, deskbottest.NewKey(), o); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"encoding/json"
+	"github.com/deskbot/deskbot/deskbottest"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 6, Price: 100},
 		{Symbol: "INFY", Side: deskbot.Sell, Quantity: 2, Price: 1500},
 	} {
-		if _, err := h.broker.PlaceOrder(ctx, "alpha", o); err != nil {
+		if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +101,7 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
 		t.Fatal(err)
 	}
 	r, m := h.holdFlatten("alpha", `{}`)
@@ -109,7 +110,7 @@ func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
 	}
 	// The desk buys more while the flatten waits: flattening now would
 	// close a position nobody was shown.
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := h.answer(h.tap(asha, m, "Allow once")); got != words.ChangedSinceShown {

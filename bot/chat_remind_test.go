@@ -277,12 +277,12 @@ func TestPinMovesWhenARequestIsShownAgain(t *testing.T) {
 	h.tg.SetBotRights(groupID, true)
 	h.start()
 	ctx := t.Context()
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
 		t.Fatal(err)
 	}
 	_, m := h.holdFlatten("alpha", `{}`)
 	deskbottest.Eventually(t, "the held flatten pinned", func() bool { return slices.Equal(h.tg.Pinned(groupID), []int{m.ID}) })
-	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 100001, Price: 1500}); err != nil {
 		t.Fatal(err)
 	}
 	h.answer(h.tap(asha, m, "Allow once"))

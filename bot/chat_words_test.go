@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/deskbottest"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func (h *e2e) holdOrder(desk, args string) (*deskbot.Request, telegramtest.Messa
 
 func TestHeldOrderReadsInTradingWords(t *testing.T) {
 	h := mustE2E(t)
-	if _, err := h.broker.PlaceOrder(t.Context(), "alpha", deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 20, Price: 24500}); err != nil {
+	if _, err := h.broker.PlaceOrder(t.Context(), "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 20, Price: 24500}); err != nil {
 		t.Fatalf("place order: %v", err)
 	}
 	r, m := h.holdOrder("alpha", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)

@@ -9,6 +9,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/words"
+	"github.com/google/uuid"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -263,7 +264,7 @@ func (b *Bot) flatten(ctx context.Context, c tele.Context, target string) {
 func (b *Bot) flattenDesks(ctx context.Context, desks []string, p deskbot.Person) []string {
 	var lines []string
 	for _, d := range desks {
-		rep, err := b.deps.Broker.Flatten(ctx, d)
+		rep, err := b.deps.Broker.Flatten(ctx, d, "flatten:"+d+":"+uuid.NewString())
 		if err != nil {
 			lines = append(lines, bold(d)+": not flattened: "+html.EscapeString(b.explain(ctx, "flatten failed", err)))
 			continue

@@ -122,9 +122,9 @@ type atMarket struct {
 	market *brokertest.Quotes
 }
 
-func (b atMarket) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+func (b atMarket) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
 	b.market.Set(o.Symbol, o.Price)
-	return b.Paper.PlaceOrder(ctx, desk, o)
+	return b.Paper.PlaceOrder(ctx, desk, key, o)
 }
 
 // logBuffer collects the bot's logs, to check that the token never reaches them.

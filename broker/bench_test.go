@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"github.com/deskbot/deskbot/deskbottest"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func BenchmarkPlaceOrder(b *testing.B) {
 	ctx := b.Context()
 	// Priced through the market (RELIANCE walks near ₹1,250), so both fill.
 	orders := []deskbot.Order{buy("RELIANCE", 1, 2500), sell("RELIANCE", 1, 1)}
-	if _, err := p.PlaceOrder(ctx, "bench", orders[0]); err != nil { // loads the script
+	if _, err := p.PlaceOrder(ctx, "bench", deskbottest.NewKey(), orders[0]); err != nil { // loads the script
 		b.Fatal(err)
 	}
 	floorKey := key("floor")
@@ -38,7 +39,7 @@ func BenchmarkPlaceOrder(b *testing.B) {
 	var orderTime, floorTime time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if _, err := p.PlaceOrder(ctx, "bench", orders[n%2]); err != nil {
+		if _, err := p.PlaceOrder(ctx, "bench", deskbottest.NewKey(), orders[n%2]); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()

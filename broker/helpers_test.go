@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/deskbottest"
 	"math"
 	"testing"
 	"time"
@@ -38,11 +39,11 @@ type following struct {
 	tape *brokertest.Quotes
 }
 
-func (f *following) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+func (f *following) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
 	if deskbot.CheckOrder(o) == nil {
 		f.tape.Set(o.Symbol, o.Price)
 	}
-	return f.Paper.PlaceOrder(ctx, desk, o)
+	return f.Paper.PlaceOrder(ctx, desk, key, o)
 }
 
 // mustMarket is a paper broker over a tape of prices the test sets.
@@ -63,10 +64,12 @@ func mustRedis(t testing.TB) (redis.UniversalClient, func(parts ...string) strin
 
 func mustOrder(t testing.TB, p deskbot.Broker, desk string, o deskbot.Order) deskbot.Fill {
 	t.Helper()
-	f, err := p.PlaceOrder(t.Context(), desk, o)
+	po, err := p.PlaceOrder(t.Context(), desk, deskbottest.NewKey(), o)
 	if err != nil {
 		t.Fatalf("PlaceOrder(%s, %+v): %v", desk, o, err)
 	}
+	f := deskbot.Fill{Order: po.Order}
+	f.Price = po.AvgPrice
 	return f
 }
 
@@ -81,7 +84,7 @@ func mustBook(t testing.TB, p deskbot.Broker, desk string) deskbot.Book {
 
 func mustFlatten(t testing.TB, p deskbot.Broker, desk string) deskbot.FlattenReport {
 	t.Helper()
-	r, err := p.Flatten(t.Context(), desk)
+	r, err := p.Flatten(t.Context(), desk, deskbottest.NewKey())
 	if err != nil {
 		t.Fatalf("Flatten(%s): %v", desk, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/deskbot/deskbot/deskbottest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 
 	// The broker itself refuses them too, whoever calls it.
 	for _, sym := range []string{"ſBIN", "\u00a0SBIN", "sbin", "SBIN\u202e"} {
-		if _, err := p.PlaceOrder(t.Context(), "main", buy(sym, 1, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
+		if _, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), buy(sym, 1, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
 			t.Errorf("PlaceOrder(%q) = %v, want EINVALID", sym, err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 func TestPaperRefusesInvalidDeskNames(t *testing.T) {
 	p := mustPaper(t)
 	for _, desk := range []string{"", "all", "a:b", "Main", "main ", strings.Repeat("a", 33)} {
-		if _, err := p.PlaceOrder(t.Context(), desk, buy("SBIN", 1, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
+		if _, err := p.PlaceOrder(t.Context(), desk, deskbottest.NewKey(), buy("SBIN", 1, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
 			t.Errorf("PlaceOrder on desk %q = %v, want EINVALID", desk, err)
 		}
 		if _, err := p.Book(t.Context(), desk); deskbot.ErrorCode(err) != deskbot.EINVALID {
@@ -117,8 +118,8 @@ func TestPaperRefusesInvalidDeskNames(t *testing.T) {
 // bookFails fills orders but cannot read the book afterwards.
 type bookFails struct{ deskbot.Broker }
 
-func (bookFails) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
-	return deskbot.Fill{Order: o}, nil
+func (bookFails) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
+	return deskbot.PlacedOrder{Desk: desk, Order: o, State: deskbot.OrderComplete, Filled: o.Quantity, AvgPrice: o.Price}, nil
 }
 func (bookFails) Check(o deskbot.Order) error { return deskbot.CheckOrder(o) }
 func (bookFails) Book(ctx context.Context, desk string) (deskbot.Book, error) {

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"github.com/deskbot/deskbot/deskbottest"
 	"math"
 	"strconv"
 	"strings"
@@ -29,10 +30,10 @@ func TestHostilePaperFillsAtTheMarketNotTheDesksPrice(t *testing.T) {
 		{"sell far above the market", sell("TCS", 1, 5000), "Not filled: TCS trades at ₹4,000.00, below your sell limit of ₹5,000.00"},
 	}
 	for _, s := range steps {
-		f, err := p.PlaceOrder(t.Context(), "main", s.o)
+		f, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), s.o)
 		got := deskbot.ErrorMessage(err)
 		if err == nil {
-			got = strconv.FormatFloat(f.Price, 'f', -1, 64)
+			got = strconv.FormatFloat(f.AvgPrice, 'f', -1, 64)
 		}
 		if !strings.HasPrefix(got, s.want) || err != nil && deskbot.ErrorCode(err) != deskbot.EINVALID {
 			t.Errorf("%s: %q (%v); want %q", s.name, got, err, s.want)
@@ -103,7 +104,7 @@ func TestWalkIsAMarketNoDeskMoves(t *testing.T) {
 // closes there.
 func TestPaperTradesAtTheMarket(t *testing.T) {
 	p, market := mustMarket(t)
-	if _, err := p.PlaceOrder(t.Context(), "main", buy("INFY", 10, 1500)); deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "INFY has no market price") {
+	if _, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), buy("INFY", 10, 1500)); deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "INFY has no market price") {
 		t.Errorf("an order with no market: %v; want EINVALID, no market price", err)
 	}
 	market.Set("INFY", 1500)

@@ -142,7 +142,31 @@ func (p *Paper) LastPrice(ctx context.Context, symbol string) (float64, bool, er
 // limit (o.Price: the most a buy pays, the least a sell takes). An invalid
 // order, or one the market is beyond, is an EINVALID error and changes
 // nothing.
-func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
+	f, err := p.fill(ctx, desk, o)
+	if err != nil {
+		return deskbot.PlacedOrder{}, err
+	}
+	now := p.now()
+	return deskbot.PlacedOrder{Desk: desk, Order: o, State: deskbot.OrderComplete, Filled: f.Quantity, AvgPrice: f.Price, At: now, Updated: now}, nil
+}
+
+// Orders is the desk's orders of the day.
+func (p *Paper) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
+	return nil, nil
+}
+
+// CancelOrder cancels one of the desk's open orders.
+func (p *Paper) CancelOrder(ctx context.Context, desk, id string) (deskbot.PlacedOrder, error) {
+	return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.ENOTFOUND, "no open order %s", id)
+}
+
+// Margin: the paper broker keeps no margins.
+func (p *Paper) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMargin, bool, error) {
+	return deskbot.OrderMargin{}, false, nil
+}
+
+func (p *Paper) fill(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Fill{}, err
 	}
@@ -180,7 +204,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (d
 }
 
 // Flatten closes every open position at the market's price.
-func (p *Paper) Flatten(ctx context.Context, desk string) (deskbot.FlattenReport, error) {
+func (p *Paper) Flatten(ctx context.Context, desk, key string) (deskbot.FlattenReport, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.FlattenReport{}, err
 	}

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"github.com/deskbot/deskbot/deskbottest"
 	"math"
 	"reflect"
 	"sync"
@@ -181,10 +182,10 @@ func TestPaperConcurrentOrdersLoseNothing(t *testing.T) {
 			// Every buy of 2 is matched by a sell of 1, each at limits that
 			// fill at the market, interleaved arbitrarily; only a lost
 			// update changes the final quantity.
-			if _, err := p.PlaceOrder(t.Context(), "busy", buy("NIFTY", 2, float64(100+i))); err != nil {
+			if _, err := p.PlaceOrder(t.Context(), "busy", deskbottest.NewKey(), buy("NIFTY", 2, float64(100+i))); err != nil {
 				errs <- err
 			}
-			if _, err := p.PlaceOrder(t.Context(), "busy", sell("NIFTY", 1, float64(100-i))); err != nil {
+			if _, err := p.PlaceOrder(t.Context(), "busy", deskbottest.NewKey(), sell("NIFTY", 1, float64(100-i))); err != nil {
 				errs <- err
 			}
 		})
@@ -240,7 +241,7 @@ func TestPaperInvalidOrdersChangeNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := p.PlaceOrder(t.Context(), "main", tt.o)
+			_, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), tt.o)
 			if got, want := deskbot.ErrorCode(err), deskbot.EINVALID; got != want {
 				t.Fatalf("PlaceOrder(%+v) error %v (code %q), want code %q", tt.o, err, got, want)
 			}
@@ -257,7 +258,7 @@ func TestPaperInvalidOrdersChangeNothing(t *testing.T) {
 func TestPaperPositionOverflowIsRefused(t *testing.T) {
 	p := mustPaper(t)
 	mustOrder(t, p, "main", buy("X", 1e308, 1))
-	_, err := p.PlaceOrder(t.Context(), "main", buy("X", 1e308, 1))
+	_, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), buy("X", 1e308, 1))
 	if got, want := deskbot.ErrorCode(err), deskbot.EINVALID; got != want {
 		t.Fatalf("second huge buy: error %v, want code %q", err, want)
 	}
@@ -287,7 +288,7 @@ func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
 				}
 			}
 			mustOrder(t, p, "main", buy("BIG", 1.7e308, 1))
-			if _, err := p.PlaceOrder(t.Context(), "main", buy("BIG", 1.7e308, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
+			if _, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), buy("BIG", 1.7e308, 1)); deskbot.ErrorCode(err) != deskbot.EINVALID {
 				t.Errorf("an order that overflows the position: %v, want it refused", err)
 			}
 			trades, err := p.Trades(t.Context(), "main", 100)

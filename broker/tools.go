@@ -46,16 +46,20 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return modelError(err)
 				}
-				fill, err := b.PlaceOrder(ctx, desk, o)
+				key, _ := deskbot.CallKey(ctx)
+				po, err := b.PlaceOrder(ctx, desk, key, o)
 				if err != nil {
 					return brokerError(err)
 				}
+				fill := deskbot.Fill{Order: po.Order}
+				fill.Price = po.AvgPrice
 				return deskbot.ToolResult{Text: fillText(ctx, log, b, desk, fill)}, nil
 			}},
 		&tool{name: deskbot.ToolFlattenDesk, desc: flattenDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolFlattenDesk, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-				r, err := b.Flatten(ctx, desk)
+				key, _ := deskbot.CallKey(ctx)
+				r, err := b.Flatten(ctx, desk, key)
 				if err != nil {
 					return brokerError(err)
 				}

@@ -59,7 +59,7 @@ func (w *world) deps() report.Deps {
 func (w *world) mustTrade(t testing.TB, desk, symbol, side string, qty, price float64) {
 	t.Helper()
 	w.quote.Set(symbol, price)
-	if _, err := w.br.PlaceOrder(context.Background(), desk, deskbot.Order{Symbol: symbol, Side: side, Quantity: qty, Price: price}); err != nil {
+	if _, err := w.br.PlaceOrder(context.Background(), desk, deskbottest.NewKey(), deskbot.Order{Symbol: symbol, Side: side, Quantity: qty, Price: price}); err != nil {
 		t.Fatalf("%s %s: %v", desk, side, err)
 	}
 }

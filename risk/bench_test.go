@@ -3,6 +3,7 @@ package risk_test
 import (
 	"context"
 	"fmt"
+	"github.com/deskbot/deskbot/deskbottest"
 	"io"
 	"log/slog"
 	"slices"
@@ -73,11 +74,11 @@ func BenchmarkHaltAfterFill(b *testing.B) {
 	for i := range b.N {
 		desk, sym := desks[i], fmt.Sprintf("S%d", i)
 		market.set(sym, 100)
-		if _, err := paper.PlaceOrder(ctx, desk, deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: 100, Price: 100}); err != nil {
+		if _, err := paper.PlaceOrder(ctx, desk, deskbottest.NewKey(), deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: 100, Price: 100}); err != nil {
 			b.Fatal(err)
 		}
 		market.set(sym, 90)
-		if _, err := paper.PlaceOrder(ctx, desk, deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: 1, Price: 90}); err != nil {
+		if _, err := paper.PlaceOrder(ctx, desk, deskbottest.NewKey(), deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: 1, Price: 90}); err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()

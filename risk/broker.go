@@ -24,17 +24,17 @@ type Broker struct {
 var _ deskbot.Broker = Broker{}
 
 // PlaceOrder places o unless the desk's square-off refuses it.
-func (b Broker) PlaceOrder(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
+func (b Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
 	rules := b.Rules[desk]
 	if rules.SquaredOff(b.Now()) {
 		book, err := b.Broker.Book(ctx, desk)
 		if err != nil {
-			return deskbot.Fill{}, err
+			return deskbot.PlacedOrder{}, err
 		}
 		before := deskbot.PositionAfter(book, deskbot.Order{Symbol: o.Symbol})
 		if after := deskbot.PositionAfter(book, o); math.Abs(after) > math.Abs(before) || after*before < 0 {
-			return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID, "the order was not placed: %s", words.SquareOffReason(rules.SquareOffAt))
+			return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.EINVALID, "the order was not placed: %s", words.SquareOffReason(rules.SquareOffAt))
 		}
 	}
-	return b.Broker.PlaceOrder(ctx, desk, o)
+	return b.Broker.PlaceOrder(ctx, desk, key, o)
 }

@@ -257,7 +257,7 @@ func finishNote(desk string, h deskbot.Halt) string {
 // flatten closes the desk's net positions through the broker, audited by
 // the rules, and says what it closed.
 func (w *Watcher) flatten(ctx context.Context, desk, why string) (string, error) {
-	rep, err := w.Broker.Flatten(ctx, desk)
+	rep, err := w.Broker.Flatten(ctx, desk, "risk:"+desk+":"+strconv.FormatInt(w.Now().UnixMilli(), 10))
 	if err != nil {
 		return "", err
 	}

@@ -60,7 +60,7 @@ func (w *world) trade(t *testing.T, side string, qty float64) {
 	if side == "sell" {
 		limit = 0.05
 	}
-	if _, err := w.paper.PlaceOrder(t.Context(), "main", deskbot.Order{Symbol: "TCS", Side: side, Quantity: qty, Price: limit}); err != nil {
+	if _, err := w.paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: side, Quantity: qty, Price: limit}); err != nil {
 		t.Fatalf("%s %v TCS: %v", side, qty, err)
 	}
 }
@@ -501,7 +501,7 @@ func TestSquareOffRetriedAfterTheBrokerFailed(t *testing.T) {
 // downFlatten is a broker whose flatten fails.
 type downFlatten struct{ *flaky }
 
-func (downFlatten) Flatten(context.Context, string) (deskbot.FlattenReport, error) {
+func (downFlatten) Flatten(context.Context, string, string) (deskbot.FlattenReport, error) {
 	return deskbot.FlattenReport{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the broker is not answering")
 }
 
@@ -567,7 +567,7 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 			w := newWorld(t)
 			w.Set(ist(3, 10, 0))
 			if tt.holding > 0 {
-				if _, err := w.paper.PlaceOrder(t.Context(), tt.desk, deskbot.Order{Symbol: "TCS", Side: "buy", Quantity: tt.holding, Price: 1e6}); err != nil {
+				if _, err := w.paper.PlaceOrder(t.Context(), tt.desk, deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: "buy", Quantity: tt.holding, Price: 1e6}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -577,7 +577,7 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 			if tt.side == "sell" {
 				limit = 1
 			}
-			_, err := b.PlaceOrder(t.Context(), tt.desk, deskbot.Order{Symbol: "TCS", Side: tt.side, Quantity: tt.qty, Price: limit})
+			_, err := b.PlaceOrder(t.Context(), tt.desk, deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: tt.side, Quantity: tt.qty, Price: limit})
 			if got := err == nil; got != tt.placed {
 				t.Fatalf("placed %v (%v), want %v", got, err, tt.placed)
 			}
@@ -592,7 +592,7 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 // the watcher's runs after it.
 type dying struct{ *flaky }
 
-func (dying) Flatten(context.Context, string) (deskbot.FlattenReport, error) {
+func (dying) Flatten(context.Context, string, string) (deskbot.FlattenReport, error) {
 	runtime.Goexit()
 	return deskbot.FlattenReport{}, nil
 }

@@ -3,6 +3,7 @@ package kite
 import (
 	"context"
 	"fmt"
+	"github.com/deskbot/deskbot/deskbottest"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func TestBookOfManyPositionsIsOneQuoteCall(t *testing.T) {
 
 	setup := broker.NewPaperMarket(st.Client(), st.Key, time.Now, fixedMarket(100)).Checking(func(deskbot.Order) error { return nil })
 	for i := 0; i < n; i++ {
-		if _, err := setup.PlaceOrder(t.Context(), "main", deskbot.Order{Symbol: fmt.Sprintf("NSE:STOCK%d", i), Side: deskbot.Buy, Quantity: 1, Price: 100}); err != nil {
+		if _, err := setup.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: fmt.Sprintf("NSE:STOCK%d", i), Side: deskbot.Buy, Quantity: 1, Price: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -230,7 +230,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 100, Price: 1288.5},
 		{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 40, Price: 1279.25},
 	} {
-		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", throughMarket(t, s.main.Broker, o)); err != nil {
+		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), throughMarket(t, s.main.Broker, o)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -588,7 +588,7 @@ func TestDesksPageButtons(t *testing.T) {
 func TestDesksPageFlattenAndPause(t *testing.T) {
 	s := startWithPage(t, nil)
 	s.orderModel(t) // the desk is told of its flatten and answers
-	if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 50, Price: 24500}); err != nil {
+	if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 50, Price: 24500}); err != nil {
 		t.Fatal(err)
 	}
 	asks := initDataFor(asha, time.Now())

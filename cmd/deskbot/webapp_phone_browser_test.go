@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/deskbot/deskbot/deskbottest"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestDesksPageOnANarrowPhone(t *testing.T) {
 		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 100, Price: 1288.5},
 		{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 40, Price: 1279.25},
 	} {
-		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", throughMarket(t, s.main.Broker, o)); err != nil {
+		if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), throughMarket(t, s.main.Broker, o)); err != nil {
 			t.Fatal(err)
 		}
 	}
