@@ -12,4 +12,6 @@ const (
 	ToolGetPositions    = "get_positions"
 	ToolPlaceOrder      = "place_order"
 	ToolFlattenDesk     = "flatten_desk"
+	ToolGetOrders       = "get_orders"
+	ToolCancelOrder     = "cancel_order"
 )
