@@ -45,7 +45,7 @@ func BenchmarkTurn(b *testing.B) {
 
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.Desk},
 		func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} },
-		func(string) []deskbot.Tool { return broker.Tools(w.Paper, nil) },
+		func(string) []deskbot.Tool { return broker.Tools(w.Paper, nil, nil) },
 		agent.MessageTools(w.Store, w.DataDir, w.Clock.Now))
 	if err != nil {
 		b.Fatal(err)

@@ -40,7 +40,7 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	f.market = &brokertest.Quotes{}
 	f.market.Set("TCS", 1000)
 	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
-	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil)...)}
+	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": tp}}
 	var tools []string

@@ -88,7 +88,7 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 // Every broker tool refuses arguments before the gate holds the call: an
 // approver must not be asked to allow a flatten_desk aimed at another desk.
 func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
-	for _, tl := range broker.Tools(nil, nil) {
+	for _, tl := range broker.Tools(nil, nil, nil) {
 		c := tl
 		if tl.Name() == deskbot.ToolPlaceOrder {
 			continue
@@ -132,7 +132,7 @@ func TestToolsLogThroughInjectedLogger(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	var place deskbot.Tool
-	for _, tl := range broker.Tools(bookFails{}, log) {
+	for _, tl := range broker.Tools(bookFails{}, nil, log) {
 		if tl.Name() == deskbot.ToolPlaceOrder {
 			place = tl
 		}

@@ -1,19 +1,32 @@
 package broker
 
-// Every key the paper broker uses is named here, under the "broker:"
+import "github.com/redis/go-redis/v9"
+
+// Every key the broker package uses is named here, under the "broker:"
 // namespace of the service's prefix (the store leaves it alone):
 //
-//	broker:book:<desk>     hash: symbol -> "quantity avg last realised"
-//	broker:trades:<desk>   list: the desk's capped trade journal
+//	broker:book:<desk>          hash: symbol -> "quantity avg last realised"
+//	broker:trades:<desk>        list: the desk's capped trade journal
+//	broker:orders:<day>:<desk>  hash: the desk's orders of an India day
+//	                            (tag -> JSON, and per tag its version,
+//	                            what of it is booked and what was told)
+//	broker:open                 hash: tag -> "day desk" of every order
+//	                            not yet final
 //
-// Both are built with the store's Key, so both carry the deployment's hash
+// All are built with the store's Key, so all carry the deployment's hash
 // tag ("{deskbot}:broker:book:main"): each script (script.go) touches a
-// desk's book and journal together, which on a Redis Cluster must hash to
-// one slot.
+// desk's orders, book and journal and the open index together, which on a
+// Redis Cluster must hash to one slot.
 //
-// The desk name is last in both keys so that no desk name can make one
-// desk's book collide with another's journal (and deskbot.ValidDeskName
+// The desk name is last in every key that has one so that no desk name can
+// make one desk's keys collide with another's (and deskbot.ValidDeskName
 // allows no ":" anyway).
 
-func (p *Paper) bookKey(desk string) string    { return p.key("broker", "book", desk) }
-func (p *Paper) journalKey(desk string) string { return p.key("broker", "trades", desk) }
+func (l *OrderLog) bookKey(desk string) string    { return l.key("broker", "book", desk) }
+func (l *OrderLog) journalKey(desk string) string { return l.key("broker", "trades", desk) }
+func (l *OrderLog) ordersKey(day, desk string) string {
+	return l.key("broker", "orders", day, desk)
+}
+func (l *OrderLog) openKey() string { return l.key("broker", "open") }
+
+func isNil(err error) bool { return err == redis.Nil }

@@ -57,8 +57,8 @@ import (
 	"strings"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
+	"log/slog"
 )
 
 // journalCap is how many fills each desk's trade journal keeps.
@@ -69,15 +69,18 @@ const journalCap = 1000
 // store's, in the service, a single server's, Sentinel's or a Cluster's).
 type Redis interface {
 	redis.Scripter
+	HGet(ctx context.Context, key, field string) *redis.StringCmd
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	HSet(ctx context.Context, key string, values ...any) *redis.IntCmd
+	HDel(ctx context.Context, key string, fields ...string) *redis.IntCmd
+	HLen(ctx context.Context, key string) *redis.IntCmd
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 }
 
-// Paper is the paper broker: fills at the market's price within the
-// order's limit, positions in Redis.
+// Paper is the paper broker: orders fill at the market's price, books in
+// Redis (OrderLog).
 type Paper struct {
-	rdb    Redis
-	key    func(parts ...string) string
+	orders *OrderLog
 	now    deskbot.Now
 	market deskbot.Market
 	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
@@ -98,7 +101,7 @@ func NewPaper(rdb Redis, key func(parts ...string) string, now deskbot.Now) *Pap
 
 // NewPaperMarket is NewPaper trading at market's prices.
 func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now, market deskbot.Market) *Paper {
-	return &Paper{rdb: rdb, key: key, now: now, market: market}
+	return &Paper{orders: NewOrderLog(rdb, key, now, nil, nil), now: now, market: market}
 }
 
 // Checking returns p checking orders with check too (an exchange's rules:
@@ -107,6 +110,20 @@ func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now
 func (p *Paper) Checking(check func(deskbot.Order) error) *Paper {
 	q := *p
 	q.check = check
+	return &q
+}
+
+// Telling returns p telling its desks, and the chat, through tell when a
+// resting order fills or the day's end cancels it (Sync). The service's
+// paper broker is always built with it.
+func (p *Paper) Telling(tell deskbot.Teller, log *slog.Logger) *Paper {
+	q := *p
+	l := *p.orders
+	l.tell = tell
+	if log != nil {
+		l.log = log
+	}
+	q.orders = &l
 	return &q
 }
 
@@ -138,27 +155,131 @@ func (p *Paper) LastPrice(ctx context.Context, symbol string) (float64, bool, er
 	return p.market.LastPrice(ctx, symbol)
 }
 
-// PlaceOrder fills o at once at the market's price if that is within o's
-// limit (o.Price: the most a buy pays, the least a sell takes). An invalid
-// order, or one the market is beyond, is an EINVALID error and changes
-// nothing.
+// PlaceOrder places o for the call key: it fills at once, in full, at the
+// market's price when the market allows (a MARKET order always; a LIMIT
+// order when the market is at or better than its price; a stop-loss once
+// the market reaches its trigger), else it rests open until the market
+// allows (Sync) or it is cancelled, or the India day ends. A key placed
+// before returns that order as it stands, and places nothing. An invalid
+// order is an EINVALID error and changes nothing.
 func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
-	f, err := p.fill(ctx, desk, o)
+	if err := deskbot.ValidDeskName(desk); err != nil {
+		return deskbot.PlacedOrder{}, err
+	}
+	if key == "" {
+		return deskbot.PlacedOrder{}, errNoKey
+	}
+	if err := p.Check(o); err != nil {
+		return deskbot.PlacedOrder{}, err
+	}
+	market, ok, err := p.market.LastPrice(ctx, o.Symbol)
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
+	if !ok {
+		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.EINVALID, "%s has no market price just now, so the order was not placed", o.Symbol)
+	}
 	now := p.now()
-	return deskbot.PlacedOrder{Desk: desk, Order: o, State: deskbot.OrderComplete, Filled: f.Quantity, AvgPrice: f.Price, At: now, Updated: now}, nil
+	tag := Tag(key)
+	po := deskbot.PlacedOrder{ID: paperID(tag), Tag: tag, Desk: desk, Order: o, State: deskbot.OrderOpen, At: now, Updated: now}
+	if fills(o, market) {
+		po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, o.Quantity, market
+	}
+	rec, _, err := p.orders.Start(ctx, po)
+	return rec, err
 }
 
-// Orders is the desk's orders of the day.
+// fills reports whether o trades now with the market at market: a MARKET
+// order always; a LIMIT order at or better than its price; SL and SL-M
+// once the market reaches the trigger (a buy's at or above it, a sell's at
+// or below), SL then only within its limit.
+func fills(o deskbot.Order, market float64) bool {
+	buy := o.Side == deskbot.Buy
+	within := buy && market <= o.Price || !buy && market >= o.Price
+	triggered := buy && market >= o.TriggerPrice || !buy && market <= o.TriggerPrice
+	switch o.Kind() {
+	case deskbot.OrderMarket:
+		return true
+	case deskbot.OrderLimit:
+		return within
+	case deskbot.OrderSL:
+		return triggered && within
+	case deskbot.OrderSLM:
+		return triggered
+	}
+	return false
+}
+
+// Sync moves the paper broker's resting orders: those the market now
+// allows fill at its price, and those of an India day gone by are
+// cancelled, their desks told. It is the paper broker's update loop, run
+// by the leader every few seconds; it returns how many orders moved.
+func (p *Paper) Sync(ctx context.Context) (int, error) {
+	open, err := p.orders.Open(ctx)
+	if err != nil || len(open) == 0 {
+		return 0, err
+	}
+	syms := make([]string, 0, len(open))
+	for _, po := range open {
+		syms = append(syms, po.Order.Symbol)
+	}
+	prices, err := p.market.LastPrices(ctx, slices.Compact(slices.Sorted(slices.Values(syms))))
+	if err != nil {
+		return 0, err
+	}
+	now := p.now()
+	today := deskbot.OrderDay(now)
+	n := 0
+	for _, po := range open {
+		from := Version(po)
+		price, ok := prices[po.Order.Symbol]
+		switch {
+		case deskbot.OrderDay(po.At) < today:
+			po.State, po.Reason = deskbot.OrderCancelled, "the day ended with it unfilled"
+		case ok && fills(po.Order, price):
+			po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, po.Order.Quantity, price
+		default:
+			continue
+		}
+		po.Updated = now
+		if _, moved, err := p.orders.Move(ctx, from, po, false); err != nil {
+			return n, err
+		} else if moved {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Orders is the desk's orders of the India day, oldest first.
 func (p *Paper) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
-	return nil, nil
+	return p.orders.Orders(ctx, desk, deskbot.OrderDay(p.now()))
 }
 
-// CancelOrder cancels one of the desk's open orders.
+// CancelOrder cancels one of the desk's open orders of the day (id is its
+// order id).
 func (p *Paper) CancelOrder(ctx context.Context, desk, id string) (deskbot.PlacedOrder, error) {
-	return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.ENOTFOUND, "no open order %s", id)
+	po, err := p.orders.Find(ctx, desk, deskbot.OrderDay(p.now()), id)
+	if err != nil {
+		return po, err
+	}
+	return p.cancel(ctx, po, "cancelled by the desk")
+}
+
+func (p *Paper) cancel(ctx context.Context, po deskbot.PlacedOrder, why string) (deskbot.PlacedOrder, error) {
+	if !po.Open() {
+		return po, deskbot.Errorf(deskbot.ECONFLICT, "Order %s is %s already; only an open order can be cancelled.", po.ID, po.State)
+	}
+	from := Version(po)
+	po.State, po.Reason, po.Updated = deskbot.OrderCancelled, why, p.now()
+	rec, moved, err := p.orders.Move(ctx, from, po, true)
+	if err != nil {
+		return po, err
+	}
+	if !moved {
+		return rec, deskbot.Errorf(deskbot.ECONFLICT, "Order %s is %s now; only an open order can be cancelled.", rec.ID, rec.State)
+	}
+	return rec, nil
 }
 
 // Margin: the paper broker keeps no margins.
@@ -166,143 +287,83 @@ func (p *Paper) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMargi
 	return deskbot.OrderMargin{}, false, nil
 }
 
-func (p *Paper) fill(ctx context.Context, desk string, o deskbot.Order) (deskbot.Fill, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return deskbot.Fill{}, err
-	}
-	if err := p.Check(o); err != nil {
-		return deskbot.Fill{}, err
-	}
-	market, ok, err := p.market.LastPrice(ctx, o.Symbol)
+// Flatten cancels the desk's open orders, then closes every open position
+// at the market's price.
+func (p *Paper) Flatten(ctx context.Context, desk, key string) (deskbot.FlattenReport, error) {
+	var r deskbot.FlattenReport
+	orders, err := p.Orders(ctx, desk)
 	if err != nil {
-		return deskbot.Fill{}, err
+		return r, err
 	}
-	if !ok {
-		return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID, "%s has no market price just now, so the order was not placed", o.Symbol)
-	}
-	if msg := beyondLimit(o, market); msg != "" {
-		return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID, "%s", msg)
-	}
-	o.Price = market
-	res, err := placeScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)},
-		o.Symbol, o.Side, fmtExact(o.Quantity), fmtExact(o.Price), p.now().UnixMilli(), journalCap).StringSlice()
-	if err != nil {
-		return deskbot.Fill{}, wrapRedis(err)
-	}
-	if len(res) != 2 || res[0] != "ok" {
-		if len(res) > 0 && res[0] == "overflow" {
-			return deskbot.Fill{}, deskbot.Errorf(deskbot.EINVALID,
-				"order for %s is too large: the position would overflow", o.Symbol)
+	for _, po := range orders {
+		if !po.Open() {
+			continue
 		}
-		return deskbot.Fill{}, fmt.Errorf("paper broker: unexpected script reply %q", res)
+		c, err := p.cancel(ctx, po, "cancelled by a flatten")
+		if deskbot.ErrorCode(err) == deskbot.ECONFLICT {
+			continue // it filled meanwhile: the close below counts it
+		} else if err != nil {
+			return r, err
+		}
+		r.Cancelled = append(r.Cancelled, c)
 	}
-	gain, err := strconv.ParseFloat(res[1], 64)
-	if err != nil {
-		return deskbot.Fill{}, fmt.Errorf("paper broker: bad realised amount %q: %w", res[1], err)
-	}
-	return deskbot.Fill{Order: o, RealisedPnL: deskbot.RoundPaise(gain)}, nil
+	closed, pnl, err := p.close(ctx, desk)
+	r.Closed, r.RealisedPnL = closed, pnl
+	return r, err
 }
 
-// Flatten closes every open position at the market's price.
-func (p *Paper) Flatten(ctx context.Context, desk, key string) (deskbot.FlattenReport, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return deskbot.FlattenReport{}, err
-	}
-	all, err := p.rdb.HGetAll(ctx, p.bookKey(desk)).Result()
+// close closes every open position of desk at the market's price.
+func (p *Paper) close(ctx context.Context, desk string) ([]deskbot.Fill, float64, error) {
+	l := p.orders
+	all, err := l.rdb.HGetAll(ctx, l.bookKey(desk)).Result()
 	if err != nil {
-		return deskbot.FlattenReport{}, wrapRedis(err)
+		return nil, 0, wrapRedis(err)
 	}
 	// The script closes at these prices; a symbol it finds that was not
 	// here yet (bought meanwhile) closes at its last fill, moments old.
 	args := []any{p.now().UnixMilli(), journalCap}
 	prices, err := p.market.LastPrices(ctx, slices.Collect(maps.Keys(all)))
 	if err != nil {
-		return deskbot.FlattenReport{}, err
+		return nil, 0, err
 	}
 	for sym, price := range prices {
 		args = append(args, sym, fmtExact(price))
 	}
-	res, err := flattenScript.Run(ctx, p.rdb, []string{p.bookKey(desk), p.journalKey(desk)}, args...).StringSlice()
+	res, err := flattenScript.Run(ctx, l.rdb, []string{l.bookKey(desk), l.journalKey(desk)}, args...).StringSlice()
 	if err != nil {
-		return deskbot.FlattenReport{}, wrapRedis(err)
+		return nil, 0, wrapRedis(err)
 	}
-	var r deskbot.FlattenReport
 	if len(res)%5 != 0 {
-		return r, fmt.Errorf("paper broker: unexpected flatten reply %q", res)
+		return nil, 0, fmt.Errorf("paper broker: unexpected flatten reply %q", res)
 	}
+	var closed []deskbot.Fill
+	var pnl float64
 	for i := 0; i < len(res); i += 5 {
 		nums, err := parseFloats(res[i+2 : i+5])
 		if err != nil {
-			return r, fmt.Errorf("paper broker: flatten reply: %w", err)
+			return nil, 0, fmt.Errorf("paper broker: flatten reply: %w", err)
 		}
-		f := deskbot.Fill{
-			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
+		closed = append(closed, deskbot.Fill{
+			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1], Type: deskbot.OrderMarket},
 			RealisedPnL: deskbot.RoundPaise(nums[2]),
-		}
-		r.Closed = append(r.Closed, f)
-		r.RealisedPnL += nums[2]
+		})
+		pnl += nums[2]
 	}
-	slices.SortFunc(r.Closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
-	r.RealisedPnL = deskbot.RoundPaise(r.RealisedPnL)
-	return r, nil
+	slices.SortFunc(closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
+	return closed, deskbot.RoundPaise(pnl), nil
 }
 
 // Book returns the desk's open positions, sorted by symbol, and the P&L it
 // has realised to date (closed positions included).
 func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return deskbot.Book{}, err
-	}
-	all, err := p.rdb.HGetAll(ctx, p.bookKey(desk)).Result()
-	if err != nil {
-		return deskbot.Book{}, wrapRedis(err)
-	}
-	var b deskbot.Book
-	for sym, v := range all {
-		pos, err := parsePosition(sym, v)
-		if err != nil {
-			return deskbot.Book{}, err
-		}
-		b.RealisedPnL += pos.RealisedPnL
-		if pos.Quantity != 0 {
-			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
-			b.Positions = append(b.Positions, pos)
-		}
-	}
-	// Every open position at one moment, in one read.
-	syms := make([]string, len(b.Positions))
-	for i, pos := range b.Positions {
-		syms[i] = pos.Symbol
-	}
-	if len(syms) > 0 {
-		prices, err := p.market.LastPrices(ctx, syms)
-		if err != nil {
-			return deskbot.Book{}, err
-		}
-		for i := range b.Positions {
-			if price, ok := prices[b.Positions[i].Symbol]; ok {
-				b.Positions[i].LastPrice = price
-			}
-		}
-	}
-	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
-	b.RealisedPnL = deskbot.RoundPaise(b.RealisedPnL)
-	return b, nil
+	return p.orders.Book(ctx, desk, p.market)
 }
 
-// beyondLimit says why o does not fill at the market's price ("" when it
-// does): the paper broker keeps no resting orders, so the desk is told
-// where the market is and that nothing was placed.
-func beyondLimit(o deskbot.Order, market float64) string {
-	switch {
-	case o.Side == deskbot.Buy && market > o.Price:
-		return fmt.Sprintf("Not filled: %s trades at %s, above your buy limit of %s, so nothing was placed (the price you give is the most a buy pays; orders do not rest). To buy now, give a price at or above the market.",
-			o.Symbol, "₹"+words.GroupedPrice(market), "₹"+words.GroupedPrice(o.Price))
-	case o.Side == deskbot.Sell && market < o.Price:
-		return fmt.Sprintf("Not filled: %s trades at %s, below your sell limit of %s, so nothing was placed (the price you give is the least a sell takes; orders do not rest). To sell now, give a price at or below the market.",
-			o.Symbol, "₹"+words.GroupedPrice(market), "₹"+words.GroupedPrice(o.Price))
-	}
-	return ""
+// Trades returns up to the last limit fills of the desk, oldest first. The
+// journal keeps the last 1000; it is written in the same atomic step as the
+// book, so it never disagrees with it.
+func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
+	return p.orders.Trades(ctx, desk, limit)
 }
 
 // parsePosition reads the stored form "quantity avg last realised".

@@ -39,43 +39,90 @@ local function journal(key, ms, side, qty, price, gain, sym, cap)
 end
 `
 
-// placeScript fills one order. KEYS: book, journal. ARGV: symbol, side,
-// quantity, price, now millis, journal cap. Reply: {"ok", realised} or
-// {"overflow"} (nothing written).
-var placeScript = redis.NewScript(luaCommon + `
-local sym, side = ARGV[1], ARGV[2]
-local qty, price = tonumber(ARGV[3]), tonumber(ARGV[4])
-local q, avg, realised = 0, 0, 0
-local cur = redis.call('HGET', KEYS[1], sym)
-if cur then
-  local _
-  q, avg, _, realised = load(cur)
-end
-local s = 1
-if side == 'sell' then s = -1 end
-local gain = 0
-local nq = q + s * qty
-if math.abs(nq) < EPS then nq = 0 end
-if q == 0 or (q > 0) == (s > 0) then
-  -- adding (or opening): weighted average of old and new
-  if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + qty * price) / math.abs(nq) end
-else
-  -- reducing: realise on the closed part; the rest, if it crosses zero, opens at the fill price
-  local closed = math.min(qty, math.abs(q))
-  local dir = 1
-  if q < 0 then dir = -1 end
-  gain = paise((price - avg) * closed * dir)
-  if nq == 0 then
-    avg = 0
-  elseif (nq > 0) ~= (q > 0) then
-    avg = price
+// luaFill books one fill into a desk's book and journal: fill(book,
+// journal, symbol, side, quantity, price, millis, cap) returns the P&L it
+// realised, or nil (nothing written) when a number would overflow.
+const luaFill = `
+local function fill(bookKey, journalKey, sym, side, qty, price, ms, cap)
+  local q, avg, realised = 0, 0, 0
+  local cur = redis.call('HGET', bookKey, sym)
+  if cur then
+    local _
+    q, avg, _, realised = load(cur)
   end
+  local s = 1
+  if side == 'sell' then s = -1 end
+  local gain = 0
+  local nq = q + s * qty
+  if math.abs(nq) < EPS then nq = 0 end
+  if q == 0 or (q > 0) == (s > 0) then
+    -- adding (or opening): weighted average of old and new
+    if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + qty * price) / math.abs(nq) end
+  else
+    -- reducing: realise on the closed part; the rest, if it crosses zero, opens at the fill price
+    local closed = math.min(qty, math.abs(q))
+    local dir = 1
+    if q < 0 then dir = -1 end
+    gain = paise((price - avg) * closed * dir)
+    if nq == 0 then
+      avg = 0
+    elseif (nq > 0) ~= (q > 0) then
+      avg = price
+    end
+  end
+  realised = realised + gain
+  if not (finite(nq) and finite(avg) and finite(realised)) then return nil end
+  redis.call('HSET', bookKey, sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(price) .. ' ' .. fmt(realised))
+  journal(journalKey, ms, side, qty, price, gain, sym, cap)
+  return gain
 end
-realised = realised + gain
-if not (finite(nq) and finite(avg) and finite(realised)) then return {'overflow'} end
-redis.call('HSET', KEYS[1], sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(price) .. ' ' .. fmt(realised))
-journal(KEYS[2], ARGV[5], side, qty, price, gain, sym, tonumber(ARGV[6]))
-return {'ok', fmt(gain)}
+`
+
+// recordScript records a desk's order as the broker reports it and books
+// what it filled since it was last recorded, in one step, so the book
+// never counts a fill twice nor misses one, whoever records it and however
+// often. KEYS: the day's orders of the desk, the open index, book,
+// journal. ARGV: tag, the order's JSON, its version ("state filled"), from
+// (the version it must be at now; "" any, "-" only when absent), filled,
+// average price, symbol, side, millis, journal cap, final ("1": no longer
+// open), where ("day desk", the open index's value), told ("1": the
+// caller tells this version itself, so it counts as told), ttl seconds.
+// Reply: {"ok", realised, told version}, {"exists", JSON} (from was "-"),
+// {"moved", JSON} (not at from), {"overflow"} (nothing written).
+//
+// Fields of the day's orders hash: tag (the JSON), tag|v (its version),
+// tag|f ("filled avg" booked), tag|t (the version its desk was told).
+var recordScript = redis.NewScript(luaCommon + luaFill + `
+local tag = ARGV[1]
+local cur = redis.call('HGET', KEYS[1], tag)
+if ARGV[4] == '-' and cur then return {'exists', cur} end
+if ARGV[4] ~= '' and ARGV[4] ~= '-' and (redis.call('HGET', KEYS[1], tag .. '|v') or '') ~= ARGV[4] then
+  return {'moved', cur or ''}
+end
+local filled, avg = tonumber(ARGV[5]), tonumber(ARGV[6])
+local pf, pavg = 0, 0
+local booked = redis.call('HGET', KEYS[1], tag .. '|f')
+if booked then
+  local a, b = string.match(booked, '^(%S+) (%S+)$')
+  pf, pavg = tonumber(a), tonumber(b)
+end
+local gain = 0
+if filled > pf + EPS then
+  local dq = filled - pf
+  local dp = (filled * avg - pf * pavg) / dq
+  gain = fill(KEYS[3], KEYS[4], ARGV[7], ARGV[8], dq, dp, ARGV[9], tonumber(ARGV[10]))
+  if gain == nil then return {'overflow'} end
+  redis.call('HSET', KEYS[1], tag .. '|f', fmt(filled) .. ' ' .. fmt(avg))
+end
+redis.call('HSET', KEYS[1], tag, ARGV[2], tag .. '|v', ARGV[3])
+if ARGV[13] == '1' then redis.call('HSET', KEYS[1], tag .. '|t', ARGV[3]) end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[14]))
+if ARGV[11] == '1' then
+  redis.call('HDEL', KEYS[2], tag)
+else
+  redis.call('HSET', KEYS[2], tag, ARGV[12])
+end
+return {'ok', fmt(gain), redis.call('HGET', KEYS[1], tag .. '|t') or ''}
 `)
 
 // flattenScript closes every open position at the market's price. KEYS:

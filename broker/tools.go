@@ -11,17 +11,23 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Tools returns the broker tools over b: get_positions, place_order and
-// flatten_desk, in that order. A model's mistake (bad JSON, a missing,
-// repeated or unknown argument, an invalid order) is a ToolResult with
-// IsError; a broker failure is an error. Every tool checks its
-// arguments (deskbot.Tool's CheckArguments): the same checks refuse a call
-// before the gate holds it, so an approver is never asked about a call that would fail or
-// run as something other than it reads, and again when it runs. log (nil
-// discards) gets what the model is not told.
-func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
+// Tools returns the broker tools over b: get_positions, place_order,
+// get_orders, cancel_order and flatten_desk, in that order. A model's
+// mistake (bad JSON, a missing, repeated or unknown argument, an invalid
+// order) is a ToolResult with IsError; a broker failure is an error. Every
+// tool checks its arguments (deskbot.Tool's CheckArguments): the same
+// checks refuse a call before the gate holds it, so an approver is never
+// asked about a call that would fail or run as something other than it
+// reads, and again when it runs. An order names its product or takes the
+// desk's (product, e.g. Policies.Product). Orders and flattens are placed
+// under the call's key (deskbot.CallKey): a call that comes without one
+// trades nothing. log (nil discards) gets what the model is not told.
+func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger) []deskbot.Tool {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if product == nil {
+		product = func(string) string { return deskbot.ProductMIS }
 	}
 	return []deskbot.Tool{
 		&tool{name: deskbot.ToolGetPositions, desc: getPositionsDesc, schema: noArgsSchema,
@@ -46,19 +52,52 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 				if err != nil {
 					return modelError(err)
 				}
-				key, _ := deskbot.CallKey(ctx)
-				po, err := b.PlaceOrder(ctx, desk, key, o)
+				key, ok := deskbot.CallKey(ctx)
+				if !ok {
+					return deskbot.ToolResult{}, errNoKey
+				}
+				po, err := b.PlaceOrder(ctx, desk, key, o.ForDesk(product(desk)))
 				if err != nil {
 					return brokerError(err)
 				}
-				fill := deskbot.Fill{Order: po.Order}
-				fill.Price = po.AvgPrice
-				return deskbot.ToolResult{Text: fillText(ctx, log, b, desk, fill)}, nil
+				return deskbot.ToolResult{Text: placedText(ctx, log, b, desk, po)}, nil
+			}},
+		&tool{name: deskbot.ToolGetOrders, desc: getOrdersDesc, schema: noArgsSchema,
+			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolGetOrders, args) },
+			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+				orders, err := b.Orders(ctx, desk)
+				if err != nil {
+					return brokerError(err)
+				}
+				if len(orders) == 0 {
+					return deskbot.ToolResult{Text: "No orders today."}, nil
+				}
+				lines := make([]string, len(orders))
+				for i, po := range orders {
+					lines[i] = words.PlacedLine(po)
+				}
+				return deskbot.ToolResult{Text: strings.Join(lines, "\n")}, nil
+			}},
+		&tool{name: deskbot.ToolCancelOrder, desc: cancelOrderDesc, schema: cancelOrderSchema,
+			check: func(args json.RawMessage) error { _, err := orderID(args); return err },
+			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+				id, err := orderID(args)
+				if err != nil {
+					return modelError(err)
+				}
+				po, err := b.CancelOrder(ctx, desk, id)
+				if err != nil {
+					return brokerError(err)
+				}
+				return deskbot.ToolResult{Text: "Cancelled: " + words.PlacedLine(po)}, nil
 			}},
 		&tool{name: deskbot.ToolFlattenDesk, desc: flattenDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolFlattenDesk, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-				key, _ := deskbot.CallKey(ctx)
+				key, ok := deskbot.CallKey(ctx)
+				if !ok {
+					return deskbot.ToolResult{}, errNoKey
+				}
 				r, err := b.Flatten(ctx, desk, key)
 				if err != nil {
 					return brokerError(err)
@@ -69,27 +108,55 @@ func Tools(b deskbot.Broker, log *slog.Logger) []deskbot.Tool {
 }
 
 const (
-	getPositionsDesc = "Show this desk's paper-trading book: one line per open position " +
+	getPositionsDesc = "Show this desk's book: one line per open position " +
 		"(long or short, quantity, average price, last price, unrealised P&L), then totals " +
-		"with the P&L realised so far. Takes no arguments."
-	placeOrderDesc = "Place a paper order. The price you give is a limit: a buy fills at once and completely at the market's price if that is at or below it, a sell if it is at or above it; otherwise nothing is placed and you are told where the market is (orders do not rest). " +
-		"\"buy\" adds to a long or reduces a short; \"sell\" reduces a long or opens or adds to a short. " +
-		"Trading through zero closes the old side and opens the rest at the fill price. " +
-		"The symbol must be spelled exactly as the exchange writes it, in upper case (RELIANCE, M&M, BAJAJ-AUTO); " +
-		"any other spelling is refused, never corrected. Returns the fill, the P&L it realised and the symbol's new position."
-	flattenDesc = "Close every open position of this desk at the market's price and report " +
-		"each closing fill and the P&L realised. Takes no arguments. May need a person's approval."
+		"with the P&L realised so far. Positions come from this desk's own orders' fills. Takes no arguments."
+	placeOrderDesc = "Place an order at the broker. symbol is EXCHANGE:TRADINGSYMBOL (NSE:INFY, NFO:NIFTY25DECFUT; a bare symbol means NSE), spelled exactly as the exchange writes it, in upper case; " +
+		"any other spelling is refused, never corrected. side is buy or sell; quantity a whole number (a multiple of the lot size for F&O). " +
+		"order_type is MARKET, LIMIT, SL or SL-M (default LIMIT when you give a price, else MARKET): a LIMIT order fills at its price or better and otherwise rests open; " +
+		"SL and SL-M need a trigger_price and start to trade once the market reaches it. product is MIS (intraday), NRML or CNC (default: this desk's). " +
+		"variety is regular, or amo outside market hours. Returns the order's id and state: it may fill at once, rest open, or be rejected with the broker's reason; " +
+		"later fills and rejections reach you as messages. \"buy\" adds to a long or reduces a short; \"sell\" reduces a long or opens or adds to a short."
+	getOrdersDesc   = "List this desk's orders today: id, the order, its state (open, partly filled, complete, rejected, cancelled), filled quantity, average price and the broker's reason. Takes no arguments."
+	cancelOrderDesc = "Cancel one of this desk's own open orders, by its order id (from place_order or get_orders). May need a person's approval."
+	flattenDesc     = "Cancel this desk's open orders, then close every open position of this desk with market orders, and report " +
+		"what was cancelled and closed. Takes no arguments. May need a person's approval."
 )
 
 var (
 	noArgsSchema     = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 	placeOrderSchema = json.RawMessage(`{"type":"object","properties":{` +
-		`"symbol":{"type":"string","pattern":"^((` + strings.Join(deskbot.Exchanges, "|") + `):)?[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"Instrument symbol in upper case, e.g. RELIANCE, or with its exchange, e.g. NSE:RELIANCE"},` +
+		`"symbol":{"type":"string","pattern":"^((` + strings.Join(deskbot.Exchanges, "|") + `):)?[A-Z0-9][A-Z0-9&._/-]{0,31}$","description":"EXCHANGE:TRADINGSYMBOL in upper case, e.g. NSE:INFY or NFO:NIFTY25DECFUT; a bare symbol means NSE"},` +
 		`"side":{"type":"string","enum":["buy","sell"],"description":"buy or sell"},` +
-		`"quantity":{"type":"number","description":"Units to trade, greater than 0"},` +
-		`"price":{"type":"number","description":"Limit price per unit, greater than 0: the most a buy pays, the least a sell takes"}},` +
-		`"required":["symbol","side","quantity","price"],"additionalProperties":false}`)
+		`"quantity":{"type":"integer","minimum":1,"description":"Units to trade, a whole number (a multiple of the lot size)"},` +
+		`"order_type":{"type":"string","enum":["MARKET","LIMIT","SL","SL-M"],"description":"Default LIMIT when a price is given, else MARKET"},` +
+		`"price":{"type":"number","description":"LIMIT and SL only: the limit price, a multiple of the tick: the most a buy pays, the least a sell takes"},` +
+		`"trigger_price":{"type":"number","description":"SL and SL-M only: the price at which the order starts to trade"},` +
+		`"product":{"type":"string","enum":["MIS","NRML","CNC"],"description":"MIS intraday, NRML carried F&O, CNC cash delivery; default this desk's"},` +
+		`"variety":{"type":"string","enum":["regular","amo"],"description":"regular, or amo (after market) outside market hours"}},` +
+		`"required":["symbol","side","quantity"],"additionalProperties":false}`)
+	cancelOrderSchema = json.RawMessage(`{"type":"object","properties":{` +
+		`"order_id":{"type":"string","description":"The order's id, from place_order or get_orders"}},` +
+		`"required":["order_id"],"additionalProperties":false}`)
 )
+
+// orderID reads cancel_order's one argument.
+func orderID(args json.RawMessage) (string, error) {
+	fields, err := deskbot.ArgumentFields(deskbot.ToolCancelOrder, args)
+	if err != nil {
+		return "", err
+	}
+	for k := range fields {
+		if k != "order_id" {
+			return "", deskbot.Errorf(deskbot.EINVALID, "cancel_order has no argument %q; it takes order_id", k)
+		}
+	}
+	var id string
+	if err := json.Unmarshal(fields["order_id"], &id); err != nil || id == "" || len(id) > 64 {
+		return "", deskbot.Errorf(deskbot.EINVALID, "cancel_order needs order_id, the order's id as a string (get_orders lists them)")
+	}
+	return id, nil
+}
 
 // tool is one broker tool: check refuses arguments (the same check before
 // the gate holds a call and when it runs), run runs checked arguments.
@@ -130,20 +197,24 @@ func brokerError(err error) (deskbot.ToolResult, error) {
 	return deskbot.ToolResult{}, err
 }
 
-// fillText reports the fill and, for the model's convenience, the symbol's
-// position after it. The order has already filled, so a failure to read the
-// book must not turn into an error: the caller could take it for a failed
-// order and place it again.
-func fillText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk string, f deskbot.Fill) string {
-	text := "Filled: " + words.FormatFill(f) + "."
+// placedText reports the placed order and, once it filled, for the
+// model's convenience, the symbol's position after it. The order is placed,
+// so a failure to read the book must not turn into an error: the caller
+// could take it for a failed order and place it again.
+func placedText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk string, po deskbot.PlacedOrder) string {
+	text := "Placed: " + words.PlacedLine(po) + "."
+	if po.Filled == 0 {
+		return text
+	}
 	book, err := b.Book(ctx, desk)
 	if err != nil {
 		log.WarnContext(ctx, "broker: read book after fill", "desk", desk, "err", err)
 		return text + " (Position unavailable just now; call get_positions.)"
 	}
-	i := slices.IndexFunc(book.Positions, func(p deskbot.Position) bool { return p.Symbol == f.Symbol })
+	sym := po.Order.Symbol
+	i := slices.IndexFunc(book.Positions, func(p deskbot.Position) bool { return p.Symbol == sym })
 	if i < 0 {
-		return text + " " + f.Symbol + " is now flat. Realised P&L to date " + words.Money(book.RealisedPnL) + "."
+		return text + " " + sym + " is now flat. Realised P&L to date " + words.Money(book.RealisedPnL) + "."
 	}
 	return text + " Now " + words.FormatPosition(book.Positions[i]) + "."
 }

@@ -16,7 +16,7 @@ import (
 func mustTools(t *testing.T, b deskbot.Broker) map[string]deskbot.Tool {
 	t.Helper()
 	m := map[string]deskbot.Tool{}
-	for _, tl := range broker.Tools(b, nil) {
+	for _, tl := range broker.Tools(b, nil, nil) {
 		m[tl.Name()] = tl
 	}
 	return m
@@ -39,7 +39,7 @@ func TestToolSpecs(t *testing.T) {
 		Additional *bool                      `json:"additionalProperties"`
 	}
 	var names []string
-	for _, tl := range broker.Tools(nil, nil) {
+	for _, tl := range broker.Tools(nil, nil, nil) {
 		names = append(names, tl.Name())
 		var s schema
 		if err := json.Unmarshal(tl.Schema(), &s); err != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,31 +8,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 )
-
-// Trades returns up to the last limit fills of the desk, oldest first. The
-// journal keeps the last 1000; it is written in the same atomic step as the
-// book, so it never disagrees with it.
-func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, nil
-	}
-	lines, err := p.rdb.LRange(ctx, p.journalKey(desk), int64(-limit), -1).Result()
-	if err != nil {
-		return nil, wrapRedis(err)
-	}
-	out := make([]deskbot.Trade, 0, len(lines))
-	for _, l := range lines {
-		t, err := parseTrade(l)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
 
 // parseTrade reads "millis side quantity price realised symbol".
 func parseTrade(l string) (deskbot.Trade, error) {

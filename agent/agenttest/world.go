@@ -76,7 +76,7 @@ func (w *World) Registries(t testing.TB, st *store.Store) agent.Registries {
 	}
 	regs, err := agent.BuildRegistries([]agent.DeskConfig{w.Desk},
 		w.Metrics.WrapTools(own),
-		w.Metrics.WrapTools(func(string) []deskbot.Tool { return broker.Tools(w.Paper, nil) }),
+		w.Metrics.WrapTools(func(string) []deskbot.Tool { return broker.Tools(w.Paper, nil, nil) }),
 		w.Metrics.WrapTools(agent.MessageTools(st, w.DataDir, w.Clock.Now)))
 	if err != nil {
 		t.Fatal(err)

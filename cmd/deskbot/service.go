@@ -213,7 +213,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// order allowed after it is refused as one asked for after it is.
 	orders := risk.Broker{Broker: m.Broker, Rules: rules, Now: m.Now}
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
-		wrap(func(string) []deskbot.Tool { return broker.Tools(orders, log) }),
+		wrap(func(string) []deskbot.Tool { return broker.Tools(orders, policies.Product, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))

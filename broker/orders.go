@@ -1,0 +1,369 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
+)
+
+// MaxTagLen is the longest order tag a broker takes: Kite's, at most 20
+// letters and digits.
+const MaxTagLen = 20
+
+// orderLife is how long a day's orders are kept: a week and a day, so the
+// last trading week's orders can still be read.
+const orderLife = 8 * 24 * time.Hour
+
+// Tag is the tag of the order made for one call, key being that call's key
+// (a held request's id, a random UUID, or a turn's trigger and call). It is
+// "db" followed by the first 18 hex digits of the key with its hyphens
+// removed: 20 letters and digits, the most Kite accepts. Of those 72 bits a
+// version-4 UUID fixes 6, leaving 66 random ones; with at most 5,000 orders
+// a day (Kite's cap per user) the chance that two of a day's tags collide
+// is about n²/2⁶⁷ ≈ 2·10⁻¹³, and a collision could only make a place answer
+// with the other order, never send a second. A key that is not hex (not a
+// UUID) is hashed (SHA-256) instead, so Tag is deterministic and always
+// valid whatever it is given.
+func Tag(key string) string {
+	const n = MaxTagLen - 2
+	s := strings.ToLower(strings.ReplaceAll(key, "-", ""))
+	if len(s) < n || !isHex(s[:n]) {
+		h := sha256.Sum256([]byte(key))
+		s = hex.EncodeToString(h[:])
+	}
+	return "db" + s[:n]
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// OrderLog keeps the desks' orders as their broker reports them, books
+// their fills into each desk's book (so a desk's positions come from its
+// own orders' fills, whatever broker fills them) and tells each desk, and
+// the chat, every change of its orders once. Both brokers keep their
+// orders in it.
+//
+// Every change to an order is one Lua step (recordScript) that also books
+// what it filled since it was last recorded: the book never counts a fill
+// twice, whoever records it and however often. Telling is a second step
+// made idempotent by its key (deskbot.Teller): an update read again after a
+// crash between the two is told then, and never twice.
+type OrderLog struct {
+	rdb  Redis
+	key  func(parts ...string) string
+	now  deskbot.Now
+	tell deskbot.Teller // nil: nobody is told (a tool's own answer says it)
+	log  *slog.Logger
+}
+
+// NewOrderLog keeps orders under key("broker", ...) in rdb, telling
+// updates through tell (nil: none are told). A nil log discards.
+func NewOrderLog(rdb Redis, key func(parts ...string) string, now deskbot.Now, tell deskbot.Teller, log *slog.Logger) *OrderLog {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &OrderLog{rdb: rdb, key: key, now: now, tell: tell, log: log}
+}
+
+// Version is what a desk is told about once: an order's state and the
+// quantity it filled.
+func Version(po deskbot.PlacedOrder) string {
+	return string(po.State) + " " + fmtExact(po.Filled)
+}
+
+// errNoKey refuses an order that came without its call's key: a key made
+// up here could not stop the order being placed twice.
+var errNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its call's key, so it was not placed")
+
+// Start records po, a new order of its desk (Tag, Desk, Order and At set),
+// before it is sent, as told (the placing call's answer tells it). An
+// order already recorded under po's tag is returned instead, with
+// existed: the call was made before, and must not be sent again.
+func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskbot.PlacedOrder, existed bool, err error) {
+	res, err := l.record(ctx, po, "-", true)
+	if err != nil {
+		return po, false, err
+	}
+	if res.existing != nil {
+		return *res.existing, true, nil
+	}
+	return po, false, nil
+}
+
+// Set records po as its caller has just told its desk about it (a tool's
+// answer): its version counts as told.
+func (l *OrderLog) Set(ctx context.Context, po deskbot.PlacedOrder) error {
+	_, err := l.record(ctx, po, "", true)
+	return err
+}
+
+// Move records po only if its order is still at version from (the paper
+// broker's fills and cancels: a cancel racing a fill changes nothing the
+// fill changed), and tells its desk unless told (its caller's answer tells
+// it). moved is false, with the order as it
+// stands, when it was no longer at from.
+func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool) (rec deskbot.PlacedOrder, moved bool, err error) {
+	res, err := l.record(ctx, po, from, told)
+	if err != nil {
+		return po, false, err
+	}
+	if res.existing != nil {
+		return *res.existing, false, nil
+	}
+	return po, true, l.told(ctx, po, res.told)
+}
+
+// Observe records po as the broker reports it now (a real broker's
+// orders, its ticker) and tells its desk if that is news to it.
+func (l *OrderLog) Observe(ctx context.Context, po deskbot.PlacedOrder) error {
+	res, err := l.record(ctx, po, "", false)
+	if err != nil {
+		return err
+	}
+	return l.told(ctx, po, res.told)
+}
+
+type recorded struct {
+	existing *deskbot.PlacedOrder // Start found one, Move found it moved
+	told     string               // the version its desk was told last
+}
+
+func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from string, told bool) (recorded, error) {
+	if err := deskbot.ValidDeskName(po.Desk); err != nil {
+		return recorded{}, err
+	}
+	if po.Updated.IsZero() {
+		po.Updated = l.now()
+	}
+	data, err := json.Marshal(po)
+	if err != nil {
+		return recorded{}, fmt.Errorf("broker: encode order: %w", err)
+	}
+	day := deskbot.OrderDay(po.At)
+	res, err := recordScript.Run(ctx, l.rdb, []string{l.ordersKey(day, po.Desk), l.openKey(), l.bookKey(po.Desk), l.journalKey(po.Desk)},
+		po.Tag, data, Version(po), from, fmtExact(po.Filled), fmtExact(po.AvgPrice), po.Order.Symbol, po.Order.Side,
+		l.now().UnixMilli(), journalCap, flag(po.State.Final()), day+" "+po.Desk, flag(told), int64(orderLife/time.Second)).StringSlice()
+	if err != nil {
+		return recorded{}, wrapRedis(err)
+	}
+	switch {
+	case len(res) == 3 && res[0] == "ok":
+		return recorded{told: res[2]}, nil
+	case len(res) == 2 && (res[0] == "exists" || res[0] == "moved"):
+		var cur deskbot.PlacedOrder
+		if res[1] != "" {
+			if err := json.Unmarshal([]byte(res[1]), &cur); err != nil {
+				return recorded{}, fmt.Errorf("broker: corrupt order %s: %w", po.Tag, err)
+			}
+		}
+		return recorded{existing: &cur}, nil
+	case len(res) == 1 && res[0] == "overflow":
+		return recorded{}, deskbot.Errorf(deskbot.EINVALID, "order for %s is too large: the position would overflow", po.Order.Symbol)
+	}
+	return recorded{}, fmt.Errorf("broker: unexpected record reply %q", res)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// told tells po's desk about po unless it was told this version already
+// (a pending order is news to nobody), then marks it told.
+func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string) error {
+	v := Version(po)
+	if v == last || po.State == deskbot.OrderPending || l.tell == nil {
+		return nil
+	}
+	now := l.now()
+	t := &deskbot.Trigger{Desk: po.Desk, Kind: deskbot.TriggerOrder, Text: words.OrderUpdate(po), CreatedAt: now}
+	var e *deskbot.Event
+	if po.Filled > 0 || po.State == deskbot.OrderRejected {
+		// The chat sees what moves money or needs a person's eye: fills
+		// and rejections. The desk hears of every change.
+		e = &deskbot.Event{Kind: deskbot.EventOrder, Desk: po.Desk, Time: now, Text: words.OrderEvent(po)}
+	}
+	if _, err := l.tell.TellOnce(ctx, "order:"+po.Tag+":"+v, t, e); err != nil {
+		return err
+	}
+	return wrapRedis(l.rdb.HSet(ctx, l.ordersKey(deskbot.OrderDay(po.At), po.Desk), po.Tag+"|t", v).Err())
+}
+
+// Order is the order recorded under tag for desk on day (an India date,
+// deskbot.Day); ENOTFOUND when there is none.
+func (l *OrderLog) Order(ctx context.Context, desk, day, tag string) (deskbot.PlacedOrder, error) {
+	data, err := l.rdb.HGet(ctx, l.ordersKey(day, desk), tag).Result()
+	if isNil(err) {
+		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.ENOTFOUND, "This desk has no order %s today.", tag)
+	} else if err != nil {
+		return deskbot.PlacedOrder{}, wrapRedis(err)
+	}
+	var po deskbot.PlacedOrder
+	if err := json.Unmarshal([]byte(data), &po); err != nil {
+		return po, fmt.Errorf("broker: corrupt order %s: %w", tag, err)
+	}
+	return po, nil
+}
+
+// Orders is desk's orders of day (an India date), oldest first.
+func (l *OrderLog) Orders(ctx context.Context, desk, day string) ([]deskbot.PlacedOrder, error) {
+	if err := deskbot.ValidDeskName(desk); err != nil {
+		return nil, err
+	}
+	all, err := l.rdb.HGetAll(ctx, l.ordersKey(day, desk)).Result()
+	if err != nil {
+		return nil, wrapRedis(err)
+	}
+	var out []deskbot.PlacedOrder
+	for tag, data := range all {
+		if strings.Contains(tag, "|") {
+			continue
+		}
+		var po deskbot.PlacedOrder
+		if err := json.Unmarshal([]byte(data), &po); err != nil {
+			return nil, fmt.Errorf("broker: corrupt order %s: %w", tag, err)
+		}
+		out = append(out, po)
+	}
+	slices.SortFunc(out, func(a, b deskbot.PlacedOrder) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Tag, b.Tag)
+	})
+	return out, nil
+}
+
+// Find is desk's order id of day: the order whose broker id, or tag, is id.
+func (l *OrderLog) Find(ctx context.Context, desk, day, id string) (deskbot.PlacedOrder, error) {
+	orders, err := l.Orders(ctx, desk, day)
+	if err != nil {
+		return deskbot.PlacedOrder{}, err
+	}
+	for _, po := range orders {
+		if po.ID == id || po.Tag == id {
+			return po, nil
+		}
+	}
+	return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.ENOTFOUND, "This desk has no order %s today; get_orders lists its orders.", id)
+}
+
+// Open is every order of every desk not yet final, oldest first: what a
+// broker's updates still have to move.
+func (l *OrderLog) Open(ctx context.Context) ([]deskbot.PlacedOrder, error) {
+	idx, err := l.rdb.HGetAll(ctx, l.openKey()).Result()
+	if err != nil {
+		return nil, wrapRedis(err)
+	}
+	var out []deskbot.PlacedOrder
+	for tag, where := range idx {
+		day, desk, ok := strings.Cut(where, " ")
+		if !ok {
+			continue
+		}
+		po, err := l.Order(ctx, desk, day, tag)
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			// Its day's orders expired: nothing can move it any more.
+			l.rdb.HDel(ctx, l.openKey(), tag)
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, po)
+	}
+	slices.SortFunc(out, func(a, b deskbot.PlacedOrder) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+// HasOpen reports whether any desk's order is still open.
+func (l *OrderLog) HasOpen(ctx context.Context) (bool, error) {
+	n, err := l.rdb.HLen(ctx, l.openKey()).Result()
+	return n > 0, wrapRedis(err)
+}
+
+// Book is desk's positions from its orders' fills, each priced at the
+// market's last price (one read for them all), and its realised P&L to
+// date.
+func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market) (deskbot.Book, error) {
+	if err := deskbot.ValidDeskName(desk); err != nil {
+		return deskbot.Book{}, err
+	}
+	all, err := l.rdb.HGetAll(ctx, l.bookKey(desk)).Result()
+	if err != nil {
+		return deskbot.Book{}, wrapRedis(err)
+	}
+	var b deskbot.Book
+	for sym, v := range all {
+		pos, err := parsePosition(sym, v)
+		if err != nil {
+			return deskbot.Book{}, err
+		}
+		b.RealisedPnL += pos.RealisedPnL
+		if pos.Quantity != 0 {
+			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
+			b.Positions = append(b.Positions, pos)
+		}
+	}
+	syms := make([]string, len(b.Positions))
+	for i, pos := range b.Positions {
+		syms[i] = pos.Symbol
+	}
+	if len(syms) > 0 {
+		prices, err := market.LastPrices(ctx, syms)
+		if err != nil {
+			return deskbot.Book{}, err
+		}
+		for i := range b.Positions {
+			if price, ok := prices[b.Positions[i].Symbol]; ok {
+				b.Positions[i].LastPrice = price
+			}
+		}
+	}
+	slices.SortFunc(b.Positions, func(a, b deskbot.Position) int { return strings.Compare(a.Symbol, b.Symbol) })
+	b.RealisedPnL = deskbot.RoundPaise(b.RealisedPnL)
+	return b, nil
+}
+
+// Trades is desk's last limit fills, oldest first (Paper.Trades).
+func (l *OrderLog) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
+	if err := deskbot.ValidDeskName(desk); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, nil
+	}
+	lines, err := l.rdb.LRange(ctx, l.journalKey(desk), int64(-limit), -1).Result()
+	if err != nil {
+		return nil, wrapRedis(err)
+	}
+	out := make([]deskbot.Trade, 0, len(lines))
+	for _, ln := range lines {
+		t, err := parseTrade(ln)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// paperID is the paper broker's id of the order tagged tag: the tag
+// itself, unique to its call.
+func paperID(tag string) string { return tag }
