@@ -61,8 +61,8 @@ type Order struct {
 	// Price is a LIMIT or SL order's limit (the most a buy pays, the least
 	// a sell takes); 0 for MARKET and SL-M.
 	Price float64 `json:"price"`
-	// Type is one of the Order* types; "" reads as Kind says (orders
-	// kept before order types were).
+	// Type is one of the Order* types; "" is LIMIT (orders kept before
+	// order types were all limits). ParseOrder always sets it.
 	Type         string  `json:"order_type,omitempty"`
 	TriggerPrice float64 `json:"trigger_price,omitempty"`
 	// Product is one of the Product* products; "" is the desk's default
@@ -72,16 +72,13 @@ type Order struct {
 	Variety string `json:"variety,omitempty"`
 }
 
-// Kind is o's order type: Type, or where it is "" LIMIT when a price is
-// given and MARKET when none is (place_order's default).
+// Kind is o's order type: Type, or LIMIT where it is "". An order without
+// a type is never taken for a MARKET one: without a price it is refused.
 func (o Order) Kind() string {
-	switch {
-	case o.Type != "":
+	if o.Type != "" {
 		return o.Type
-	case o.Price > 0:
-		return OrderLimit
 	}
-	return OrderMarket
+	return OrderLimit
 }
 
 // AtMarket reports whether o trades at the market's price, not its own

@@ -197,7 +197,11 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 		}
 	}
 	if _, given := fields["order_type"]; !given {
-		o.Type = o.Kind()
+		// place_order's default: LIMIT when a price is given, else MARKET.
+		o.Type = OrderMarket
+		if _, priced := fields["price"]; priced {
+			o.Type = OrderLimit
+		}
 	} else if o.Type == "" {
 		return o, Errorf(EINVALID, `order_type must be one of "MARKET", "LIMIT", "SL", "SL-M", not ""; leave it out for LIMIT with a price, MARKET without`)
 	}

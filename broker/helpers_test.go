@@ -40,7 +40,7 @@ type following struct {
 }
 
 func (f *following) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
-	if deskbot.CheckOrder(o) == nil {
+	if deskbot.CheckOrder(o) == nil && o.Price > 0 {
 		f.tape.Set(o.Symbol, o.Price)
 	}
 	return f.Paper.PlaceOrder(ctx, desk, key, o)
@@ -68,9 +68,15 @@ func mustOrder(t testing.TB, p deskbot.Broker, desk string, o deskbot.Order) des
 	if err != nil {
 		t.Fatalf("PlaceOrder(%s, %+v): %v", desk, o, err)
 	}
-	f := deskbot.Fill{Order: po.Order}
-	f.Price = po.AvgPrice
-	return f
+	if po.State != deskbot.OrderComplete {
+		t.Fatalf("PlaceOrder(%s, %+v) is %s, want it filled", desk, o, po.State)
+	}
+	// The fill is the journal's last entry, with the P&L it realised.
+	trades, err := p.Trades(t.Context(), desk, 1)
+	if err != nil || len(trades) != 1 {
+		t.Fatalf("journal after PlaceOrder: %v %v", trades, err)
+	}
+	return trades[0].Fill
 }
 
 func mustBook(t testing.TB, p deskbot.Broker, desk string) deskbot.Book {

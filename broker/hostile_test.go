@@ -49,6 +49,17 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 		{"quantity beyond float precision", order("SBIN", "buy", "10.0000000000000001", "1"), "quantity has 18 significant digits; at most 15"},
 		{"price beyond float precision", order("SBIN", "buy", "1", "2500.00000000000001"), "price has 18 significant digits"},
 		{"argument given twice", `{"symbol":"SBIN","symbol":"INFY","side":"buy","quantity":1,"price":1}`, `argument "symbol" is given twice`},
+		{"fractional quantity", order("SBIN", "buy", "2.5", "1"), "quantity must be a whole number of units, not 2.5"},
+		{"market order with a price", `{"symbol":"SBIN","side":"buy","quantity":1,"order_type":"MARKET","price":1}`, "a MARKET order takes no price"},
+		{"order type given empty", `{"symbol":"SBIN","side":"buy","quantity":1,"order_type":"","price":1}`, `order_type must be one of "MARKET", "LIMIT", "SL", "SL-M", not ""`},
+		{"order type lower case", `{"symbol":"SBIN","side":"buy","quantity":1,"order_type":"market"}`, `order_type must be one of MARKET, LIMIT, SL, SL-M, not "market"`},
+		{"stop-loss without its trigger", `{"symbol":"SBIN","side":"sell","quantity":1,"order_type":"SL","price":790}`, "a SL order needs a trigger_price greater than 0"},
+		{"trigger on a limit order", `{"symbol":"SBIN","side":"buy","quantity":1,"price":790,"trigger_price":780}`, "trigger_price is for SL and SL-M orders only"},
+		{"SL-M with a price", `{"symbol":"SBIN","side":"sell","quantity":1,"order_type":"SL-M","price":790,"trigger_price":795}`, "a SL-M order takes no price"},
+		{"product lower case", `{"symbol":"SBIN","side":"buy","quantity":1,"product":"mis"}`, `product must be one of MIS, NRML, CNC, not "mis"`},
+		{"product padded", `{"symbol":"SBIN","side":"buy","quantity":1,"product":"MIS\u00a0"}`, `not "MIS\u00a0"`},
+		{"variety upper case", `{"symbol":"SBIN","side":"buy","quantity":1,"variety":"AMO"}`, `variety must be "regular" or "amo"`},
+		{"price as a string", `{"symbol":"SBIN","side":"buy","quantity":1,"price":"790"}`, "price must be a number"},
 		{"argument name case-folded", `{"Symbol":"SBIN","side":"buy","quantity":1,"price":1}`, `place_order has no argument "Symbol"`},
 	}
 	for _, tt := range tests {
@@ -76,8 +87,8 @@ func TestHostileOrdersRefusedNotNormalised(t *testing.T) {
 
 	// Canonical symbols and numbers pass unchanged.
 	for _, args := range []string{
-		order("SBIN", "buy", "1", "1"), order("M&M", "sell", "2.5", "1500.75"), order("BAJAJ-AUTO", "buy", "1e2", "9000"),
-		order("RELIANCE.NS", "buy", "1", "1"), order("BTC/USDT", "buy", "0.001", "65000.12"), order("NIFTY24DECFUT", "buy", "50", "24512.123456789"),
+		order("SBIN", "buy", "1", "1"), order("M&M", "sell", "2", "1500.75"), order("BAJAJ-AUTO", "buy", "1e2", "9000"),
+		order("RELIANCE.NS", "buy", "1", "1"), order("BTC/USDT", "buy", "1", "65000.12"), order("NIFTY24DECFUT", "buy", "50", "24512.123456789"),
 	} {
 		if err := checker.CheckArguments(json.RawMessage(args)); err != nil {
 			t.Errorf("CheckArguments(%s) = %v, want accepted", args, err)
@@ -96,7 +107,11 @@ func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 		if err := c.CheckArguments(json.RawMessage(`{"desk":"other"}`)); deskbot.ErrorCode(err) != deskbot.EINVALID {
 			t.Errorf("%s.CheckArguments with an argument = %v, want EINVALID", tl.Name(), err)
 		}
-		if err := c.CheckArguments(json.RawMessage(`{}`)); err != nil {
+		none := `{}`
+		if tl.Name() == deskbot.ToolCancelOrder {
+			none = `{"order_id":"250101000000001"}`
+		}
+		if err := c.CheckArguments(json.RawMessage(none)); err != nil {
 			t.Errorf("%s.CheckArguments({}) = %v", tl.Name(), err)
 		}
 	}
@@ -137,7 +152,10 @@ func TestToolsLogThroughInjectedLogger(t *testing.T) {
 			place = tl
 		}
 	}
-	r := mustRun(t, place, "main", `{"symbol":"SBIN","side":"buy","quantity":1,"price":1}`)
+	r, err := place.Run(deskbot.WithCallKey(t.Context(), deskbottest.NewKey()), "main", json.RawMessage(`{"symbol":"SBIN","side":"buy","quantity":1,"price":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.IsError || !strings.Contains(r.Text, "Position unavailable just now") {
 		t.Errorf("result %+v", r)
 	}

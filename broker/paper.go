@@ -344,7 +344,7 @@ func (p *Paper) close(ctx context.Context, desk string) ([]deskbot.Fill, float64
 			return nil, 0, fmt.Errorf("paper broker: flatten reply: %w", err)
 		}
 		closed = append(closed, deskbot.Fill{
-			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1], Type: deskbot.OrderMarket},
+			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
 			RealisedPnL: deskbot.RoundPaise(nums[2]),
 		})
 		pnl += nums[2]
@@ -400,10 +400,13 @@ func fmtExact(f float64) string {
 
 var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")
 
-// wrapRedis keeps the cause for logs while giving people and models a code
+// wrapRedis (nil for nil) keeps the cause for logs while giving people and models a code
 // and a message without addresses: a connection failure is EUNAVAILABLE, an
 // error reply from Redis (a bug here) stays internal.
 func wrapRedis(err error) error {
+	if err == nil {
+		return nil
+	}
 	var re redis.Error
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("paper broker: %w", err)

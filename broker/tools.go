@@ -197,12 +197,20 @@ func brokerError(err error) (deskbot.ToolResult, error) {
 	return deskbot.ToolResult{}, err
 }
 
-// placedText reports the placed order and, once it filled, for the
-// model's convenience, the symbol's position after it. The order is placed,
-// so a failure to read the book must not turn into an error: the caller
-// could take it for a failed order and place it again.
+// placedText reports the placed order as it stands and, once it filled,
+// for the model's convenience, the symbol's position after it. The order is
+// placed, so a failure to read the book must not turn into an error: the
+// caller could take it for a failed order and place it again.
 func placedText(ctx context.Context, log *slog.Logger, b deskbot.Broker, desk string, po deskbot.PlacedOrder) string {
-	text := "Placed: " + words.PlacedLine(po) + "."
+	var text string
+	switch po.State {
+	case deskbot.OrderComplete:
+		text = "Filled: " + words.PlacedLine(po) + "."
+	case deskbot.OrderRejected, deskbot.OrderCancelled, deskbot.OrderNotPlaced:
+		return "Not filled: " + words.PlacedLine(po) + "."
+	default:
+		text = "Placed: " + words.PlacedLine(po) + ". It rests at the broker; its fills reach you as messages, and get_orders shows it."
+	}
 	if po.Filled == 0 {
 		return text
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,7 +25,7 @@ func mustTools(t *testing.T, b deskbot.Broker) map[string]deskbot.Tool {
 
 func mustRun(t *testing.T, tl deskbot.Tool, desk, args string) deskbot.ToolResult {
 	t.Helper()
-	r, err := tl.Run(t.Context(), desk, json.RawMessage(args))
+	r, err := tl.Run(deskbot.WithCallKey(t.Context(), deskbottest.NewKey()), desk, json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("%s(%s) on %s: system error %v", tl.Name(), args, desk, err)
 	}
@@ -51,13 +52,19 @@ func TestToolSpecs(t *testing.T) {
 		if len(tl.Description()) < 40 {
 			t.Errorf("%s description %q is too thin for a model", tl.Name(), tl.Description())
 		}
+		if tl.Name() == deskbot.ToolCancelOrder {
+			if got, want := s.Required, []string{"order_id"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("cancel_order required %v, want %v", got, want)
+			}
+			continue
+		}
 		if tl.Name() != deskbot.ToolPlaceOrder {
 			if len(s.Properties) != 0 {
 				t.Errorf("%s takes no arguments, schema has %v", tl.Name(), s.Properties)
 			}
 			continue
 		}
-		if got, want := s.Required, []string{"symbol", "side", "quantity", "price"}; !reflect.DeepEqual(got, want) {
+		if got, want := s.Required, []string{"symbol", "side", "quantity"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("place_order required %v, want %v", got, want)
 		}
 		var side struct{ Enum []string }
@@ -66,7 +73,7 @@ func TestToolSpecs(t *testing.T) {
 			t.Errorf("place_order side enum %v, want %v", got, want)
 		}
 	}
-	if got, want := names, []string{"get_positions", "place_order", "flatten_desk"}; !reflect.DeepEqual(got, want) {
+	if got, want := names, []string{"get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}
 }
@@ -81,21 +88,24 @@ func TestPlaceOrderTool(t *testing.T) {
 		want    string // the whole text, or for errors a part of it
 	}{
 		{name: "opens a position", args: `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`,
-			want: "Filled: bought 10 RELIANCE @ 2500.00 (realised +0.00). Now RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00."},
+			want: "Now RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00."},
+		{name: "a market order fills at the market", before: []string{`{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`},
+			args: `{"symbol":"TCS","side":"buy","quantity":3}`,
+			want: "Now TCS: long 4, avg 4000.00, last 4000.00, unrealised +0.00."},
 		{name: "partial sell", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
 			args: `{"price":110,"quantity":4,"side":"sell","symbol":"INFY"}`,
-			want: "Filled: sold 4 INFY @ 110.00 (realised +40.00). Now INFY: long 6, avg 100.00, last 110.00, unrealised +60.00."},
+			want: "Now INFY: long 6, avg 100.00, last 110.00, unrealised +60.00."},
 		{name: "sell to flat", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
 			args: `{"symbol":"INFY","side":"sell","quantity":10,"price":104.5}`,
-			want: "Filled: sold 10 INFY @ 104.50 (realised +45.00). INFY is now flat. Realised P&L to date +45.00."},
+			want: "INFY is now flat. Realised P&L to date +45.00."},
 		{name: "broken JSON", args: `{"symbol":`, wantErr: true, want: "place_order arguments must be a JSON object"},
 		{name: "not an object", args: `[1,2]`, wantErr: true, want: "must be a JSON object"},
-		{name: "no arguments", args: ``, wantErr: true, want: "missing: symbol, side, quantity, price"},
-		{name: "missing fields", args: `{"symbol":"X","side":"buy"}`, wantErr: true, want: "missing: quantity, price"},
+		{name: "no arguments", args: ``, wantErr: true, want: "missing: symbol, side, quantity"},
+		{name: "missing fields", args: `{"symbol":"X","side":"buy"}`, wantErr: true, want: "missing: quantity"},
 		{name: "unknown field", args: `{"symbol":"X","side":"buy","quantity":1,"price":1,"type":"limit"}`, wantErr: true,
 			want: `place_order has no argument "type"`},
 		{name: "quantity as a string", args: `{"symbol":"X","side":"buy","quantity":"10","price":1}`, wantErr: true,
-			want: `quantity must be a number, e.g. 10, not "10"`},
+			want: `quantity must be a whole number, e.g. 10, not "10"`},
 		{name: "price null", args: `{"symbol":"X","side":"buy","quantity":1,"price":null}`, wantErr: true,
 			want: "price must be a number"},
 		{name: "side upper-case", args: `{"symbol":"X","side":"BUY","quantity":1,"price":1}`, wantErr: true,
@@ -103,7 +113,7 @@ func TestPlaceOrderTool(t *testing.T) {
 		{name: "zero quantity", args: `{"symbol":"X","side":"sell","quantity":0,"price":1}`, wantErr: true,
 			want: "quantity must be a number greater than 0"},
 		{name: "negative price", args: `{"symbol":"X","side":"sell","quantity":1,"price":-3}`, wantErr: true,
-			want: "price must be a number greater than 0"},
+			want: "a LIMIT order needs a price greater than 0 (its limit), not -3"},
 		{name: "empty symbol", args: `{"symbol":"","side":"sell","quantity":1,"price":3}`, wantErr: true,
 			want: "symbol is required"},
 		{name: "lower-case symbol is refused, not upper-cased", args: `{"symbol":"reliance","side":"buy","quantity":10,"price":2500}`, wantErr: true,
@@ -129,7 +139,8 @@ func TestPlaceOrderTool(t *testing.T) {
 			if r.IsError != tt.wantErr {
 				t.Fatalf("IsError = %v, want %v (text %q)", r.IsError, tt.wantErr, r.Text)
 			}
-			if tt.wantErr && !strings.Contains(r.Text, tt.want) || !tt.wantErr && r.Text != tt.want {
+			// A fill reads as the order, then the position it leaves.
+			if tt.wantErr && !strings.Contains(r.Text, tt.want) || !tt.wantErr && (!strings.HasPrefix(r.Text, "Filled: ") || !strings.HasSuffix(r.Text, ". "+tt.want)) {
 				t.Errorf("text\n got %q\nwant %q", r.Text, tt.want)
 			}
 			if tt.wantErr && len(tt.before) == 0 {
@@ -186,7 +197,7 @@ func TestToolsRedisDownIsSystemError(t *testing.T) {
 		"flatten_desk":  `{}`,
 	}
 	for name, args := range calls {
-		r, err := tools[name].Run(t.Context(), "main", json.RawMessage(args))
+		r, err := tools[name].Run(deskbot.WithCallKey(t.Context(), deskbottest.NewKey()), "main", json.RawMessage(args))
 		if err == nil {
 			t.Errorf("%s with Redis down = %+v, want an error", name, r)
 			continue
