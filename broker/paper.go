@@ -1,45 +1,53 @@
-// Package broker owns trading for desks: the paper broker (the embedded
-// default deskbot.Broker, positions kept in Redis per desk) and the tools a
-// desk's model trades through (get_positions, place_order, flatten_desk),
+// Package broker owns trading for desks: the order log every broker keeps
+// its desks' orders in (OrderLog: orders as their broker reports them, each
+// desk's book built from its own orders' fills, every change told to the
+// desk and the chat once), the paper broker (the embedded default
+// deskbot.Broker) and the tools a desk's model trades through
+// (get_positions, place_order, get_orders, cancel_order, flatten_desk),
 // which work with any deskbot.Broker.
 //
-// Redis: the paper broker keeps its books in the service's Redis, under
-// keys of its own (keys.go, the "broker:" namespace) that no other package
-// reads or writes, and changes them only through its own Lua scripts
-// (script.go). It talks to Redis through the narrow Redis interface below,
-// which the service fills with the store's client: the one place where a
-// package other than store talks to Redis directly, stated in both packages.
-// It never touches the store's own keys.
+// Redis: the package keeps its books and orders in the service's Redis,
+// under keys of its own (keys.go, the "broker:" namespace) that no other
+// package reads or writes, and changes them only through its own Lua
+// scripts (script.go). It talks to Redis through the narrow Redis
+// interface below, which the service fills with the store's client: the
+// one place where a package other than store talks to Redis directly,
+// stated in both packages. It never touches the store's own keys; what it
+// tells goes through deskbot.Teller.
 //
 // What runs is what was shown: place_order's arguments are checked, never
 // normalised (CheckOrder), both before the gate holds a call
 // (CheckArguments) and when it runs, so an approver is never asked about an
 // order that would run as something other than it reads.
 //
-// Concurrency: every change to a desk's book (an order or a flatten) is one
-// Lua script, so it is atomic in Redis: any number of goroutines or
-// processes may trade on one desk at once and no update is lost. The same
-// step appends each fill to the desk's capped trade journal (Trades), so the
-// journal never disagrees with the book. A Book is one HGETALL, a consistent
-// snapshot.
+// Nothing twice: an order is placed under its call's key (deskbot.CallKey)
+// and tagged with Tag(key); the log refuses a second order under one tag,
+// so a call run again (a retry, a restart) answers with its first order.
+//
+// Concurrency: every change to an order or a book is one Lua script, so it
+// is atomic in Redis: any number of goroutines or processes may trade on
+// one desk, and sync its orders, at once and no update is lost, no fill
+// booked twice. The same step appends each fill to the desk's capped trade
+// journal (Trades), so the journal never disagrees with the book. A Book is
+// one HGETALL, a consistent snapshot.
 //
 // Semantics of the paper broker: prices come from a market no desk
 // controls (deskbot.Market; by default Walk, a seeded random walk from
-// documented start prices, market.go). The price in an order is only a
-// limit: a buy fills at once, completely, at the market's price if that is
-// at or below its limit, a sell if it is at or above; otherwise nothing is
-// placed and the order is refused (EINVALID) with words saying so, since
-// the paper broker keeps no resting orders. So an order priced through
-// the market is a market order, and no desk can fill at a price it chose
-// away from the market. Buying adds, selling subtracts (a negative
-// quantity is a short). Adding to a position moves its average price to
-// the weighted average; reducing one realises (fill price - average) ×
-// closed quantity, sign-correct for shorts; crossing through zero closes
-// the old side and opens the rest at the fill price. A Book reads each
-// position's last price from the market now, so unrealised P&L moves with
-// it; a flatten closes at those prices. A quantity within 1e-9 of zero
-// counts as flat, so fractional quantities that add up to nothing close
-// the position.
+// documented start prices, market.go; or Kite's last prices). A MARKET
+// order fills at once, completely, at the market's price; a LIMIT order
+// does when the market is at or better than its price, and otherwise
+// rests open until the market comes to it (Sync, the leader's loop every
+// two seconds), it is cancelled, or the India day ends; SL and SL-M wait
+// for the market to reach their trigger. Every fill is at the market's
+// price, so no desk can fill at a price it chose away from the market.
+// Buying adds, selling subtracts (a negative quantity is a short). Adding
+// to a position moves its average price to the weighted average; reducing
+// one realises (fill price - average) × closed quantity, sign-correct for
+// shorts; crossing through zero closes the old side and opens the rest at
+// the fill price. A Book reads each position's last price from the market
+// now, so unrealised P&L moves with it; a flatten cancels the desk's open
+// orders and closes at those prices. A quantity within 1e-9 of zero counts
+// as flat.
 //
 // Money: amounts are float64. Each fill's realised P&L is rounded to paise
 // (2 decimals) when it is booked, so the fills a person sees add up exactly
@@ -51,21 +59,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
-	"log/slog"
 )
 
 // journalCap is how many fills each desk's trade journal keeps.
 const journalCap = 1000
 
-// Redis is what the paper broker needs of a Redis client: its own scripts,
-// and two reads. Every go-redis client has it (redis.UniversalClient: the
+// Redis is what the broker package needs of a Redis client: its own
+// scripts, and a few reads and writes of its own hashes and lists. Every go-redis client has it (redis.UniversalClient: the
 // store's, in the service, a single server's, Sentinel's or a Cluster's).
 type Redis interface {
 	redis.Scripter
@@ -249,6 +258,27 @@ func (p *Paper) Sync(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// SyncEvery is how often the leader's update loop looks at resting orders.
+const SyncEvery = 2 * time.Second
+
+// Run is the paper broker's update loop, for the leader: Sync every
+// SyncEvery until ctx ends. A failed Sync (Redis down) is logged and
+// tried again at the next tick, never in a tighter loop.
+func (p *Paper) Run(ctx context.Context) {
+	t := time.NewTicker(SyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := p.Sync(ctx); err != nil && ctx.Err() == nil {
+			p.orders.log.WarnContext(ctx, "paper broker: resting orders not moved this time", "err", err)
+		}
+	}
 }
 
 // Orders is the desk's orders of the India day, oldest first.
