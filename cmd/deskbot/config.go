@@ -107,9 +107,10 @@ type Config struct {
 	WebAppName   string        `env:"WEBAPP_NAME"`
 	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
 
-	// The broker: paper (its own prices), or paper-kite (paper trading on
+	// The broker: paper (its own prices), paper-kite (paper trading on
 	// Kite's live prices, orders checked against Kite's instrument list
-	// and MARKET_HOURS / MARKET_HOLIDAYS). kite.go checks them.
+	// and MARKET_HOURS / MARKET_HOLIDAYS), or kite (orders placed at Kite,
+	// checked the same way). kite.go checks them.
 	Broker         string   `env:"BROKER" envDefault:"paper"`
 	MarketHours    string   `env:"MARKET_HOURS" envDefault:"Mon-Fri 09:15-15:30"`
 	MarketHolidays string   `env:"MARKET_HOLIDAYS"`
@@ -121,6 +122,7 @@ type Config struct {
 	KiteAPISecret     string `env:"KITE_API_SECRET"`
 	KiteUserID        string `env:"KITE_USER_ID"`
 	KiteAPIURL        string `env:"KITE_API_URL" envDefault:"https://api.kite.trade"`
+	KiteTickerURL     string `env:"KITE_TICKER_URL" envDefault:"wss://ws.kite.trade"`
 	BrokerCallbackURL string `env:"BROKER_CALLBACK_URL"`
 	// KiteLoginReminder is when, on trading days without a session, the
 	// group is asked to log in: HH:MM India time.

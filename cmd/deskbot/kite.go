@@ -28,14 +28,12 @@ func (c Config) kiteProblems() []string {
 	var p []string
 	switch c.Broker {
 	case "paper":
-	case "paper-kite":
+	case "paper-kite", "kite":
 		if c.KiteAPIKey == "" {
-			p = append(p, "BROKER: paper-kite trades on Kite's live prices and needs Kite's login: set KITE_API_KEY, KITE_API_SECRET, KITE_USER_ID and BROKER_CALLBACK_URL")
+			p = append(p, "BROKER: "+c.Broker+" trades on Kite and needs Kite's login: set KITE_API_KEY, KITE_API_SECRET, KITE_USER_ID and BROKER_CALLBACK_URL")
 		}
-	case "kite":
-		p = append(p, "BROKER: kite (orders placed at Kite) is not built yet; paper-kite paper-trades on Kite's live prices")
 	default:
-		p = append(p, "BROKER: must be paper (the default: its own prices) or paper-kite (paper trading on Kite's live prices)")
+		p = append(p, "BROKER: must be paper (the default: its own prices), paper-kite (paper trading on Kite's live prices) or kite (orders placed at Kite)")
 	}
 	if _, err := exchange.ParseHours(c.MarketHours); err != nil {
 		p = append(p, "MARKET_HOURS: "+deskbot.ErrorMessage(err))
