@@ -139,9 +139,13 @@ func (m *Main) openBroker() error {
 	if err := m.openKite(); err != nil {
 		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
 	}
-	if cfg.Broker != "paper-kite" {
+	switch cfg.Broker {
+	case "paper":
 		m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
 		return nil
+	case "paper-kite":
+	default:
+		return fmt.Errorf("BROKER=%s is not wired into the service", cfg.Broker)
 	}
 	// BROKER=paper-kite needs KITE_API_KEY (kiteProblems), so the login
 	// and the calendar are there.
