@@ -1,0 +1,124 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/deskbottest"
+)
+
+// mustKiteTrading starts the service with BROKER=kite against a fake Kite
+// listing NSE:INFY at ₹1,500, logs asha in from the chat and waits for the
+// day's instrument list; extra overrides the environment.
+func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest.Server, *toolResults) {
+	t.Helper()
+	kt := kitetest.New(t, kiteKey, kiteSecret)
+	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 408065, LastPrice: 1500, TickSize: 0.05, LotSize: 1})
+	env := map[string]string{
+		"BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order,cancel_order",
+		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
+		"KITE_API_URL": kt.URL, "KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
+		"BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	s := mustStart(t, env)
+	t.Cleanup(func() {
+		all := s.logs.String()
+		for _, c := range s.tg.Calls("") {
+			all += c.Text
+		}
+		for _, secret := range append(kt.AccessTokens(), kiteSecret) {
+			if strings.Contains(all, secret) {
+				t.Errorf("a Kite secret (%.6s…) reached the logs or the chat", secret)
+			}
+		}
+	})
+	tr := &toolResults{}
+	s.model.SetHandler(tr.handle)
+	state, _ := mustLoginState(t, s, asha)
+	if code, body := callback(t, s, redirect(state, kt.Login(kiteUser))); code != 200 {
+		t.Fatalf("login: %d %s", code, body)
+	}
+	deskbottest.EventuallyWithin(t, 15*time.Second, "the day's instrument list loaded", func() bool {
+		return s.main.Broker.Check(deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1490, Type: deskbot.OrderLimit}) == nil
+	})
+	return s, kt, tr
+}
+
+// mustHeld has the desk place args and returns the held order's message
+// and its request's id.
+func mustHeld(t *testing.T, s *service, args, shows string) (telegramtest.Message, string) {
+	t.Helper()
+	s.tg.InjectText(asha, groupID, "/tell main place "+args, 0)
+	held := s.mustBotMessage(t, "the held order", func(m telegramtest.Message) bool {
+		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, shows)
+	})
+	open, err := s.main.Store.OpenRequests(t.Context())
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open requests: %v %v", open, err)
+	}
+	return held, open[0].ID
+}
+
+// The whole path at Kite: a desk's limit order is held in trading words
+// with the margin it needs, an approver's tap places exactly that order at
+// Kite under its request's tag, and the fills Kite makes later reach the
+// desk as messages and the chat in trading words, each once.
+func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
+	s, kt, tr := mustKiteTrading(t, nil)
+	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	if !strings.Contains(held.Plain, "Margin needed") {
+		t.Errorf("the held order does not show the margin it needs:\n%s", held.Plain)
+	}
+	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
+	tr.mustSee(t, "is open at the broker")
+	tag := broker.Tag(id)
+	if got := kt.OrdersPlaced(tag); got != 1 {
+		t.Fatalf("Kite holds %d orders tagged %s, want 1", got, tag)
+	}
+	var orderID string
+	for _, o := range kt.Orders() {
+		if o.Tag == tag {
+			orderID = o.ID
+		}
+	}
+
+	if err := kt.FillPartly(orderID, 4); err != nil {
+		t.Fatal(err)
+	}
+	tr.mustSee(t, "is partly filled: 4 of 10 filled at 1,490.00 on average")
+	s.mustBotMessage(t, "the partial fill in the chat", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "partly filled: BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	})
+	if err := kt.Fill(orderID); err != nil {
+		t.Fatal(err)
+	}
+	tr.mustSee(t, "is complete: 10 filled at 1,490.00 on average")
+	s.mustBotMessage(t, "the fill in the chat", func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "complete: BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	})
+
+	time.Sleep(3 * time.Second) // a poll or two more: nothing is told again
+	tr.mu.Lock()
+	all := strings.Join(tr.seen, "\n")
+	tr.mu.Unlock()
+	for _, once := range []string{"is partly filled", "is complete"} {
+		if n := strings.Count(all, once); n != 1 {
+			t.Errorf("the desk was told %q %d times; want once", once, n)
+		}
+	}
+	if got := kt.AllOrdersPlaced(); got != 1 {
+		t.Errorf("Kite holds %d orders; want the one allowed", got)
+	}
+	book, err := s.main.Broker.Book(t.Context(), "main")
+	if err != nil || len(book.Positions) != 1 || book.Positions[0].Quantity != 10 {
+		t.Errorf("the desk's book after its fills: %+v %v; want long 10 NSE:INFY", book, err)
+	}
+}
