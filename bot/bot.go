@@ -43,6 +43,10 @@ type Config struct {
 	// Pin pins a held call's message while its request is open
 	// (TELEGRAM_PIN; pin.go).
 	Pin bool
+	// Policies are the desks' policies: a held order that names no
+	// product is shown with its desk's (Policies.Product), the product
+	// that trades.
+	Policies deskbot.Policies
 	// Remind is how long before an unanswered request lapses the bot
 	// reminds the approvers who have not answered (APPROVAL_REMIND;
 	// remind.go); 0: no reminders.
@@ -243,8 +247,12 @@ func (b *Bot) sendings() {
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
+		Product:     b.product,
 		Quiet:       cfg.Quiet,
 		Pin:         cfg.Pin,
+	}
+	if deps.Broker != nil {
+		oc.LastPrice, oc.Margin = deps.Broker.LastPrice, deps.Broker.Margin
 	}
 	if deps.Gate != nil {
 		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown
@@ -420,6 +428,9 @@ func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
 	}
 	return b.deps.Broker.Book(ctx, desk)
 }
+
+// product is the product desk's orders take when they name none.
+func (b *Bot) product(desk string) string { return b.cfg.Policies.Product(desk) }
 
 // pictureRoot is the only folder a desk's pictures are sent from: a path a
 // model wrote into an event is trusted only inside its own desk's folder.

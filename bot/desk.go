@@ -77,7 +77,7 @@ func (b *Bot) deskDetail(ctx context.Context, desk string) ([]string, error) {
 		return nil, err
 	}
 	parts := []string{d.head(len(held)) + "\n" + tokensLine(d.status, b.now()) + "\n" + esc(argtext.Clip(d.book(), 1500, "…"))}
-	parts = append(parts, tradesPart(d.day), heldPart(held), turnPart(lastTurnOf(msgs)))
+	parts = append(parts, tradesPart(d.day), heldPart(held, b.product(desk)), turnPart(lastTurnOf(msgs)))
 	return parts, nil
 }
 
@@ -110,8 +110,9 @@ func tradesPart(d day) string {
 	return sb.String()
 }
 
-// heldPart lists the desk's calls waiting for a decision.
-func heldPart(held []*deskbot.Request) string {
+// heldPart lists the desk's calls waiting for a decision, an order with
+// the desk's product where it names none.
+func heldPart(held []*deskbot.Request, product string) string {
 	if len(held) == 0 {
 		return "<b>Held calls</b>: none waiting."
 	}
@@ -120,7 +121,7 @@ func heldPart(held []*deskbot.Request) string {
 		if i == deskHeld {
 			return s + fmt.Sprintf("\n…and %d more", len(held)-deskHeld)
 		}
-		s += "\n" + requestSummary(r) + " (request <code>" + esc(words.ShortID(r.ID)) + "</code>)"
+		s += "\n" + requestSummary(r, product) + " (request <code>" + esc(words.ShortID(r.ID)) + "</code>)"
 	}
 	return s
 }
