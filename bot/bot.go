@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskfs"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -427,6 +429,42 @@ func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
 		return deskbot.Book{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "no broker")
 	}
 	return b.deps.Broker.Book(ctx, desk)
+}
+
+// lastPrices reads, in one call and for bookWait at most, the last price
+// of the symbol of each order at market among rs, for their one-line
+// summaries; what is not read in time is left out (the summary says its
+// notional is not known), and a broker that ignores its context cannot
+// hold the answer back.
+func (b *Bot) lastPrices(ctx context.Context, rs []*deskbot.Request) map[string]float64 {
+	var symbols []string
+	for _, r := range rs {
+		if r = asRuns(r); r.Content.ToolName != deskbot.ToolPlaceOrder {
+			continue
+		}
+		if o, ok := words.OrderOf(r.Content.Arguments); ok && o.AtMarket() && !slices.Contains(symbols, o.Symbol) {
+			symbols = append(symbols, o.Symbol)
+		}
+	}
+	if len(symbols) == 0 || b.deps.Broker == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	got := make(chan map[string]float64, 1)
+	go func() {
+		m, err := b.deps.Broker.LastPrices(ctx, symbols)
+		if err != nil {
+			m = nil
+		}
+		got <- m
+	}()
+	select {
+	case m := <-got:
+		return m
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 // product is the product desk's orders take when they name none.

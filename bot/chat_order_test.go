@@ -118,3 +118,42 @@ func TestOrderEventReachesTheDesksTopic(t *testing.T) {
 		t.Errorf("the order event reads %q; want %q, its markup as text", m.Plain, text+" <b>")
 	}
 }
+
+// ordersBroker reports orders as the desk's day's orders, or fails to.
+type ordersBroker struct {
+	deskbot.Broker
+	orders []deskbot.PlacedOrder
+	err    error
+}
+
+func (b ordersBroker) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
+	return b.orders, b.err
+}
+
+// /desk lists the desk's orders still open at the broker as get_orders
+// says them, and says so when they cannot be read.
+func TestDeskListsItsOpenOrders(t *testing.T) {
+	infy := deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 50, Type: deskbot.OrderLimit, Price: 1500, Product: deskbot.ProductMIS}
+	orders := []deskbot.PlacedOrder{
+		{ID: "2512040001", Desk: "alpha", Order: infy, State: deskbot.OrderPartlyFilled, Filled: 20, AvgPrice: 1499.5},
+		{ID: "2512040002", Desk: "alpha", Order: infy, State: deskbot.OrderComplete, Filled: 50, AvgPrice: 1499},
+	}
+	for _, tt := range []struct {
+		name string
+		b    ordersBroker
+		want string
+	}{
+		{"open ones listed", ordersBroker{orders: orders},
+			"Open orders (1):\norder 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg\n"},
+		{"none open", ordersBroker{orders: orders[1:]}, "Open orders: none.\n"},
+		{"not read", ordersBroker{err: deskbot.Errorf(deskbot.EUNAVAILABLE, "broker down")}, "Open orders: not known (the broker's orders could not be read).\n"},
+	} {
+		h := mustE2E(t)
+		h.brokerFor = func(b deskbot.Broker) deskbot.Broker { tt.b.Broker = b; return tt.b }
+		h.restart()
+		got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
+		if !strings.Contains(got, tt.want) || strings.Contains(got, "2512040002") {
+			t.Errorf("%s: /desk alpha shows %q; want it to contain %q and no order no longer open", tt.name, got, tt.want)
+		}
+	}
+}

@@ -342,17 +342,18 @@ func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) }
 // requestSummary renders a request on one line of HTML, for lists and
 // digests: the desk, and the call in trading words when it is a broker
 // call (an order with product, the desk's where it names none), else its
-// tool and the start of its arguments. It reads nothing: no book, and no
-// last price, so an order at market says its notional is not known.
+// tool and the start of its arguments. It needs no book; an order at
+// market is valued at its symbol's price in last (Bot.lastPrices), and
+// says its notional is not known without one.
 //
 //	alpha: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · NRML, notional ₹12,25,625.00
-func requestSummary(r *deskbot.Request, product string) string {
+func requestSummary(r *deskbot.Request, product string, last map[string]float64) string {
 	r = asRuns(r)
 	desk := "<b>" + esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")) + "</b>: "
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
 		if o, ok := words.OrderOf(r.Content.Arguments); ok {
-			return desk + esc(argtext.Show(words.OrderSummary(o.ForDesk(product), nil, 0)))
+			return desk + esc(argtext.Show(words.OrderSummary(o.ForDesk(product), nil, last[o.Symbol])))
 		}
 	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"

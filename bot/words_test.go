@@ -97,8 +97,10 @@ func TestRequestSummary(t *testing.T) {
 	tests := []struct{ tool, args, want string }{
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · NRML, notional ₹12,25,625.00"},
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5,"product":"MIS"}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS, notional ₹12,25,625.00"},
-		// A list reads no last price: an order at market says so.
-		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:INFY MARKET · NRML, notional not known: no last price for NSE:INFY just now"},
+		// An order at market is valued at its symbol's last price, and says
+		// when there is none.
+		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:INFY MARKET · NRML, notional ≈ ₹75,000.00 at the last price"},
+		{"place_order", `{"symbol":"NSE:TCS","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:TCS MARKET · NRML, notional not known: no last price for NSE:TCS just now"},
 		{"flatten_desk", `{}`, "<b>alpha</b>: flatten_desk (close every open position)"},
 		{"get_positions", `{}`, "<b>alpha</b>: get_positions (no arguments)"},
 		{"get_positions", `null`, "<b>alpha</b>: get_positions (no arguments)"},
@@ -108,7 +110,7 @@ func TestRequestSummary(t *testing.T) {
 	for _, tt := range tests {
 		r := heldRequest()
 		r.Content.ToolName, r.Content.Arguments = tt.tool, json.RawMessage(tt.args)
-		got := requestSummary(r, deskbot.ProductNRML)
+		got := requestSummary(r, deskbot.ProductNRML, map[string]float64{"NSE:INFY": 1500})
 		if got != tt.want {
 			t.Errorf("%s %s: got %q, want %q", tt.tool, tt.args, got, tt.want)
 		}
@@ -126,7 +128,7 @@ func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
 		rs = append(rs, r)
 	}
 	rs[2].Content.ToolName, rs[2].Content.Arguments = "flatten_desk", json.RawMessage(`{}`)
-	got := mustPlain(t, moreRequests(rs, mis), MaxMessage)
+	got := mustPlain(t, moreRequests(rs, mis, nil), MaxMessage)
 	want := "…and 3 more; decide these first.\nalpha: BUY 10 INFY LIMIT @ 1,500.50 · MIS, notional ₹15,005.00\nalpha: BUY 20 INFY LIMIT @ 1,500.50 · MIS, notional ₹30,010.00\nalpha: flatten_desk (close every open position)"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -134,7 +136,7 @@ func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
 	for range 200 {
 		rs = append(rs, rs[0])
 	}
-	if got := mustPlain(t, moreRequests(rs, mis), MaxMessage); !strings.HasSuffix(got, "more not listed)") {
+	if got := mustPlain(t, moreRequests(rs, mis, nil), MaxMessage); !strings.HasSuffix(got, "more not listed)") {
 		t.Errorf("a long list is not cut with a count: %q", got[len(got)-80:])
 	}
 }

@@ -186,8 +186,8 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 		if _, ok := books[q.Desk]; !ok && words.NeedsBook(q) {
 			books[q.Desk] = s.book(ctx, q.Desk)
 		}
-		live := words.Live{Book: books[q.Desk], Product: s.desks[q.Desk].Product}
-		live.LastPrice, live.Margin = s.priced(ctx, q, live.Product)
+		live := s.liveOf(ctx, q)
+		live.Book = books[q.Desk]
 		cards = append(cards, renderRequest(q, live))
 	}
 	return "requests", s.page(v, cards), nil
@@ -226,6 +226,15 @@ func (s *Server) book(ctx context.Context, desk string) *deskbot.Book {
 		return nil
 	}
 	return &b
+}
+
+// liveOf is what q's words read besides the call but the book (read once
+// a desk): the desk's product, and for an order the last price and the
+// margin (priced).
+func (s *Server) liveOf(ctx context.Context, q *deskbot.Request) words.Live {
+	live := words.Live{Product: s.desks[q.Desk].Product}
+	live.LastPrice, live.Margin = s.priced(ctx, q, live.Product)
+	return live
 }
 
 // priced reads, for a held order, the last price an order at market is
