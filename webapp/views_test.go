@@ -17,7 +17,9 @@ type pricedBroker struct {
 	block time.Duration
 }
 
-func (b pricedBroker) LastPrice(context.Context, string) (float64, bool, error) { return b.last, true, nil }
+func (b pricedBroker) LastPrice(context.Context, string) (float64, bool, error) {
+	return b.last, true, nil
+}
 func (b pricedBroker) Margin(context.Context, deskbot.Order) (deskbot.OrderMargin, bool, error) {
 	time.Sleep(b.block)
 	return deskbot.OrderMargin{Required: 15000, Available: 250000}, true, nil
