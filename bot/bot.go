@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskfs"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
 
@@ -43,6 +45,10 @@ type Config struct {
 	// Pin pins a held call's message while its request is open
 	// (TELEGRAM_PIN; pin.go).
 	Pin bool
+	// Policies are the desks' policies: a held order that names no
+	// product is shown with its desk's (Policies.Product), the product
+	// that trades.
+	Policies deskbot.Policies
 	// Remind is how long before an unanswered request lapses the bot
 	// reminds the approvers who have not answered (APPROVAL_REMIND;
 	// remind.go); 0: no reminders.
@@ -243,8 +249,12 @@ func (b *Bot) sendings() {
 		Now:         cfg.Now,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
+		Product:     b.product,
 		Quiet:       cfg.Quiet,
 		Pin:         cfg.Pin,
+	}
+	if deps.Broker != nil {
+		oc.LastPrice, oc.Margin = deps.Broker.LastPrice, deps.Broker.Margin
 	}
 	if deps.Gate != nil {
 		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown
@@ -420,6 +430,45 @@ func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
 	}
 	return b.deps.Broker.Book(ctx, desk)
 }
+
+// lastPrices reads, in one call and for bookWait at most, the last price
+// of the symbol of each order at market among rs, for their one-line
+// summaries; what is not read in time is left out (the summary says its
+// notional is not known), and a broker that ignores its context cannot
+// hold the answer back.
+func (b *Bot) lastPrices(ctx context.Context, rs []*deskbot.Request) map[string]float64 {
+	var symbols []string
+	for _, r := range rs {
+		if r = asRuns(r); r.Content.ToolName != deskbot.ToolPlaceOrder {
+			continue
+		}
+		if o, ok := words.OrderOf(r.Content.Arguments); ok && o.AtMarket() && !slices.Contains(symbols, o.Symbol) {
+			symbols = append(symbols, o.Symbol)
+		}
+	}
+	if len(symbols) == 0 || b.deps.Broker == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	got := make(chan map[string]float64, 1)
+	go func() {
+		m, err := b.deps.Broker.LastPrices(ctx, symbols)
+		if err != nil {
+			m = nil
+		}
+		got <- m
+	}()
+	select {
+	case m := <-got:
+		return m
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// product is the product desk's orders take when they name none.
+func (b *Bot) product(desk string) string { return b.cfg.Policies.Product(desk) }
 
 // pictureRoot is the only folder a desk's pictures are sent from: a path a
 // model wrote into an event is trusted only inside its own desk's folder.

@@ -155,13 +155,13 @@ func (b *Bot) open(ctx context.Context, c tele.Context, id string) {
 	// Shown with the desk's book, as the request's own message always is:
 	// a flatten's plan is what an approver decides on (and what the gate
 	// checks an allow against).
-	book, err := b.outbox.shownBook(ctx, r)
+	live, err := b.outbox.shownLive(ctx, r)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)
 		return
 	}
 	b.answer(c, "", false)
-	text, kb := RenderRequestBook(r, book)
+	text, kb := RenderRequest(r, live)
 	m := b.say(WithLane(ctx, LaneRequest), c.Callback().Message.Chat.ID, text, kb)
 	if m == nil {
 		return

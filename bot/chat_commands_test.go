@@ -326,7 +326,7 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	}
 
 	again := h.replyTo(groupID, h.say(ravi, "/requests", 0))
-	if !strings.Contains(again.Plain, shortID(r.ID)) || !slices.Equal(again.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?"}) {
+	if !strings.Contains(again.Plain, shortID(r.ID)) || !slices.Equal(again.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?", "Change…"}) {
 		t.Fatalf("/requests showed %q with %q", again.Plain, again.Labels())
 	}
 	if got, _ := h.answer(h.tap(ravi, again, "Allow once")); got != "Allowed; running…" {

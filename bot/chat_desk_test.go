@@ -79,8 +79,8 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 	got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
 	for _, want := range []string{
 		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nTokens today: 1,23,456\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
-		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none; orders fill when placed.",
-		"Held calls (1; /requests shows their buttons):\nalpha: place_order ",
+		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none.",
+		"Held calls (1; /requests shows their buttons):\nalpha: BUY 10 RELIANCE MARKET · MIS, notional ≈ ₹1,200.00 at the last price",
 		"(request " + shortID(r.ID) + ")",
 		"Last turn, for a trigger at 00:05 IST:\nMessage from Asha: Trim RELIANCE; <b>keep</b> 2",
 		"Its tool calls (2):\n• get_positions {} -> RELIANCE: long 5, avg 100.00; last 110.00\n• place_order {",

@@ -26,7 +26,7 @@ func mustFourEyes(t *testing.T, tp deskbot.ToolPolicy) *e2e {
 
 func fourEyesGate(h *e2e, p deskbot.Policies) *gate.Gate {
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool), "beta": agent.NewRegistry(h.tool)}
-	return gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Policies: p},
+	return gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Policies: p, Books: h.broker},
 		h.st, regs, h.clock.Now, quiet())
 }
 
@@ -43,8 +43,8 @@ func TestTwoApproversNeededInTheChat(t *testing.T) {
 	m = h.waitMessage(func(x telegramtest.Message) bool {
 		return x.ID == m.ID && strings.Contains(x.Plain, "needs 2 approvers: Asha ✓, one more")
 	})
-	if got := m.Labels(); len(got) != 4 {
-		t.Errorf("after one approval the buttons are %q; want all four", got)
+	if got := m.Labels(); len(got) != 5 {
+		t.Errorf("after one approval the buttons are %q; want all five (Change… with an order)", got)
 	}
 	// Asha again, from another device; a stranger; Ravi with a forged
 	// callback naming Asha's id: none counts.

@@ -217,8 +217,8 @@ func TestPinWithoutTheRight(t *testing.T) {
 	if got := h.tg.Pinned(groupID); len(got) != 0 {
 		t.Errorf("pinned %v without the right", got)
 	}
-	if got := m.Labels(); len(got) != 4 {
-		t.Errorf("the held call's buttons are %q", got)
+	if got := m.Labels(); len(got) != 5 {
+		t.Errorf("the held call's buttons are %q; want all five (Change… with an order)", got)
 	}
 }
 

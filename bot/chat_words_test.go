@@ -28,7 +28,7 @@ func TestHeldOrderReadsInTradingWords(t *testing.T) {
 	}
 	r, m := h.holdOrder("alpha", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`)
 	words := []string{
-		"SELL 50 NIFTY24DECFUT @ 24,512.50",
+		"SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS",
 		"Notional ₹12,25,625.00",
 		"Position after: short 30",
 		"Desk P&L: realised +₹0.00, open +₹0.00",
@@ -77,7 +77,7 @@ func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
 		h.brokerFor = func(b deskbot.Broker) deskbot.Broker { return failingBook{Broker: b, hang: hang} }
 		h.restart()
 		_, m := h.holdOrder("alpha", `{"symbol":"INFY","side":"buy","quantity":100000,"price":1500.5}`)
-		for _, want := range []string{"BUY 1,00,000 INFY @ 1,500.50", "Notional ₹15,00,50,000.00", `"quantity":100000`} {
+		for _, want := range []string{"BUY 1,00,000 INFY LIMIT @ 1,500.50 · MIS", "Notional ₹15,00,50,000.00", `"quantity":100000`} {
 			if !strings.Contains(m.Plain, want) {
 				t.Errorf("hang=%v: request reads %q; missing %q", hang, m.Plain, want)
 			}

@@ -308,13 +308,10 @@ func (b *Bot) onRequests(c tele.Context) error {
 	books := map[string]*deskbot.Book{}
 	for i, r := range rs {
 		if i == most {
-			return b.reply(ctx, c, moreRequests(rs[most:]), nil)
+			return b.reply(ctx, c, moreRequests(rs[most:], b.product, b.lastPrices(ctx, rs[most:])), nil)
 		}
 		// One read of a desk's book serves its broker calls, answered or not.
-		if _, ok := books[r.Desk]; !ok && brokerCall(r) {
-			books[r.Desk] = b.outbox.book(ctx, r)
-		}
-		text, kb := RenderRequestBook(r, books[r.Desk])
+		text, kb := RenderRequest(r, b.outbox.liveWords(ctx, r, books))
 		if err := b.reply(ctx, c, text, kb); err != nil {
 			return err
 		}
@@ -324,10 +321,10 @@ func (b *Bot) onRequests(c tele.Context) error {
 
 // moreRequests lists the requests /requests does not show one by one, a
 // line each in trading words, as many as fit one message.
-func moreRequests(rs []*deskbot.Request) string {
+func moreRequests(rs []*deskbot.Request, product func(desk string) string, last map[string]float64) string {
 	text := fmt.Sprintf("…and %d more; decide these first.", len(rs))
 	for i, r := range rs {
-		line := "\n" + requestSummary(r)
+		line := "\n" + requestSummary(r, product(r.Desk), last)
 		if plainLen(text+line) > MaxMessage-40 {
 			return text + fmt.Sprintf("\n(%d more not listed)", len(rs)-i)
 		}

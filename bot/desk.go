@@ -77,13 +77,11 @@ func (b *Bot) deskDetail(ctx context.Context, desk string) ([]string, error) {
 		return nil, err
 	}
 	parts := []string{d.head(len(held)) + "\n" + tokensLine(d.status, b.now()) + "\n" + esc(argtext.Clip(d.book(), 1500, "…"))}
-	parts = append(parts, tradesPart(d.day), heldPart(held), turnPart(lastTurnOf(msgs)))
+	parts = append(parts, tradesPart(d.day)+ordersPart(d), heldPart(held, b.product(desk), b.lastPrices(ctx, held)), turnPart(lastTurnOf(msgs)))
 	return parts, nil
 }
 
-// tradesPart lists today's fills and says what of open orders: the broker
-// port fills an order when it is placed (PlaceOrder returns its Fill), so
-// no order of a desk is ever left open.
+// tradesPart lists today's fills.
 func tradesPart(d day) string {
 	var sb strings.Builder
 	switch {
@@ -106,12 +104,38 @@ func tradesPart(d day) string {
 			sb.WriteString("\n" + esc(words.TradeLine(t.Fill, t.At)))
 		}
 	}
-	sb.WriteString("\n<b>Open orders</b>: none; orders fill when placed.")
 	return sb.String()
 }
 
-// heldPart lists the desk's calls waiting for a decision.
-func heldPart(held []*deskbot.Request) string {
+// ordersPart lists the desk's orders still open at the broker (resting, or
+// sent and not yet answered), a line each as get_orders says them, or says
+// they could not be read.
+func ordersPart(d deskRead) string {
+	if d.ordersErr != nil {
+		return "\n<b>Open orders</b>: not known (the broker's orders could not be read)."
+	}
+	var open []deskbot.PlacedOrder
+	for _, po := range d.orders {
+		if po.Open() {
+			open = append(open, po)
+		}
+	}
+	if len(open) == 0 {
+		return "\n<b>Open orders</b>: none."
+	}
+	s := fmt.Sprintf("\n<b>Open orders</b> (%d):", len(open))
+	for i, po := range open {
+		if i == deskTrades {
+			return s + fmt.Sprintf("\n…and %d more", len(open)-deskTrades)
+		}
+		s += "\n" + esc(argtext.Show(words.PlacedLine(po)))
+	}
+	return s
+}
+
+// heldPart lists the desk's calls waiting for a decision, an order with
+// the desk's product where it names none, one at market valued at last.
+func heldPart(held []*deskbot.Request, product string, last map[string]float64) string {
 	if len(held) == 0 {
 		return "<b>Held calls</b>: none waiting."
 	}
@@ -120,7 +144,7 @@ func heldPart(held []*deskbot.Request) string {
 		if i == deskHeld {
 			return s + fmt.Sprintf("\n…and %d more", len(held)-deskHeld)
 		}
-		s += "\n" + requestSummary(r) + " (request <code>" + esc(words.ShortID(r.ID)) + "</code>)"
+		s += "\n" + requestSummary(r, product, last) + " (request <code>" + esc(words.ShortID(r.ID)) + "</code>)"
 	}
 	return s
 }

@@ -99,6 +99,11 @@ type deskRead struct {
 	outage string // the outage note's value; "" when its models answer
 	books  deskbot.Book
 	day    day
+	// orders are the desk's orders of the India day as the broker reports
+	// them; ordersErr says why they could not be read (they are then not
+	// known, and the rest is still shown).
+	orders    []deskbot.PlacedOrder
+	ordersErr error
 }
 
 // day is a desk's fills today (India's day), from its journal.
@@ -135,6 +140,7 @@ func (b *Bot) readDesk(ctx context.Context, desk string) (deskRead, error) {
 	if d.day, err = b.today(ctx, desk); err != nil {
 		return d, err
 	}
+	d.orders, d.ordersErr = b.deps.Broker.Orders(ctx, desk)
 	return d, nil
 }
 

@@ -13,7 +13,9 @@
 // the Outbox (outbox.go; a desk's words in outbox_desk.go, merged when said
 // close together). Held calls are rendered in render.go, a broker call in
 // trading words above its arguments. With topics on (topics.go) each desk
-// speaks in a forum topic of its own while held calls stay in General. A
+// speaks in a forum topic of its own while held calls stay in General; an
+// order's fill or rejection (an order event) goes to its desk's topic too,
+// in the lane of held calls' outcomes. A
 // person's /tell is acknowledged with a reaction, not a message.
 //
 // Concurrency: telebot hands updates over one at a time, in the order

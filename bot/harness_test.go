@@ -111,6 +111,8 @@ type e2e struct {
 	remind time.Duration
 	pin    bool
 	hush   bot.Quiet
+	// policies are the next start's desk policies (a held order's product).
+	policies deskbot.Policies
 }
 
 // atMarket is the paper broker over a market that the harness's own
@@ -188,6 +190,7 @@ func (h *e2e) start() {
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
 		Sender: fastSender(), Topics: h.topics,
 		Remind: h.remind, RemindEvery: 10 * time.Millisecond, Pin: h.pin, Quiet: h.hush,
+		Policies: h.policies,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
 		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st,

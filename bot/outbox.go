@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 )
 
 // OutboxEvents is the event stream as the outbox reads it: paging through
@@ -52,6 +53,16 @@ type OutboxConfig struct {
 	// Book reads a desk's book, so a held broker call is shown in trading
 	// words (the position it leaves, the desk's P&L); nil renders without.
 	Book func(ctx context.Context, desk string) (deskbot.Book, error)
+	// Product is the product a desk's orders take when they name none
+	// (deskbot.Policies.Product), which a held order's words name; nil
+	// names none.
+	Product func(desk string) string
+	// LastPrice is the market's last price of a symbol (deskbot.Market),
+	// at which a held order at market is valued; nil values it at none.
+	LastPrice func(ctx context.Context, symbol string) (float64, bool, error)
+	// Margin is what a held order needs of the account's margin and what
+	// is available (deskbot.Broker's Margin); nil shows no margin.
+	Margin func(ctx context.Context, o deskbot.Order) (deskbot.OrderMargin, bool, error)
 	// Shown records what a request's message shows of the desk's book
 	// (deskbot.Gate's Shown) before it goes out; nil records nothing.
 	Shown func(ctx context.Context, id, state string) error
@@ -176,7 +187,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
 			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable,
-			deskbot.EventRisk, deskbot.EventBroker:
+			deskbot.EventRisk, deskbot.EventBroker, deskbot.EventOrder:
 			chat = append(chat, ev)
 		default:
 			other = append(other, ev.ID)
@@ -257,6 +268,14 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), nil)
 		}, noAfter)
+	case deskbot.EventOrder:
+		// A fill or a rejection is the outcome of trading, an allowed held
+		// call's most often: it goes with the outcomes of held calls, not
+		// behind the desks' chatter, and to the desk's topic, where the
+		// desk's words about it are. A reply to it reaches the desk.
+		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+			return o.sendDesk(withSilent(WithLane(ctx, LaneClose), o.cfg.Quiet.Fills), ev.Desk, esc(argtext.Clip(ev.Text, 3000, "…")))
+		}, o.noteDesk(ev.Desk))
 	default:
 		return o.events.AckEvent(ctx, o.cfg.Group, ev.ID) // not for the chat
 	}
@@ -299,11 +318,11 @@ func (o *Outbox) request(ctx context.Context, ev deskbot.Event) error {
 		o.log.WarnContext(ctx, "outbox: user_request without its request; skipped", "event", ev.ID)
 		return nil
 	}
-	book, err := o.shownBook(ctx, ev.Request)
+	live, err := o.shownLive(ctx, ev.Request)
 	if err != nil {
 		return err
 	}
-	text, kb := RenderRequestBook(ev.Request, book)
+	text, kb := RenderRequest(ev.Request, live)
 	// The request is checked right before its message goes out: one that
 	// was decided or lapsed meanwhile is not offered; its outcome is
 	// folded into one notice (closeAll).
@@ -338,7 +357,7 @@ func (o *Outbox) changed(ctx context.Context, ev deskbot.Event) error {
 		return err
 	}
 	if chatID, msgID, ok := parseMessageRef(loc); ok {
-		text, _ := requestText(r, nil)
+		text, _ := requestText(r, words.Live{Product: o.product(r.Desk)})
 		text += "\n\n🔄 What this call would do changed since this message showed it, so it was not allowed. It is shown again below ⬇️ with what it would do now."
 		if err := o.s.Edit(WithLane(ctx, LaneRequest), chatID, msgID, text, nil); err != nil && TelegramCode(err) != 400 {
 			return err
@@ -386,7 +405,7 @@ func (o *Outbox) outcome(ctx context.Context, ev deskbot.Event) error {
 		o.log.WarnContext(ctx, "outbox: outcome event without its request; skipped", "event", ev.ID)
 		return nil
 	}
-	text := RenderOutcome(ev.Request)
+	text := renderOutcome(ev.Request, words.Live{Product: o.product(ev.Request.Desk)})
 	loc, err := o.notes.Note(ctx, requestMessageKey(ev.Request.ID))
 	if deskbot.ErrorCode(err) != deskbot.ENOTFOUND && err != nil {
 		return err
@@ -428,10 +447,10 @@ func (o *Outbox) approval(ctx context.Context, ev deskbot.Event) error {
 	if !ok {
 		return nil
 	}
-	book, err := o.shownBook(ctx, r)
+	live, err := o.shownLive(ctx, r)
 	if err != nil {
 		return err
 	}
-	text, kb := RenderRequestBook(r, book)
+	text, kb := RenderRequest(r, live)
 	return o.s.Edit(ctx, chatID, msgID, text, kb)
 }

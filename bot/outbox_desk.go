@@ -213,43 +213,120 @@ func (o *Outbox) anySent(ctx context.Context, id string) (bool, error) {
 	return o.sent(ctx, sentPartKey(id, 1))
 }
 
-// bookWait bounds how long a held broker call's message waits for the
-// desk's book: the words it adds are a convenience, the call is the truth.
+// bookWait bounds how long a held broker call's message waits for what
+// its trading words read besides the call (the desk's book, the last
+// price, the margin): those words are a convenience, the call is the
+// truth.
 const bookWait = 2 * time.Second
 
-// book reads the book of r's desk for its trading words, or nil when r is
-// not a broker call, no broker is configured, or it did not answer within
-// bookWait: the request is then shown without the words that need it.
-func (o *Outbox) book(ctx context.Context, r *deskbot.Request) *deskbot.Book {
-	if o.cfg.Book == nil || !brokerCall(r) {
-		return nil
+// liveWords reads what r's trading words show besides the call (words.Live):
+// the desk's product at once, and the book, the last price of an order at
+// market and the margin an open order needs side by side, each left out
+// when it is not configured, fails or has not answered within bookWait. A
+// port that ignores its context cannot hold the message back: liveWords stops
+// waiting at bookWait whatever is still running, and what comes later is
+// dropped. books, when not nil, keeps the desks' books read (nil for one
+// that could not be read) so that several requests of a desk read it
+// once.
+func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[string]*deskbot.Book) words.Live {
+	l := words.Live{Product: o.product(r.Desk)}
+	if !brokerCall(r) {
+		return l
 	}
 	ctx, cancel := context.WithTimeout(ctx, bookWait)
 	defer cancel()
-	b, err := o.cfg.Book(ctx, r.Desk)
-	if err != nil {
-		o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err)
-		return nil
+	var (
+		book   chan *deskbot.Book
+		last   chan float64
+		margin chan *deskbot.OrderMargin
+	)
+	if b, ok := books[r.Desk]; ok {
+		l.Book = b
+	} else if o.cfg.Book != nil {
+		book = make(chan *deskbot.Book, 1)
+		go func() {
+			b, err := o.cfg.Book(ctx, r.Desk)
+			if err != nil {
+				o.log.WarnContext(ctx, "outbox: a request is shown without the desk's book", "request", r.ID, "desk", r.Desk, "err", err)
+				book <- nil
+				return
+			}
+			book <- &b
+		}()
 	}
-	return &b
+	if order, ok := words.OrderOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceOrder {
+		order = order.ForDesk(l.Product)
+		if order.AtMarket() && o.cfg.LastPrice != nil {
+			last = make(chan float64, 1)
+			go func() {
+				p, ok, err := o.cfg.LastPrice(ctx, order.Symbol)
+				if err != nil || !ok {
+					p = 0
+				}
+				last <- p
+			}()
+		}
+		if r.State == deskbot.StateOpen && o.cfg.Margin != nil {
+			// Only while it waits for a decision: the margin is for the
+			// approver, and a decided order's margin says nothing.
+			margin = make(chan *deskbot.OrderMargin, 1)
+			go func() {
+				m, ok, err := o.cfg.Margin(ctx, order)
+				if err != nil || !ok {
+					margin <- nil
+					return
+				}
+				margin <- &m
+			}()
+		}
+	}
+	// A nil channel is never ready: what was not asked for is not waited
+	// for.
+	for book != nil || last != nil || margin != nil {
+		select {
+		case b := <-book:
+			l.Book, book = b, nil
+			if books != nil {
+				books[r.Desk] = b
+			}
+		case p := <-last:
+			l.LastPrice, last = p, nil
+		case m := <-margin:
+			l.Margin, margin = m, nil
+		case <-ctx.Done():
+			if book != nil && books != nil {
+				books[r.Desk] = nil
+			}
+			return l
+		}
+	}
+	return l
 }
 
-// shownBook is book, for the request's own message: what that message
+// product is the product desk's orders take when they name none.
+func (o *Outbox) product(desk string) string {
+	if o.cfg.Product == nil {
+		return ""
+	}
+	return o.cfg.Product(desk)
+}
+
+// shownLive is liveWords, for the request's own message: what that message
 // will show of the desk's book (deskbot.ShownState) is recorded with the
 // gate first, so an allow runs the call only while the book still gives
 // the same. A copy shown elsewhere (/requests) notes nothing: an
 // allow from it is checked against the request's own message.
-func (o *Outbox) shownBook(ctx context.Context, r *deskbot.Request) (*deskbot.Book, error) {
-	b := o.book(ctx, r)
-	if b == nil {
-		return nil, nil
+func (o *Outbox) shownLive(ctx context.Context, r *deskbot.Request) (words.Live, error) {
+	l := o.liveWords(ctx, r, nil)
+	if l.Book == nil {
+		return l, nil
 	}
-	if st := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, *b); st != "" && o.cfg.Shown != nil {
+	if st := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, *l.Book); st != "" && o.cfg.Shown != nil {
 		if err := o.cfg.Shown(ctx, r.ID, st); err != nil {
-			return nil, err
+			return l, err
 		}
 	}
-	return b, nil
+	return l, nil
 }
 
 // maxPicture is the largest photo Telegram takes.

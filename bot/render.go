@@ -57,8 +57,16 @@ func ist(t time.Time) string { return words.Time(t) + " IST" }
 // words that need it: the position an order leaves, the desk's P&L, what a
 // flatten would close. A nil book renders without them.
 func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.ReplyMarkup) {
+	return RenderRequest(r, words.Live{Book: book})
+}
+
+// RenderRequest is RenderRequestBook with all that the trading words may
+// read besides the call (words.Live): the book, the desk's product, the
+// last price an order at market is valued at, the margin it needs. What
+// live lacks is left out.
+func RenderRequest(r *deskbot.Request, live words.Live) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
-	text, whole := requestText(r, book)
+	text, whole := requestText(r, live)
 	lapses := approversLine(r) + "\n\nLapses at " + ist(r.ExpiresAt) + "."
 	if !whole {
 		return text + lapses, &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{deny}}}
@@ -96,7 +104,7 @@ func approversLine(r *deskbot.Request) string {
 // shownWhole reports whether r's message shows its call whole, so Allow may
 // be offered and taken.
 func shownWhole(r *deskbot.Request) bool {
-	_, whole := requestText(r, nil)
+	_, whole := requestText(r, words.Live{})
 	return whole
 }
 
@@ -104,7 +112,7 @@ func shownWhole(r *deskbot.Request) bool {
 // shown whole. Whether it is depends on the call alone: the trading words
 // above it (which may need the book) take only the room the call leaves, a
 // line at a time, so a call is shown whole with or without them.
-func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole bool) {
+func requestText(r *deskbot.Request, live words.Live) (text string, whole bool) {
 	changed := ""
 	if c := r.Changed; c != nil {
 		changed = "\n✏️ Changed by <b>" + esc(argtext.Clip(argtext.Show(c.By), 32, "…")) + "</b>: " + esc(argtext.Show(c.What)) + ". This is the call that runs."
@@ -121,7 +129,7 @@ func requestText(r *deskbot.Request, book *deskbot.Book) (text string, whole boo
 	}
 	text = head + call + changed + foot
 	if room := MaxMessage - outcomeRoom - plainLen(text); room >= 0 {
-		return head + fitLines(tradingWords(r, book), room) + call + changed + foot, true
+		return head + fitLines(tradingWords(r, live), room) + call + changed + foot, true
 	}
 	n := utf8.RuneCountInString(args)
 	// No Allow goes with this text, so names too long to be real are cut
@@ -158,8 +166,12 @@ func fitLines(lines []string, room int) string {
 // RenderOutcome renders a request after its decision or lapse: the request
 // (no keyboard goes with it), the call still shown whole, and what became of
 // it, cut to the room left.
-func RenderOutcome(r *deskbot.Request) string {
-	text, _ := requestText(r, nil)
+func RenderOutcome(r *deskbot.Request) string { return renderOutcome(r, words.Live{}) }
+
+// renderOutcome is RenderOutcome with what the call's words read besides
+// it (the desk's product: an order reads as it traded).
+func renderOutcome(r *deskbot.Request, live words.Live) string {
+	text, _ := requestText(r, live)
 	room := MaxMessage - plainLen(text) - 2
 	return text + "\n\n" + outcomeText(r, room)
 }
@@ -320,8 +332,8 @@ func RenderWarning(desk, text string) string {
 
 // tradingWords renders a broker call the way a trader reads it
 // (words.TradingWords: the desks page shows the same words).
-func tradingWords(r *deskbot.Request, book *deskbot.Book) []string {
-	return words.TradingWords(r, book)
+func tradingWords(r *deskbot.Request, live words.Live) []string {
+	return words.TradingWords(r, live)
 }
 
 // brokerCall reports whether r's words need the desk's book.
@@ -329,16 +341,19 @@ func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) }
 
 // requestSummary renders a request on one line of HTML, for lists and
 // digests: the desk, and the call in trading words when it is a broker
-// call, else its tool and the start of its arguments. It needs no book.
+// call (an order with product, the desk's where it names none), else its
+// tool and the start of its arguments. It needs no book; an order at
+// market is valued at its symbol's price in last (Bot.lastPrices), and
+// says its notional is not known without one.
 //
-//	alpha: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00
-func requestSummary(r *deskbot.Request) string {
+//	alpha: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · NRML, notional ₹12,25,625.00
+func requestSummary(r *deskbot.Request, product string, last map[string]float64) string {
 	r = asRuns(r)
 	desk := "<b>" + esc(argtext.Clip(argtext.Show(r.Desk), 64, "…")) + "</b>: "
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
 		if o, ok := words.OrderOf(r.Content.Arguments); ok {
-			return desk + esc(argtext.Show(words.OrderSummary(o, nil)))
+			return desk + esc(argtext.Show(words.OrderSummary(o.ForDesk(product), nil, last[o.Symbol])))
 		}
 	case deskbot.ToolFlattenDesk:
 		return desk + "flatten_desk (close every open position)"

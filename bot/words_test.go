@@ -21,11 +21,11 @@ func TestTradingWords(t *testing.T) {
 		want, not        []string
 	}{
 		{"order with the book", "place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, book,
-			[]string{"SELL 50 NIFTY24DECFUT @ 24,512.50\nNotional ₹12,25,625.00\nPosition after: short 70\nDesk P&L: realised +₹40.00, open -₹190.00\n"}, nil},
+			[]string{"SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50\nNotional ₹12,25,625.00\nPosition after: short 70\nDesk P&L: realised +₹40.00, open -₹190.00\n"}, nil},
 		{"order without the book", "place_order", `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":100}`, nil,
-			[]string{"BUY 10 RELIANCE @ 100.00\nNotional ₹1,000.00\n"}, []string{"Position after", "P&L"}},
+			[]string{"BUY 10 RELIANCE LIMIT @ 100.00\nNotional ₹1,000.00\n"}, []string{"Position after", "P&L"}},
 		{"flatten lists what it closes", "flatten_desk", `{}`, book,
-			[]string{"Would close 2:\n• SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)\n• BUY 20 NIFTY24DECFUT @ 24,512.50 (closes short 20, open -₹250.00)\nDesk P&L: realised +₹40.00, open -₹190.00\n"}, nil},
+			[]string{"Would close 2:\n• SELL 6 RELIANCE MARKET (closes long 6 at about ₹110.00, open +₹60.00)\n• BUY 20 NIFTY24DECFUT MARKET (closes short 20 at about ₹24,512.50, open -₹250.00)\nDesk P&L: realised +₹40.00, open -₹190.00\n"}, nil},
 		{"flatten of nothing", "flatten_desk", `{}`, &deskbot.Book{RealisedPnL: -12.5},
 			[]string{"Would close nothing: the desk has no open positions.\nDesk P&L: realised -₹12.50, open +₹0.00\n"}, nil},
 		{"flatten without the book", "flatten_desk", `{}`, nil, []string{"Closes every open position of the desk"}, nil},
@@ -37,7 +37,7 @@ func TestTradingWords(t *testing.T) {
 		{"negative quantity", "place_order", `{"symbol":"INFY","side":"buy","quantity":-10,"price":1}`, book, nil, []string{"BUY", "Notional"}},
 		{"unknown side", "place_order", `{"symbol":"INFY","side":"short","quantity":10,"price":1}`, book, nil, []string{"SHORT", "Notional"}},
 		{"other tools", "bash", `{"command":"ls"}`, book, nil, []string{"Notional", "P&L"}},
-		{"a symbol with markup is escaped", "place_order", `{"symbol":"M&M","side":"buy","quantity":1,"price":1}`, nil, []string{"BUY 1 M&M @ 1.00"}, nil},
+		{"a symbol with markup is escaped", "place_order", `{"symbol":"M&M","side":"buy","quantity":1,"price":1}`, nil, []string{"BUY 1 M&M LIMIT @ 1.00"}, nil},
 		// The words read the order as the broker does (deskbot.ParseOrder):
 		// a symbol the broker would refuse gets no words, only the call.
 		{"a symbol the broker refuses", "place_order", `{"symbol":"M&M<b>","side":"buy","quantity":1,"price":1}`, book, nil, []string{"BUY", "Notional"}},
@@ -95,7 +95,12 @@ func TestTradingWordsGiveWayToTheCall(t *testing.T) {
 
 func TestRequestSummary(t *testing.T) {
 	tests := []struct{ tool, args, want string }{
-		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
+		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · NRML, notional ₹12,25,625.00"},
+		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5,"product":"MIS"}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS, notional ₹12,25,625.00"},
+		// An order at market is valued at its symbol's last price, and says
+		// when there is none.
+		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:INFY MARKET · NRML, notional ≈ ₹75,000.00 at the last price"},
+		{"place_order", `{"symbol":"NSE:TCS","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:TCS MARKET · NRML, notional not known: no last price for NSE:TCS just now"},
 		{"flatten_desk", `{}`, "<b>alpha</b>: flatten_desk (close every open position)"},
 		{"get_positions", `{}`, "<b>alpha</b>: get_positions (no arguments)"},
 		{"get_positions", `null`, "<b>alpha</b>: get_positions (no arguments)"},
@@ -105,13 +110,15 @@ func TestRequestSummary(t *testing.T) {
 	for _, tt := range tests {
 		r := heldRequest()
 		r.Content.ToolName, r.Content.Arguments = tt.tool, json.RawMessage(tt.args)
-		got := requestSummary(r)
+		got := requestSummary(r, deskbot.ProductNRML, map[string]float64{"NSE:INFY": 1500})
 		if got != tt.want {
 			t.Errorf("%s %s: got %q, want %q", tt.tool, tt.args, got, tt.want)
 		}
 		mustPlain(t, got, 200)
 	}
 }
+
+func mis(string) string { return deskbot.ProductMIS }
 
 func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
 	var rs []*deskbot.Request
@@ -121,15 +128,15 @@ func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
 		rs = append(rs, r)
 	}
 	rs[2].Content.ToolName, rs[2].Content.Arguments = "flatten_desk", json.RawMessage(`{}`)
-	got := mustPlain(t, moreRequests(rs), MaxMessage)
-	want := "…and 3 more; decide these first.\nalpha: BUY 10 INFY @ 1,500.50, notional ₹15,005.00\nalpha: BUY 20 INFY @ 1,500.50, notional ₹30,010.00\nalpha: flatten_desk (close every open position)"
+	got := mustPlain(t, moreRequests(rs, mis, nil), MaxMessage)
+	want := "…and 3 more; decide these first.\nalpha: BUY 10 INFY LIMIT @ 1,500.50 · MIS, notional ₹15,005.00\nalpha: BUY 20 INFY LIMIT @ 1,500.50 · MIS, notional ₹30,010.00\nalpha: flatten_desk (close every open position)"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	for range 200 {
 		rs = append(rs, rs[0])
 	}
-	if got := mustPlain(t, moreRequests(rs), MaxMessage); !strings.HasSuffix(got, "more not listed)") {
+	if got := mustPlain(t, moreRequests(rs, mis, nil), MaxMessage); !strings.HasSuffix(got, "more not listed)") {
 		t.Errorf("a long list is not cut with a count: %q", got[len(got)-80:])
 	}
 }

@@ -145,6 +145,14 @@ func TestOnCluster(t *testing.T) {
 		if err != nil || tr == nil || s.AckTrigger(ctx, tr) != nil {
 			t.Fatalf("%s trigger: %v, %v", prefix, tr, err)
 		}
+		told, err := s.TellOnce(ctx, "order:1:complete", &deskbot.Trigger{Desk: "alpha", Kind: deskbot.TriggerOrder, Text: "filled"},
+			&deskbot.Event{Kind: deskbot.EventOrder, Desk: "alpha", Text: "filled"})
+		if err != nil || !told {
+			t.Fatalf("%s TellOnce = %v, %v; want told", prefix, told, err)
+		}
+		if tr, err := s.NextTrigger(ctx, "alpha", 0); err != nil || tr == nil || tr.Text != "filled" {
+			t.Errorf("%s told trigger: %+v, %v", prefix, tr, err)
+		}
 		node, err := s.Client().(*redis.ClusterClient).MasterForKey(ctx, s.Key("audit"))
 		if err != nil {
 			t.Fatal(err)

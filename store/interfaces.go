@@ -13,4 +13,5 @@ var (
 	_ deskbot.CallMemory   = (*Store)(nil)
 	_ deskbot.Notes        = (*Store)(nil)
 	_ deskbot.TurnStore    = (*Store)(nil)
+	_ deskbot.Teller       = (*Store)(nil)
 )

@@ -42,6 +42,7 @@ import (
 //	leader:term       counter: the last term number handed out (a token's leading digits)
 //	leader:holder     hash: who holds the lease (token, holder identity), with the lease's TTL
 //	wake:<id>         stream: wakes the inbox hub of one process (inboxwait.go), with its TTL
+//	told:<key>        string: a key TellOnce told, for 8 days (tell.go)
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -65,6 +66,7 @@ func (s *Store) leaderKey() string                 { return s.Key("leader") }
 func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
 func (s *Store) leaderHolderKey() string           { return s.Key("leader", "holder") }
 func (s *Store) wakeKey(id string) string          { return s.Key("wake", id) }
+func (s *Store) toldKey(key string) string         { return s.Key("told", key) }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

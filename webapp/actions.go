@@ -41,7 +41,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 			s.fail(w, r, err)
 			return
 		}
-		if !renderRequest(q, nil).Whole {
+		if !renderRequest(q, words.Live{}).Whole {
 			s.refuse(w, http.StatusConflict, words.NotShownWholeAnswer)
 			return
 		}

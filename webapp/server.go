@@ -35,6 +35,10 @@ type Config struct {
 type Desk struct {
 	Name     string
 	Schedule []string // "cron: text", as configured
+	// Product is the product its orders take when they name none
+	// (deskbot.Policies.Product): a held order reads with it, as in the
+	// chat.
+	Product string
 }
 
 // Team is what the page asks of the bot.

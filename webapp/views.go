@@ -186,7 +186,9 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 		if _, ok := books[q.Desk]; !ok && words.NeedsBook(q) {
 			books[q.Desk] = s.book(ctx, q.Desk)
 		}
-		cards = append(cards, renderRequest(q, books[q.Desk]))
+		live := s.liveOf(ctx, q)
+		live.Book = books[q.Desk]
+		cards = append(cards, renderRequest(q, live))
 	}
 	return "requests", s.page(v, cards), nil
 }
@@ -196,7 +198,9 @@ func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (s
 // them to an approver in the chat. Allow is offered only on a call the
 // chat could show whole too, so the page never allows what the chat would
 // refuse.
-func renderRequest(q *deskbot.Request, book *deskbot.Book) requestCard {
+// live is what the words read besides the call (words.Live), as the
+// chat's message reads it.
+func renderRequest(q *deskbot.Request, live words.Live) requestCard {
 	card := requestCard{Shown: q.Changes}
 	if c := q.Changed; c != nil {
 		// The call that runs is shown, with who changed what.
@@ -208,7 +212,7 @@ func renderRequest(q *deskbot.Request, book *deskbot.Book) requestCard {
 	args := argtext.Arguments(q.Content.Arguments)
 	_, orderErr := deskbot.ParseOrder(q.Content.Arguments)
 	card.ID, card.Desk, card.Tool, card.Args = q.ID, argtext.Show(q.Desk), argtext.Show(q.Content.ToolName), args
-	card.Words, card.Lapses = words.TradingWords(q, book), words.Time(q.ExpiresAt)+" IST"
+	card.Words, card.Lapses = words.TradingWords(q, live), words.Time(q.ExpiresAt)+" IST"
 	card.Whole = argtext.Length(args) <= argtext.MaxArguments
 	card.Changeable = card.Whole && q.Content.ToolName == deskbot.ToolPlaceOrder && orderErr == nil
 	return card
@@ -222,6 +226,66 @@ func (s *Server) book(ctx context.Context, desk string) *deskbot.Book {
 		return nil
 	}
 	return &b
+}
+
+// liveOf is what q's words read besides the call but the book (read once
+// a desk): the desk's product, and for an order the last price and the
+// margin (priced).
+func (s *Server) liveOf(ctx context.Context, q *deskbot.Request) words.Live {
+	live := words.Live{Product: s.desks[q.Desk].Product}
+	live.LastPrice, live.Margin = s.priced(ctx, q, live.Product)
+	return live
+}
+
+// priced reads, for a held order, the last price an order at market is
+// valued at and the margin the order needs, side by side and for bookWait
+// at most, as the chat's message does: what fails, has none or has not
+// answered by then is left out (0, nil), and a broker that ignores its
+// context cannot hold the page back.
+func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string) (last float64, margin *deskbot.OrderMargin) {
+	args := q.Content.Arguments
+	if q.Changed != nil {
+		args = q.Changed.Arguments
+	}
+	o, ok := words.OrderOf(args)
+	if !ok || q.Content.ToolName != deskbot.ToolPlaceOrder || s.deps.Broker == nil {
+		return 0, nil
+	}
+	o = o.ForDesk(product)
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	br := s.deps.Broker
+	var lastc chan float64
+	if o.AtMarket() {
+		lastc = make(chan float64, 1)
+		go func() {
+			p, ok, err := br.LastPrice(ctx, o.Symbol)
+			if err != nil || !ok {
+				p = 0
+			}
+			lastc <- p
+		}()
+	}
+	marginc := make(chan *deskbot.OrderMargin, 1)
+	go func() {
+		m, ok, err := br.Margin(ctx, o)
+		if err != nil || !ok {
+			marginc <- nil
+			return
+		}
+		marginc <- &m
+	}()
+	for lastc != nil || marginc != nil {
+		select {
+		case last = <-lastc:
+			lastc = nil
+		case margin = <-marginc:
+			marginc = nil
+		case <-ctx.Done():
+			return last, margin
+		}
+	}
+	return last, margin
 }
 
 type grantRow struct {

@@ -83,9 +83,10 @@ func PositionLine(p deskbot.Position) string {
 }
 
 // TradeLine renders a fill of the desk's journal with its India time:
-// "14:01 BUY 10 RELIANCE @ 100.00, realised +₹0.00".
+// "14:01 BUY 10 RELIANCE @ 100.00, realised +₹0.00". The price is the
+// fill's, not a limit, so the words are a fill's, not FormatOrder's.
 func TradeLine(f deskbot.Fill, at time.Time) string {
-	return Time(at) + " " + FormatOrder(f.Order) + ", realised " + SignedRupees(f.RealisedPnL)
+	return Time(at) + " " + strings.ToUpper(f.Side) + " " + GroupedQuantity(f.Quantity) + " " + f.Symbol + " @ " + GroupedPrice(f.Price) + ", realised " + SignedRupees(f.RealisedPnL)
 }
 
 // ModelOutageNote is the note under which a desk's agent records, while no

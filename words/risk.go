@@ -135,14 +135,29 @@ func RiskUnchecked(desk, why string) string {
 	return "the risk rules of " + desk + " cannot be checked (" + why + "); they are checked again every 30 seconds and nothing is halted meanwhile"
 }
 
-// Closed is what the harness's flatten of a desk closed, as a step of a
+// Closed is what the harness's flatten of a desk did, as a step of a
 // halt or a square-off: "closed 1 position (sold 10 INFY @ 1646.36
-// (realised -2.60)), realised -₹2.60".
+// (realised -2.60)), realised -₹2.60", with the open orders it cancelled,
+// the closing orders it placed (open until their fills come) and what it
+// could not close, when there are any.
 func Closed(r deskbot.FlattenReport) string {
-	if len(r.Closed) == 0 {
+	var parts []string
+	if len(r.Cancelled) > 0 {
+		parts = append(parts, "cancelled "+count(len(r.Cancelled), "open order")+" ("+orderList(r.Cancelled)+")")
+	}
+	if len(r.Closed) > 0 {
+		parts = append(parts, fmt.Sprintf("closed %s (%s), realised %s", closedCount(r), closedFills(r), SignedRupees(r.RealisedPnL)))
+	}
+	if len(r.Placed) > 0 {
+		parts = append(parts, "placed "+count(len(r.Placed), "closing market order")+" ("+orderList(r.Placed)+"), open until they fill")
+	}
+	if len(r.Left) > 0 {
+		parts = append(parts, "could not close "+strings.Join(r.Left, "; "))
+	}
+	if len(parts) == 0 {
 		return "had no open positions to close"
 	}
-	return fmt.Sprintf("closed %s (%s), realised %s", closedCount(r), closedFills(r), SignedRupees(r.RealisedPnL))
+	return strings.Join(parts, ", ")
 }
 
 // Did joins the steps a halt or a square-off took.

@@ -53,22 +53,50 @@ func FormatFill(f deskbot.Fill) string {
 }
 
 // FormatFlatten renders a flatten on one line, for /flatten and for the text
-// the desk is told.
+// the desk is told: the open orders it cancelled, the positions it closed
+// (a paper broker's fills), the closing market orders it placed (a real
+// broker's: open until their fills come, as order updates), and what it
+// could not close.
 func FormatFlatten(r deskbot.FlattenReport) string {
-	if len(r.Closed) == 0 {
+	if len(r.Closed) == 0 && len(r.Cancelled) == 0 && len(r.Placed) == 0 && len(r.Left) == 0 {
 		return "Nothing to flatten: the desk had no open positions."
 	}
-	return fmt.Sprintf("Flattened %s: %s. Realised P&L %s.", closedCount(r), closedFills(r), Money(r.RealisedPnL))
+	var parts []string
+	if len(r.Cancelled) > 0 {
+		parts = append(parts, "Cancelled "+count(len(r.Cancelled), "open order")+": "+orderList(r.Cancelled)+".")
+	}
+	if len(r.Closed) > 0 {
+		parts = append(parts, fmt.Sprintf("Flattened %s: %s. Realised P&L %s.", closedCount(r), closedFills(r), Money(r.RealisedPnL)))
+	}
+	if len(r.Placed) > 0 {
+		parts = append(parts, "Placed "+count(len(r.Placed), "closing market order")+": "+orderList(r.Placed)+"; each is open until its fills come.")
+	}
+	if len(r.Left) > 0 {
+		parts = append(parts, "Not closed: "+strings.Join(r.Left, "; ")+".")
+	}
+	return strings.Join(parts, " ")
+}
+
+// count is n of a thing: "1 open order", "3 open orders".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// orderList is placed orders as PlacedLine says them, comma separated.
+func orderList(pos []deskbot.PlacedOrder) string {
+	parts := make([]string, len(pos))
+	for i, po := range pos {
+		parts[i] = PlacedLine(po)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // closedCount is how many positions a flatten closed: "1 position", "3
 // positions".
-func closedCount(r deskbot.FlattenReport) string {
-	if len(r.Closed) == 1 {
-		return "1 position"
-	}
-	return fmt.Sprintf("%d positions", len(r.Closed))
-}
+func closedCount(r deskbot.FlattenReport) string { return count(len(r.Closed), "position") }
 
 // closedFills is a flatten's closing fills, comma separated.
 func closedFills(r deskbot.FlattenReport) string {
@@ -172,11 +200,6 @@ func groupIndian(s string) string {
 	return whole
 }
 
-// FormatOrder renders an order as a trader says it: "SELL 50 NIFTY24DECFUT @ 24,512.50".
-func FormatOrder(o deskbot.Order) string {
-	return fmt.Sprintf("%s %s %s @ %s", strings.ToUpper(o.Side), GroupedQuantity(o.Quantity), o.Symbol, GroupedPrice(o.Price))
-}
-
 // Holding renders a signed quantity as a position: "long 50", "short 50", "flat".
 func Holding(qty float64) string {
 	switch q := math.Round(qty*1e8) / 1e8; {
@@ -188,18 +211,6 @@ func Holding(qty float64) string {
 	return "flat"
 }
 
-// OrderSummary renders an order on one line: the order, its notional and,
-// with the desk's book, the position it leaves:
-//
-//	SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50
-func OrderSummary(o deskbot.Order, b *deskbot.Book) string {
-	s := FormatOrder(o) + ", notional " + Rupees(o.Quantity*o.Price)
-	if b != nil {
-		s += ", position after: " + Holding(deskbot.PositionAfter(*b, o))
-	}
-	return s
-}
-
 // BookPnL renders a desk's P&L on one line: "realised +₹40.00, open +₹60.00".
 func BookPnL(b deskbot.Book) string {
 	var open float64
@@ -209,21 +220,28 @@ func BookPnL(b deskbot.Book) string {
 	return "realised " + SignedRupees(b.RealisedPnL) + ", open " + SignedRupees(open)
 }
 
-// FlattenPlan renders what flattening the book would do: one closing order
-// per open position, with the position it closes, in the book's order.
+// FlattenPlan renders what flattening the book would do: one closing
+// market order per open position, with the position it closes and the
+// price it would close at about (the last price: a market order takes the
+// market's), in the book's order.
 //
-//	SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)
+//	SELL 6 RELIANCE MARKET (closes long 6 at about ₹110.00, open +₹60.00)
 func FlattenPlan(b deskbot.Book) []string {
 	var out []string
 	for _, p := range b.Positions {
 		if math.Round(p.Quantity*1e8) == 0 {
 			continue
 		}
-		o := deskbot.Order{Symbol: p.Symbol, Side: deskbot.Sell, Quantity: p.Quantity, Price: p.LastPrice}
-		if p.Quantity < 0 {
-			o.Side, o.Quantity = deskbot.Buy, -p.Quantity
-		}
-		out = append(out, fmt.Sprintf("%s (closes %s, open %s)", FormatOrder(o), Holding(p.Quantity), SignedRupees(p.UnrealisedPnL())))
+		out = append(out, fmt.Sprintf("%s (closes %s at about %s, open %s)", FormatOrder(closing(p)), Holding(p.Quantity), Rupees(p.LastPrice), SignedRupees(p.UnrealisedPnL())))
 	}
 	return out
+}
+
+// closing is the market order that closes p.
+func closing(p deskbot.Position) deskbot.Order {
+	o := deskbot.Order{Symbol: p.Symbol, Side: deskbot.Sell, Quantity: p.Quantity, Type: deskbot.OrderMarket}
+	if p.Quantity < 0 {
+		o.Side, o.Quantity = deskbot.Buy, -p.Quantity
+	}
+	return o
 }

@@ -107,14 +107,14 @@ func TestTradingWords(t *testing.T) {
 		{"grouped price", words.GroupedPrice(24512.5), "24,512.50"},
 		{"grouped price keeps 4 decimals", words.GroupedPrice(123456.0525), "1,23,456.0525"},
 		{"grouped quantity", words.GroupedQuantity(100000), "1,00,000"},
-		{"order", words.FormatOrder(sell), "SELL 50 NIFTY24DECFUT @ 24,512.50"},
+		{"order", words.FormatOrder(sell), "SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50"},
 		{"holding long", words.Holding(6), "long 6"},
 		{"holding short", words.Holding(-50), "short 50"},
 		{"holding flat despite float noise", words.Holding(0.1 + 0.2 - 0.3), "flat"},
-		{"summary without book", words.OrderSummary(sell, nil), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00"},
-		{"summary adds to a short", words.OrderSummary(sell, &book), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 70"},
-		{"summary from flat", words.OrderSummary(sell, &deskbot.Book{}), "SELL 50 NIFTY24DECFUT @ 24,512.50, notional ₹12,25,625.00, position after: short 50"},
-		{"summary closes", words.OrderSummary(deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Price: 110}, &book), "SELL 6 RELIANCE @ 110.00, notional ₹660.00, position after: flat"},
+		{"summary without book", words.OrderSummary(sell, nil, 0), "SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50, notional ₹12,25,625.00"},
+		{"summary adds to a short", words.OrderSummary(sell, &book, 0), "SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50, notional ₹12,25,625.00, position after: short 70"},
+		{"summary from flat", words.OrderSummary(sell, &deskbot.Book{}, 0), "SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50, notional ₹12,25,625.00, position after: short 50"},
+		{"summary closes", words.OrderSummary(deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Price: 110}, &book, 0), "SELL 6 RELIANCE LIMIT @ 110.00, notional ₹660.00, position after: flat"},
 		{"book pnl", words.BookPnL(book), "realised +₹40.00, open -₹190.00"},
 	}
 	for _, tt := range tests {
@@ -124,8 +124,8 @@ func TestTradingWords(t *testing.T) {
 	}
 	got := words.FlattenPlan(book)
 	want := []string{
-		"SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)",
-		"BUY 20 NIFTY24DECFUT @ 24,512.50 (closes short 20, open -₹250.00)",
+		"SELL 6 RELIANCE MARKET (closes long 6 at about ₹110.00, open +₹60.00)",
+		"BUY 20 NIFTY24DECFUT MARKET (closes short 20 at about ₹24,512.50, open -₹250.00)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("FlattenPlan: got %q, want %q", got, want)
@@ -144,7 +144,7 @@ func TestFlattenWordsFollowTheRequest(t *testing.T) {
 		book  *deskbot.Book
 		want  string
 	}{
-		{deskbot.StateOpen, book, "Would close 1:\n• SELL 6 RELIANCE @ 110.00 (closes long 6, open +₹60.00)\nDesk P&L: realised +₹0.00, open +₹60.00"},
+		{deskbot.StateOpen, book, "Would close 1:\n• SELL 6 RELIANCE MARKET (closes long 6 at about ₹110.00, open +₹60.00)\nDesk P&L: realised +₹0.00, open +₹60.00"},
 		{deskbot.StateOpen, nil, "Closes every open position of the desk (its book could not be read just now)."},
 		{deskbot.StateRunning, nil, ""},
 		{deskbot.StateRan, nil, ""},
@@ -154,7 +154,7 @@ func TestFlattenWordsFollowTheRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := &deskbot.Request{State: tt.state, Content: deskbot.PermissionContent{ToolName: deskbot.ToolFlattenDesk}}
-		if got := strings.Join(words.TradingWords(r, tt.book), "\n"); got != tt.want {
+		if got := strings.Join(words.TradingWords(r, words.Live{Book: tt.book}), "\n"); got != tt.want {
 			t.Errorf("%s with book %v: got %q, want %q", tt.state, tt.book != nil, got, tt.want)
 		}
 	}

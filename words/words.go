@@ -14,20 +14,40 @@ import (
 // wherever an approver decides it. Plain text; each caller escapes it for
 // its medium.
 
+// Live is what a held broker call's words read besides the call, each
+// part optional, so the words go out with what was read in time:
+type Live struct {
+	// Book is the desk's book as it stands: the position an order leaves,
+	// the desk's P&L, what a flatten would close.
+	Book *deskbot.Book
+	// Product is the desk's default product (deskbot.Policies.Product),
+	// named in an order that names none: the product that trades.
+	Product string
+	// LastPrice is the market's last price of the order's symbol, at which
+	// an order at market is valued (Notional); 0 when not known.
+	LastPrice float64
+	// Margin is what the order needs of the account's margin, as the
+	// broker reckons it; nil when the broker keeps none or did not say.
+	Margin *deskbot.OrderMargin
+}
+
 // TradingWords renders a broker call the way a trader reads it, as plain
 // lines above its arguments:
 //
-//	SELL 50 NIFTY24DECFUT @ 24,512.50
+//	SELL 50 NFO:NIFTY24DECFUT LIMIT @ 24,512.50 · NRML
 //	Notional ₹12,25,625.00
+//	Margin needed ₹1,20,000.00 · available ₹5,00,000.00
 //	Position after: short 50
 //	Desk P&L: realised +₹40.00, open +₹60.00
 //
-// Without the book (the broker did not answer in time) the lines that
-// need it are left out. A flatten no longer open gets no words: what it
-// closed is its result. Arguments the words could misstate (anything but
-// exactly the order's four fields, numbers the words would round) get no
-// words: the call below is what runs, and it is always shown.
-func TradingWords(r *deskbot.Request, book *deskbot.Book) []string {
+// An order at market reads "Notional ≈ ₹75,000.00 at the last price".
+// What live lacks is left out: the lines that need the book or the
+// margin. A flatten no longer open gets no words: what it closed is its
+// result. Arguments the words could misstate (anything ParseOrder refuses,
+// numbers the words would round) get no words: the call below is what
+// runs, and it is always shown.
+func TradingWords(r *deskbot.Request, live Live) []string {
+	book := live.Book
 	var lines []string
 	switch r.Content.ToolName {
 	case deskbot.ToolPlaceOrder:
@@ -35,7 +55,12 @@ func TradingWords(r *deskbot.Request, book *deskbot.Book) []string {
 		if !ok {
 			return nil
 		}
-		lines = append(lines, FormatOrder(o), "Notional "+Rupees(o.Quantity*o.Price))
+		o = o.ForDesk(live.Product)
+		n := Notional(o, live.LastPrice)
+		lines = append(lines, FormatOrder(o), strings.ToUpper(n[:1])+n[1:])
+		if m := live.Margin; m != nil {
+			lines = append(lines, MarginLine(*m))
+		}
 		if book != nil {
 			lines = append(lines, "Position after: "+Holding(deskbot.PositionAfter(*book, o)))
 		}
@@ -84,7 +109,7 @@ func OrderOf(args []byte) (deskbot.Order, bool) {
 		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
 		return err == nil && v == x
 	}
-	if !ok || !exact(o.Quantity, GroupedQuantity(o.Quantity)) || !exact(o.Price, GroupedPrice(o.Price)) {
+	if !ok || !exact(o.Quantity, GroupedQuantity(o.Quantity)) || !exact(o.Price, GroupedPrice(o.Price)) || !exact(o.TriggerPrice, GroupedPrice(o.TriggerPrice)) {
 		return o, false
 	}
 	return o, true

@@ -143,7 +143,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
 		return err
 	}
-	if err := m.buildBot(names); err != nil {
+	if err := m.buildBot(names, agent.Policies(desks)); err != nil {
 		return err
 	}
 	backlog.bot.Store(m.Bot)
@@ -248,7 +248,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 // buildBot builds the Telegram side (it starts polling when this process
 // leads).
-func (m *Main) buildBot(names []string) (err error) {
+func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 	cfg, log := m.Config, m.Log
 	chat := m.Store.Chat()
 	if m.Bot, err = bot.New(bot.Config{
@@ -256,7 +256,7 @@ func (m *Main) buildBot(names []string) (err error) {
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
-		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName},
+		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
 	}, bot.Deps{
 		// The chat's own pool: a /tell, a status or the outbox never waits
 		// for a connection behind the desks. A decision goes through the

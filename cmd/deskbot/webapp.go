@@ -46,8 +46,9 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 		return nil, nil
 	}
 	shown := make([]webapp.Desk, len(desks))
+	policies := agent.Policies(desks)
 	for i, d := range desks {
-		shown[i].Name = d.Name
+		shown[i].Name, shown[i].Product = d.Name, policies.Product(d.Name)
 		for _, s := range d.Schedules {
 			shown[i].Schedule = append(shown[i].Schedule, s.Cron+": "+s.Text)
 		}

@@ -1,0 +1,63 @@
+package webapp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// pricedBroker answers the last price and the margin, the margin after
+// block (ignoring its context, as a hung broker would).
+type pricedBroker struct {
+	deskbot.Broker
+	last  float64
+	block time.Duration
+}
+
+func (b pricedBroker) LastPrice(context.Context, string) (float64, bool, error) {
+	return b.last, true, nil
+}
+func (b pricedBroker) Margin(context.Context, deskbot.Order) (deskbot.OrderMargin, bool, error) {
+	time.Sleep(b.block)
+	return deskbot.OrderMargin{Required: 15000, Available: 250000}, true, nil
+}
+
+func mustServer(t *testing.T, br deskbot.Broker) *Server {
+	t.Helper()
+	s, err := New(Config{URL: "https://desks.example.com/desks/", Token: "t", Desks: []Desk{{Name: "alpha", Product: deskbot.ProductNRML}}},
+		Deps{Broker: br}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The page shows a held order in the chat's trading words: with the
+// desk's product, at the last price when at market, with the margin the
+// broker gives in time, and never later than the words' 2 s.
+func TestHeldOrderOnThePage(t *testing.T) {
+	q := &deskbot.Request{ID: "r1", Desk: "alpha", State: deskbot.StateOpen,
+		Content: deskbot.PermissionContent{ToolName: deskbot.ToolPlaceOrder, Arguments: []byte(`{"symbol":"NSE:INFY","side":"buy","quantity":50}`)}}
+	for _, tt := range []struct {
+		name  string
+		block time.Duration
+		want  string
+	}{
+		{"margin in time", 0, "BUY 50 NSE:INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price\nMargin needed ₹15,000.00 · available ₹2,50,000.00"},
+		{"margin hangs", 5 * time.Second, "BUY 50 NSE:INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price"},
+	} {
+		s := mustServer(t, pricedBroker{last: 1500, block: tt.block})
+		start := time.Now()
+		live := s.liveOf(t.Context(), q)
+		card := renderRequest(q, live)
+		if got := strings.Join(card.Words, "\n"); got != tt.want {
+			t.Errorf("%s: the page reads %q; want %q", tt.name, got, tt.want)
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("%s: the words took %v; want 2s at most", tt.name, took)
+		}
+	}
+}
