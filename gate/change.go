@@ -13,11 +13,17 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Limits re-checks a changed call against its desk's hard limits as if the
-// desk had asked for it, without counting it as another order (agent.Limits
-// implements it). why is the limit it passes ("" for none).
+// Limits is the desks' hard limits as the gate uses them (agent.Limits
+// implements it).
 type Limits interface {
+	// Recheck checks a changed call against its desk's hard limits as if
+	// the desk had asked for it, without counting it as another order. why
+	// is the limit it passes ("" for none).
 	Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (why string, err error)
+	// Notional is o's notional in rupees as the hard limits count it: at
+	// the market's last price, or o's own price where higher. An error
+	// when the market's price it is counted at cannot be read.
+	Notional(ctx context.Context, o deskbot.Order) (float64, error)
 }
 
 // Change takes by's change of request id's call ("quantity 25", "price
@@ -76,7 +82,7 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
 		}
 	}
-	required, _, err := g.required(ctx, r.Desk, call)
+	required, _, _, err := g.required(ctx, r.Desk, call, false)
 	if err != nil {
 		return nil, err
 	}
