@@ -34,11 +34,11 @@ type Limits interface {
 // worse for the desk (lower for a buy, higher for a sell); a MARKET or
 // SL-M order has no price to change, and the symbol, the side, the
 // order_type, the product and the variety stay. Anything else is an
-// EINVALID error whose message says why, and nothing changes. The changed call is checked against the
-// desk's hard limits and its policy's count as if the desk had asked for
-// it; the change is one transition that keeps it beside the desk's call,
-// restarts the approvals at the changer's own and applies the changed
-// call's count. When that one approval meets the count the change is the
+// EINVALID error whose message says why, and nothing changes. The changed
+// call is checked against the desk's hard limits and its policy's count
+// as if the desk had asked for it; the change is one transition that
+// keeps it beside the desk's call, restarts the approvals at the
+// changer's own and applies the changed call's count. When that one approval meets the count the change is the
 // allow: the request is running and the caller must call Run exactly once
 // (package decision does); else resp.Counted, and the request is shown
 // again with who changed what. A changed call is never granted.
