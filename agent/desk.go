@@ -40,8 +40,9 @@ type DeskConfig struct {
 	Schedules []Schedule
 	MaxSteps  int // model calls per turn (Claude Code: --max-turns); 0 means DefaultMaxSteps
 	// Policy is the desk's approval policy and hard limits per tool
-	// ([desk.policy.<tool>]); a tool without one needs one approver when
-	// held and has no limits.
+	// ([desk.policy.<tool>]), with the desk's product (product) as its
+	// place_order policy's Product; a tool without one needs one approver
+	// when held and has no limits.
 	Policy map[string]deskbot.ToolPolicy
 	// Risk is the desk's day-long rules ([desk.risk]), which the harness
 	// applies outside the model (package risk).
@@ -81,7 +82,11 @@ type deskFile struct {
 		Prompt   string
 		Tools    []string
 		MaxSteps int `toml:"max_steps"`
-		Model    []struct {
+		// Product is the product the desk's orders take when they name
+		// none; a pointer, as in a policy, so that product = "" is refused
+		// rather than read as left out.
+		Product *string
+		Model   []struct {
 			Name      string
 			Provider  string
 			BaseURL   string `toml:"base_url"`
@@ -143,7 +148,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, [[desk.model]], [[desk.schedule]], [roles], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, from_role, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, product, [[desk.model]], [[desk.schedule]], [roles], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, from_role, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
 	}
 	if len(f.Desk) == 0 {
 		return nil, fmt.Errorf("no [[desk]] defined")
@@ -194,6 +199,11 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		}
 		if dc.Policy, err = readPolicies(d.Name, d.Tools, d.Policy, f.Roles); err != nil {
 			return nil, err
+		}
+		if d.Product != nil {
+			if dc.Policy, err = withProduct(d.Name, d.Tools, dc.Policy, *d.Product); err != nil {
+				return nil, err
+			}
 		}
 		if dc.Risk, err = readRisk(d.Name, d.Risk); err != nil {
 			return nil, err
@@ -265,6 +275,30 @@ func readPolicies(desk string, tools []string, in map[string]policyFile, roles m
 		out[tool] = tp
 	}
 	return out, nil
+}
+
+// products are the products a desk's product may name.
+var products = []string{deskbot.ProductMIS, deskbot.ProductNRML, deskbot.ProductCNC}
+
+// withProduct is policy with the desk's product (product = "NRML") as its
+// place_order policy's Product: the product its orders take when they
+// name none (deskbot.Policies.Product). It must be one of the products,
+// spelled as the broker spells it, and the desk must be offered
+// place_order, or it would say something of orders the desk cannot place.
+func withProduct(desk string, tools []string, policy map[string]deskbot.ToolPolicy, product string) (map[string]deskbot.ToolPolicy, error) {
+	if !slices.Contains(products, product) {
+		return nil, fmt.Errorf("desk %q: product must be one of %s (the product of its orders that name none; MIS when left out), not %q", desk, strings.Join(products, ", "), product)
+	}
+	if len(tools) > 0 && !slices.Contains(tools, deskbot.ToolPlaceOrder) {
+		return nil, fmt.Errorf("desk %q: product is the product of its orders, but the desk is not offered %s (its tools are %s)", desk, deskbot.ToolPlaceOrder, strings.Join(tools, ", "))
+	}
+	if policy == nil {
+		policy = map[string]deskbot.ToolPolicy{}
+	}
+	tp := policy[deskbot.ToolPlaceOrder]
+	tp.Product = product
+	policy[deskbot.ToolPlaceOrder] = tp
+	return policy, nil
 }
 
 // readRisk reads a desk's [desk.risk] table. As in a policy, every number

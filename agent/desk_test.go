@@ -120,6 +120,12 @@ func TestLoadDesksExampleFile(t *testing.T) {
 	if r := desks[1]; len(r.Models) != 1 || r.Models[0].Model != "qwen3" {
 		t.Errorf("research chain = %+v, want the default", r.Models)
 	}
+	policies := agent.Policies(desks)
+	for _, d := range []struct{ desk, product string }{{"main", "MIS"}, {"research", "MIS"}, {"planner", "CNC"}} {
+		if got := policies.Product(d.desk); got != d.product {
+			t.Errorf("%s's product = %q; want %q", d.desk, got, d.product)
+		}
+	}
 	p := desks[2]
 	if len(p.Models) != 2 || p.MaxSteps != 20 {
 		t.Fatalf("planner = %+v, want a chain of 2 and max_steps 20", p)

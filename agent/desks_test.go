@@ -40,7 +40,7 @@ func TestTriggerLeadsToToolsAndWords(t *testing.T) {
 	if got := lastUser(first); !strings.Contains(got, "[10:30 India time] Message from Asha:\nWhat is INFY at?") {
 		t.Errorf("trigger as the model saw it = %q", got)
 	}
-	for _, want := range []string{"Friday 4 December 2026, 10:30 India time", "permission", "get_quote", "send_message", "paper broker"} {
+	for _, want := range []string{"Friday 4 December 2026, 10:30 India time", "permission", "get_quote", "send_message", "Orders live at the broker"} {
 		if !strings.Contains(first.System(), want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, first.System())
 		}

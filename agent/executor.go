@@ -332,12 +332,35 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 		return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.UnrecordedMessage(call.Name, err)}}, nil
 	}
 	start := time.Now()
-	res, err := e.Runner.RunTool(ctx, t.Desk, call)
+	res, err := e.Runner.RunTool(withCallKey(ctx, t, call), t.Desk, call)
 	if err != nil {
 		e.log().ErrorContext(ctx, "tool failed", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err, "took", time.Since(start))
 		return Execution{Result: deskbot.ToolResult{IsError: true, Text: call.Name + " could not run: " + deskbot.ErrorMessage(err)}}, err
 	}
 	return Execution{Result: res}, nil
+}
+
+// withCallKey is ctx carrying the key of call run unguarded in t's turn
+// (deskbot.WithCallKey): "<trigger id>:<call id>", the model's call id as
+// the turn made it unique. A broker places at most one order per key.
+//
+// What it guarantees: the trigger keeps its id until its turn ends, so
+// this call of this turn, asked of the broker again (the broker's own
+// retry, a tool that asks twice), places one order; and a call completed
+// for the trigger is remembered and replayed from memory, never run again
+// (Turn.takePrior). What it does not: a crash after the call ran and
+// before it was remembered leaves nothing of it here, and the replayed
+// turn's model asks afresh; a call it makes under a new call id is a new
+// call, with a new key, and places a new order. (A model that gives that
+// lost call's id to another call, as one numbering its calls afresh each
+// turn may, gets the lost call's order back instead: still one order per
+// key.) With no trigger or call id there is no key to give, and a broker
+// tool refuses to trade rather than have one made up.
+func withCallKey(ctx context.Context, t *Turn, call deskbot.ToolCall) context.Context {
+	if t.TriggerID == "" || call.ID == "" {
+		return ctx
+	}
+	return deskbot.WithCallKey(ctx, t.TriggerID+":"+call.ID)
 }
 
 func (t *Turn) takePrior(call deskbot.ToolCall) (deskbot.CompletedCall, bool) {

@@ -25,10 +25,12 @@ type PendingRequests interface {
 // words.LimitMessage, audited, and never becomes a request.
 //
 // Prices: the price in an order is only a limit, so an order, a position
-// and the limits are valued at the market's price (the broker's, when it
-// port's Market), or at
-// the order's price when that is higher, never below the market: a desk
-// cannot make a position small by calling it cheap.
+// and the limits are valued at the market's price (the broker's Market),
+// or at the order's own price (its limit, or a stop's trigger) when that
+// is higher, never below the market: a desk cannot make a position small
+// by calling it cheap, nor by naming no price (MARKET, SL-M). An order at
+// the market's price, or a stop, whose symbol the market has no price for
+// is refused as unchecked.
 //
 // The position a call would leave counts, as filled, the desk's orders
 // still open or running on the call's side (a buy counts the waiting
@@ -163,15 +165,9 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return words.SquareOffReason(rules.SquareOffAt), nil
 		}
 	}
-	market, known, err := l.Broker.LastPrice(ctx, o.Symbol) // known false: the market has no price for it
+	price, at, err := l.price(ctx, o)
 	if err != nil {
 		return "", err
-	}
-	price, at := o.Price, "at this price"
-	if known && market > o.Price {
-		// A buy's limit below the market does not fill there, and a sell's
-		// fills at the market: either way the risk is the market's.
-		price, at = market, "at the market's price of "+words.Rupees(market)
 	}
 	notional := o.Quantity * price
 	if math.IsInf(notional, 0) || math.IsNaN(notional) {
@@ -212,6 +208,45 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 		}
 	}
 	return "", nil
+}
+
+// Notional is o's notional in rupees as the hard limits count it
+// (quantity × Limits.price): gate.Limits, so that four eyes counts an
+// order at the market's price as the limits do. An error when the
+// market's price it is counted at cannot be read.
+func (l *Limits) Notional(ctx context.Context, o deskbot.Order) (float64, error) {
+	price, _, err := l.price(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	return o.Quantity * price, nil
+}
+
+// price is what one unit of o is counted at, with words saying which
+// price that is: the highest of its limit, its trigger and the market's
+// last price. A buy's limit below the market does not fill there, and a
+// sell's fills at the market; a stop trades only once the market reaches
+// its trigger; an order at the market's price (MARKET, SL-M) has no price
+// of its own. So an order at the market's price or a stop (SL) cannot be
+// counted without the market's price: when the market has none for the
+// symbol that is an error, and the order is refused as unchecked, never
+// counted at ₹0. A LIMIT order is then counted at its own price.
+func (l *Limits) price(ctx context.Context, o deskbot.Order) (float64, string, error) {
+	market, known, err := l.Broker.LastPrice(ctx, o.Symbol) // known false: the market has no price for it
+	if err != nil {
+		return 0, "", err
+	}
+	if k := o.Kind(); !known && k != deskbot.OrderLimit {
+		return 0, "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the market has no last price for %s to count this %s order at", o.Symbol, k)
+	}
+	price, at := o.Price, "at this price"
+	if o.TriggerPrice > price {
+		price, at = o.TriggerPrice, "at its trigger price of "+words.Rupees(o.TriggerPrice)
+	}
+	if known && market > price {
+		price, at = market, "at the market's price of "+words.Rupees(market)
+	}
+	return price, at, nil
 }
 
 // position is the desk's quantity in o's symbol once every order it has

@@ -47,9 +47,11 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	if guarded {
 		tools = []string{"place_order"}
 	}
-	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies}, s, regs, now, log)
-	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log,
-		Limits: &agent.Limits{Policies: policies, Broker: f.paper, Requests: s, Counter: s, Audit: s, Now: now, Log: log}}
+	// One set of limits, as the service has: the desk's calls are checked
+	// by them, and four eyes values orders by them.
+	limits := &agent.Limits{Policies: policies, Broker: f.paper, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
+	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits}
 	return f
 }
 

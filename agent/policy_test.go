@@ -110,3 +110,66 @@ func TestPoliciesCheck(t *testing.T) {
 		}
 	}
 }
+
+// A desk's product (product = "NRML") is the product of its orders that
+// name none: its place_order policy's Product, beside any policy it has.
+func TestLoadDesksProduct(t *testing.T) {
+	defaults := []model.Config{{Provider: model.OpenAI, Model: "qwen3"}}
+	for _, tt := range []struct {
+		name, desk string
+		want       string // the desk's product (Policies.Product), or the error's words
+		ok         bool
+	}{
+		{"NRML", "product = \"NRML\"\n", "NRML", true},
+		{"CNC beside a policy", "product = \"CNC\"\n[desk.policy.place_order]\nmax_orders_per_day = 40\n", "CNC", true},
+		{"MIS", "product = \"MIS\"\n", "MIS", true},
+		{"left out", "", "MIS", true},
+		{"lower case", "product = \"nrml\"\n", `desk "main": product must be one of MIS, NRML, CNC (the product of its orders that name none; MIS when left out), not "nrml"`, false},
+		{"empty", "product = \"\"\n", `desk "main": product must be one of MIS, NRML, CNC`, false},
+		{"another broker's", "product = \"DELIVERY\"\n", `not "DELIVERY"`, false},
+		{"a number", "product = 1\n", "product", false},
+		{"no orders to place", "tools = [\"bash\"]\nproduct = \"NRML\"\n", `desk "main": product is the product of its orders, but the desk is not offered place_order (its tools are bash)`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "desks.toml")
+			if err := os.WriteFile(path, []byte("[[desk]]\nname = \"main\"\n"+tt.desk), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			desks, err := agent.LoadDesks(nil, path, defaults)
+			if !tt.ok {
+				// Refused at start, naming the file and what is wrong.
+				msg := deskbot.ErrorMessage(err)
+				if err == nil || !strings.HasPrefix(msg, "DESKS_FILE "+path+": ") || !strings.Contains(msg, tt.want) {
+					t.Errorf("LoadDesks: %v; want an error naming the file, containing %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := agent.Policies(desks)
+			if got := p.Product("main"); got != tt.want {
+				t.Errorf("product = %q; want %q", got, tt.want)
+			}
+			if err := p.Check([]string{"place_order"}, 2); err != nil {
+				t.Errorf("the desk's policies: %v", err)
+			}
+		})
+	}
+	t.Run("beside the limits", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "desks.toml")
+		body := "[[desk]]\nname = \"fno\"\nproduct = \"NRML\"\n[desk.policy.place_order]\ntwo_approvers_above = 500000\nmax_order_notional = 2000000\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		desks, err := agent.LoadDesks(nil, path, defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := agent.Policies(desks)["fno"]["place_order"]
+		want := deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000, MaxOrderNotional: 2000000, Product: "NRML"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("policy = %+v; want %+v", got, want)
+		}
+	})
+}

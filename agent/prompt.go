@@ -29,8 +29,24 @@ func SystemPrompt(desk DeskConfig, tools []deskbot.ToolSpec, now time.Time) stri
 	}
 	b.WriteString("\nRules:\n")
 	b.WriteString("- Some tools need a person's permission. When a tool result says a call needs the user's permission, it was NOT run: end your turn at once with a short note of what you asked for. Never retry it and never reach the same result another way. If they allow it, the harness runs exactly that call and tells you the result in a new turn; if they deny it or it lapses, you are told that too.\n")
-	if has[deskbot.ToolPlaceOrder] || has[deskbot.ToolGetPositions] || has[deskbot.ToolFlattenDesk] {
-		b.WriteString("- Trading goes through a paper broker with a market of its own: an order fills at once at the market's price when that is within your limit price, and is not placed otherwise. Check your positions with get_positions before acting on them.\n")
+	// The broker tools, each said once where the desk has it: orders live
+	// at the broker, and a model that expects a fill in place_order's
+	// answer would place the order again.
+	var trading []string
+	if has[deskbot.ToolPlaceOrder] {
+		trading = append(trading, "Orders live at the broker: place_order returns the order's id and state, and fills arrive later as messages, so never place an order again to see it fill.")
+	}
+	if has[deskbot.ToolGetOrders] {
+		trading = append(trading, "get_orders shows this desk's orders today.")
+	}
+	if has[deskbot.ToolCancelOrder] {
+		trading = append(trading, "cancel_order cancels one of its open orders.")
+	}
+	if has[deskbot.ToolGetPositions] {
+		trading = append(trading, "Check your positions with get_positions before acting on them.")
+	}
+	if len(trading) > 0 {
+		b.WriteString("- " + strings.Join(trading, " ") + "\n")
 	}
 	if has[deskbot.ToolBash] {
 		b.WriteString("- The bash tools run in your own folder, which is kept between turns: keep notes and files there. Clocks there are India time too.\n")

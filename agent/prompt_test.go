@@ -27,11 +27,17 @@ func TestSystemPrompt(t *testing.T) {
 		notWant []string
 	}{
 		{"trader", agent.DeskConfig{Name: "main", Prompt: "Trade banks only."}, spec("bash", "place_order", "send_message"),
-			[]string{`"main"`, "Monday 7 December 2026, 05:20 India time", "- place_order: does place_order.", "needs the user's permission", "Never retry it", "paper broker", "Your brief from the team:\nTrade banks only."},
-			[]string{"More detail."}},
+			[]string{`"main"`, "Monday 7 December 2026, 05:20 India time", "- place_order: does place_order.", "needs the user's permission", "Never retry it",
+				"- Orders live at the broker: place_order returns the order's id and state, and fills arrive later as messages, so never place an order again to see it fill.\n",
+				"Your brief from the team:\nTrade banks only."},
+			[]string{"More detail.", "get_orders", "cancel_order", "get_positions"}},
+		{"every broker tool", agent.DeskConfig{Name: "fno"}, spec("get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk"),
+			[]string{"- Orders live at the broker: place_order returns the order's id and state, and fills arrive later as messages, so never place an order again to see it fill. " +
+				"get_orders shows this desk's orders today. cancel_order cancels one of its open orders. Check your positions with get_positions before acting on them.\n"},
+			nil},
 		{"researcher", agent.DeskConfig{Name: "research"}, spec("bash"),
 			[]string{"- bash: does bash.", "own folder"},
-			[]string{"paper broker", "send_message", "Your brief"}},
+			[]string{"broker", "send_message", "Your brief"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

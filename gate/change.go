@@ -13,24 +13,32 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Limits re-checks a changed call against its desk's hard limits as if the
-// desk had asked for it, without counting it as another order (agent.Limits
-// implements it). why is the limit it passes ("" for none).
+// Limits is the desks' hard limits as the gate uses them (agent.Limits
+// implements it).
 type Limits interface {
+	// Recheck checks a changed call against its desk's hard limits as if
+	// the desk had asked for it, without counting it as another order. why
+	// is the limit it passes ("" for none).
 	Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (why string, err error)
+	// Notional is o's notional in rupees as the hard limits count it: at
+	// the market's last price, or o's own price where higher. An error
+	// when the market's price it is counted at cannot be read.
+	Notional(ctx context.Context, o deskbot.Order) (float64, error)
 }
 
 // Change takes by's change of request id's call ("quantity 25", "price
-// 24500", or both), made from a view that showed version changes of it
-// (deskbot.Request.Changes). A change may only lower risk: a whole
-// quantity smaller than the call's, a limit price no worse for the desk
-// (lower for a buy, higher for a sell); the symbol, the side and
-// everything else stay. Anything else is an EINVALID error whose message
-// says why, and nothing changes. The changed call is checked against the
-// desk's hard limits and its policy's count as if the desk had asked for
-// it; the change is one transition that keeps it beside the desk's call,
-// restarts the approvals at the changer's own and applies the changed
-// call's count. When that one approval meets the count the change is the
+// 24500", "trigger_price 24400", or several), made from a view that
+// showed version changes of it (deskbot.Request.Changes). A change may
+// only lower risk (ChangedArguments): a whole quantity smaller than the
+// call's, a limit price (LIMIT, SL) or a trigger price (SL, SL-M) no
+// worse for the desk (lower for a buy, higher for a sell); a MARKET or
+// SL-M order has no price to change, and the symbol, the side, the
+// order_type, the product and the variety stay. Anything else is an
+// EINVALID error whose message says why, and nothing changes. The changed
+// call is checked against the desk's hard limits and its policy's count
+// as if the desk had asked for it; the change is one transition that
+// keeps it beside the desk's call, restarts the approvals at the
+// changer's own and applies the changed call's count. When that one approval meets the count the change is the
 // allow: the request is running and the caller must call Run exactly once
 // (package decision does); else resp.Counted, and the request is shown
 // again with who changed what. A changed call is never granted.
@@ -76,7 +84,7 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
 		}
 	}
-	required, _, err := g.required(ctx, r.Desk, call)
+	required, _, _, err := g.required(ctx, r.Desk, call, false)
 	if err != nil {
 		return nil, err
 	}
@@ -114,19 +122,34 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 	return g.decided(ctx, resp, out, by)
 }
 
-// changeRx is one change: a key and its number.
+// One change's number: a whole quantity, or a price as an approver
+// types it.
 var (
 	quantityRx = regexp.MustCompile(`^[1-9][0-9]{0,14}$`)
 	priceRx    = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
 )
 
+// changeKeys are what a change may name, in the order whatChanged says
+// them; fixedKeys are what makes the order the one the desk asked for,
+// which no change touches.
+var (
+	changeKeys = []string{"quantity", "price", "trigger_price"}
+	fixedKeys  = []string{"symbol", "side", "order_type", "product", "variety"}
+)
+
 // ChangedArguments is args (an order's) with changes applied: "quantity
-// 25", "price 24500", or both, once each, separated by spaces or a comma.
-// It refuses, with an EINVALID error whose message is the approver's,
-// anything that is not one of those or that would not lower the order's
-// risk: a quantity that is not a whole number smaller than the current
-// one, a price that is not better for the desk (lower for a buy, higher for
-// a sell). The other arguments are kept byte for byte.
+// 25", "price 24500", "trigger_price 24400", each at most once, separated
+// by spaces or a comma. It refuses, with an EINVALID error whose message
+// is the approver's, anything that is not one of those or that would not
+// lower the order's risk: a quantity that is not a whole number smaller
+// than the current one; a price on an order that has none (MARKET and
+// SL-M trade at the market's price), or one not better for the desk
+// (lower for a buy, higher for a sell); a trigger_price on an order that
+// has none (only SL and SL-M do), or one not tighter (lower for a buy,
+// higher for a sell: a buy stop then fills lower, a stop-loss of a long
+// sells sooner and higher); and any change of what the order is (its
+// symbol, side, order_type, product, variety). The other arguments are
+// kept byte for byte.
 func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, error) {
 	cur, err := deskbot.ParseOrder(args)
 	if err != nil {
@@ -137,9 +160,11 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 		return nil, err
 	}
 	parts := strings.Fields(strings.ReplaceAll(changes, ",", " "))
-	if len(parts) == 0 || len(parts)%2 != 0 || len(parts) > 4 {
+	if len(parts) == 0 || len(parts)%2 != 0 || len(parts) > 2*len(changeKeys) {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "%s", changeUsage)
 	}
+	kind := cur.Kind()
+	stop := kind == deskbot.OrderSL || kind == deskbot.OrderSLM
 	seen := map[string]bool{}
 	for i := 0; i < len(parts); i += 2 {
 		k, v := parts[i], parts[i+1]
@@ -147,8 +172,8 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: %s is given twice. %s", k, changeUsage)
 		}
 		seen[k] = true
-		switch k {
-		case "quantity":
+		switch {
+		case k == "quantity":
 			if !quantityRx.MatchString(v) {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the quantity must be a whole number greater than 0, not %s. Nothing was changed.", strconv.QuoteToASCII(v))
 			}
@@ -157,38 +182,54 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a change may only lower the quantity, and %s is not below %s. Nothing was changed.", v, num(cur.Quantity))
 			}
 			fields["quantity"] = json.RawMessage(v)
-		case "price":
+		case k == "price" && cur.AtMarket():
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: this %s order has no price to change (it trades at the market's price), and its order_type stays. Nothing was changed.", kind)
+		case k == "trigger_price" && !stop:
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: this %s order has no trigger_price to change; only SL and SL-M orders have one. Nothing was changed.", kind)
+		case k == "price" || k == "trigger_price":
+			what, was := "price", cur.Price
+			if k == "trigger_price" {
+				what, was = "trigger_price", cur.TriggerPrice
+			}
 			if !priceRx.MatchString(v) || len(strings.Trim(strings.Replace(v, ".", "", 1), "0")) > 15 {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the price must be a number such as 24500 or 2500.5, not %s. Nothing was changed.", strconv.QuoteToASCII(v))
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the %s must be a number such as 24500 or 2500.5, not %s. Nothing was changed.", what, strconv.QuoteToASCII(v))
 			}
 			p, _ := strconv.ParseFloat(v, 64)
 			if p <= 0 {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the price must be greater than 0. Nothing was changed.")
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the %s must be greater than 0. Nothing was changed.", what)
 			}
-			if cur.Side == deskbot.Buy && p >= cur.Price {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a buy's price may only be lowered, and %s is not below %s. Nothing was changed.", v, num(cur.Price))
+			if cur.Side == deskbot.Buy && p >= was {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a buy's %s may only be lowered, and %s is not below %s. Nothing was changed.", what, v, num(was))
 			}
-			if cur.Side == deskbot.Sell && p <= cur.Price {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a sell's price may only be raised, and %s is not above %s. Nothing was changed.", v, num(cur.Price))
+			if cur.Side == deskbot.Sell && p <= was {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a sell's %s may only be raised, and %s is not above %s. Nothing was changed.", what, v, num(was))
 			}
-			fields["price"] = json.RawMessage(num(p))
+			fields[k] = json.RawMessage(num(p))
+		case slices.Contains(fixedKeys, k):
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: an order's symbol, side, order_type, product and variety stay as the desk asked, so %s cannot be changed; only its quantity, price and trigger_price can. Nothing was changed.", strconv.QuoteToASCII(k))
 		default:
-			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: only the quantity and the price can be changed, not %s; the symbol, the side and everything else stay. Nothing was changed.", strconv.QuoteToASCII(k))
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: only the quantity, the price and the trigger_price can be changed, not %s; everything else stays. Nothing was changed.", strconv.QuoteToASCII(k))
 		}
 	}
 	out, err := json.Marshal(fields) // keys sorted; the others' bytes kept
 	if err != nil {
 		return nil, err
 	}
+	// The whole changed order, read as the broker will read it, against
+	// the desk's: the same order, only smaller or at better prices.
 	changed, err := deskbot.ParseOrder(out)
-	if err != nil || changed.Symbol != cur.Symbol || changed.Side != cur.Side || changed.Quantity > cur.Quantity ||
-		(cur.Side == deskbot.Buy && changed.Price > cur.Price) || (cur.Side == deskbot.Sell && changed.Price < cur.Price) {
+	better := func(now, was float64) bool {
+		return cur.Side == deskbot.Buy && now <= was || cur.Side == deskbot.Sell && now >= was
+	}
+	if err != nil || changed.Symbol != cur.Symbol || changed.Side != cur.Side || changed.Kind() != kind ||
+		changed.Product != cur.Product || changed.Variety != cur.Variety || changed.Quantity > cur.Quantity ||
+		!better(changed.Price, cur.Price) || !better(changed.TriggerPrice, cur.TriggerPrice) {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed order would not be a smaller or better one. Nothing was changed.")
 	}
 	return out, nil
 }
 
-const changeUsage = "Reply with the changes, such as quantity 25 or price 24500 (or both); a change may only lower the order's risk. Nothing was changed."
+const changeUsage = "Reply with the changes, such as quantity 25 or price 24500 (or both; trigger_price 24400 for an SL or SL-M order); a change may only lower the order's risk. Nothing was changed."
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
@@ -198,7 +239,7 @@ func whatChanged(orig, changed json.RawMessage) string {
 	a, _ := deskbot.ArgumentFields(deskbot.ToolPlaceOrder, orig)
 	b, _ := deskbot.ArgumentFields(deskbot.ToolPlaceOrder, changed)
 	var parts []string
-	for _, k := range []string{"quantity", "price"} {
+	for _, k := range changeKeys {
 		if x, y := bytes.TrimSpace(a[k]), bytes.TrimSpace(b[k]); !bytes.Equal(x, y) {
 			parts = append(parts, k+" "+string(x)+" → "+string(y))
 		}

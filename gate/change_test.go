@@ -34,37 +34,96 @@ func TestChangedResponseMessageWords(t *testing.T) {
 func TestChangedArguments(t *testing.T) {
 	buy := []byte(`{"symbol":"NIFTY24DECFUT","side":"buy","quantity":50,"price":24500}`)
 	sell := []byte(`{"symbol":"BANKNIFTY24DECFUT","side":"sell","quantity":15,"price":52100}`)
+	market := []byte(`{"symbol":"TCS","side":"buy","quantity":100}`)
+	slm := []byte(`{"symbol":"TCS","side":"sell","quantity":100,"order_type":"SL-M","trigger_price":3900}`)
+	sl := []byte(`{"symbol":"TCS","side":"buy","quantity":100,"order_type":"SL","price":4100,"trigger_price":4050,"product":"NRML","variety":"regular"}`)
 	for _, tt := range []struct {
 		args          []byte
 		changes, want string // want "" for a refusal
+		why           string // what a refusal says, beyond that nothing changed
 	}{
-		{buy, "quantity 25", `{"price":24500,"quantity":25,"side":"buy","symbol":"NIFTY24DECFUT"}`},
-		{buy, "price 24400.5", `{"price":24400.5,"quantity":50,"side":"buy","symbol":"NIFTY24DECFUT"}`},
-		{buy, "quantity 10, price 24000", `{"price":24000,"quantity":10,"side":"buy","symbol":"NIFTY24DECFUT"}`},
-		{sell, "price 52200", `{"price":52200,"quantity":15,"side":"sell","symbol":"BANKNIFTY24DECFUT"}`},
-		{sell, "price 52000", ""},
-		{buy, "price 24500", ""},
-		{buy, "price 0", ""},
-		{buy, "quantity 0", ""},
-		{buy, "quantity 51", ""},
-		{buy, "Quantity 25", ""},
-		{buy, "quantity 25 price", ""},
-		{buy, "", ""},
-		{buy, "symbol INFY", ""},
-		{buy, "side sell", ""},
-		{buy, "price 24400 price 24300", ""},
-		{buy, "quantity ２５", ""},
-		{buy, "quantity 1e1", ""},
+		{buy, "quantity 25", `{"price":24500,"quantity":25,"side":"buy","symbol":"NIFTY24DECFUT"}`, ""},
+		{buy, "price 24400.5", `{"price":24400.5,"quantity":50,"side":"buy","symbol":"NIFTY24DECFUT"}`, ""},
+		{buy, "quantity 10, price 24000", `{"price":24000,"quantity":10,"side":"buy","symbol":"NIFTY24DECFUT"}`, ""},
+		{sell, "price 52200", `{"price":52200,"quantity":15,"side":"sell","symbol":"BANKNIFTY24DECFUT"}`, ""},
+		{sell, "price 52000", "", "may only be raised"},
+		{buy, "price 24500", "", "may only be lowered"},
+		{buy, "price 0", "", ""},
+		{buy, "quantity 0", "", ""},
+		{buy, "quantity 51", "", "only lower the quantity"},
+		{buy, "Quantity 25", "", ""},
+		{buy, "quantity 25 price", "", ""},
+		{buy, "", "", ""},
+		{buy, "symbol INFY", "", "stay as the desk asked"},
+		{buy, "side sell", "", "stay as the desk asked"},
+		{buy, "price 24400 price 24300", "", "given twice"},
+		{buy, "quantity ２５", "", ""},
+		{buy, "quantity 1e1", "", ""},
+		{buy, "trigger_price 24000", "", "this LIMIT order has no trigger_price"},
+		{buy, "order_type MARKET", "", "stay as the desk asked"},
+		// A market order: only its quantity.
+		{market, "quantity 50", `{"quantity":50,"side":"buy","symbol":"TCS"}`, ""},
+		{market, "price 4000", "", "this MARKET order has no price to change"},
+		{market, "trigger_price 3900", "", "this MARKET order has no trigger_price"},
+		{market, "order_type LIMIT", "", "stay as the desk asked"},
+		{market, "product CNC", "", "stay as the desk asked"},
+		// An SL-M: its quantity and a tighter trigger (higher for a sell).
+		{slm, "trigger_price 3950", `{"order_type":"SL-M","quantity":100,"side":"sell","symbol":"TCS","trigger_price":3950}`, ""},
+		{slm, "quantity 40, trigger_price 3900.05", `{"order_type":"SL-M","quantity":40,"side":"sell","symbol":"TCS","trigger_price":3900.05}`, ""},
+		{slm, "trigger_price 3850", "", "a sell's trigger_price may only be raised"},
+		{slm, "trigger_price 3900", "", "may only be raised"},
+		{slm, "trigger_price 0", "", ""},
+		{slm, "price 3900", "", "this SL-M order has no price to change"},
+		{slm, "variety amo", "", "stay as the desk asked"},
+		// An SL: its quantity, a better limit and a tighter trigger (lower for a buy).
+		{sl, "trigger_price 4000", `{"order_type":"SL","price":4100,"product":"NRML","quantity":100,"side":"buy","symbol":"TCS","trigger_price":4000,"variety":"regular"}`, ""},
+		{sl, "quantity 10 price 4090 trigger_price 4040", `{"order_type":"SL","price":4090,"product":"NRML","quantity":10,"side":"buy","symbol":"TCS","trigger_price":4040,"variety":"regular"}`, ""},
+		{sl, "trigger_price 4060", "", "a buy's trigger_price may only be lowered"},
+		{sl, "price 4100.5", "", "a buy's price may only be lowered"},
+		{sl, "product MIS", "", "stay as the desk asked"},
+		{sl, "order_type SL-M", "", "stay as the desk asked"},
+		{sl, "trigger_price 4040 trigger_price 4030", "", "given twice"},
+		{sl, "quantity 10 price 4090 trigger_price 4040 quantity 5", "", ""},
 	} {
 		got, err := gate.ChangedArguments(tt.args, tt.changes)
 		if tt.want == "" {
-			if err == nil || deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "changed") {
-				t.Errorf("%s %q: got %s, %v; want a refusal", tt.args, tt.changes, got, err)
+			msg := deskbot.ErrorMessage(err)
+			if err == nil || deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(msg, "changed") || !strings.Contains(msg, tt.why) {
+				t.Errorf("%s %q: got %s, %v; want a refusal saying %q", tt.args, tt.changes, got, err, tt.why)
 			}
 			continue
 		}
 		if err != nil || string(got) != tt.want {
 			t.Errorf("%s %q: got %s, %v; want %s", tt.args, tt.changes, got, err, tt.want)
+		}
+	}
+}
+
+// A change says what it changed, in the words the desk and the chat read,
+// and the changed call is the one that runs.
+func TestChangeSaysWhatChanged(t *testing.T) {
+	for _, tt := range []struct {
+		args, changes, what string
+	}{
+		{`{"symbol":"TCS","side":"buy","quantity":50,"price":4000}`, "quantity 25, price 3990", "quantity 50 → 25, price 4000 → 3990"},
+		{`{"symbol":"TCS","side":"buy","quantity":50}`, "quantity 10", "quantity 50 → 10"},
+		{`{"symbol":"TCS","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":3900}`, "trigger_price 3950", "trigger_price 3900 → 3950"},
+	} {
+		f := mustFixture(t)
+		r := f.mustHold(t, "main", "place_order", tt.args)
+		resp, err := f.gate.Change(t.Context(), r.ID, tt.changes, 0, asha)
+		if err != nil {
+			t.Fatalf("%s %q: %v", tt.args, tt.changes, err)
+		}
+		if resp.Request.Changed == nil || resp.Request.Changed.What != tt.what {
+			t.Errorf("%s %q: changed %+v; want %q", tt.args, tt.changes, resp.Request.Changed, tt.what)
+		}
+		if _, err := f.gate.Run(t.Context(), resp); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		runs := f.runner.runs()
+		if len(runs) != 1 || string(runs[0].Arguments) != string(resp.Request.Changed.Arguments) {
+			t.Errorf("ran %+v; want the changed call once", runs)
 		}
 	}
 }

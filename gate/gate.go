@@ -30,13 +30,20 @@
 // the India day, which the executor's hard limits (agent.Limits) add the
 // order to before the gate is asked: once the day passes
 // two_approvers_above, every further order needs the larger count and no
-// grant covers it, so splitting an order never lowers the count. Each allow is counted in the same transition that decides, once
-// per person, so the count is met exactly once and the call runs only then.
+// grant covers it, so splitting an order never lowers the count. An order
+// its own price does not size (MARKET and SL-M have no price, an SL
+// trades once the market reaches its trigger) is counted at the market's
+// last price, as the hard limits count it; when that cannot be read the
+// call is neither held nor run. Each allow is counted in the same
+// transition that decides, once per person, so the count is met exactly
+// once and the call runs only then.
 package gate
 
 import (
 	"context"
 	"log/slog"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -72,7 +79,10 @@ type Config struct {
 		Book(ctx context.Context, desk string) (deskbot.Book, error)
 	}
 	// Limits re-checks an approver's change of a call against its desk's
-	// hard limits (Gate.Change). nil: no hard limits are checked here.
+	// hard limits (Gate.Change), and values for four eyes an order its own
+	// price does not size (MARKET, SL-M, SL) as the hard limits do. nil:
+	// no hard limits are checked here, and such an order needs the larger
+	// count.
 	Limits Limits
 }
 
@@ -154,13 +164,16 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 	gr, err := g.store.Grant(ctx, desk, call.Name, g.now())
 	switch deskbot.ErrorCode(err) {
 	case "":
-		n, total, err := g.required(ctx, desk, call)
+		n, total, notional, err := g.required(ctx, desk, call, gr.Limit > 0)
 		if err != nil {
 			return true, err
 		}
-		// However many gave the grant: past its threshold over the day,
-		// the order is as large as one order past it.
-		if gr.Limit > 0 && total > gr.Limit {
+		// However many gave the grant: it covers no order above its limit
+		// as four eyes counts it (Grant.Covers reads quantity × the
+		// order's own price, ₹0 for one at the market's price), and past
+		// its limit over the day, the order is as large as one order past
+		// it.
+		if gr.Limit > 0 && (notional > gr.Limit || total > gr.Limit) {
 			return true, nil
 		}
 		return !gr.Covers(call, n), nil
@@ -172,16 +185,60 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 
 // required is how many approvers call needs now, with the desk's day
 // total of order notional it was counted against (0 when the policy has
-// no threshold, and then not read).
-func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall) (int, float64, error) {
-	if call.Name != deskbot.ToolPlaceOrder || g.cfg.Policies.For(desk, call.Name).TwoApproversAbove <= 0 {
-		return g.cfg.Policies.Required(desk, call), 0, nil
+// no threshold, and then not read) and the order's notional as four eyes
+// counts it (orderNotional; read when the policy has a threshold or sized
+// asks for it, else 0). An error (the market's price could not be read)
+// means the count is unknown: the call is neither held nor run.
+func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall, sized bool) (n int, total, notional float64, err error) {
+	tp := g.cfg.Policies.For(desk, call.Name)
+	if call.Name != deskbot.ToolPlaceOrder || tp.TwoApproversAbove <= 0 && !sized {
+		return g.cfg.Policies.Required(desk, call), 0, 0, nil
 	}
-	total, err := g.store.DayNotional(ctx, desk, deskbot.OrderDay(g.now()))
+	if notional, err = g.orderNotional(ctx, call); err != nil {
+		return 0, 0, 0, err
+	}
+	if tp.TwoApproversAbove <= 0 {
+		return g.cfg.Policies.Required(desk, call), 0, notional, nil
+	}
+	if total, err = g.store.DayNotional(ctx, desk, deskbot.OrderDay(g.now())); err != nil {
+		return 0, 0, 0, err
+	}
+	// Policies.RequiredWith's rule with the order counted at notional
+	// rather than at quantity × its own price, which says nothing of an
+	// order at the market's price (its price is 0) and too little of a
+	// stop the market is above.
+	n = max(tp.Approvals, 1)
+	if notional <= tp.TwoApproversAbove && total <= tp.TwoApproversAbove {
+		n = 1
+	}
+	return n, total, notional, nil
+}
+
+// orderNotional is call's notional (an order's, in rupees) as four eyes
+// counts it: a LIMIT order at quantity × its price, as Policies counts
+// it; an order its own price does not size (MARKET and SL-M have none, an
+// SL trades once the market reaches its trigger) as the hard limits count
+// it (Limits.Notional: at the market's last price, or its own prices where
+// higher). It is +Inf when the call cannot be sized here (not an order, or
+// no Limits to value it): it then needs the larger count, as
+// Policies.Required says, and no grant with a limit covers it. When the
+// market's price cannot be read it is an error, never a size of ₹0.
+func (g *Gate) orderNotional(ctx context.Context, call deskbot.ToolCall) (float64, error) {
+	o, err := deskbot.ParseOrder(call.Arguments)
 	if err != nil {
-		return 0, 0, err
+		return math.Inf(1), nil
 	}
-	return g.cfg.Policies.RequiredWith(desk, call, total), total, nil
+	if o.Kind() == deskbot.OrderLimit {
+		return o.Quantity * o.Price, nil
+	}
+	if g.cfg.Limits == nil {
+		return math.Inf(1), nil
+	}
+	v, err := g.cfg.Limits.Notional(ctx, o)
+	if err != nil {
+		return 0, deskbot.Errorf(deskbot.EUNAVAILABLE, "how many approvers this %s order needs could not be counted: %s", o.Kind(), strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
+	}
+	return v, nil
 }
 
 // Hold saves call as an open permission request and returns it with the
@@ -204,7 +261,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if n := argtext.Length(shown); n > argtext.MaxArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", words.TooLongToShowMessage(call.Name, n))
 	}
-	required, _, err := g.required(ctx, desk, call)
+	required, _, _, err := g.required(ctx, desk, call, false)
 	if err != nil {
 		return nil, deskbot.ToolResult{}, err
 	}

@@ -36,10 +36,11 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// runner records every call it runs.
+// runner records every call it runs, with its call key.
 type runner struct {
 	mu    sync.Mutex
 	calls []deskbot.ToolCall
+	keys  []string // deskbot.CallKey of each run ("" when it had none)
 	fail  bool
 	block chan struct{} // when set, a run waits for it
 }
@@ -48,13 +49,21 @@ func (r *runner) RunTool(ctx context.Context, desk string, call deskbot.ToolCall
 	if r.block != nil {
 		<-r.block
 	}
+	key, _ := deskbot.CallKey(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, call)
+	r.keys = append(r.keys, key)
 	if r.fail {
 		return deskbot.ToolResult{Text: "broker said no", IsError: true}, nil
 	}
 	return deskbot.ToolResult{Text: "closed 2 positions"}, nil
+}
+
+func (r *runner) callKeys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.keys...)
 }
 
 func (r *runner) runs() []deskbot.ToolCall {
@@ -336,3 +345,41 @@ func TestGrantTTL(t *testing.T) {
 // Tool names no tool: the executor then leaves the call's arguments to the
 // run, as a registry does for a tool it lacks.
 func (r *runner) Tool(string, string) (deskbot.Tool, bool) { return nil, false }
+
+// An allowed call runs under its request's id as its call key, however
+// it was allowed and by whichever process: the broker places at most one
+// order per key.
+func TestAllowedCallRunsUnderTheRequestID(t *testing.T) {
+	order := `{"symbol":"TCS","side":"buy","quantity":50,"price":4000}`
+	for _, tt := range []struct {
+		name  string
+		allow func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error)
+	}{
+		{"allow once", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
+			return gatetest.Resolve(t.Context(), f.gate, id, deskbot.AllowOnce, "", asha)
+		}},
+		{"always allow on another process", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
+			other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+			return gatetest.Resolve(t.Context(), other, id, deskbot.AlwaysAllow, "", asha)
+		}},
+		{"changed", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
+			resp, err := f.gate.Change(t.Context(), id, "quantity 25", 0, asha)
+			if err != nil {
+				return nil, err
+			}
+			return f.gate.Run(t.Context(), resp)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := mustFixture(t)
+			r := f.mustHold(t, "main", "place_order", order)
+			resp, err := tt.allow(t, f, r.ID)
+			if err != nil || resp.Request.State != deskbot.StateRan {
+				t.Fatalf("allow: %+v, %v; want it run", resp, err)
+			}
+			if got, want := f.runner.callKeys(), []string{r.ID}; len(got) != 1 || got[0] != want[0] {
+				t.Errorf("call keys = %q; want %q (the request's id)", got, want)
+			}
+		})
+	}
+}

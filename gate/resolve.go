@@ -262,6 +262,10 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		}
 	}
 	start := g.now()
+	// The call runs under the request's id as its key: the id is the
+	// allowed call's, the same after a crash and a restart, so the broker
+	// places at most one order for it however often it is asked
+	// (deskbot.Broker.PlaceOrder), even if this call were ever run twice.
 	var result deskbot.ToolResult
 	var err error
 	// The last check before the call, as close to it as it can be: the
@@ -273,7 +277,7 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		}
 		g.log.WarnContext(ctx, "allowed call not run: what it would do is no longer what was shown", "desk", r.Desk, "request", r.ID, "why", why)
 		result = deskbot.ToolResult{Text: words.NotRunChanged(why), IsError: true}
-	} else if result, err = g.runner.RunTool(ctx, r.Desk, r.Call()); err != nil { // the changed call, when changed
+	} else if result, err = g.runner.RunTool(deskbot.WithCallKey(ctx, r.ID), r.Desk, r.Call()); err != nil { // the changed call, when changed
 		g.log.ErrorContext(ctx, "held call failed to run", "desk", r.Desk, "request", r.ID, "err", err)
 		result = deskbot.ToolResult{Text: "The tool could not run: " + deskbot.ErrorMessage(err), IsError: true}
 	}
