@@ -141,7 +141,8 @@ func (m *Main) openBroker() error {
 	}
 	switch cfg.Broker {
 	case "paper":
-		m.Broker = broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now)
+		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Telling(m.Store, m.Log)
+		m.Broker, m.brokerUpdates = p, p.Run
 		return nil
 	case "paper-kite":
 	default:
@@ -150,7 +151,8 @@ func (m *Main) openBroker() error {
 	// BROKER=paper-kite needs KITE_API_KEY (kiteProblems), so the login
 	// and the calendar are there.
 	m.kiteDay = kite.NewDay(m.Kite, m.Login, m.calendar, cfg.KiteExchanges, m.Now, m.Log)
-	m.Broker = broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check)
+	p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Telling(m.Store, m.Log)
+	m.Broker, m.brokerUpdates = p, p.Run
 	return nil
 }
 

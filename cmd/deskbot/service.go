@@ -69,6 +69,10 @@ type Main struct {
 	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
 	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
 	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite
+	// brokerUpdates is the broker's update loop, the leader's: resting
+	// orders filled (paper) or Kite's order updates followed, each change
+	// of an order told to its desk and the chat once.
+	brokerUpdates func(ctx context.Context)
 	// calendar is MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite.
 	calendar *exchange.Calendar
 	Elector  *leader.Elector
@@ -398,6 +402,7 @@ func (m *Main) startLeading(term *leader.Term) error {
 	if m.kiteDay != nil {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
+	m.goRun(&m.wg, "orders", func() error { m.brokerUpdates(ctx); return nil })
 	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
 		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
 	}
