@@ -36,7 +36,7 @@ func TestFormatOrder(t *testing.T) {
 		{"no product", noProduct, "BUY 50 NSE:INFY MARKET"},
 		{"the desk's product", noProduct.ForDesk(deskbot.ProductCNC), "BUY 50 NSE:INFY MARKET · CNC"},
 		{"kept before order types: a price reads as a limit", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1500.5}, "BUY 10 INFY LIMIT @ 1,500.50"},
-		{"kept before order types: no price reads as market", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10}, "BUY 10 INFY MARKET"},
+		{"kept before order types: never a market order", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10}, "BUY 10 INFY LIMIT @ 0.00"},
 	}
 	for _, tt := range tests {
 		if got := words.FormatOrder(tt.o); got != tt.want {
