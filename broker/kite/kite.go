@@ -19,7 +19,7 @@
 // its ctx: the request, the wait for a rate-limit slot, the wait after a
 // 429 and the reading of orders after a lost answer all end with it.
 //
-// At most one order per tag. Place requires a tag (see Tag: one allowed
+// At most one order per tag. Place requires a tag (broker.Tag: one allowed
 // call gives one tag) and keeps to this rule:
 //
 //   - Before sending, it reads the day's orders; an order already carrying
