@@ -416,3 +416,53 @@ func (c *Client) lockTag(ctx context.Context, tag string) (unlock func(), err er
 		return nil, ctx.Err()
 	}
 }
+
+// OrderHistory returns every state the order id went through, oldest
+// first: its last is the order as it stands.
+func (c *Client) OrderHistory(ctx context.Context, id string) ([]kiteconnect.Order, error) {
+	var h []kiteconnect.Order
+	if err := c.call(ctx, c.callLim, "order read", func(k *kiteconnect.Client) (err error) {
+		h, err = k.GetOrderHistory(id)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// NetPositions returns the account's net positions (Kite's "net": the
+// day's trades and those carried), one per instrument and product.
+func (c *Client) NetPositions(ctx context.Context) ([]kiteconnect.Position, error) {
+	var p kiteconnect.Positions
+	if err := c.call(ctx, c.callLim, "positions read", func(k *kiteconnect.Client) (err error) {
+		p, err = k.GetPositions()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return p.Net, nil
+}
+
+// OrderMargins returns what each order would block of the account's
+// margin, as Kite reckons it.
+func (c *Client) OrderMargins(ctx context.Context, orders ...kiteconnect.OrderMarginParam) ([]kiteconnect.OrderMargins, error) {
+	var m []kiteconnect.OrderMargins
+	if err := c.call(ctx, c.callLim, "margin read", func(k *kiteconnect.Client) (err error) {
+		m, err = k.GetOrderMargins(kiteconnect.GetMarginParams{OrderParams: orders})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// UserMargins returns the account's funds of both segments (equity and
+// commodity).
+func (c *Client) UserMargins(ctx context.Context) (kiteconnect.AllMargins, error) {
+	var m kiteconnect.AllMargins
+	err := c.call(ctx, c.callLim, "funds read", func(k *kiteconnect.Client) (err error) {
+		m, err = k.GetUserMargins()
+		return err
+	})
+	return m, err
+}
