@@ -404,6 +404,9 @@ var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's st
 // and a message without addresses: a connection failure is EUNAVAILABLE, an
 // error reply from Redis (a bug here) stays internal.
 func wrapRedis(err error) error {
+	if err == nil {
+		return nil
+	}
 	var re redis.Error
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("paper broker: %w", err)

@@ -96,9 +96,9 @@ var (
 
 const (
 	defaultPendingSettle = time.Minute
-	defaultEvery  = 2 * time.Second
-	marginWait    = 2 * time.Second
-	tickerDefault = "wss://ws.kite.trade"
+	defaultEvery         = 2 * time.Second
+	marginWait           = 2 * time.Second
+	tickerDefault        = "wss://ws.kite.trade"
 )
 
 // CheckTickerURL checks KITE_TICKER_URL: wss, or ws on a loopback host (a
@@ -398,10 +398,10 @@ func (b *Broker) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMarg
 		Variety: variety, Product: p.Product, OrderType: p.OrderType, Quantity: float64(p.Quantity), Price: p.Price, TriggerPrice: p.TriggerPrice}
 	// Both reads at once: the two seconds are for both.
 	var (
-		need      []kiteconnect.OrderMargins
-		funds     kiteconnect.AllMargins
+		need       []kiteconnect.OrderMargins
+		funds      kiteconnect.AllMargins
 		nerr, ferr error
-		wg        sync.WaitGroup
+		wg         sync.WaitGroup
 	)
 	wg.Go(func() { need, nerr = b.kite.OrderMargins(ctx, q) })
 	wg.Go(func() { funds, ferr = b.kite.UserMargins(ctx) })
