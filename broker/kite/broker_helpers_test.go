@@ -111,7 +111,7 @@ type rig struct {
 
 // mustRig starts a fake holding INFY and TCS, a Redis store and a clock
 // standing at now.
-func mustRig(t *testing.T) *rig {
+func mustRig(t testing.TB) *rig {
 	t.Helper()
 	kt := mustFake(t)
 	kt.AddInstruments(tcs)
@@ -130,7 +130,7 @@ type options struct {
 // mustBroker builds a broker on the rig, as the service does on its own
 // client, login and day over the rig's Redis (a second call is another
 // process), logged in unless opts.noLogin, with the day's list loaded.
-func (r *rig) mustBroker(t *testing.T, opts options) (*Broker, *Login) {
+func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	t.Helper()
 	st := storetest.MustReopen(t, r.st)
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -165,7 +165,7 @@ func (r *rig) mustBroker(t *testing.T, opts options) (*Broker, *Login) {
 	return b, l
 }
 
-func mustLoad(t *testing.T, d *Day) {
+func mustLoad(t testing.TB, d *Day) {
 	t.Helper()
 	deskbottest.Eventually(t, "the day's instrument list", func() bool { return d.Load(t.Context()) == nil && d.list.Load() != nil })
 }
