@@ -1,27 +1,6 @@
 package kite
 
-// The real broker (BROKER=kite): deskbot.Broker on Kite Connect.
-//
-// What it owns: nothing of its own in Redis. Its orders are the order
-// log's (broker.OrderLog, shared with the paper broker): each desk's
-// orders as Kite last reported them, their fills booked into the desk's
-// book once, each change told once. Kite's day's orders are the truth the
-// log follows; an order Kite holds without a deskbot tag (placed by hand,
-// or by another app) belongs to no desk and is never booked to one.
-//
-// Delivery: an order is recorded pending (OrderLog.Start) before anything
-// is sent, so a crash between sending and hearing back leaves a record
-// any later process resolves from Kite's day's orders: found by its tag,
-// it takes Kite's state; absent a settling time after it was recorded, it
-// was never placed. Every later change (a fill, a rejection, a cancel)
-// moves the record only from the version it was read at (OrderLog.Move),
-// so two processes reading Kite at once, or the ticker and the poll, never
-// move an order back, and the order log's Teller tells each version once,
-// across restarts and a hand-over.
-//
-// Concurrency: a Broker is safe for use from many goroutines and
-// processes; Run is for the leader alone (any number may Sync, each change
-// is told once whoever reads it first).
+// The real broker, BROKER=kite: see the package's doc.
 
 import (
 	"context"
@@ -223,14 +202,27 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		return deskbot.PlacedOrder{}, err
 	}
 	if existed {
-		if rec.State == deskbot.OrderPending {
-			return b.resolve(ctx, rec)
+		if rec.State != deskbot.OrderPending {
+			return rec, nil
 		}
-		return rec, nil
+		// A Place of the tag under way in this process finishes first;
+		// the record then says what it learnt.
+		if unlock, err := b.kite.lockTag(ctx, rec.Tag); err == nil {
+			unlock()
+			if cur, err := b.orders.Order(ctx, desk, deskbot.OrderDay(rec.At), rec.Tag); err == nil {
+				rec = cur
+			}
+		}
+		if rec.State != deskbot.OrderPending {
+			return rec, nil
+		}
+		return b.resolve(ctx, rec)
 	}
 	// Nothing is sent later than half the settling time after the record
 	// was made, so a Sync that finds no order a settling time after it
-	// may believe none will come.
+	// may believe none will come. (A deadline is the machine's time; the
+	// record's is the injected clock's, which is the machine's in the
+	// service.)
 	sendCtx, cancel := context.WithDeadline(ctx, time.Now().Add(b.settle/2))
 	defer cancel()
 	id, err := b.kite.placeNew(sendCtx, rec.Tag, params, variety)

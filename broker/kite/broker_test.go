@@ -515,3 +515,66 @@ func TestThousandOrdersAtOnce(t *testing.T) {
 	}
 	t.Logf("%d orders placed in %s (%.1f a second)", n, took.Round(time.Second), n/took.Seconds())
 }
+
+func TestOneKeyAskedAtOnceMakesOneOrder(t *testing.T) {
+	r := mustRig(t)
+	b1, _ := r.mustBroker(t, options{})
+	b2, _ := r.mustBroker(t, options{}) // another process asked too
+	key := deskbottest.NewKey()
+	got := make([]deskbot.PlacedOrder, 8)
+	errs := make([]error, len(got))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			b := []*Broker{b1, b2}[i%2]
+			got[i], errs[i] = b.PlaceOrder(ctxFor(t, 30*time.Second), "alpha", key, limit("NSE:INFY", deskbot.Buy, 1, 1490))
+		})
+	}
+	wg.Wait()
+	if n := r.kt.OrdersPlaced(broker.Tag(key)); n != 1 {
+		t.Fatalf("orders with the tag: %d, want 1", n)
+	}
+	for i := range got {
+		// Another process's ask may come while the first is under way:
+		// its answer then says the outcome is not known yet.
+		if errs[i] != nil && !strings.Contains(deskbot.ErrorMessage(errs[i]), "not known yet") {
+			t.Errorf("ask %d: %v", i, errs[i])
+		}
+	}
+	mustSync(t, b1)
+	if po := mustOrderOf(t, b1, "alpha", broker.Tag(key)); po.State != deskbot.OrderOpen {
+		t.Errorf("recorded %s, want open", po.State)
+	}
+}
+
+// The ticker's dial refused (Kite ended the session, and no order is open
+// for Sync to learn it): the loop backs off instead of redialling at once,
+// and connects again after a new login.
+func TestTickerBacksOffAndResumesAfterALogin(t *testing.T) {
+	r := mustRig(t)
+	b, l := r.mustBroker(t, options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	deskbottest.Eventually(t, "the ticker to connect", func() bool { return r.kt.TickerConnections() == 1 })
+	r.kt.ExpireSession()
+	refused := func() int {
+		n := 0
+		for _, c := range r.kt.Calls() {
+			if c.Method == "WEBSOCKET" && c.Status == http.StatusForbidden {
+				n++
+			}
+		}
+		return n
+	}
+	deskbottest.Eventually(t, "a refused dial", func() bool { return refused() >= 1 })
+	first := time.Now()
+	deskbottest.Eventually(t, "a second refused dial", func() bool { return refused() >= 2 })
+	if gap := time.Since(first); gap < 500*time.Millisecond {
+		t.Errorf("the ticker dialled again %s after a refusal, want a backoff", gap)
+	}
+	r.clock.Add(time.Minute)
+	loginAs(t, l, r.kt, deskbot.Person{ID: 2, Name: "Ravi"})
+	deskbottest.Eventually(t, "the ticker to connect under the new session", func() bool { return r.kt.TickerConnections() == 1 && b.TickerLive() })
+}
