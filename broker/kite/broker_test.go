@@ -323,6 +323,8 @@ func TestFlattenTradesOnlyWhatIsTheDesks(t *testing.T) {
 	placeByHand(t, b.kite, handMarket("BUY", 5)) // a person's, no desk's
 	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
 	mustPlaceOrder(t, b, "beta", market("NSE:TCS", deskbot.Buy, 3))
+	mustPlaceOrder(t, b, "beta", market("NSE:INFY", deskbot.Buy, 4))
+	betaResting := mustPlaceOrder(t, b, "beta", limit("NSE:INFY", deskbot.Buy, 1, 1400))
 	resting := mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 2, 1400))
 
 	key := deskbottest.NewKey()
@@ -341,8 +343,14 @@ func TestFlattenTradesOnlyWhatIsTheDesks(t *testing.T) {
 		t.Errorf("alpha holds %v NSE:INFY after the flatten, want 0", got)
 	}
 	net := mustNet(t, b)
-	if got, want := net["NSE:INFY MIS"], 5; got != want {
-		t.Errorf("the account holds %d INFY, want the person's %d untouched", got, want)
+	if got, want := net["NSE:INFY MIS"], 5+4; got != want {
+		t.Errorf("the account holds %d INFY, want the person's 5 and beta's 4 untouched", got)
+	}
+	if got := mustOrder(t, r.kt, betaResting.ID).Status; got != kitetest.StatusOpen {
+		t.Errorf("beta's resting order is %s after alpha's flatten, want OPEN", got)
+	}
+	if got := held(mustBookOf(t, b, "beta"), "NSE:INFY"); got != 4 {
+		t.Errorf("beta holds %v NSE:INFY, want 4", got)
 	}
 	if got, want := net["NSE:TCS MIS"], 3; got != want {
 		t.Errorf("the account holds %d TCS, want beta's %d untouched", got, want)
