@@ -232,8 +232,8 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		b.log.WarnContext(ctx, "kite: an order's outcome is not known yet", "desk", desk, "tag", rec.Tag, "err", scrub(err.Error(), b.kite.secrets()...))
 		return rec, unknownOutcome(rec)
 	case IsNotSent(err) && ctx.Err() == nil:
-		return b.notPlaced(ctx, rec, "it could not be sent in time (Kite's order rate limit was reached)",
-			deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite's order rate limit is reached, so the order was not placed; place it again in a minute"))
+		return b.notPlaced(ctx, rec, "it could not be sent in time (Kite's order rate limit, or Kite slow to answer)",
+			deskbot.Errorf(deskbot.EUNAVAILABLE, "the order could not be sent to Kite in time (its order rate limit, or Kite slow to answer), so it was not placed; place it again in a minute"))
 	case IsNotSent(err):
 		return b.notPlaced(ctx, rec, "its placing was stopped before it was sent", fmt.Errorf("kite: place: %w", ctx.Err()))
 	case IsSession(err):
