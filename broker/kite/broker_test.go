@@ -586,3 +586,23 @@ func TestTickerBacksOffAndResumesAfterALogin(t *testing.T) {
 	loginAs(t, l, r.kt, deskbot.Person{ID: 2, Name: "Ravi"})
 	deskbottest.Eventually(t, "the ticker to connect under the new session", func() bool { return r.kt.TickerConnections() == 1 && b.TickerLive() })
 }
+
+// An order that cannot be sent within half the settling time (Kite's rate
+// limit) is not sent at all: a Sync a settling time on may then believe
+// Kite's orders when they show none.
+func TestOrderNotSentInTimeIsNotPlaced(t *testing.T) {
+	r := mustRig(t)
+	b, _ := r.mustBroker(t, options{settle: 400 * time.Millisecond, clientOpts: Options{OrdersPerSecond: 1}})
+	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	key := deskbottest.NewKey()
+	_, err := b.PlaceOrder(ctxFor(t, 10*time.Second), "alpha", key, limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	if got, want := deskbot.ErrorCode(err), deskbot.EUNAVAILABLE; got != want {
+		t.Fatalf("got %v (code %q), want %q", err, got, want)
+	}
+	if got := mustOrderOf(t, b, "alpha", broker.Tag(key)).State; got != deskbot.OrderNotPlaced {
+		t.Errorf("recorded %s, want not placed", got)
+	}
+	if got := r.kt.AllOrdersPlaced(); got != 1 {
+		t.Errorf("orders at Kite: %d, want 1", got)
+	}
+}
