@@ -186,18 +186,24 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 
 // Check refuses an order the exchange would: see exchange.Market.Check. A
 // paper order cannot wait for the open, so a closed market is a refusal.
-func (d *Day) Check(o deskbot.Order) error {
+func (d *Day) Check(o deskbot.Order) error { return d.check(o, true) }
+
+// CheckAtKite is Check for an order placed at Kite: outside market hours
+// an after-market order (variety amo) is taken when Kite takes those.
+func (d *Day) CheckAtKite(o deskbot.Order) error { return d.check(o, false) }
+
+func (d *Day) check(o deskbot.Order, paper bool) error {
 	ex, ts := deskbot.SplitSymbol(o.Symbol)
 	if ex == "" {
 		return deskbot.Errorf(deskbot.EINVALID, "%s needs its exchange: trading on Kite, a symbol is written EXCHANGE:SYMBOL, e.g. NSE:%s or NFO:NIFTY24DECFUT", o.Symbol, o.Symbol)
 	}
-	m := exchange.Market{Calendar: d.cal, NoAMO: true}
+	m := exchange.Market{Calendar: d.cal, NoAMO: paper}
 	now := d.now()
 	if l := d.list.Load(); l != nil && l.day == exchange.DateOf(now) {
 		m.Instruments = l.list
 	}
 	// A limit price is checked against the tick; paper orders carry one.
-	return m.Check(exchange.Order{Exchange: ex, Tradingsymbol: ts, Quantity: o.Quantity, Price: o.Price}, now)
+	return m.Check(exchange.Order{Exchange: ex, Tradingsymbol: ts, Quantity: o.Quantity, Price: o.Price, AMO: !paper && o.Variety == deskbot.VarietyAMO}, now)
 }
 
 // Load reads the day's instrument lists of the exchanges in use and swaps

@@ -150,7 +150,7 @@ func mustLoginDay(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *
 }
 
 // loginAs runs /login's button and Kite's redirect for by.
-func loginAs(t *testing.T, l *Login, kt *kitetest.Server, by deskbot.Person) {
+func loginAs(t testing.TB, l *Login, kt *kitetest.Server, by deskbot.Person) {
 	t.Helper()
 	u, err := l.LoginURL(t.Context(), by)
 	if err != nil {

@@ -19,7 +19,7 @@
 // its ctx: the request, the wait for a rate-limit slot, the wait after a
 // 429 and the reading of orders after a lost answer all end with it.
 //
-// At most one order per tag. Place requires a tag (see Tag: one allowed
+// At most one order per tag. Place requires a tag (broker.Tag: one allowed
 // call gives one tag) and keeps to this rule:
 //
 //   - Before sending, it reads the day's orders; an order already carrying
@@ -44,6 +44,35 @@
 // Market orders (MARKET and SL-M) are always sent with MarketProtection -1
 // (Kite's automatic protection): Kite refuses API market orders without
 // it, and the client leaves a zero out of the form.
+//
+// The real broker (broker.go, updates.go): Broker is deskbot.Broker on
+// Kite (BROKER=kite). It owns nothing of its own in Redis: its orders are
+// the order log's (broker.OrderLog, shared with the paper broker), each
+// desk's orders as Kite last reported them, their fills booked into the
+// desk's book once. Kite's day's orders are the truth the log follows,
+// matched by tag; an order Kite holds without a deskbot tag (placed by
+// hand, or by another app) belongs to no desk and is never booked to one,
+// and a flatten never trades more than the account holds.
+//
+// Its delivery rules: an order is recorded pending (OrderLog.Start)
+// before anything is sent, so a crash between sending and hearing back
+// leaves a record that any later process resolves from Kite's day's
+// orders: found by its tag it takes Kite's state; absent a settling time
+// after it was recorded (nothing is sent later than half of it) it was
+// never placed. Every later change (a fill, a rejection, a cancel) moves
+// the record only from the version it was read at (OrderLog.Move), and
+// never back, so two processes reading Kite at once (a hand-over), or the
+// ticker and the poll, agree whichever is first; the order log's Teller
+// tells each version once, to the desk's inbox and, for fills and
+// rejections, the chat, across restarts and a hand-over. A broker's own
+// answer (the placing or cancelling call's) tells the desk what it read
+// then; a fill or a rejection is told through the Teller anyway.
+//
+// Its concurrency: a Broker is safe for use from many goroutines and
+// processes. Run, the updates' loop (Sync every few seconds while any
+// order is open, and Kite's ticker), is for the leader; any process may
+// Sync. Without a session Kite takes, nothing asks Kite anything until a
+// login: orders are refused in the login's words.
 //
 // The daily login (login.go): a Kite session lasts one day and only a
 // person can start it. /login gives an approver a button to Kite's login
@@ -415,4 +444,54 @@ func (c *Client) lockTag(ctx context.Context, tag string) (unlock func(), err er
 		done()
 		return nil, ctx.Err()
 	}
+}
+
+// OrderHistory returns every state the order id went through, oldest
+// first: its last is the order as it stands.
+func (c *Client) OrderHistory(ctx context.Context, id string) ([]kiteconnect.Order, error) {
+	var h []kiteconnect.Order
+	if err := c.call(ctx, c.callLim, "order read", func(k *kiteconnect.Client) (err error) {
+		h, err = k.GetOrderHistory(id)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// NetPositions returns the account's net positions (Kite's "net": the
+// day's trades and those carried), one per instrument and product.
+func (c *Client) NetPositions(ctx context.Context) ([]kiteconnect.Position, error) {
+	var p kiteconnect.Positions
+	if err := c.call(ctx, c.callLim, "positions read", func(k *kiteconnect.Client) (err error) {
+		p, err = k.GetPositions()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return p.Net, nil
+}
+
+// OrderMargins returns what each order would block of the account's
+// margin, as Kite reckons it.
+func (c *Client) OrderMargins(ctx context.Context, orders ...kiteconnect.OrderMarginParam) ([]kiteconnect.OrderMargins, error) {
+	var m []kiteconnect.OrderMargins
+	if err := c.call(ctx, c.callLim, "margin read", func(k *kiteconnect.Client) (err error) {
+		m, err = k.GetOrderMargins(kiteconnect.GetMarginParams{OrderParams: orders})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// UserMargins returns the account's funds of both segments (equity and
+// commodity).
+func (c *Client) UserMargins(ctx context.Context) (kiteconnect.AllMargins, error) {
+	var m kiteconnect.AllMargins
+	err := c.call(ctx, c.callLim, "funds read", func(k *kiteconnect.Client) (err error) {
+		m, err = k.GetUserMargins()
+		return err
+	})
+	return m, err
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker/kitetest"
-	"github.com/google/uuid"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
 
@@ -34,9 +33,9 @@ func TestPlaceLimitAndMarketOrders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := mustOrder(t, s, mustPlace(t, c, tc.p))
-			if o.Status != tc.wantStatus || o.Tag != Tag(tc.p.Tag) || o.MarketProtection != tc.wantMP {
+			if o.Status != tc.wantStatus || o.Tag != tc.p.Tag || o.MarketProtection != tc.wantMP {
 				t.Errorf("got %s tag %q protection %v, want %s tag %q protection %v",
-					o.Status, o.Tag, o.MarketProtection, tc.wantStatus, Tag(tc.p.Tag), tc.wantMP)
+					o.Status, o.Tag, o.MarketProtection, tc.wantStatus, tc.p.Tag, tc.wantMP)
 			}
 		})
 	}
@@ -55,10 +54,10 @@ func TestPlaceAfterLostAnswerMakesOneOrder(t *testing.T) {
 			c := mustClient(t, s, Options{})
 			s.LoseAnswers(tc.how, 1)
 			id := mustPlace(t, c, limitBuy("lost1"))
-			if got, want := s.OrdersPlaced(Tag("lost1")), 1; got != want {
+			if got, want := s.OrdersPlaced("lost1"), 1; got != want {
 				t.Fatalf("orders with the tag at the fake: got %d, want %d", got, want)
 			}
-			if got := mustOrder(t, s, id).Tag; got != Tag("lost1") {
+			if got := mustOrder(t, s, id).Tag; got != "lost1" {
 				t.Errorf("Place answered %s whose tag is %q, want lost1", id, got)
 			}
 			if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -75,7 +74,7 @@ func TestPlaceResendsOnlyWhenTheOrdersShowNone(t *testing.T) {
 	// second send is safe and makes the one order.
 	s.Fail(kitetest.Failure{Method: http.MethodPost, Path: "/orders/*", Code: http.StatusServiceUnavailable, Times: 1})
 	mustPlace(t, c, limitBuy("resend1"))
-	if got, want := s.OrdersPlaced(Tag("resend1")), 1; got != want {
+	if got, want := s.OrdersPlaced("resend1"), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 2; got != want {
@@ -92,10 +91,10 @@ func TestPlaceAfterAClientTimeoutWaitsForKiteToLand(t *testing.T) {
 	c.settle = time.Second
 	s.Slow(http.MethodPost, "/orders/*", 300*time.Millisecond)
 	id := mustPlace(t, c, limitBuy("late1"))
-	if got, want := s.OrdersPlaced(Tag("late1")), 1; got != want {
+	if got, want := s.OrdersPlaced("late1"), 1; got != want {
 		t.Fatalf("orders with the tag: got %d, want %d", got, want)
 	}
-	if got := mustOrder(t, s, id).Tag; got != Tag("late1") {
+	if got := mustOrder(t, s, id).Tag; got != "late1" {
 		t.Errorf("Place answered %s whose tag is %q, want late1", id, got)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -111,7 +110,7 @@ func TestPlaceSameTagTwiceMakesOneOrder(t *testing.T) {
 	if first != second {
 		t.Errorf("second Place answered %s, want the first order %s", second, first)
 	}
-	if got, want := s.OrdersPlaced(Tag("twice1")), 1; got != want {
+	if got, want := s.OrdersPlaced("twice1"), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 	if got, want := s.Requests(http.MethodPost, "/orders/*"), 1; got != want {
@@ -133,7 +132,7 @@ func TestConcurrentPlacesOfOneTagMakeOneOrder(t *testing.T) {
 			t.Errorf("Place %d answered %s, want %s", i, id, ids[0])
 		}
 	}
-	if got, want := s.OrdersPlaced(Tag("same1")), 1; got != want {
+	if got, want := s.OrdersPlaced("same1"), 1; got != want {
 		t.Errorf("orders with the tag: got %d, want %d", got, want)
 	}
 }
@@ -176,7 +175,7 @@ func TestTooManyRequestsWaitsAndSucceeds(t *testing.T) {
 		c := mustClient(t, s, Options{})
 		s.TooManyRequests(http.MethodPost, "/orders/*", 3)
 		mustPlace(t, c, marketBuy("busy2"))
-		if got := s.OrdersPlaced(Tag("busy2")); got != 1 {
+		if got := s.OrdersPlaced("busy2"); got != 1 {
 			t.Errorf("orders with the tag: got %d, want 1", got)
 		}
 	})
@@ -439,40 +438,6 @@ func TestThinCalls(t *testing.T) {
 	}
 }
 
-func TestTag(t *testing.T) {
-	id := "3f2b8c1e-9a4d-4e7f-b6c5-0123456789ab"
-	for _, tc := range []struct {
-		name, in, want string
-	}{
-		{"uuid", id, "db3f2b8c1e9a4d4e7fb6"},
-		{"uuid upper case", strings.ToUpper(id), "db3f2b8c1e9a4d4e7fb6"},
-		{"not hex", "not-a-uuid-at-all-ok", ""},
-		{"short", "abc", ""},
-		{"empty", "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := Tag(tc.in)
-			if tc.want != "" && got != tc.want {
-				t.Errorf("Tag(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-			if len(got) != MaxTagLen || !validTag(got) {
-				t.Errorf("Tag(%q) = %q: want %d letters and digits", tc.in, got, MaxTagLen)
-			}
-			if again := Tag(tc.in); again != got {
-				t.Errorf("Tag(%q) is not deterministic: %q then %q", tc.in, got, again)
-			}
-		})
-	}
-	seen := map[string]bool{}
-	for range 20000 {
-		tag := Tag(uuid.NewString())
-		if seen[tag] {
-			t.Fatalf("two random request ids gave the tag %s", tag)
-		}
-		seen[tag] = true
-	}
-}
-
 // BenchmarkPlace measures Place (a read of the day's orders, then the
 // placement) against the fake with limits off; BenchmarkBarePOST is the
 // floor: the same form posted by net/http alone.
@@ -533,17 +498,4 @@ func TestRetryAfterHeader(t *testing.T) {
 			t.Errorf("Retry-After %q: got %v, want %v", tc.header, got, tc.want)
 		}
 	}
-}
-
-// validTag is Kite's rule: 1 to 20 letters and digits.
-func validTag(tag string) bool {
-	if tag == "" || len(tag) > MaxTagLen {
-		return false
-	}
-	for _, r := range tag {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
-			return false
-		}
-	}
-	return true
 }

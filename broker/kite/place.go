@@ -2,96 +2,105 @@ package kite
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/retry"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
 
-// MaxTagLen is the longest tag Kite accepts (letters and digits only).
-const MaxTagLen = 20
-
-// Tag is the Kite tag of the order made for one allowed call, requestID
-// being that call's id (a random UUID). It is "db" followed by the first 18
-// hex digits of the id with its hyphens removed: 20 letters and digits, the
-// most Kite accepts. Of those 72 bits a version-4 UUID fixes 6, leaving 66
-// random ones; with at most 5,000 orders a day (Kite's cap per user) the
-// chance that two of a day's tags collide is about n²/2⁶⁷ ≈ 2·10⁻¹³, and a
-// collision could only make Place answer with the other order's id, never
-// send a second. An id that is not hex (not a UUID) is hashed (SHA-256)
-// instead, so Tag is deterministic and always valid whatever it is given.
-func Tag(requestID string) string {
-	const n = MaxTagLen - 2
-	s := strings.ToLower(strings.ReplaceAll(requestID, "-", ""))
-	if len(s) < n || !isHex(s[:n]) {
-		h := sha256.Sum256([]byte(requestID))
-		s = hex.EncodeToString(h[:])
-	}
-	return "db" + s[:n]
+// Place places the order p under tag (broker.Tag of the allowed call's
+// key: one call, one tag) in variety ("" is regular) and returns its
+// order_id. The order carries tag, whatever p.Tag says. It keeps the
+// package's at-most-one-order rule: an order already carrying the tag is
+// returned instead of sending, and a lost answer is resolved by reading
+// the day's orders, never by a blind resend. The order's fate (filled,
+// rejected) is read from Orders afterwards.
+//
+// Its errors say what Kite may hold: a refusal (InputException,
+// OrderException, TokenException...) made no order; an error IsUnknown
+// reports may hide one (Place again with the tag to learn which); one
+// IsNotSent reports sent nothing at all.
+func (c *Client) Place(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string) (orderID string, err error) {
+	return c.place(ctx, tag, p, variety, false)
 }
 
-func isHex(s string) bool {
-	for _, r := range s {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
-			return false
-		}
-	}
-	return true
+// placeNew is Place for a tag its caller has just recorded as new (the
+// order log's Start, atomic in Redis): no earlier Place of it can have
+// sent anything, so the first read of the day's orders is skipped. Kite
+// counts that read with the other calls (10 a second), and a burst of
+// orders would spend half its calls on it.
+func (c *Client) placeNew(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string) (string, error) {
+	return c.place(ctx, tag, p, variety, true)
 }
 
-// Place places the order p for the allowed call key (a request's id) in
-// variety ("" is regular) and returns its order_id. The order's tag is
-// Tag(key), whatever p.Tag says, so one call can only ever name one order.
-// It keeps the package's at-most-one-order rule: an
-// order already carrying the tag is returned instead of sending, and a lost
-// answer is resolved by reading the day's orders, never by a blind resend.
-// The order's fate (filled, rejected) is read from Orders afterwards.
-func (c *Client) Place(ctx context.Context, key string, p kiteconnect.OrderParams, variety string) (orderID string, err error) {
-	p.Tag = Tag(key)
+func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string, fresh bool) (string, error) {
+	if !validTag(tag) {
+		return "", fmt.Errorf("kite: order tag %q is not 1 to 20 letters and digits", tag)
+	}
+	p.Tag = tag
 	if variety == "" {
 		variety = kiteconnect.VarietyRegular
 	}
 	if p.OrderType == kiteconnect.OrderTypeMarket || p.OrderType == kiteconnect.OrderTypeSLM {
 		p.MarketProtection = kiteconnect.MarketProtectionAuto
 	}
-	unlock, err := c.lockTag(ctx, p.Tag)
+	unlock, err := c.lockTag(ctx, tag)
 	if err != nil {
-		return "", placeUnknown(p.Tag, err)
+		// Another Place of the tag in this process is under way: it may
+		// have sent.
+		return "", placeUnknown(tag, err)
 	}
 	defer unlock()
 
-	// An earlier Place (another run, a caller that timed out) may have made it.
-	id, found, err := c.findTag(ctx, p.Tag, time.Time{})
-	if err != nil || found {
-		return id, err
+	if !fresh {
+		// An earlier Place (another run, a caller that timed out) may have made it.
+		id, found, err := c.findTag(ctx, tag, time.Time{})
+		if err != nil || found {
+			return id, err
+		}
 	}
 	resend := retry.Backoff{Min: c.backoffMin, Max: c.backoffMax}
 	for {
+		// maybe is set while a send may have reached Kite: from the
+		// moment it goes until Kite answers anything but a 429 (which
+		// Kite gives before doing any work).
 		var r kiteconnect.OrderResponse
+		maybe := false
 		err := c.attempt(ctx, c.orderLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
+			maybe = true
 			r, err = k.PlaceOrder(variety, p)
+			maybe = err != nil && lostAnswer(err)
 			return err
 		})
 		if err == nil && r.OrderID != "" {
 			return r.OrderID, nil
 		}
-		if err != nil && !lostAnswer(err) {
-			return "", c.classify(ctx, "order", err)
+		if !maybe {
+			if ctx.Err() != nil {
+				return "", &notSentError{tag: tag, err: ctx.Err()}
+			}
+			if err != nil && !lostAnswer(err) {
+				return "", c.classify(ctx, "order", err)
+			}
 		}
 		// The answer is lost: the order may exist. Only the day's orders,
 		// read after the settling time, may say it does not.
-		c.log.Warn("kite: the answer to an order was lost; reading the day's orders", "tag", p.Tag, "error", scrub(errText(err), c.secrets()...))
-		id, found, ferr := c.findTag(ctx, p.Tag, c.now().Add(c.settle))
-		if ferr != nil || found {
-			return id, ferr
+		c.log.Warn("kite: the answer to an order was lost; reading the day's orders", "tag", tag, "error", scrub(errText(err), c.secrets()...))
+		id, found, ferr := c.findTag(ctx, tag, c.now().Add(c.settle))
+		if ferr != nil {
+			return "", placeUnknown(tag, ferr)
 		}
-		c.log.Warn("kite: no order carries the tag after a lost answer; sending again", "tag", p.Tag)
+		if found {
+			return id, nil
+		}
+		c.log.Warn("kite: no order carries the tag after a lost answer; sending again", "tag", tag)
 		if err := c.sleep(ctx, resend.Next()); err != nil {
-			return "", placeUnknown(p.Tag, err)
+			// The day's orders showed none after the settling time: the
+			// lost send made nothing, and nothing was sent since.
+			return "", &notSentError{tag: tag, err: err}
 		}
 	}
 }
@@ -141,8 +150,64 @@ func (c *Client) findTag(ctx context.Context, tag string, notBefore time.Time) (
 	}
 }
 
-// placeUnknown is the error of a Place whose ctx ended before it knew
-// whether Kite holds the order.
+// unknownError is the error of a Place that ended before it knew whether
+// Kite holds the order.
+type unknownError struct {
+	tag string
+	err error
+}
+
+func (e *unknownError) Error() string {
+	return fmt.Sprintf("kite: the order tagged %s may or may not be at Kite (Place again with the same tag to learn which): %v", e.tag, e.err)
+}
+
+func (e *unknownError) Unwrap() error { return e.err }
+
 func placeUnknown(tag string, err error) error {
-	return fmt.Errorf("kite: the order tagged %s may or may not be at Kite (Place again with the same tag to learn which): %w", tag, err)
+	var u *unknownError
+	if errors.As(err, &u) {
+		return err
+	}
+	return &unknownError{tag: tag, err: err}
+}
+
+// IsUnknown reports whether err is a Place's that left unknown whether
+// Kite made the order.
+func IsUnknown(err error) bool {
+	var u *unknownError
+	return errors.As(err, &u)
+}
+
+// notSentError is the error of a Place whose ctx ended before anything it
+// sent could have made an order (waiting for a rate-limit slot, or after
+// 429s): Kite holds no order of the tag from it.
+type notSentError struct {
+	tag string
+	err error
+}
+
+func (e *notSentError) Error() string {
+	return fmt.Sprintf("kite: the order tagged %s was not sent: %v", e.tag, e.err)
+}
+
+func (e *notSentError) Unwrap() error { return e.err }
+
+// IsNotSent reports whether err is a Place's that sent nothing Kite could
+// have made an order of.
+func IsNotSent(err error) bool {
+	var n *notSentError
+	return errors.As(err, &n)
+}
+
+// validTag is Kite's rule for a tag: 1 to 20 letters and digits.
+func validTag(tag string) bool {
+	if tag == "" || len(tag) > broker.MaxTagLen {
+		return false
+	}
+	for _, r := range tag {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
