@@ -72,6 +72,13 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 	if got, _ := h.answer(h.tap(asha, m, "Allow once")); got != "Allowed; running…" {
 		t.Errorf("allow answered %q", got)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, x := range h.tg.BotMessages(groupID) {
+				t.Logf("bot #%d: %q", x.ID, x.Plain)
+			}
+		}
+	})
 	done := h.waitMessage(func(x telegramtest.Message) bool {
 		return x.ID == m.ID && len(x.Keyboard) == 0 && strings.Contains(x.Plain, "Ran")
 	})

@@ -165,7 +165,12 @@ func mustE2E(t testing.TB) *e2e {
 	h.broker = atMarket{Paper: broker.NewPaperMarket(h.st.Client(), h.st.Key, h.clock.Now, market), market: market}
 	// The broker's own flatten_desk runs beside the counting place_order,
 	// so a held flatten closes real paper positions.
-	flatten := broker.Tools(h.broker, nil, nil)[2]
+	var flatten deskbot.Tool
+	for _, tl := range broker.Tools(h.broker, nil, nil) {
+		if tl.Name() == deskbot.ToolFlattenDesk {
+			flatten = tl
+		}
+	}
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool, flatten), "beta": agent.NewRegistry(h.tool, flatten)}
 	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker},
 		h.st, regs, h.clock.Now, quiet())
