@@ -76,6 +76,9 @@ func (c Config) kiteLoginProblems() []string {
 	if _, err := kite.CheckAPIURL(c.KiteAPIURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
 	}
+	if _, err := kite.CheckTickerURL(c.KiteTickerURL); err != nil {
+		p = append(p, deskbot.ErrorMessage(err))
+	}
 	if _, err := report.Schedule(c.KiteLoginReminder); err != nil {
 		p = append(p, "KITE_LOGIN_REMINDER: "+deskbot.ErrorMessage(err)+", such as 08:45")
 	}
@@ -133,26 +136,38 @@ func (m *Main) loginMounts() []ops.Mount {
 // openBroker opens Kite's login when it is on, and the broker BROKER
 // names: the paper broker on its own prices, or on Kite's (paper-kite), its
 // orders checked against Kite's instrument list and the market's calendar
-// before anyone is asked.
+// before anyone is asked; or Kite itself (kite), orders placed at Kite and
+// followed until they are final. Every broker tells its desks and the chat
+// of its orders' changes through the store, from the leader's update loop.
 func (m *Main) openBroker() error {
 	cfg := m.Config
 	if err := m.openKite(); err != nil {
 		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
 	}
-	switch cfg.Broker {
-	case "paper":
+	if cfg.Broker == "paper" {
 		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 		return nil
-	case "paper-kite":
-	default:
-		return fmt.Errorf("BROKER=%s is not wired into the service", cfg.Broker)
 	}
-	// BROKER=paper-kite needs KITE_API_KEY (kiteProblems), so the login
-	// and the calendar are there.
+	// BROKER=paper-kite and kite need KITE_API_KEY (kiteProblems), so the
+	// login and the calendar are there.
 	m.kiteDay = kite.NewDay(m.Kite, m.Login, m.calendar, cfg.KiteExchanges, m.Now, m.Log)
-	p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Telling(m.Store, m.Log)
-	m.Broker, m.brokerUpdates = p, p.Run
+	switch cfg.Broker {
+	case "paper-kite":
+		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Telling(m.Store, m.Log)
+		m.Broker, m.brokerUpdates = p, p.Run
+	case "kite":
+		b, err := kite.NewBroker(kite.BrokerConfig{
+			Kite: m.Kite, Login: m.Login, Day: m.kiteDay, Now: m.Now, Log: m.Log, TickerURL: cfg.KiteTickerURL,
+			Orders: broker.NewOrderLog(m.Store.Client(), m.Store.Key, m.Now, m.Store, m.Log),
+		})
+		if err != nil {
+			return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
+		}
+		m.Broker, m.brokerUpdates = b, b.Run
+	default:
+		return fmt.Errorf("BROKER=%s is not built into the service", cfg.Broker)
+	}
 	return nil
 }
 

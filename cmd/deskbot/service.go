@@ -59,7 +59,7 @@ type Main struct {
 	Store   *store.Store
 	Gate    *gate.Gate
 	Sandbox *sandbox.Manager
-	Broker  *broker.Paper
+	Broker  deskbot.Broker
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
@@ -68,7 +68,7 @@ type Main struct {
 	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
 	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
 	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
-	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite
+	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite and kite
 	// brokerUpdates is the broker's update loop, the leader's: resting
 	// orders filled (paper) or Kite's order updates followed, each change
 	// of an order told to its desk and the chat once.
