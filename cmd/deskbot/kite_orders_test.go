@@ -78,7 +78,7 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 		t.Errorf("the held order does not show the margin it needs:\n%s", held.Plain)
 	}
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
-	tr.mustSee(t, "is open at the broker")
+	tr.mustSee(t, "· open. It rests at the broker")
 	tag := broker.Tag(id)
 	if got := kt.OrdersPlaced(tag); got != 1 {
 		t.Fatalf("Kite holds %d orders tagged %s, want 1", got, tag)

@@ -33,7 +33,7 @@ func (tr *toolResults) handle(r modeltest.Request) modeltest.Reply {
 		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: args[:strings.LastIndex(args, "}")+1]})
 	case last.Role == "user" && strings.HasSuffix(last.Text, "positions"):
 		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolGetPositions, Arguments: `{}`})
-	case strings.Contains(last.Text, "The user allowed place_order"):
+	case strings.Contains(last.Text, "The user allowed place_order"), strings.Contains(last.Text, "Your order"):
 		tr.mu.Lock()
 		tr.seen = append(tr.seen, last.Text)
 		tr.mu.Unlock()

@@ -467,7 +467,7 @@ func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (agent.TurnBackend
 func knownTools() []string {
 	return []string{
 		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
-		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolFlattenDesk,
+		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
 		deskbot.ToolSendMessage,
 	}
 }
