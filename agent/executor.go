@@ -17,8 +17,9 @@ type Gatekeeper interface {
 }
 
 // ToolCallExecutor is the one path from a model's tool call to its result:
-// publish the call, loop guard, argument checks, gate, run, remember the
-// completed call for the trigger, publish the result. Every call gets both
+// publish the call, loop guard, argument checks, gate, run (under its call
+// key, withCallKey), remember the completed call for the trigger, publish
+// the result. Every call gets both
 // events, whatever became of it (replayed, refused, held, run, failed).
 //
 // Before the gate sees a call, the tool may refuse its arguments
@@ -354,8 +355,9 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 // call, with a new key, and places a new order. (A model that gives that
 // lost call's id to another call, as one numbering its calls afresh each
 // turn may, gets the lost call's order back instead: still one order per
-// key.) With no trigger or call id there is no key to give, and a broker
-// tool refuses to trade rather than have one made up.
+// key.) With no trigger or call id there is no key to give, and by
+// deskbot.CallKey's contract a broker tool then refuses to trade rather
+// than make one up.
 func withCallKey(ctx context.Context, t *Turn, call deskbot.ToolCall) context.Context {
 	if t.TriggerID == "" || call.ID == "" {
 		return ctx

@@ -98,7 +98,9 @@ func TestHeldOrderShowsItsMargin(t *testing.T) {
 }
 
 // An order's fill or rejection, told by the broker as an order event,
-// reaches the desk's own topic with the outcomes of held calls.
+// reaches the desk's own topic with the outcomes of held calls, as a
+// message of its own even when it names the request whose call placed
+// the order.
 func TestOrderEventReachesTheDesksTopic(t *testing.T) {
 	h := mustE2E(t)
 	h.tg.SetForum(groupID, true)
@@ -106,16 +108,32 @@ func TestOrderEventReachesTheDesksTopic(t *testing.T) {
 	h.restart()
 	h.sayAs("alpha", "alpha is here") // makes alpha's topic
 	alpha := h.topicOf("alpha")
-	const text = "alpha · order 2512040001 complete: BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · 50 @ 1,499.75 avg"
-	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventOrder, Desk: "alpha", Time: h.clock.Now(), Text: text + " <b>"}); err != nil {
+	// The request its call placed the order from, never shown in the chat
+	// (as one decided from the desks page before its message went out).
+	now := time.Now()
+	r := &deskbot.Request{ID: "req-order", Desk: "alpha", Kind: deskbot.KindPermission, State: deskbot.StateRan,
+		Content:   deskbot.PermissionContent{ToolName: "place_order", Arguments: []byte(`{"symbol":"NSE:INFY","side":"buy","quantity":50,"price":1500}`), CallID: "call_1"},
+		CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute)}
+	if err := h.st.CreateRequest(t.Context(), r, deskbot.AuditEntry{Action: "hold", Desk: "alpha", At: now}, deskbot.Event{Kind: deskbot.EventToolCall, Desk: "alpha", Time: now}); err != nil {
 		t.Fatal(err)
 	}
-	m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "order 2512040001") })
-	if m.ThreadID != alpha {
-		t.Errorf("the order event went to thread %d; want alpha's topic %d", m.ThreadID, alpha)
-	}
-	if m.Plain != text+" <b>" {
-		t.Errorf("the order event reads %q; want %q, its markup as text", m.Plain, text+" <b>")
+	for _, tt := range []struct {
+		name, id, request string
+	}{
+		{"on its own", "2512040001", ""},
+		{"naming its request", "2512040002", r.ID},
+	} {
+		text := "alpha · order " + tt.id + " complete: BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · 50 @ 1,499.75 avg <b>"
+		if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventOrder, Desk: "alpha", RequestID: tt.request, Time: h.clock.Now(), Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "order "+tt.id) })
+		if m.ThreadID != alpha {
+			t.Errorf("%s: the order event went to thread %d; want alpha's topic %d", tt.name, m.ThreadID, alpha)
+		}
+		if m.Plain != text {
+			t.Errorf("%s: the order event reads %q; want %q, its markup as text", tt.name, m.Plain, text)
+		}
 	}
 }
 

@@ -90,7 +90,10 @@ func (o *Outbox) closeAll(ctx context.Context, evs []deskbot.Event) error {
 	var rows, folded []deskbot.Event
 	desks := map[string]bool{}
 	for _, ev := range evs {
-		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Kind == deskbot.EventRequestChanged || ev.Request == nil {
+		// An order event may name the request whose call placed the
+		// order; it is still a message of its own, not that request's
+		// outcome.
+		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Kind == deskbot.EventRequestChanged || ev.Kind == deskbot.EventOrder || ev.Request == nil {
 			if err := o.finish(ctx, ev); err != nil {
 				return err
 			}

@@ -206,9 +206,9 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 			}
 			fields[k] = json.RawMessage(num(p))
 		case slices.Contains(fixedKeys, k):
-			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: an order's symbol, side, order_type, product and variety stay as the desk asked, so %s cannot be changed; only its quantity, price and trigger_price can. Nothing was changed.", strconv.QuoteToASCII(k))
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: an order's symbol, side, order_type, product and variety stay as the desk asked; only the quantity and the price can be changed, and an SL or SL-M order's trigger_price. Nothing was changed.")
 		default:
-			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: only the quantity, the price and the trigger_price can be changed, not %s; everything else stays. Nothing was changed.", strconv.QuoteToASCII(k))
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: only the quantity and the price can be changed, and an SL or SL-M order's trigger_price, not %s; everything else stays. Nothing was changed.", strconv.QuoteToASCII(k))
 		}
 	}
 	out, err := json.Marshal(fields) // keys sorted; the others' bytes kept

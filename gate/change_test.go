@@ -51,7 +51,7 @@ func TestChangedArguments(t *testing.T) {
 		{buy, "price 0", "", ""},
 		{buy, "quantity 0", "", ""},
 		{buy, "quantity 51", "", "only lower the quantity"},
-		{buy, "Quantity 25", "", ""},
+		{buy, "Quantity 25", "", "only the quantity and the price can be changed"},
 		{buy, "quantity 25 price", "", ""},
 		{buy, "", "", ""},
 		{buy, "symbol INFY", "", "stay as the desk asked"},

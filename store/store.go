@@ -1,7 +1,9 @@
 // Package store keeps deskbot's state in Redis: permission requests and their
 // indexes, standing grants, the audit trail, the event stream, each desk's
-// inbox, status, call memory and history, and adapters' notes. One *Store
-// implements every storage interface of package deskbot.
+// inbox, status, call memory and history, adapters' notes, and what was
+// told once (TellOnce: a broker's order updates, queued to a desk's inbox
+// and the event stream together). One *Store implements every storage
+// interface of package deskbot.
 //
 // Keys: every key is named in keys.go, all of a deployment's keys under one
 // Redis Cluster hash tag (the prefix in braces), so that every script and
@@ -22,7 +24,8 @@
 // (goroutines, processes) may share one Redis and prefix. A request's state
 // changes only through one Lua script (Transition), so exactly one of any
 // number of racing callers wins, and what a transition carries (audit entry,
-// event, trigger, grant) is written in the same atomic step or not at all.
+// event, trigger, grant) is written in the same atomic step or not at all;
+// so is what TellOnce tells, with the key that makes it once.
 // Creations and other multi-key writes use MULTI/EXEC for the same reason.
 // Lease and Chat are views that share everything with their Store but the
 // pool, and are as safe; one goroutine of the Store's own reads for every

@@ -15,7 +15,7 @@ import (
 // its medium.
 
 // Live is what a held broker call's words read besides the call, each
-// part optional, so the words go out with what was read in time:
+// part optional, so the words go out with what was read in time.
 type Live struct {
 	// Book is the desk's book as it stands: the position an order leaves,
 	// the desk's P&L, what a flatten would close.
