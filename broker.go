@@ -201,6 +201,11 @@ type Broker interface {
 	// has available, as the broker reckons it: ok is false when this
 	// broker keeps no margins (paper).
 	Margin(ctx context.Context, o Order) (m OrderMargin, ok bool, err error)
+	// Unowned is what the broker's account holds that belongs to no desk:
+	// its net positions less every desk's book (trades made by hand,
+	// outside deskbot), at their last prices, by symbol. A paper broker's
+	// account is its desks': none.
+	Unowned(ctx context.Context) ([]Position, error)
 	// Trades returns up to the last limit fills of the desk, oldest first:
 	// today's realised P&L and a desk's trades are read from them.
 	Trades(ctx context.Context, desk string, limit int) ([]Trade, error)

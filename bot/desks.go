@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
@@ -44,6 +45,9 @@ func (b *Bot) onDesks(c tele.Context) error {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})
 		}
 	}
+	if part := b.unownedView(ctx); part != "" {
+		parts = append(parts, part)
+	}
 	// Many desks with many positions outgrow one message: pack whole desks
 	// into messages; the buttons go with the last.
 	msgs := pack(parts, MaxMessage)
@@ -57,6 +61,29 @@ func (b *Bot) onDesks(c tele.Context) error {
 		}
 	}
 	return nil
+}
+
+// unownedView renders what the broker's account holds that belongs to no
+// desk ("" when it holds nothing more, as a paper broker's never does); a
+// broker that does not answer within 2 s is said to, and /desks goes on.
+func (b *Bot) unownedView(ctx context.Context) string {
+	if b.deps.Broker == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ps, err := b.deps.Broker.Unowned(ctx)
+	if err != nil {
+		return bold(words.UnownedHead) + ": not read just now (" + html.EscapeString(b.explain(ctx, "could not read the account's positions", err)) + ")"
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	lines := []string{bold(words.UnownedHead)}
+	for _, p := range ps {
+		lines = append(lines, html.EscapeString(words.UnownedLine(p)))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // pack joins HTML parts (each under limit) into as few texts of at most

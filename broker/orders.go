@@ -299,8 +299,8 @@ func (l *OrderLog) HasOpen(ctx context.Context) (bool, error) {
 }
 
 // Book is desk's positions from its orders' fills, each priced at the
-// market's last price (one read for them all), and its realised P&L to
-// date.
+// market's last price (one read for them all; none with a nil market), and
+// its realised P&L to date.
 func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market) (deskbot.Book, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.Book{}, err
@@ -325,7 +325,7 @@ func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market)
 	for i, pos := range b.Positions {
 		syms[i] = pos.Symbol
 	}
-	if len(syms) > 0 {
+	if len(syms) > 0 && market != nil {
 		prices, err := market.LastPrices(ctx, syms)
 		if err != nil {
 			return deskbot.Book{}, err

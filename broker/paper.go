@@ -312,6 +312,9 @@ func (p *Paper) cancel(ctx context.Context, po deskbot.PlacedOrder, why string) 
 	return rec, nil
 }
 
+// Unowned: the paper broker's account holds only its desks' positions.
+func (p *Paper) Unowned(ctx context.Context) ([]deskbot.Position, error) { return nil, nil }
+
 // Margin: the paper broker keeps no margins.
 func (p *Paper) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMargin, bool, error) {
 	return deskbot.OrderMargin{}, false, nil

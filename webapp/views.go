@@ -60,7 +60,30 @@ func (s *Server) desksView(ctx context.Context, r *http.Request, v Viewer) (stri
 		}
 		cards = append(cards, c)
 	}
-	return "desks", s.page(v, map[string]any{"Desks": cards, "Open": len(open)}), nil
+	return "desks", s.page(v, map[string]any{"Desks": cards, "Open": len(open), "Unowned": s.unowned(ctx)}), nil
+}
+
+// unowned is what the broker's account holds that belongs to no desk, as
+// the chat's /desks shows it; a broker that does not answer within 2 s
+// leaves it out with a word saying so.
+func (s *Server) unowned(ctx context.Context) unownedCard {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ps, err := s.deps.Broker.Unowned(ctx)
+	if err != nil {
+		return unownedCard{Head: words.UnownedHead, Unread: true}
+	}
+	c := unownedCard{Head: words.UnownedHead}
+	for _, p := range ps {
+		c.Lines = append(c.Lines, words.UnownedLine(p))
+	}
+	return c
+}
+
+type unownedCard struct {
+	Head   string
+	Lines  []string
+	Unread bool // the broker did not answer
 }
 
 func (s *Server) page(v Viewer, data any) page {

@@ -33,6 +33,16 @@ func FormatBook(b deskbot.Book) string {
 	return sb.String()
 }
 
+// UnownedHead heads what the broker's account holds that belongs to no
+// desk.
+const UnownedHead = "At the broker, no desk's (trades made by hand)"
+
+// UnownedLine renders one position the account holds beyond the desks'
+// books: "NSE:INFY: long 5, last 1,500.00".
+func UnownedLine(p deskbot.Position) string {
+	return p.Symbol + ": " + Holding(p.Quantity) + ", last " + GroupedPrice(p.LastPrice)
+}
+
 // FormatPosition renders one position on one line.
 func FormatPosition(p deskbot.Position) string {
 	if p.Quantity == 0 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -31,8 +32,11 @@ type BrokerConfig struct {
 	// paper broker: the service's Redis, the store's Key, the clock, the
 	// Teller that tells desks and the chat, the log.
 	Orders *broker.OrderLog
-	Now    deskbot.Now
-	Log    *slog.Logger
+	// Desks are the service's desks: what the account holds beyond their
+	// books belongs to no desk (Unowned).
+	Desks []string
+	Now   deskbot.Now
+	Log   *slog.Logger
 	// TickerURL is Kite's websocket for order updates (KITE_TICKER_URL);
 	// "" is wss://ws.kite.trade.
 	TickerURL string
@@ -53,6 +57,7 @@ type Broker struct {
 	login  *Login
 	day    *Day
 	orders *broker.OrderLog
+	desks  []string
 	now    deskbot.Now
 	log    *slog.Logger
 	ticker url.URL
@@ -104,7 +109,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, now: cfg.Now, log: cfg.Log,
+	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
 		ticker: *u, settle: cfg.Settle, every: cfg.Every, marginWait: marginWait, wake: make(chan struct{}, 1)}
 	if b.now == nil {
 		b.now = time.Now
@@ -421,6 +426,41 @@ func (b *Broker) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMarg
 // Kite's last prices, and its realised P&L to date.
 func (b *Broker) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 	return b.orders.Book(ctx, desk, b.day)
+}
+
+// Unowned is what the account holds at Kite beyond every desk's book:
+// positions made by hand (Kite's net positions, summed over products,
+// less each desk's), at Kite's last prices, by symbol.
+func (b *Broker) Unowned(ctx context.Context) ([]deskbot.Position, error) {
+	if _, err := b.session(ctx); err != nil {
+		return nil, err
+	}
+	net, err := b.kite.NetPositions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	held, last := map[string]float64{}, map[string]float64{}
+	for _, p := range net {
+		k := p.Exchange + ":" + p.Tradingsymbol
+		held[k] += float64(p.Quantity)
+		last[k] = p.LastPrice
+	}
+	for _, d := range b.desks {
+		book, err := b.orders.Book(ctx, d, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range book.Positions {
+			held[p.Symbol] -= p.Quantity
+		}
+	}
+	var out []deskbot.Position
+	for _, sym := range slices.Sorted(maps.Keys(held)) {
+		if q := held[sym]; math.Abs(q) > 1e-9 {
+			out = append(out, deskbot.Position{Symbol: sym, Quantity: q, LastPrice: last[sym]})
+		}
+	}
+	return out, nil
 }
 
 // Trades is the desk's last limit fills, oldest first.

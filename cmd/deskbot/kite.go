@@ -139,7 +139,7 @@ func (m *Main) loginMounts() []ops.Mount {
 // before anyone is asked; or Kite itself (kite), orders placed at Kite and
 // followed until they are final. Every broker tells its desks and the chat
 // of its orders' changes through the store, from the leader's update loop.
-func (m *Main) openBroker() error {
+func (m *Main) openBroker(desks []string) error {
 	cfg := m.Config
 	if err := m.openKite(); err != nil {
 		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
@@ -158,7 +158,7 @@ func (m *Main) openBroker() error {
 		m.Broker, m.brokerUpdates = p, p.Run
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
-			Kite: m.Kite, Login: m.Login, Day: m.kiteDay, Now: m.Now, Log: m.Log, TickerURL: cfg.KiteTickerURL,
+			Kite: m.Kite, Login: m.Login, Day: m.kiteDay, Now: m.Now, Log: m.Log, TickerURL: cfg.KiteTickerURL, Desks: desks,
 			Orders: broker.NewOrderLog(m.Store.Client(), m.Store.Key, m.Now, m.Store, m.Log),
 		})
 		if err != nil {

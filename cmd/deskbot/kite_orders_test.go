@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
+	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
 
 // mustKiteTrading starts the service with BROKER=kite against a fake Kite
@@ -120,5 +121,54 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 	book, err := s.main.Broker.Book(t.Context(), "main")
 	if err != nil || len(book.Positions) != 1 || book.Positions[0].Quantity != 10 {
 		t.Errorf("the desk's book after its fills: %+v %v; want long 10 NSE:INFY", book, err)
+	}
+}
+
+// A desk's book is its own: an order made by hand in the account (no
+// deskbot tag) shows on /desks as no desk's, and /flatten of the desk
+// closes the desk's position only, at Kite, leaving the hand-made one.
+func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
+	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk"})
+	s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":10}`, 0)
+	tr.mustSee(t, "Filled: order")
+	byHand := kiteconnect.New(kiteKey)
+	byHand.SetBaseURI(kt.URL)
+	byHand.SetAccessToken(kt.AccessTokens()[0])
+	if _, err := byHand.PlaceOrder(kiteconnect.VarietyRegular, kiteconnect.OrderParams{
+		Exchange: "NSE", Tradingsymbol: "INFY", TransactionType: "BUY", Quantity: 5, OrderType: "MARKET", Product: "MIS", Validity: "DAY", MarketProtection: -1,
+	}); err != nil {
+		t.Fatalf("an order by hand: %v", err)
+	}
+
+	asked := s.tg.InjectText(asha, groupID, "/desks", 0)
+	desks := s.mustBotMessage(t, "/desks", func(m telegramtest.Message) bool { return m.ReplyTo == asked })
+	for _, want := range []string{"NSE:INFY: long 10", "At the broker, no desk's (trades made by hand)\nNSE:INFY: long 5"} {
+		if !strings.Contains(desks.Plain, want) {
+			t.Errorf("/desks reads %q; want %q", desks.Plain, want)
+		}
+	}
+
+	asked = s.tg.InjectText(asha, groupID, "/flatten main", 0)
+	confirm := s.mustBotMessage(t, "the flatten's confirmation", func(m telegramtest.Message) bool { return m.ReplyTo == asked && len(m.Keyboard) > 0 })
+	s.tg.InjectCallback(asha, groupID, confirm.ID, button(t, confirm, "Yes, flatten main"))
+	deskbottest.EventuallyWithin(t, 15*time.Second, "the desk flat", func() bool {
+		b, err := s.main.Broker.Book(t.Context(), "main")
+		return err == nil && len(b.Positions) == 0
+	})
+	left, err := s.main.Broker.Unowned(t.Context())
+	if err != nil || len(left) != 1 || left[0].Symbol != "NSE:INFY" || left[0].Quantity != 5 {
+		t.Errorf("after the flatten the account holds %+v beyond the desks (%v); want the hand-made long 5 NSE:INFY", left, err)
+	}
+	sells := 0
+	for _, o := range kt.Orders() {
+		if o.TransactionType == "SELL" {
+			sells++
+			if o.Quantity != 10 || o.Tag == "" {
+				t.Errorf("the flatten sold %+v; want the desk's 10, tagged", o)
+			}
+		}
+	}
+	if sells != 1 {
+		t.Errorf("%d sell orders at Kite; want the one closing order", sells)
 	}
 }

@@ -136,12 +136,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	if err := m.openParts(ctx, len(desks)); err != nil {
-		return err
-	}
 	names := make([]string, len(desks))
 	for i, d := range desks {
 		names[i] = d.Name
+	}
+	if err := m.openParts(ctx, names); err != nil {
+		return err
 	}
 	backlog := &chatBacklog{}
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
@@ -166,11 +166,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 // openParts opens what everything else stands on: the store, the
 // sandbox and the broker.
-// desks is how many desks this process runs.
-func (m *Main) openParts(ctx context.Context, desks int) (err error) {
+// desks are the desks this process runs.
+func (m *Main) openParts(ctx context.Context, desks []string) (err error) {
 	cfg, log := m.Config, m.Log
 	o := cfg.storeOptions()
-	o.Desks = desks
+	o.Desks = len(desks)
 	if m.Store, err = store.Open(ctx, o); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
@@ -189,7 +189,7 @@ func (m *Main) openParts(ctx context.Context, desks int) (err error) {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and give it as REDIS_PASSWORD, or set SANDBOX_NETWORK=false.")
 		}
 	}
-	if err := m.openBroker(); err != nil {
+	if err := m.openBroker(desks); err != nil {
 		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
 	}
 
