@@ -61,6 +61,12 @@ func newKiteWorld(t *testing.T, extra map[string]string) *kiteWorld {
 		return modeltest.Text("noted")
 	})
 	t.Cleanup(func() {
+		if t.Failed() {
+			kw.mu.Lock()
+			t.Logf("the desk was told: %q", kw.told)
+			kw.mu.Unlock()
+			kw.dumpChat()
+		}
 		logs := readFile(kw.logs)
 		for _, m := range kw.tg.Calls("") {
 			logs += m.Text
@@ -99,22 +105,17 @@ func (kw *kiteWorld) login() {
 	}
 }
 
-// heldOrder has the desk place args until the order is held (the day's
-// instrument list loads a moment after the login) and returns its message.
+// heldOrder waits for the day's instrument list (loaded a moment after
+// the login), has the desk place args and returns the held order's message.
 func (kw *kiteWorld) heldOrder(args string) telegramtest.Message {
 	kw.t.Helper()
-	var held telegramtest.Message
-	deskbottest.EventuallyWithin(kw.t, 30*time.Second, "the order held", func() bool {
-		for _, m := range kw.tg.BotMessages(groupID) {
-			if len(m.Keyboard) > 0 && strings.Contains(m.Plain, "NSE:INFY") {
-				held = m
-				return true
-			}
-		}
-		kw.tell("main", "place "+args)
-		return false
+	deskbottest.EventuallyWithin(kw.t, 30*time.Second, "the day's instrument list loaded", func() bool {
+		return strings.Contains(readFile(kw.logs), "the day's instrument list is loaded")
 	})
-	return held
+	kw.tell("main", "place "+args)
+	return kw.botMessage("the order held", 30*time.Second, func(m telegramtest.Message) bool {
+		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "NSE:INFY")
+	})
 }
 
 // sawWords waits until the desk's model was told something containing want.
@@ -166,9 +167,14 @@ func TestKiteKillBetweenSendAndAnswer(t *testing.T) {
 	if got := kw.kt.AllOrdersPlaced(); got != 1 {
 		t.Errorf("Kite holds %d orders after the kill and restart; want exactly the one allowed", got)
 	}
+	isFill := func(m telegramtest.Message) bool {
+		return strings.Contains(m.Plain, "NSE:INFY") && strings.Contains(m.Plain, "complete")
+	}
+	kw.botMessage("the fill in the chat", 20*time.Second, isFill)
+	time.Sleep(3 * time.Second) // a poll or two more: nothing is told again
 	fills := 0
 	for _, m := range kw.tg.BotMessages(groupID) {
-		if strings.Contains(m.Plain, "NSE:INFY") && strings.Contains(m.Plain, "complete") {
+		if isFill(m) {
 			fills++
 		}
 	}
@@ -176,7 +182,7 @@ func TestKiteKillBetweenSendAndAnswer(t *testing.T) {
 		kw.dumpChat()
 		t.Errorf("the chat shows the fill %d times; want once", fills)
 	}
-	summary(t, "kite-kill", "orders per allowed call 1 (want 1); outcome told %.1fs after the restart", told.Seconds())
+	summary(t, "kite-kill", "orders per allowed call 1 (want 1); outcome told %.2fs after the restart", told.Seconds())
 }
 
 func readFile(p string) string {
