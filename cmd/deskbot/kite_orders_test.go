@@ -172,3 +172,15 @@ func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
 		t.Errorf("%d sell orders at Kite; want the one closing order", sells)
 	}
 }
+
+// A held market order has no price of its own: it reads at Kite's last
+// price, with the margin it needs.
+func TestKiteHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
+	s, _, _ := mustKiteTrading(t, nil)
+	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10}`, "BUY 10 NSE:INFY MARKET · MIS")
+	for _, want := range []string{"Notional ≈ ₹15,000.00 at the last price", "Margin needed"} {
+		if !strings.Contains(held.Plain, want) {
+			t.Errorf("the held market order reads %q; want %q", held.Plain, want)
+		}
+	}
+}
