@@ -10,6 +10,8 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/store/storetest"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 )
 
@@ -20,16 +22,7 @@ func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest
 	t.Helper()
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 408065, LastPrice: 1500, TickSize: 0.05, LotSize: 1})
-	env := map[string]string{
-		"BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order,cancel_order",
-		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
-		"KITE_API_URL": kt.URL, "KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
-		"BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
-	}
-	for k, v := range extra {
-		env[k] = v
-	}
-	s := mustStart(t, env)
+	s := mustStart(t, kiteEnv(kt, extra))
 	t.Cleanup(func() {
 		all := s.logs.String()
 		for _, c := range s.tg.Calls("") {
@@ -51,6 +44,20 @@ func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest
 		return s.main.Broker.Check(deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1490, Type: deskbot.OrderLimit}) == nil
 	})
 	return s, kt, tr
+}
+
+// kiteEnv is the environment of a service trading at kt, with extra.
+func kiteEnv(kt *kitetest.Server, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order,cancel_order",
+		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
+		"KITE_API_URL": kt.URL, "KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
+		"BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
 }
 
 // mustHeld has the desk place args and returns the held order's message
@@ -182,5 +189,47 @@ func TestKiteHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 		if !strings.Contains(held.Plain, want) {
 			t.Errorf("the held market order reads %q; want %q", held.Plain, want)
 		}
+	}
+}
+
+// Two instances on one Redis and one Kite account: only the leader places
+// the allowed order and follows it; after the leader's graceful stop the
+// standby takes over, follows the order it did not place and tells its
+// fill once.
+func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
+	storetest.MustOpen(t)
+	shared := map[string]string{"REDIS_PREFIX": storetest.RandomPrefix(), "LEADER_LEASE": "2s"}
+	s, kt, tr := mustKiteTrading(t, shared)
+	second := mustStartOn(t, s.tg, s.model, kiteEnv(kt, shared))
+	if r, _ := role(t, second); r != ops.RoleStandby {
+		t.Fatalf("second instance is %q; want standby", r)
+	}
+	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
+	tr.mustSee(t, "· open. It rests at the broker")
+	if got := kt.AllOrdersPlaced(); got != 1 {
+		t.Fatalf("Kite holds %d orders; want the one the leader placed", got)
+	}
+
+	if err := s.main.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deskbottest.EventuallyWithin(t, 5*time.Second, "the standby to lead", func() bool { r, _ := role(t, second); return r == ops.RoleLeader })
+	var orderID string
+	for _, o := range kt.Orders() {
+		if o.Tag == broker.Tag(id) {
+			orderID = o.ID
+		}
+	}
+	if err := kt.Fill(orderID); err != nil {
+		t.Fatal(err)
+	}
+	tr.mustSee(t, "is complete: 10 filled at 1,490.00 on average")
+	time.Sleep(3 * time.Second)
+	tr.mu.Lock()
+	n := strings.Count(strings.Join(tr.seen, "\n"), "is complete")
+	tr.mu.Unlock()
+	if n != 1 || kt.AllOrdersPlaced() != 1 {
+		t.Errorf("after the hand-over the desk was told of the fill %d times and Kite holds %d orders; want 1 and 1", n, kt.AllOrdersPlaced())
 	}
 }
