@@ -233,3 +233,33 @@ func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
 		t.Errorf("after the hand-over the desk was told of the fill %d times and Kite holds %d orders; want 1 and 1", n, kt.AllOrdersPlaced())
 	}
 }
+
+// Kite ends the session mid-day: the group is told once, with the login
+// button's command, and the desks' orders are refused saying an approver
+// must log in; nothing is sent to Kite until someone does.
+func TestKiteSessionEndsMidDay(t *testing.T) {
+	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk"})
+	kt.ExpireSession()
+	for range 2 {
+		s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":1}`, 0)
+	}
+	s.mustBotMessage(t, "the group told the session ended", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Plain, "⚠️ Kite ended the session Asha started at ")
+	})
+	deskbottest.EventuallyWithin(t, 15*time.Second, "both orders refused", func() bool {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return strings.Count(strings.Join(tr.seen, "\n"), "an approver must send /login") >= 2
+	})
+	posts := kt.Requests("POST", "/orders/*")
+	time.Sleep(3 * time.Second)
+	n := 0
+	for _, m := range s.tg.BotMessages(groupID) {
+		if strings.HasPrefix(m.Plain, "⚠️ Kite ended the session") {
+			n++
+		}
+	}
+	if n != 1 || kt.AllOrdersPlaced() != 0 || kt.Requests("POST", "/orders/*") != posts {
+		t.Errorf("told %d times, %d orders at Kite, %d more order posts; want once, none, none", n, kt.AllOrdersPlaced(), kt.Requests("POST", "/orders/*")-posts)
+	}
+}
