@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gorilla/websocket"
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 	kiteticker "github.com/zerodha/gokiteconnect/v4/ticker"
 
@@ -212,4 +213,32 @@ func (b *Broker) TickerLive() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.tickerLive
+}
+
+// ProbeTicker dials Kite's ticker (tickerURL, "" for the default) with the
+// session s, as the update loop does, and hangs up at once: whether order
+// updates can arrive as they happen. Its error names no secret.
+func (c *Client) ProbeTicker(ctx context.Context, tickerURL string, s deskbot.BrokerSession) error {
+	u, err := CheckTickerURL(tickerURL)
+	if err != nil {
+		return err
+	}
+	q := u.Query()
+	q.Set("api_key", c.apiKey)
+	q.Set("access_token", s.AccessToken)
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, u.String(), nil)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		why := scrub(err.Error(), append(c.secrets(), s.AccessToken)...)
+		if resp != nil {
+			why = resp.Status
+		}
+		return deskbot.Errorf(deskbot.EUNAVAILABLE, "the ticker at %s did not take the session: %s", u.Host, why)
+	}
+	return conn.Close()
 }

@@ -227,5 +227,10 @@ func (c *checker) kite(ctx context.Context, cfg Config) {
 		c.add("kite", statusFail, "the session is account %s's, not KITE_USER_ID %s's", account, cfg.KiteUserID)
 	default:
 		c.add("kite", statusOK, "%s", words.BrokerSession(sess))
+		if err := k.ProbeTicker(ctx, cfg.KiteTickerURL, sess); err != nil {
+			c.add("kite ticker", statusWarn, "%s; order updates come from reading the day's orders every 2 s instead", deskbot.ErrorMessage(err))
+		} else {
+			c.add("kite ticker", statusOK, "the ticker takes the session: order updates arrive as they happen")
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -254,6 +255,7 @@ func TestCheckKite(t *testing.T) {
 	for k, v := range map[string]string{
 		"REDIS_PREFIX": storetest.RandomPrefix(), "KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret,
 		"KITE_USER_ID": kiteUser, "KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+		"KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
 	} {
 		env[k] = v
 	}
@@ -288,8 +290,14 @@ func TestCheckKite(t *testing.T) {
 		t.Fatalf("login: %d %s", rec.Code, rec.Body)
 	}
 
-	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["kite"], "ok Kite's session is Asha's (account AB1234)") {
-		t.Errorf("with the day's session, kite: %q (exit %d)\n%s", lines["kite"], code, out)
+	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["kite"], "ok Kite's session is Asha's (account AB1234)") ||
+		!strings.HasPrefix(lines["kite ticker"], "ok the ticker takes the session") {
+		t.Errorf("with the day's session, kite: %q, kite ticker: %q (exit %d)\n%s", lines["kite"], lines["kite ticker"], code, out)
+	}
+	noTicker := maps.Clone(env)
+	noTicker["KITE_TICKER_URL"] = "ws://127.0.0.1:1"
+	if _, out, lines := checkOut(t, noTicker); !strings.HasPrefix(lines["kite ticker"], "warn the ticker at 127.0.0.1:1 did not take the session") {
+		t.Errorf("with no ticker, kite ticker: %q\n%s", lines["kite ticker"], out)
 	}
 	kt.ExpireSession()
 	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn Kite no longer takes the session Asha started") {
