@@ -250,10 +250,20 @@ func (l *Limits) price(ctx context.Context, o deskbot.Order) (float64, string, e
 }
 
 // position is the desk's quantity in o's symbol once every order it has
-// put forward on o's side and not yet filled does fill: the most the
-// position can grow that way before o.
+// put forward on o's side and not yet filled does fill, whether it waits
+// for approval or rests at the broker: the most the position can grow that
+// way before o.
 func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
 	q := deskbot.PositionAfter(book, deskbot.Order{Symbol: o.Symbol})
+	resting, err := l.Broker.Orders(ctx, desk)
+	if err != nil {
+		return 0, err
+	}
+	for _, po := range resting {
+		if po.Open() && po.Order.Symbol == o.Symbol && po.Order.Side == o.Side {
+			q += signed(deskbot.Order{Side: po.Order.Side, Quantity: po.Order.Quantity - po.Filled})
+		}
+	}
 	for _, list := range []func(context.Context) ([]*deskbot.Request, error){l.Requests.OpenRequests, l.Requests.RunningRequests} {
 		rs, err := list(ctx)
 		if err != nil {
