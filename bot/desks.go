@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"html"
 	"strings"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/retry"
 	"github.com/deskbot/deskbot/words"
 	"github.com/google/uuid"
 	tele "gopkg.in/telebot.v3"
@@ -65,14 +65,13 @@ func (b *Bot) onDesks(c tele.Context) error {
 
 // unownedView renders what the broker's account holds that belongs to no
 // desk ("" when it holds nothing more, as a paper broker's never does); a
-// broker that does not answer within 2 s is said to, and /desks goes on.
+// broker that does not answer within bookWait is said to, and /desks goes
+// on.
 func (b *Bot) unownedView(ctx context.Context) string {
 	if b.deps.Broker == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ps, err := b.deps.Broker.Unowned(ctx)
+	ps, err := retry.Within(ctx, bookWait, b.deps.Broker.Unowned)
 	if err != nil {
 		return bold(words.UnownedHead) + ": not read just now (" + html.EscapeString(b.explain(ctx, "could not read the account's positions", err)) + ")"
 	}

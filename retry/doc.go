@@ -1,4 +1,6 @@
-// Package retry owns the service's one habit of waiting between tries: a
+// Package retry owns the service's habits of waiting: between tries, a
 // capped exponential Backoff (each retry loop owns its own; not safe for
-// concurrent use) and Sleep, which always gives way to a stop.
+// concurrent use) and Sleep, which always gives way to a stop; and for a
+// read the caller can do without, Within, which waits a bounded time
+// however the read behaves.
 package retry

@@ -51,3 +51,29 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Within runs fn under ctx bounded by d and waits for it at most d, even
+// when fn ignores its context (a hung broker): for a read its caller can
+// do without, such as the words beside a held call. An fn still running at
+// d goes on alone and its result is dropped; err is then
+// context.DeadlineExceeded (or ctx's own error).
+func Within[T any](ctx context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer cancel()
+		v, err := fn(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

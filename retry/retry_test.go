@@ -2,6 +2,7 @@ package retry_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -63,6 +64,30 @@ func TestValidDeskName(t *testing.T) {
 		err := deskbot.ValidDeskName(tc.name)
 		if got := err == nil; got != tc.ok {
 			t.Errorf("ValidDeskName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+func TestWithin(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		sleep   time.Duration
+		want    int
+		wantErr error
+	}{
+		{"answers in time", 0, 7, nil},
+		{"ignores its context past the bound", time.Second, 0, context.DeadlineExceeded},
+	} {
+		start := time.Now()
+		got, err := retry.Within(t.Context(), 50*time.Millisecond, func(context.Context) (int, error) {
+			time.Sleep(tt.sleep) // a read that ignores its context
+			return 7, nil
+		})
+		if got != tt.want || !errors.Is(err, tt.wantErr) {
+			t.Errorf("%s: Within = %d, %v; want %d, %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Errorf("%s: Within waited %v; want at most its bound", tt.name, took)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/retry"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -64,12 +65,10 @@ func (s *Server) desksView(ctx context.Context, r *http.Request, v Viewer) (stri
 }
 
 // unowned is what the broker's account holds that belongs to no desk, as
-// the chat's /desks shows it; a broker that does not answer within 2 s
-// leaves it out with a word saying so.
+// the chat's /desks shows it; a broker that does not answer within
+// bookWait leaves it out with a word saying so.
 func (s *Server) unowned(ctx context.Context) unownedCard {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ps, err := s.deps.Broker.Unowned(ctx)
+	ps, err := retry.Within(ctx, bookWait, s.deps.Broker.Unowned)
 	if err != nil {
 		return unownedCard{Head: words.UnownedHead, Unread: true}
 	}

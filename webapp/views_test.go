@@ -61,3 +61,42 @@ func TestHeldOrderOnThePage(t *testing.T) {
 		}
 	}
 }
+
+// unownedBroker holds what no desk owns, after block (a hung broker
+// ignores its context).
+type unownedBroker struct {
+	deskbot.Broker
+	block time.Duration
+}
+
+func (b unownedBroker) Unowned(context.Context) ([]deskbot.Position, error) {
+	time.Sleep(b.block)
+	return []deskbot.Position{{Symbol: "NSE:INFY", Quantity: 5, LastPrice: 1500}}, nil
+}
+
+// The desks page shows what the account holds that belongs to no desk, as
+// /desks does, and says so when the broker does not answer within 2 s.
+func TestUnownedOnThePage(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		block time.Duration
+		want  string
+	}{
+		{"answered", 0, "<li>NSE:INFY: long 5, last 1,500.00</li>"},
+		{"hung", 5 * time.Second, "Not read just now: the broker did not answer."},
+	} {
+		s := mustServer(t, unownedBroker{block: tt.block})
+		start := time.Now()
+		var b strings.Builder
+		data := page{Data: map[string]any{"Unowned": s.unowned(t.Context())}}
+		if err := s.tmpl.ExecuteTemplate(&b, "desks", data); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); !strings.Contains(got, "At the broker, no desk&#39;s (trades made by hand)") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: the page reads %q; want the account's card with %q", tt.name, got, tt.want)
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("%s: took %v; want 2s at most", tt.name, took)
+		}
+	}
+}
