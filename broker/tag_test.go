@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,14 +44,4 @@ func TestTag(t *testing.T) {
 }
 
 // kiteTag is Kite's rule for a tag: 1 to 20 letters and digits.
-func kiteTag(tag string) bool {
-	if tag == "" || len(tag) > broker.MaxTagLen {
-		return false
-	}
-	for _, r := range tag {
-		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
+var kiteTag = regexp.MustCompile(`^[A-Za-z0-9]{1,20}$`).MatchString

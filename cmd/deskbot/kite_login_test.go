@@ -33,6 +33,13 @@ func mustKiteService(t *testing.T) (*service, *kitetest.Server) {
 		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
 		"KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
 	})
+	noKiteSecrets(t, s, kt)
+	return s, kt
+}
+
+// noKiteSecrets fails t, when it ends, if Kite's api secret or an access
+// token reached the service's logs or the chat.
+func noKiteSecrets(t *testing.T, s *service, kt *kitetest.Server) {
 	t.Cleanup(func() {
 		all := s.logs.String()
 		for _, c := range s.tg.Calls("") {
@@ -44,7 +51,6 @@ func mustKiteService(t *testing.T) (*service, *kitetest.Server) {
 			}
 		}
 	})
-	return s, kt
 }
 
 // mustLoginState has who send /login and returns the state its button's

@@ -23,17 +23,7 @@ func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 408065, LastPrice: 1500, TickSize: 0.05, LotSize: 1})
 	s := mustStart(t, kiteEnv(kt, extra))
-	t.Cleanup(func() {
-		all := s.logs.String()
-		for _, c := range s.tg.Calls("") {
-			all += c.Text
-		}
-		for _, secret := range append(kt.AccessTokens(), kiteSecret) {
-			if strings.Contains(all, secret) {
-				t.Errorf("a Kite secret (%.6s…) reached the logs or the chat", secret)
-			}
-		}
-	})
+	noKiteSecrets(t, s, kt)
 	tr := &toolResults{}
 	s.model.SetHandler(tr.handle)
 	state, _ := mustLoginState(t, s, asha)
@@ -253,13 +243,7 @@ func TestKiteSessionEndsMidDay(t *testing.T) {
 	})
 	posts := kt.Requests("POST", "/orders/*")
 	time.Sleep(3 * time.Second)
-	n := 0
-	for _, m := range s.tg.BotMessages(groupID) {
-		if strings.HasPrefix(m.Plain, "⚠️ Kite ended the session") {
-			n++
-		}
-	}
-	if n != 1 || kt.AllOrdersPlaced() != 0 || kt.Requests("POST", "/orders/*") != posts {
-		t.Errorf("told %d times, %d orders at Kite, %d more order posts; want once, none, none", n, kt.AllOrdersPlaced(), kt.Requests("POST", "/orders/*")-posts)
+	if n := botMessagesStarting(s, "⚠️ Kite ended the session"); n != 1 || kt.AllOrdersPlaced() != 0 || kt.Requests("POST", "/orders/*") != posts {
+		t.Errorf("told %d times, %d orders at Kite, %d more order posts; want once, none, none", botMessagesStarting(s, "⚠️ Kite ended the session"), kt.AllOrdersPlaced(), kt.Requests("POST", "/orders/*")-posts)
 	}
 }

@@ -136,13 +136,19 @@ func TestPaperKite(t *testing.T) {
 		defer tr.mu.Unlock()
 		return strings.Count(strings.Join(tr.seen, "\n"), "an approver must send /login") >= 2
 	})
+	if n := botMessagesStarting(s, "⚠️ Kite ended the session"); n != 1 {
+		t.Errorf("the group was told %d times that Kite ended the session; want once", n)
+	}
+}
+
+// botMessagesStarting counts the bot's messages in the group that start
+// with prefix.
+func botMessagesStarting(s *service, prefix string) int {
 	n := 0
 	for _, m := range s.tg.BotMessages(groupID) {
-		if strings.HasPrefix(m.Plain, "⚠️ Kite ended the session") {
+		if strings.HasPrefix(m.Plain, prefix) {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Errorf("the group was told %d times that Kite ended the session; want once", n)
-	}
+	return n
 }
