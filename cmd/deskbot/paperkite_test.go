@@ -119,7 +119,7 @@ func TestPaperKite(t *testing.T) {
 		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "NSE:INFY")
 	})
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
-	tr.mustSee(t, "Filled: bought 10 NSE:INFY @ 1500.00") // Kite's last price, within the desk's limit of 1,600
+	tr.mustSee(t, "BUY 10 NSE:INFY LIMIT @ 1,600.00 · MIS · complete 10 @ 1,500.00 avg") // Kite's last price, within the desk's limit of 1,600
 
 	// Kite ends the session: the group is told once, and a price read (a
 	// book, an order) is refused saying an approver must log in.

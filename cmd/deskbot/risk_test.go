@@ -295,7 +295,7 @@ func TestSquareOffClosesAndThenRefusesOpeningOrders(t *testing.T) {
 	})
 	s.tg.InjectText(asha, groupID, "/tell main buy INFY now", 0)
 	s.mustBotMessage(t, "the fill", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, "Order result: Filled: bought 10 INFY")
+		return strings.Contains(m.Plain, "Order result: Filled: order ") && strings.Contains(m.Plain, "BUY 10 INFY LIMIT @ 5,000.00 · MIS · complete 10 @")
 	})
 	if clock.Now().After(squareOff) {
 		t.Fatalf("the desk bought after the square-off (%v): the machine is too slow for this test's lead of %v", clock.Now(), stepLead)
