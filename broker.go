@@ -275,10 +275,6 @@ func RoundPaise(x float64) float64 {
 	return r
 }
 
-// The words a trader reads at a glance on a phone: an order as "SELL 50
-// NIFTY24DECFUT @ 24,512.50", amounts in rupees with Indian digit grouping
-// ("₹12,25,625.00": thousands, then lakhs and crores in pairs of digits).
-
 // PositionAfter is the desk's quantity in o's symbol once o fills in full,
 // from the book as it stands.
 func PositionAfter(b Book, o Order) float64 {
