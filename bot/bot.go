@@ -254,7 +254,7 @@ func (b *Bot) sendings() {
 		Pin:         cfg.Pin,
 	}
 	if deps.Broker != nil {
-		oc.LastPrice, oc.Margin = deps.Broker.LastPrice, deps.Broker.Margin
+		oc.LastPrice, oc.Margin, oc.Orders = deps.Broker.LastPrice, deps.Broker.Margin, deps.Broker.Orders
 	}
 	if deps.Gate != nil {
 		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown

@@ -63,6 +63,9 @@ type OutboxConfig struct {
 	// Margin is what a held order needs of the account's margin and what
 	// is available (deskbot.Broker's Margin); nil shows no margin.
 	Margin func(ctx context.Context, o deskbot.Order) (deskbot.OrderMargin, bool, error)
+	// Orders reads a desk's orders of the day (deskbot.Broker's Orders),
+	// so a held cancel_order names the order it cancels; nil names none.
+	Orders func(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error)
 	// Shown records what a request's message shows of the desk's book
 	// (deskbot.Gate's Shown) before it goes out; nil records nothing.
 	Shown func(ctx context.Context, id, state string) error

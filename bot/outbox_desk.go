@@ -239,10 +239,23 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 		book   chan *deskbot.Book
 		last   chan float64
 		margin chan *deskbot.OrderMargin
+		orders chan []deskbot.PlacedOrder
 	)
-	if b, ok := books[r.Desk]; ok {
+	if words.NeedsOrders(r) && o.cfg.Orders != nil {
+		orders = make(chan []deskbot.PlacedOrder, 1)
+		go func() {
+			os, err := o.cfg.Orders(ctx, r.Desk)
+			if err != nil {
+				os = nil
+			} else if os == nil {
+				os = []deskbot.PlacedOrder{} // read: the desk has none
+			}
+			orders <- os
+		}()
+	}
+	if b, ok := books[r.Desk]; ok && words.NeedsBook(r) {
 		l.Book = b
-	} else if o.cfg.Book != nil {
+	} else if o.cfg.Book != nil && words.NeedsBook(r) {
 		book = make(chan *deskbot.Book, 1)
 		go func() {
 			b, err := o.cfg.Book(ctx, r.Desk)
@@ -282,8 +295,10 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	}
 	// A nil channel is never ready: what was not asked for is not waited
 	// for.
-	for book != nil || last != nil || margin != nil {
+	for book != nil || last != nil || margin != nil || orders != nil {
 		select {
+		case os := <-orders:
+			l.Orders, orders = os, nil
 		case b := <-book:
 			l.Book, book = b, nil
 			if books != nil {

@@ -337,7 +337,7 @@ func tradingWords(r *deskbot.Request, live words.Live) []string {
 }
 
 // brokerCall reports whether r's words need the desk's book.
-func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) }
+func brokerCall(r *deskbot.Request) bool { return words.NeedsBook(r) || words.NeedsOrders(r) }
 
 // requestSummary renders a request on one line of HTML, for lists and
 // digests: the desk, and the call in trading words when it is a broker

@@ -199,3 +199,29 @@ func TestTradingWordsOfAnOrder(t *testing.T) {
 		}
 	}
 }
+
+// A held cancel_order reads the order it cancels, from the desk's orders
+// of the day; without them, or with arguments that are not one order id,
+// it gets no words (the call below is what runs).
+func TestCancelOrderWords(t *testing.T) {
+	po := deskbot.PlacedOrder{ID: "261205000000001", Desk: "main", State: deskbot.OrderOpen,
+		Order: deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 10, Price: 1490, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS}}
+	req := func(args string) *deskbot.Request {
+		return &deskbot.Request{Desk: "main", Content: deskbot.PermissionContent{ToolName: deskbot.ToolCancelOrder, Arguments: []byte(args)}}
+	}
+	for _, tt := range []struct {
+		name, args string
+		orders     []deskbot.PlacedOrder
+		want       string
+	}{
+		{"its order", `{"order_id":"261205000000001"}`, []deskbot.PlacedOrder{po}, "Cancels order 261205000000001 · BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS · open"},
+		{"no such order", `{"order_id":"9"}`, []deskbot.PlacedOrder{po}, "Cancels no order of this desk today: it has no order 9."},
+		{"orders not read", `{"order_id":"261205000000001"}`, nil, ""},
+		{"not one id", `{"order_id":"1","x":2}`, []deskbot.PlacedOrder{po}, ""},
+	} {
+		got := strings.Join(words.TradingWords(req(tt.args), words.Live{Orders: tt.orders}), "\n")
+		if got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

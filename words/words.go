@@ -1,7 +1,9 @@
 package words
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,9 @@ type Live struct {
 	// Margin is what the order needs of the account's margin, as the
 	// broker reckons it; nil when the broker keeps none or did not say.
 	Margin *deskbot.OrderMargin
+	// Orders are the desk's orders of the day, for a cancel_order's words
+	// (the order it cancels); nil when not read.
+	Orders []deskbot.PlacedOrder
 }
 
 // TradingWords renders a broker call the way a trader reads it, as plain
@@ -82,6 +87,16 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 		for _, l := range plan {
 			lines = append(lines, "• "+l)
 		}
+	case deskbot.ToolCancelOrder:
+		id, ok := CancelledID(r.Content.Arguments)
+		if !ok || live.Orders == nil {
+			return nil
+		}
+		i := slices.IndexFunc(live.Orders, func(po deskbot.PlacedOrder) bool { return po.ID == id })
+		if i < 0 {
+			return []string{"Cancels no order of this desk today: it has no order " + id + "."}
+		}
+		return []string{argtext.Show("Cancels " + PlacedLine(live.Orders[i]))}
 	default:
 		return nil
 	}
@@ -93,6 +108,22 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 	}
 	return lines
 }
+
+// CancelledID is the order id a cancel_order's arguments name, when they
+// are exactly {"order_id": "<id>"}.
+func CancelledID(args []byte) (string, bool) {
+	var a struct {
+		OrderID string `json:"order_id"`
+	}
+	fields, err := deskbot.ArgumentFields(deskbot.ToolCancelOrder, args)
+	if err != nil || len(fields) != 1 || json.Unmarshal(args, &a) != nil || a.OrderID == "" {
+		return "", false
+	}
+	return a.OrderID, true
+}
+
+// NeedsOrders reports whether r's words need the desk's orders of the day.
+func NeedsOrders(r *deskbot.Request) bool { return r.Content.ToolName == deskbot.ToolCancelOrder }
 
 // NeedsBook reports whether r's words need the desk's book.
 func NeedsBook(r *deskbot.Request) bool {

@@ -247,3 +247,27 @@ func TestKiteSessionEndsMidDay(t *testing.T) {
 		t.Errorf("told %d times, %d orders at Kite, %d more order posts; want once, none, none", botMessagesStarting(s, "⚠️ Kite ended the session"), kt.AllOrdersPlaced(), kt.Requests("POST", "/orders/*")-posts)
 	}
 }
+
+// A held cancel_order names the order it cancels in trading words; the
+// approver's allow cancels exactly that order at Kite. A desk naming
+// another desk's order, or one that does not exist, is refused before
+// anyone is asked.
+func TestKiteCancelFromThePhone(t *testing.T) {
+	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "cancel_order"})
+	s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, 0)
+	tr.mustSee(t, "· open. It rests at the broker")
+	orderID := kt.Orders()[0].ID
+
+	s.tg.InjectText(asha, groupID, `/tell main cancel {"order_id":"`+orderID+`"}`, 0)
+	held := s.mustBotMessage(t, "the held cancel", func(m telegramtest.Message) bool {
+		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "cancel_order")
+	})
+	if want := "Cancels order " + orderID + " · BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS · open"; !strings.Contains(held.Plain, want) {
+		t.Errorf("the held cancel reads %q; want %q", held.Plain, want)
+	}
+	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
+	tr.mustSee(t, "Cancelled: order "+orderID)
+	if o, _ := kt.Order(orderID); o.Status != kitetest.StatusCancelled {
+		t.Errorf("the order at Kite is %s after the allowed cancel; want cancelled", o.Status)
+	}
+}

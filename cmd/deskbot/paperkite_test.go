@@ -31,9 +31,12 @@ func (tr *toolResults) handle(r modeltest.Request) modeltest.Reply {
 	case last.Role == "user" && strings.Contains(last.Text, "place {"):
 		args := last.Text[strings.Index(last.Text, "place {")+len("place "):]
 		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: args[:strings.LastIndex(args, "}")+1]})
+	case last.Role == "user" && strings.Contains(last.Text, "cancel {"):
+		args := last.Text[strings.Index(last.Text, "cancel {")+len("cancel "):]
+		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolCancelOrder, Arguments: args[:strings.LastIndex(args, "}")+1]})
 	case last.Role == "user" && strings.HasSuffix(last.Text, "positions"):
 		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolGetPositions, Arguments: `{}`})
-	case strings.Contains(last.Text, "The user allowed place_order"), strings.Contains(last.Text, "Your order"):
+	case strings.Contains(last.Text, "The user allowed "), strings.Contains(last.Text, "Your order"):
 		tr.mu.Lock()
 		tr.seen = append(tr.seen, last.Text)
 		tr.mu.Unlock()
