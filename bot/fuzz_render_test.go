@@ -10,6 +10,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Fuzz targets added with the fault drills (issue 7): what a model or a
@@ -57,7 +58,7 @@ func FuzzRenderRequest(f *testing.F) {
 			Content:   deskbot.PermissionContent{ToolName: tool, Arguments: json.RawMessage(args), CallID: "c1"},
 			CreatedAt: now, ExpiresAt: now.Add(5 * time.Minute), State: deskbot.StateOpen,
 		}
-		text, kb := RenderRequestBook(r, nil)
+		text, kb := RenderRequest(r, words.Live{})
 		plain, err := telegramtest.CheckHTML(text)
 		if err != nil {
 			t.Fatalf("markup Telegram refuses (%v): %q", err, text)

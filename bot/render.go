@@ -40,7 +40,7 @@ func esc(s string) string { return html.EscapeString(strings.ToValidUTF8(s, "\uF
 
 func ist(t time.Time) string { return words.Time(t) + " IST" }
 
-// RenderRequestBook renders a held call and its keyboard: Allow once,
+// RenderRequest renders a held call and its keyboard: Allow once,
 // Always allow, Deny, and under them Why? (ask the desk before deciding).
 // The markup is new on every call, because telebot rewrites the markup it
 // is given.
@@ -53,17 +53,12 @@ func ist(t time.Time) string { return words.Time(t) + " IST" }
 // bot's own guard should one arrive anyway, and decide refuses a forged
 // Allow on it.
 //
-// With the desk's book as it stands, a broker call also reads in trading
-// words that need it: the position an order leaves, the desk's P&L, what a
-// flatten would close. A nil book renders without them.
-func RenderRequestBook(r *deskbot.Request, book *deskbot.Book) (string, *tele.ReplyMarkup) {
-	return RenderRequest(r, words.Live{Book: book})
-}
-
-// RenderRequest is RenderRequestBook with all that the trading words may
-// read besides the call (words.Live): the book, the desk's product, the
-// last price an order at market is valued at, the margin it needs. What
-// live lacks is left out.
+// A broker call also reads in trading words with all they may read
+// besides the call (words.Live): the desk's book as it stands (the
+// position an order leaves, the desk's P&L, what a flatten would close),
+// the desk's product, the last price an order at market is valued at, the
+// margin it needs, the order a cancel cancels. What live lacks is left
+// out.
 func RenderRequest(r *deskbot.Request, live words.Live) (string, *tele.ReplyMarkup) {
 	deny := tele.InlineButton{Unique: ActDeny, Data: r.ID, Text: "Deny"}
 	text, whole := requestText(r, live)

@@ -45,7 +45,7 @@ func heldRequest() *deskbot.Request {
 
 func TestRenderRequest(t *testing.T) {
 	r := heldRequest()
-	text, kb := RenderRequestBook(r, nil)
+	text, kb := RenderRequest(r, words.Live{})
 	plain := mustPlain(t, text, MaxMessage)
 	for _, want := range []string{
 		"alpha", "place_order", "Request " + words.ShortID(reqID) + "\n", "Lapses at 14:05 IST",
@@ -74,7 +74,7 @@ func TestRenderRequest(t *testing.T) {
 	}
 	// telebot rewrites the markup it sends: the next call must not share it.
 	kb.InlineKeyboard[0][0].Data = "\f" + kb.InlineKeyboard[0][0].Data
-	if _, kb2 := RenderRequestBook(r, nil); kb2.InlineKeyboard[0][0].Data != reqID {
+	if _, kb2 := RenderRequest(r, words.Live{}); kb2.InlineKeyboard[0][0].Data != reqID {
 		t.Errorf("second keyboard shares the first's buttons")
 	}
 }
@@ -103,7 +103,7 @@ func TestRenderRequestShowsALongCallWhole(t *testing.T) {
 	if n := utf8.RuneCountInString(argtext.Arguments(r.Content.Arguments)); n < 2000 || n > argtext.MaxArguments {
 		t.Fatalf("test call is %d characters; want a long one that the gate lets through", n)
 	}
-	text, kb := RenderRequestBook(r, nil)
+	text, kb := RenderRequest(r, words.Live{})
 	plain := mustPlain(t, text, MaxMessage)
 	if !strings.Contains(plain, shown) || !strings.Contains(plain, tail) {
 		t.Errorf("the request does not show the call whole: %.400q", plain)
@@ -153,7 +153,7 @@ func TestRenderRequestTooLongToShowOffersOnlyDeny(t *testing.T) {
 			r := heldRequest()
 			r.Content.ToolName = "bash"
 			r.Content.Arguments = json.RawMessage(tt.args)
-			text, kb := RenderRequestBook(r, nil)
+			text, kb := RenderRequest(r, words.Live{})
 			plain := mustPlain(t, text, MaxMessage)
 			if got, want := labels(kb), []string{"Deny"}; !slices.Equal(got, want) {
 				t.Errorf("buttons %q on a call not shown whole, want %q", got, want)
@@ -178,7 +178,7 @@ func TestRenderEscapesFormatCharacters(t *testing.T) {
 	const rlo = "\u202e"
 	r := heldRequest()
 	r.Content.Arguments = json.RawMessage(`{"symbol":"INFY\u00a0","note":"ok ` + rlo + `hs | lruc","z":"a\u200bb"}`)
-	text, _ := RenderRequestBook(r, nil)
+	text, _ := RenderRequest(r, words.Live{})
 	plain := mustPlain(t, text, MaxMessage)
 	for _, want := range []string{`INFY\u00a0`, `ok \u202ehs | lruc`, `a\u200bb`} {
 		if !strings.Contains(plain, want) {
@@ -311,7 +311,7 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 		r := heldRequest()
 		r.Desk, r.Content.ToolName = strings.Repeat("d", 32), "bash_background"
 		r.Content.Arguments = json.RawMessage(`{"command":` + strconv.Quote(value) + `}`)
-		text, kb := RenderRequestBook(r, nil)
+		text, kb := RenderRequest(r, words.Live{})
 		plain := mustPlain(t, text, MaxMessage)
 		whole := strings.Contains(plain, argtext.Arguments(r.Content.Arguments))
 		if allows := slices.Equal(labels(kb), []string{"Allow once", "Always allow", "Deny", "Why?"}); allows != whole || whole != tt.whole {

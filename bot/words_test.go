@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/words"
 )
 
 func TestTradingWords(t *testing.T) {
@@ -45,7 +46,7 @@ func TestTradingWords(t *testing.T) {
 	for _, tt := range tests {
 		r := heldRequest()
 		r.Content.ToolName, r.Content.Arguments = tt.tool, json.RawMessage(tt.args)
-		text, kb := RenderRequestBook(r, tt.book)
+		text, kb := RenderRequest(r, words.Live{Book: tt.book})
 		plain := mustPlain(t, text, MaxMessage)
 		if len(kb.InlineKeyboard[0]) != 3 {
 			t.Errorf("%s: %d buttons, want 3", tt.name, len(kb.InlineKeyboard[0]))
@@ -81,7 +82,7 @@ func TestTradingWordsGiveWayToTheCall(t *testing.T) {
 	}
 	r := heldRequest()
 	r.Content.ToolName, r.Content.Arguments = "flatten_desk", json.RawMessage(`{}`)
-	text, kb := RenderRequestBook(r, book)
+	text, kb := RenderRequest(r, words.Live{Book: book})
 	plain := mustPlain(t, text, MaxMessage-outcomeRoom+100)
 	if !strings.Contains(plain, "SYM000") || strings.Contains(plain, "SYM399") || !strings.Contains(plain, "\n…\n") {
 		t.Errorf("a long plan is not cut with a mark: %q", plain)
