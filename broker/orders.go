@@ -30,13 +30,16 @@ const orderLife = 8 * 24 * time.Hour
 // version-4 UUID fixes 6, leaving 66 random ones; with at most 5,000 orders
 // a day (Kite's cap per user) the chance that two of a day's tags collide
 // is about n²/2⁶⁷ ≈ 2·10⁻¹³, and a collision could only make a place answer
-// with the other order, never send a second. A key that is not hex (not a
-// UUID) is hashed (SHA-256) instead, so Tag is deterministic and always
-// valid whatever it is given.
+// with the other order, never send a second. Any other key (a turn's
+// "<trigger id>:<call id>", a flatten's "<key>:<symbol>") is hashed
+// (SHA-256) whole: its first digits are a UUID that its turn's other calls,
+// or its flatten's other closing orders, share, so only the whole key
+// tells them apart. Tag is deterministic and always valid whatever it is
+// given.
 func Tag(key string) string {
 	const n = MaxTagLen - 2
 	s := strings.ToLower(strings.ReplaceAll(key, "-", ""))
-	if len(s) < n || !isHex(s[:n]) {
+	if len(s) != 32 || !isHex(s) {
 		h := sha256.Sum256([]byte(key))
 		s = hex.EncodeToString(h[:])
 	}
