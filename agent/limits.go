@@ -33,8 +33,9 @@ type PendingRequests interface {
 // is refused as unchecked.
 //
 // The position a call would leave counts, as filled, the desk's orders
-// still open or running on the call's side (a buy counts the waiting
-// buys, a sell the waiting sells), so splitting a large order into many
+// still open or running on the call's side, and those resting at the
+// broker (a buy counts the waiting buys, a sell the waiting sells), so
+// splitting a large order into many
 // small held ones does not get past the limit. Waiting orders on the
 // other side are not counted: one that reduces the position may still be
 // denied or lapse, so it never makes room for one that grows it. An order
@@ -250,18 +251,23 @@ func (l *Limits) price(ctx context.Context, o deskbot.Order) (float64, string, e
 }
 
 // position is the desk's quantity in o's symbol once every order it has
-// put forward on o's side and not yet filled does fill, whether it waits
-// for approval or rests at the broker: the most the position can grow that
-// way before o.
+// put forward on o's side and not yet filled does fill: the most the
+// position can grow that way before o. Its orders resting at the broker
+// count with what is left of them unfilled (pending ones too: they may
+// exist), since the market may fill them all at once; one placed by a
+// request still running is then counted twice for a moment, never less
+// than once.
 func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
 	q := deskbot.PositionAfter(book, deskbot.Order{Symbol: o.Symbol})
-	resting, err := l.Broker.Orders(ctx, desk)
+	placed, err := l.Broker.Orders(ctx, desk)
 	if err != nil {
 		return 0, err
 	}
-	for _, po := range resting {
+	for _, po := range placed {
 		if po.Open() && po.Order.Symbol == o.Symbol && po.Order.Side == o.Side {
-			q += signed(deskbot.Order{Side: po.Order.Side, Quantity: po.Order.Quantity - po.Filled})
+			left := po.Order
+			left.Quantity = math.Max(po.Order.Quantity-po.Filled, 0)
+			q += signed(left)
 		}
 	}
 	for _, list := range []func(context.Context) ([]*deskbot.Request, error){l.Requests.OpenRequests, l.Requests.RunningRequests} {

@@ -188,26 +188,3 @@ func TestHostileDeskSplitsAnOrderUnderFourEyes(t *testing.T) {
 		}
 	})
 }
-
-// Orders rest at the broker: a desk that places buy limits below the
-// market, each within its position limit on its own, would have them all
-// fill when the market comes down to them. Resting orders on the order's
-// side count as filled, as waiting ones do.
-func TestHostileRestingOrdersCountTowardThePositionLimit(t *testing.T) {
-	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
-	var got []string
-	for i := range 3 {
-		ex := f.place(t, fmt.Sprintf("rest-%d", i), order("buy", 600, 900)) // below TCS's ₹1,000: rests
-		got = append(got, outcome(ex.Held, ex.Refused))
-	}
-	if want := []string{"ran", "refused", "refused"}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("three resting buys of 600 under a ₹10 lakh position limit: %v; want %v", got, want)
-	}
-	f.market.Set("TCS", 900)
-	if _, err := f.paper.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := f.mustTCS(t); got > 1000 {
-		t.Errorf("once the market came down the desk holds %v TCS: past its ₹10 lakh limit", got)
-	}
-}

@@ -432,17 +432,17 @@ func (b *Bot) book(ctx context.Context, desk string) (deskbot.Book, error) {
 }
 
 // lastPrices reads, in one call and for bookWait at most, the last price
-// of the symbol of each order at market among rs, for their one-line
-// summaries; what is not read in time is left out (the summary says its
-// notional is not known), and a broker that ignores its context cannot
-// hold the answer back.
+// of the symbol of each order among rs valued at it (words.NeedsLastPrice),
+// for their one-line summaries; what is not read in time is left out (the
+// summary says its notional is not known), and a broker that ignores its
+// context cannot hold the answer back.
 func (b *Bot) lastPrices(ctx context.Context, rs []*deskbot.Request) map[string]float64 {
 	var symbols []string
 	for _, r := range rs {
 		if r = asRuns(r); r.Content.ToolName != deskbot.ToolPlaceOrder {
 			continue
 		}
-		if o, ok := words.OrderOf(r.Content.Arguments); ok && o.AtMarket() && !slices.Contains(symbols, o.Symbol) {
+		if o, ok := words.OrderOf(r.Content.Arguments); ok && words.NeedsLastPrice(o) && !slices.Contains(symbols, o.Symbol) {
 			symbols = append(symbols, o.Symbol)
 		}
 	}

@@ -43,6 +43,10 @@ func TestHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 			[]string{"BUY 50 NSE:INFY MARKET · NRML\n"}},
 		{"limit, its own product", deskbot.Policies{"alpha": {deskbot.ToolPlaceOrder: {Product: deskbot.ProductNRML}}}, `{"symbol":"NSE:INFY","side":"sell","quantity":50,"price":1600,"product":"CNC"}`,
 			[]string{"SELL 50 NSE:INFY LIMIT @ 1,600.00 · CNC\nNotional ₹80,000.00\n"}},
+		// A sell limited at a paisa fills at the market's price: the
+		// approver reads what it is worth there, not ₹0.50.
+		{"limit sell below the market", nil, `{"symbol":"NSE:INFY","side":"sell","quantity":50,"price":0.01}`,
+			[]string{"SELL 50 NSE:INFY LIMIT @ 0.01 · MIS\nNotional ≈ ₹75,000.00 at the last price, where a sell limited at ₹0.01 fills\n"}},
 	} {
 		h.policies = tt.policies
 		h.restart()

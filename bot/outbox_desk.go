@@ -269,7 +269,7 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	}
 	if order, ok := words.OrderOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceOrder {
 		order = order.ForDesk(l.Product)
-		if order.AtMarket() && o.cfg.LastPrice != nil {
+		if words.NeedsLastPrice(order) && o.cfg.LastPrice != nil {
 			last = make(chan float64, 1)
 			go func() {
 				p, ok, err := o.cfg.LastPrice(ctx, order.Symbol)

@@ -30,13 +30,16 @@ const orderLife = 8 * 24 * time.Hour
 // version-4 UUID fixes 6, leaving 66 random ones; with at most 5,000 orders
 // a day (Kite's cap per user) the chance that two of a day's tags collide
 // is about n²/2⁶⁷ ≈ 2·10⁻¹³, and a collision could only make a place answer
-// with the other order, never send a second. A key that is not hex (not a
-// UUID) is hashed (SHA-256) instead, so Tag is deterministic and always
-// valid whatever it is given.
+// with the other order, never send a second. Any other key (a turn's
+// "<trigger id>:<call id>", a flatten's "<key>:<symbol>") is hashed
+// (SHA-256) whole: its first digits are a UUID that its turn's other calls,
+// or its flatten's other closing orders, share, so only the whole key
+// tells them apart. Tag is deterministic and always valid whatever it is
+// given.
 func Tag(key string) string {
 	const n = MaxTagLen - 2
 	s := strings.ToLower(strings.ReplaceAll(key, "-", ""))
-	if len(s) < n || !isHex(s[:n]) {
+	if len(s) != 32 || !isHex(s) {
 		h := sha256.Sum256([]byte(key))
 		s = hex.EncodeToString(h[:])
 	}
@@ -186,11 +189,12 @@ func flag(b bool) string {
 }
 
 // told tells po's desk about po unless it was told this version already
-// (a pending order is news to nobody), then marks it told.
+// (a pending order is news to nobody), then marks it told; a final order
+// then leaves the open index, which kept it until its desk was told.
 func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string) error {
 	v := Version(po)
 	if v == last || po.State == deskbot.OrderPending || l.tell == nil {
-		return nil
+		return l.closed(ctx, po)
 	}
 	now := l.now()
 	t := &deskbot.Trigger{Desk: po.Desk, Kind: deskbot.TriggerOrder, Text: words.OrderUpdate(po), CreatedAt: now}
@@ -203,7 +207,19 @@ func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string
 	if _, err := l.tell.TellOnce(ctx, "order:"+po.Tag+":"+v, t, e); err != nil {
 		return err
 	}
-	return wrapRedis(l.rdb.HSet(ctx, l.ordersKey(deskbot.OrderDay(po.At), po.Desk), po.Tag+"|t", v).Err())
+	if err := l.rdb.HSet(ctx, l.ordersKey(deskbot.OrderDay(po.At), po.Desk), po.Tag+"|t", v).Err(); err != nil {
+		return wrapRedis(err)
+	}
+	return l.closed(ctx, po)
+}
+
+// closed drops a final order, told, from the open index: nothing moves it
+// any more.
+func (l *OrderLog) closed(ctx context.Context, po deskbot.PlacedOrder) error {
+	if !po.State.Final() {
+		return nil
+	}
+	return wrapRedis(l.rdb.HDel(ctx, l.openKey(), po.Tag).Err())
 }
 
 // Order is the order recorded under tag for desk on day (an India date,
@@ -266,7 +282,9 @@ func (l *OrderLog) Find(ctx context.Context, desk, day, id string) (deskbot.Plac
 }
 
 // Open is every order of every desk not yet final, oldest first: what a
-// broker's updates still have to move.
+// broker's updates still have to move. A final order its desk was not
+// told of (the store failed, or the process stopped, between recording
+// and telling) is told now, once, and left out.
 func (l *OrderLog) Open(ctx context.Context) ([]deskbot.PlacedOrder, error) {
 	idx, err := l.rdb.HGetAll(ctx, l.openKey()).Result()
 	if err != nil {
@@ -285,6 +303,16 @@ func (l *OrderLog) Open(ctx context.Context) ([]deskbot.PlacedOrder, error) {
 			continue
 		} else if err != nil {
 			return nil, err
+		}
+		if po.State.Final() {
+			last, err := l.rdb.HGet(ctx, l.ordersKey(day, desk), tag+"|t").Result()
+			if err != nil && !isNil(err) {
+				return nil, wrapRedis(err)
+			}
+			if err := l.told(ctx, po, last); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		out = append(out, po)
 	}

@@ -87,6 +87,7 @@ end
 // average price, symbol, side, millis, journal cap, final ("1": no longer
 // open), where ("day desk", the open index's value), told ("1": the
 // caller tells this version itself, so it counts as told), ttl seconds.
+// A final order stays in the open index until its version is told.
 // Reply: {"ok", realised, told version}, {"exists", JSON} (from was "-"),
 // {"moved", JSON} (not at from), {"overflow"} (nothing written).
 //
@@ -117,12 +118,15 @@ end
 redis.call('HSET', KEYS[1], tag, ARGV[2], tag .. '|v', ARGV[3])
 if ARGV[13] == '1' then redis.call('HSET', KEYS[1], tag .. '|t', ARGV[3]) end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[14]))
-if ARGV[11] == '1' then
+local told = redis.call('HGET', KEYS[1], tag .. '|t') or ''
+-- A final order leaves the open index once its desk was told of it: until
+-- then the index is what remembers to tell it (OrderLog.Open).
+if ARGV[11] == '1' and told == ARGV[3] then
   redis.call('HDEL', KEYS[2], tag)
 else
   redis.call('HSET', KEYS[2], tag, ARGV[12])
 end
-return {'ok', fmt(gain), redis.call('HGET', KEYS[1], tag .. '|t') or ''}
+return {'ok', fmt(gain), told}
 `)
 
 // flattenScript closes every open position at the market's price. KEYS:

@@ -32,8 +32,9 @@
 // two_approvers_above, every further order needs the larger count and no
 // grant covers it, so splitting an order never lowers the count. An order
 // its own price does not size (MARKET and SL-M have no price, an SL
-// trades once the market reaches its trigger) is counted at the market's
-// last price, as the hard limits count it; when that cannot be read the
+// trades once the market reaches its trigger, a LIMIT sell below the
+// market fills at the market's price) is counted at the market's last
+// price, as the hard limits count it; when that cannot be read the
 // call is neither held nor run. Each allow is counted in the same
 // transition that decides, once per person, so the count is met exactly
 // once and the call runs only then.
@@ -215,11 +216,13 @@ func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall,
 }
 
 // orderNotional is call's notional (an order's, in rupees) as four eyes
-// counts it: a LIMIT order at quantity × its price, as Policies counts
-// it; an order its own price does not size (MARKET and SL-M have none, an
-// SL trades once the market reaches its trigger) as the hard limits count
-// it (Limits.Notional: at the market's last price, or its own prices where
-// higher). It is +Inf when the call cannot be sized here (not an order, or
+// counts it: a LIMIT buy at quantity × its price, as Policies counts it
+// (it never pays more than its limit); any other order as the hard limits
+// count it (Limits.Notional: at the market's last price, or its own
+// prices where higher), since its own price does not bound it: MARKET and
+// SL-M have none, an SL trades once the market reaches its trigger, and a
+// LIMIT sell named below the market (at a paisa) fills at the market's
+// price. It is +Inf when the call cannot be sized here (not an order, or
 // no Limits to value it): it then needs the larger count, as
 // Policies.Required says, and no grant with a limit covers it. When the
 // market's price cannot be read it is an error, never a size of ₹0.
@@ -228,7 +231,7 @@ func (g *Gate) orderNotional(ctx context.Context, call deskbot.ToolCall) (float6
 	if err != nil {
 		return math.Inf(1), nil
 	}
-	if o.Kind() == deskbot.OrderLimit {
+	if o.Kind() == deskbot.OrderLimit && o.Side == deskbot.Buy {
 		return o.Quantity * o.Price, nil
 	}
 	if g.cfg.Limits == nil {

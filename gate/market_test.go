@@ -144,7 +144,10 @@ func TestGrantLimitCountsAMarketOrderAtTheMarket(t *testing.T) {
 		{"small market order", true, orderOf("TCS", "buy", 100, ``), false},
 		{"large market order", true, orderOf("TCS", "buy", 1000, ``), true},
 		{"large SL-M", true, orderOf("TCS", "sell", 1000, `,"order_type":"SL-M","trigger_price":3900`), true},
+		{"large limit sell at a paisa", true, orderOf("TCS", "sell", 1000, `,"price":0.01`), true}, // fills at ₹4,000: ₹40,00,000
+		{"small limit sell at the market", true, orderOf("TCS", "sell", 100, `,"price":4000`), false},
 		{"small market order, unvalued", false, orderOf("TCS", "buy", 1, ``), true},
+		{"limit sell at a paisa, unvalued", false, orderOf("TCS", "sell", 1, `,"price":0.01`), true},
 		{"a million shares, unvalued", false, orderOf("TCS", "buy", 1000000, ``), true},
 		{"small limit order, unvalued", false, smallOrder, false},
 	} {

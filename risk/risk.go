@@ -191,7 +191,8 @@ func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules
 }
 
 // finish does what a halt does after the halt itself: close the desk's
-// positions where flatten_on_halt says so, tell the group and the model,
+// positions where flatten_on_halt says so (its open orders cancelled
+// either way), tell the group and the model,
 // and mark the halt done. A step that fails leaves the halt undone, and
 // the next check does it again: closing a flat book closes nothing, and
 // the group may be told twice, never not at all.
@@ -220,6 +221,16 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 		}
 		steps = append(steps, did)
 	} else {
+		// Orders resting at the broker would fill after the halt and open
+		// or grow what the rules stopped: they go even where positions stay.
+		n, err := w.cancelOrders(ctx, desk)
+		if err != nil {
+			w.Log.ErrorContext(ctx, "risk: a halted desk's open orders could not be cancelled; will try again at the next check", "desk", desk, "err", err)
+			return
+		}
+		if n > 0 {
+			steps = append(steps, "cancelled its "+strconv.Itoa(n)+" open orders")
+		}
 		steps = append(steps, "left its positions open (flatten_on_halt is off)")
 	}
 	did := words.Did(steps)
@@ -236,6 +247,36 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 		return
 	}
 	done = true
+}
+
+// cancelOrders cancels the desk's orders open at the broker and says how
+// many it cancelled. One that filled or ended meanwhile is left; one whose
+// placing Kite has not confirmed yet cannot be cancelled yet, and is an
+// error, so the next check tries again.
+func (w *Watcher) cancelOrders(ctx context.Context, desk string) (int, error) {
+	orders, err := w.Broker.Orders(ctx, desk)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, po := range orders {
+		if !po.Open() {
+			continue
+		}
+		id := po.ID
+		if id == "" {
+			id = po.Tag
+		}
+		_, err := w.Broker.CancelOrder(ctx, desk, id)
+		switch {
+		case err == nil:
+			n++
+		case deskbot.ErrorCode(err) == deskbot.ECONFLICT && po.State != deskbot.OrderPending:
+		default:
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // ClaimFor is Watcher.ClaimFor's default.

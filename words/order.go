@@ -50,8 +50,13 @@ func FormatOrder(o deskbot.Order) string {
 // (Order.AtMarket), at the market's last price, which the caller reads
 // (deskbot.Market; 0 when it has none): "notional ≈ ₹75,000.00 at the
 // last price". An order's own price is never what an order at market is
-// valued at: it names none.
+// valued at: it names none. Nor is a LIMIT sell's limit below the last
+// price: it fills at the market's, so a sell of a crore limited at a paisa
+// reads as a crore ("…, where a sell limited at ₹0.01 fills").
 func Notional(o deskbot.Order, last float64) string {
+	if limitSell(o) && last > o.Price {
+		return "notional ≈ " + Rupees(o.Quantity*last) + " at the last price, where a sell limited at " + Rupees(o.Price) + " fills"
+	}
 	if !o.AtMarket() {
 		return "notional " + Rupees(o.Quantity*o.Price)
 	}
@@ -60,6 +65,13 @@ func Notional(o deskbot.Order, last float64) string {
 	}
 	return "notional ≈ " + Rupees(o.Quantity*last) + " at the last price"
 }
+
+// NeedsLastPrice reports whether o's notional (Notional) is read at the
+// market's last price: an order at market, or a LIMIT sell, which fills
+// there when its limit is below it.
+func NeedsLastPrice(o deskbot.Order) bool { return o.AtMarket() || limitSell(o) }
+
+func limitSell(o deskbot.Order) bool { return o.Kind() == deskbot.OrderLimit && o.Side == deskbot.Sell }
 
 // OrderSummary renders an order on one line: the order, its notional
 // (Notional, at last for an order at market) and, with the desk's book,

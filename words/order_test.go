@@ -59,6 +59,11 @@ func TestNotional(t *testing.T) {
 		{"market at the last price", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), 1510.5, "notional ≈ ₹75,525.00 at the last price"},
 		{"stop loss at market at the last price", infy(deskbot.Sell, deskbot.OrderSLM, 0, 1495), 1500, "notional ≈ ₹75,000.00 at the last price"},
 		{"market without a last price", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), 0, "notional not known: no last price for NSE:INFY just now"},
+		// A sell limited below the market fills at the market: a paisa is
+		// not what it is worth.
+		{"limit sell below the market at the last price", infy(deskbot.Sell, deskbot.OrderLimit, 0.01, 0), 1500, "notional ≈ ₹75,000.00 at the last price, where a sell limited at ₹0.01 fills"},
+		{"limit sell above the market at its limit", infy(deskbot.Sell, deskbot.OrderLimit, 1600, 0), 1500, "notional ₹80,000.00"},
+		{"limit sell without a last price at its limit", infy(deskbot.Sell, deskbot.OrderLimit, 0.01, 0), 0, "notional ₹0.50"},
 	}
 	for _, tt := range tests {
 		if got := words.Notional(tt.o, tt.last); got != tt.want {

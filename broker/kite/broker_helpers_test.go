@@ -3,6 +3,7 @@ package kite
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -27,15 +28,26 @@ type teller struct {
 	order    []string // the keys told, in order
 	triggers []deskbot.Trigger
 	events   []deskbot.Event
+	down     bool // every TellOnce fails, as the store down does
 }
 
 var _ deskbot.Teller = (*teller)(nil)
+
+// setDown makes every TellOnce fail (down) or work again.
+func (t *teller) setDown(down bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.down = down
+}
 
 func newTeller() *teller { return &teller{keys: map[string]bool{}} }
 
 func (t *teller) TellOnce(_ context.Context, key string, tr *deskbot.Trigger, e *deskbot.Event) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.down {
+		return false, errors.New("teller: the store is down")
+	}
 	if t.keys[key] {
 		return false, nil
 	}
