@@ -106,7 +106,7 @@ func TestDemoInBrowser(t *testing.T) {
 	as(ravi)
 	do(t, ctx, "Ravi taps Allow once", chromedp.Click(allow))
 	waitFor(t, ctx, "the outcome in the chat", fmt.Sprintf(`(function(){ var m = document.querySelector('#log .msg[data-id="%d"]'); return !!m && m.innerText.includes("Allowed once by Ravi") && m.innerText.includes("Ran:") && m.querySelectorAll(".kbtn").length === 0 })()`, id))
-	waitFor(t, ctx, "the desk's words after the fill", `Array.from(document.querySelectorAll("#log .msg.bot")).some(function(m){ return m.innerText.includes("Done. Filled: bought 1 INFY") })`)
+	waitFor(t, ctx, "the desk's words after the fill", `Array.from(document.querySelectorAll("#log .msg.bot")).some(function(m){ return m.innerText.includes("Done. Filled: order ") && m.innerText.includes("BUY 1 INFY LIMIT @") })`)
 	book, err := r.Main.Broker.Book(t.Context(), demo.Desk)
 	if err != nil {
 		t.Fatal(err)

@@ -254,7 +254,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 	do(t, ctx, "open Requests", chromedp.Click(chromedp.CSS(`#tabs [data-view=requests]`)))
 	waitFor(t, ctx, "the held order", fmt.Sprintf(`!!document.getElementById("req-%s")`, id))
 	card := eval[string](t, ctx, fmt.Sprintf(`document.getElementById("req-%s").innerText`, id))
-	for _, want := range []string{"BUY 50 NIFTY24DECFUT @ 24,500.00", "Notional ₹12,25,000.00", "Position after: long 100", `"symbol":"NIFTY24DECFUT"`} {
+	for _, want := range []string{"BUY 50 NIFTY24DECFUT LIMIT @ 24,500.00 · MIS", "Notional ₹12,25,000.00", "Position after: long 100", `"symbol":"NIFTY24DECFUT"`} {
 		if !strings.Contains(card, want) {
 			t.Errorf("request card lacks %q:\n%s", want, card)
 		}
