@@ -126,11 +126,25 @@ func (b *Bot) start(run func(context.Context)) bool {
 }
 
 // onDigest reports whether the tapped message is a page of r's desk's
-// digest. A failed read counts as a digest: the stricter rule applies.
+// digest. Telegram sends the tapped message, keyboard and all, with the
+// tap, and a digest page offers Open for a call its row cannot show
+// whole: that is known at once, before the page's note (written once the
+// page is sent) can be read, so no tap between the two is taken for one on
+// the call's own message. A failed read counts as a digest: the stricter
+// rule applies.
 func (b *Bot) onDigest(ctx context.Context, c tele.Context, r *deskbot.Request) bool {
 	m := c.Callback().Message
 	if m == nil {
 		return true
+	}
+	if m.ReplyMarkup != nil {
+		for _, row := range m.ReplyMarkup.InlineKeyboard {
+			for _, btn := range row {
+				if act, id, err := ParseCallback(btn.Data); err == nil && act == ActOpen && id == r.ID {
+					return true
+				}
+			}
+		}
 	}
 	v, err := b.deps.Notes.Note(ctx, digestKey(r.Desk))
 	if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {

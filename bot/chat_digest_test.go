@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
@@ -182,12 +183,24 @@ func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
 			}
 		}
 	}
+	// A tap may come between the page's send and its note: the page it
+	// came from says it is a digest all the same.
+	note, err := h.st.Note(t.Context(), bot.DigestKey("alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.DeleteNote(t.Context(), bot.DigestKey("alpha")); err != nil {
+		t.Fatal(err)
+	}
 	q := h.tg.InjectCallback(asha, groupID, d.ID, bot.CallbackData(bot.ActAllowOnce, flat.ID))
 	if got, _ := h.answer(q); !strings.Contains(got, "Tap Open") {
 		t.Errorf("forged Allow on the flatten's row answered %q", got)
 	}
 	if r, _ := h.gate.Request(t.Context(), flat.ID); r.State != deskbot.StateOpen {
 		t.Errorf("the flatten after a forged Allow is %s; want open", r.State)
+	}
+	if err := h.st.PutNote(t.Context(), bot.DigestKey("alpha"), note, time.Hour); err != nil {
+		t.Fatal(err)
 	}
 	// Open shows it with its plan.
 	h.answer(h.tap(asha, d, open))

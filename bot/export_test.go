@@ -11,4 +11,5 @@ var (
 	RequestMessageKey = requestMessageKey
 	DeskMessageKey    = deskMessageKey
 	RemindKey         = remindKey
+	DigestKey         = digestKey
 )
