@@ -89,9 +89,10 @@ func Version(po deskbot.PlacedOrder) string {
 	return string(po.State) + " " + fmtExact(po.Filled)
 }
 
-// errNoKey refuses an order that came without its call's key: a key made
-// up here could not stop the order being placed twice.
-var errNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its call's key, so it was not placed")
+// ErrNoKey refuses an order that came without its call's key: a key made
+// up here could not stop the order being placed twice. Every broker
+// refuses with it.
+var ErrNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its call's key, so it was not placed")
 
 // Start records po, a new order of its desk (Tag, Desk, Order and At set),
 // before it is sent, as told (the placing call's answer tells it). An
@@ -108,18 +109,12 @@ func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskb
 	return po, false, nil
 }
 
-// Set records po as its caller has just told its desk about it (a tool's
-// answer): its version counts as told.
-func (l *OrderLog) Set(ctx context.Context, po deskbot.PlacedOrder) error {
-	_, err := l.record(ctx, po, "", true)
-	return err
-}
-
-// Move records po only if its order is still at version from (the paper
-// broker's fills and cancels: a cancel racing a fill changes nothing the
-// fill changed), and tells its desk unless told (its caller's answer tells
-// it). moved is false, with the order as it
-// stands, when it was no longer at from.
+// Move records po only if its order is still at version from, and tells
+// its desk unless told (its caller's answer tells it): every change after
+// an order's start goes through it, so a cancel racing a fill, or an older
+// read of the broker's orders racing a newer one, changes nothing the
+// other changed. moved is false, with the order as it stands, when it was
+// no longer at from.
 func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool) (rec deskbot.PlacedOrder, moved bool, err error) {
 	res, err := l.record(ctx, po, from, told)
 	if err != nil {
@@ -129,16 +124,6 @@ func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder
 		return *res.existing, false, nil
 	}
 	return po, true, l.told(ctx, po, res.told)
-}
-
-// Observe records po as the broker reports it now (a real broker's
-// orders, its ticker) and tells its desk if that is news to it.
-func (l *OrderLog) Observe(ctx context.Context, po deskbot.PlacedOrder) error {
-	res, err := l.record(ctx, po, "", false)
-	if err != nil {
-		return err
-	}
-	return l.told(ctx, po, res.told)
 }
 
 type recorded struct {

@@ -176,7 +176,7 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Orde
 		return deskbot.PlacedOrder{}, err
 	}
 	if key == "" {
-		return deskbot.PlacedOrder{}, errNoKey
+		return deskbot.PlacedOrder{}, ErrNoKey
 	}
 	if err := p.Check(o); err != nil {
 		return deskbot.PlacedOrder{}, err

@@ -54,7 +54,7 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 				}
 				key, ok := deskbot.CallKey(ctx)
 				if !ok {
-					return deskbot.ToolResult{}, errNoKey
+					return deskbot.ToolResult{}, ErrNoKey
 				}
 				po, err := b.PlaceOrder(ctx, desk, key, o.ForDesk(product(desk)))
 				if err != nil {
@@ -96,7 +96,7 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
 				key, ok := deskbot.CallKey(ctx)
 				if !ok {
-					return deskbot.ToolResult{}, errNoKey
+					return deskbot.ToolResult{}, ErrNoKey
 				}
 				r, err := b.Flatten(ctx, desk, key)
 				if err != nil {

@@ -126,10 +126,6 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	return b, nil
 }
 
-// errNoKey refuses an order that came without its call's key: a key made
-// up here could not stop the order being placed twice.
-var errNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its call's key, so it was not placed")
-
 // session is the day's session, made the client's; without one, the
 // login's words say who must do what.
 func (b *Broker) session(ctx context.Context) (deskbot.BrokerSession, error) {
@@ -184,7 +180,7 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		return deskbot.PlacedOrder{}, err
 	}
 	if key == "" {
-		return deskbot.PlacedOrder{}, errNoKey
+		return deskbot.PlacedOrder{}, broker.ErrNoKey
 	}
 	if err := b.Check(o); err != nil {
 		return deskbot.PlacedOrder{}, err
@@ -577,7 +573,7 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 		return r, err
 	}
 	if key == "" {
-		return r, errNoKey
+		return r, broker.ErrNoKey
 	}
 	if _, err := b.session(ctx); err != nil {
 		return r, err
@@ -608,7 +604,8 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			return r, err
 		}
 	}
-	book, err := b.orders.Book(ctx, desk, noPrices{})
+	// The book's quantities only: Kite takes one quote call a second.
+	book, err := b.orders.Book(ctx, desk, nil)
 	if err != nil {
 		return r, err
 	}
@@ -687,13 +684,4 @@ func (b *Broker) productOf(ctx context.Context, desk, symbol string) (string, er
 		day = day.AddDate(0, 0, -1)
 	}
 	return "", nil
-}
-
-// noPrices prices nothing: a flatten needs the book's quantities only, and
-// Kite takes one quote call a second.
-type noPrices struct{}
-
-func (noPrices) LastPrice(context.Context, string) (float64, bool, error) { return 0, false, nil }
-func (noPrices) LastPrices(context.Context, []string) (map[string]float64, error) {
-	return map[string]float64{}, nil
 }
