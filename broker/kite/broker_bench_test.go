@@ -2,11 +2,7 @@ package kite
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,34 +32,15 @@ func BenchmarkAllowToOrder(b *testing.B) {
 		reportPercentiles(b, lat)
 	})
 	b.Run("bare_post", func(b *testing.B) {
-		auth := "token " + testKey + ":" + br.kite.accessToken()
-		hc := &http.Client{Timeout: 5 * time.Second}
+		post := barePOST(r.kt.URL, br.kite.accessToken())
 		lat := make([]time.Duration, 0, b.N)
 		i := 0
 		for b.Loop() {
 			i++
-			form := url.Values{
-				"exchange": {"NSE"}, "tradingsymbol": {"INFY"}, "transaction_type": {"BUY"}, "order_type": {"LIMIT"},
-				"quantity": {"1"}, "price": {"1490"}, "product": {"MIS"}, "validity": {"DAY"}, "tag": {fmt.Sprintf("bare%d", i)},
-			}
+			tag := fmt.Sprintf("bare%d", i)
 			start := time.Now()
-			req, err := http.NewRequest(http.MethodPost, r.kt.URL+"/orders/regular", strings.NewReader(form.Encode()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-Kite-Version", "3")
-			req.Header.Set("Authorization", auth)
-			resp, err := hc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			post(b, tag)
 			lat = append(lat, time.Since(start))
-			if resp.StatusCode != http.StatusOK {
-				b.Fatalf("status %d", resp.StatusCode)
-			}
 		}
 		reportPercentiles(b, lat)
 	})

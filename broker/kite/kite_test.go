@@ -455,15 +455,26 @@ func BenchmarkBarePOST(b *testing.B) {
 	s := mustFake(b)
 	s.SetLimits(nil)
 	c := mustClient(b, s, Options{})
-	auth := "token " + testKey + ":" + c.accessToken()
-	hc := &http.Client{Timeout: 5 * time.Second}
+	post := barePOST(s.URL, c.accessToken())
 	b.ResetTimer()
 	for i := range b.N {
+		post(b, fmt.Sprintf("bench%d", i))
+	}
+}
+
+// barePOST posts a buy limit order of one INFY at 1,490 tagged tag to the
+// fake at base, with net/http alone: the floor a placement is measured
+// against.
+func barePOST(base, accessToken string) func(b *testing.B, tag string) {
+	auth := "token " + testKey + ":" + accessToken
+	hc := &http.Client{Timeout: 5 * time.Second}
+	return func(b *testing.B, tag string) {
+		b.Helper()
 		form := url.Values{
 			"exchange": {"NSE"}, "tradingsymbol": {"INFY"}, "transaction_type": {"BUY"}, "order_type": {"LIMIT"},
-			"quantity": {"1"}, "price": {"1490"}, "product": {"MIS"}, "validity": {"DAY"}, "tag": {fmt.Sprintf("bench%d", i)},
+			"quantity": {"1"}, "price": {"1490"}, "product": {"MIS"}, "validity": {"DAY"}, "tag": {tag},
 		}
-		req, err := http.NewRequest(http.MethodPost, s.URL+"/orders/regular", strings.NewReader(form.Encode()))
+		req, err := http.NewRequest(http.MethodPost, base+"/orders/regular", strings.NewReader(form.Encode()))
 		if err != nil {
 			b.Fatal(err)
 		}
