@@ -184,7 +184,9 @@ func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
 		}
 	}
 	// A tap may come between the page's send and its note: the page it
-	// came from says it is a digest all the same.
+	// came from says it is a digest all the same. The note is written
+	// after the send, so the test waits for it before taking it away.
+	h.waitNote(bot.DigestKey("alpha"))
 	note, err := h.st.Note(t.Context(), bot.DigestKey("alpha"))
 	if err != nil {
 		t.Fatal(err)
