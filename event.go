@@ -20,8 +20,12 @@ const (
 	EventDeskState        EventKind = "desk_state"
 	EventModelUnreachable EventKind = "model_unreachable"
 	EventRisk             EventKind = "risk"   // a risk rule acted on a desk (a halt, a square-off) or cannot be checked: Text says it
-	EventBroker           EventKind = "broker" // the broker's session began or ended: Text says it
-	EventOrder            EventKind = "order"  // a desk's order filled (in part or in full) or was rejected: Text says it in trading words
+	EventBroker           EventKind = "broker" // the broker's session began: Text says it
+	// EventBrokerLogin: the broker needs a login (Kite ended the day's
+	// session, or none is kept before the open). Text says why; the chat
+	// offers the login button with it.
+	EventBrokerLogin EventKind = "broker_login"
+	EventOrder       EventKind = "order" // a desk's order filled (in part or in full) or was rejected: Text says it in trading words
 )
 
 // Event is something the team may want to see. Events are delivered at

@@ -26,6 +26,7 @@ const (
 	ActResumeHalted   = "rh" // arg: "desk/<halt's time in ms>": that halt, and no later one
 	ActWhy            = "wy" // arg: request id; asks its desk why
 	ActChange         = "ch" // arg: request id, and ".<changes>" once changed; asks for a change of the call
+	ActLogin          = "li" // arg: "kite"; answers the approver with the broker's login page, as /login
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -80,6 +81,8 @@ func validArg(action, arg string) bool {
 		return deskOrAll(arg)
 	case ActCancel:
 		return arg == "" || deskOrAll(arg)
+	case ActLogin:
+		return arg == "kite"
 	case ActRevoke:
 		desk, tool, ok := strings.Cut(arg, "/")
 		return ok && deskbot.ValidDeskName(desk) == nil && toolArg.MatchString(tool)

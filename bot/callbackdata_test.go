@@ -24,6 +24,9 @@ func TestParseCallback(t *testing.T) {
 		{raw: "\ffx|", action: ActCancel, arg: ""},
 		{raw: "\ffx|alpha", action: ActCancel, arg: "alpha"},
 		{raw: "\frv|alpha/place_order", action: ActRevoke, arg: "alpha/place_order"},
+		{raw: "\fli|kite", action: ActLogin, arg: "kite"},
+		{raw: "\fli|", wantErr: true},        // no broker
+		{raw: "\fli|zerodha", wantErr: true}, // not a broker deskbot logs in to
 		{raw: "", wantErr: true},
 		{raw: "\f", wantErr: true},
 		{raw: "a1", wantErr: true},                                                              // no separator

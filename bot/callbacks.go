@@ -63,6 +63,9 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.resumeHalted(ctx, c, arg)
 	case ActWhy:
 		b.why(ctx, c, arg)
+	case ActLogin:
+		b.answer(c, "The login button is below.", false)
+		b.login(ctx, c)
 	default:
 		b.answer(c, refusedData, true)
 	}

@@ -81,6 +81,11 @@ func (b *Bot) onWhoami(c tele.Context) error {
 	return b.reply(ctx, c, fmt.Sprintf("Your user id: <code>%d</code>\nThis chat's id: <code>%d</code>", user, chat), nil)
 }
 
+// loginButton is offered where the team is asked to log in to the broker
+// (the session ended, or none before the open); a tap is answered as
+// /login is, so the login page is bound to the approver who tapped.
+var loginButton = tele.InlineButton{Unique: ActLogin, Data: "kite", Text: "Log in to Kite"}
+
 // onLogin answers an approver with a button to the broker's login page,
 // bound to that approver's login (the broker's redirect is taken once).
 func (b *Bot) onLogin(c tele.Context) error {
@@ -89,6 +94,12 @@ func (b *Bot) onLogin(c tele.Context) error {
 	if !b.approver(c.Sender()) {
 		return b.reply(ctx, c, "Only approvers can log in to the broker.", nil)
 	}
+	return b.login(ctx, c)
+}
+
+// login answers an approver, by /login or a tap on loginButton, with the
+// button to the broker's login page.
+func (b *Bot) login(ctx context.Context, c tele.Context) error {
 	if b.deps.Login == nil {
 		return b.reply(ctx, c, "The paper broker needs no login. Kite's daily login is on when KITE_API_KEY is set.", nil)
 	}

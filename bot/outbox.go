@@ -190,7 +190,7 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 		switch ev.Kind {
 		case deskbot.EventUserRequest, deskbot.EventRequestDecided, deskbot.EventRequestLapsed,
 			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable,
-			deskbot.EventRisk, deskbot.EventBroker, deskbot.EventOrder:
+			deskbot.EventRisk, deskbot.EventBroker, deskbot.EventBrokerLogin, deskbot.EventOrder:
 			chat = append(chat, ev)
 		default:
 			other = append(other, ev.ID)
@@ -270,6 +270,14 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		// broker's session: without one no order can be placed.
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), nil)
+		}, noAfter)
+	case deskbot.EventBrokerLogin:
+		// The same, with the login button: a tap by an approver answers
+		// with a login page bound to that approver (onLogin), as /login
+		// does; the button itself opens nothing anyone could reuse.
+		kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{loginButton}}}
+		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), htmlOpts(kb))
 		}, noAfter)
 	case deskbot.EventOrder:
 		// A fill or a rejection is the outcome of trading, an allowed held

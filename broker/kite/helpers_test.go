@@ -115,6 +115,17 @@ func (h *heard) Publish(_ context.Context, e deskbot.Event) error {
 	return nil
 }
 
+// kinds are the heard events' kinds, in order.
+func (h *heard) kinds() []deskbot.EventKind {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []deskbot.EventKind
+	for _, e := range h.evs {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
 func (h *heard) texts() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -174,7 +174,7 @@ func (l *Login) Ended(ctx context.Context, s deskbot.BrokerSession) {
 		return
 	}
 	l.log.WarnContext(ctx, "kite: Kite ended the day's session", "by", s.By.Audited(), "account", s.UserID)
-	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: now, Text: words.BrokerSessionEnded(s)}); err != nil {
+	if err := l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBrokerLogin, Time: now, Text: words.BrokerSessionEnded(s)}); err != nil {
 		l.log.WarnContext(ctx, "kite: could not tell the group the session ended", "err", err)
 	}
 }
@@ -196,7 +196,7 @@ func (l *Login) RemindLogin(ctx context.Context) error {
 	default:
 		return err
 	}
-	return l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBroker, Time: l.cfg.Now(), Text: words.BrokerLoginAsked})
+	return l.events.Publish(ctx, deskbot.Event{Kind: deskbot.EventBrokerLogin, Time: l.cfg.Now(), Text: words.BrokerLoginAsked})
 }
 
 // kept is the session as kept, whether or not Kite still takes it.

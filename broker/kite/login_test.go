@@ -1,6 +1,7 @@
 package kite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,11 @@ func TestRemindLogin(t *testing.T) {
 	got := events.texts()
 	if len(got) != 4 || !strings.HasPrefix(got[2], "⚠️ Kite ended the session Asha started at ") || got[3] != ask {
 		t.Errorf("after Kite ended the session the group was told %q; want the end once, then the ask", got)
+	}
+	// The ask and the end offer the login button; the login itself does not.
+	want := []deskbot.EventKind{deskbot.EventBrokerLogin, deskbot.EventBroker, deskbot.EventBrokerLogin, deskbot.EventBrokerLogin}
+	if got := events.kinds(); !slices.Equal(got, want) {
+		t.Errorf("the events' kinds are %v; want %v", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -225,17 +226,20 @@ func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
 }
 
 // Kite ends the session mid-day: the group is told once, with the login
-// button's command, and the desks' orders are refused saying an approver
-// must log in; nothing is sent to Kite until someone does.
+// button, and the desks' orders are refused saying an approver must log
+// in; nothing is sent to Kite until someone does. The button answers a
+// stranger's tap with a refusal and an approver's with a login page bound
+// to that approver, through which the desks trade again.
 func TestKiteSessionEndsMidDay(t *testing.T) {
 	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk"})
 	kt.ExpireSession()
 	for range 2 {
 		s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":1}`, 0)
 	}
-	s.mustBotMessage(t, "the group told the session ended", func(m telegramtest.Message) bool {
+	ended := s.mustBotMessage(t, "the group told the session ended", func(m telegramtest.Message) bool {
 		return strings.HasPrefix(m.Plain, "⚠️ Kite ended the session Asha started at ")
 	})
+	login := button(t, ended, "Log in to Kite")
 	deskbottest.EventuallyWithin(t, 15*time.Second, "both orders refused", func() bool {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
@@ -246,6 +250,33 @@ func TestKiteSessionEndsMidDay(t *testing.T) {
 	if n := botMessagesStarting(s, "⚠️ Kite ended the session"); n != 1 || kt.AllOrdersPlaced() != 0 || kt.Requests("POST", "/orders/*") != posts {
 		t.Errorf("told %d times, %d orders at Kite, %d more order posts; want once, none, none", botMessagesStarting(s, "⚠️ Kite ended the session"), kt.AllOrdersPlaced(), kt.Requests("POST", "/orders/*")-posts)
 	}
+
+	pages := botMessagesStarting(s, "Log in to Kite with the button")
+	q := s.tg.InjectCallback(stranger, groupID, ended.ID, login)
+	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool { _, _, ok := srv.CallbackAnswer(q); return ok })
+	if text, alert, _ := s.tg.CallbackAnswer(q); !alert || !strings.Contains(text, "approver") {
+		t.Errorf("a stranger's tap on the login button answered %q (alert %v); want refused", text, alert)
+	}
+	if n := botMessagesStarting(s, "Log in to Kite with the button") - pages; n != 0 {
+		t.Errorf("a stranger's tap sent %d login pages; want none", n)
+	}
+	s.tg.InjectCallback(ravi, groupID, ended.ID, login)
+	page := s.mustBotMessage(t, "the login page for the approver who tapped", func(m telegramtest.Message) bool {
+		return m.ID > ended.ID && strings.HasPrefix(m.Plain, "Log in to Kite with the button") && len(m.Keyboard) > 0 && m.Keyboard[0][0].URL != ""
+	})
+	u, err := url.Parse(page.Keyboard[0][0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := url.ParseQuery(u.Query().Get("redirect_params"))
+	if code, body := callback(t, s, redirect(params.Get("state"), kt.Login(kiteUser))); code != 200 {
+		t.Fatalf("login through the button: %d %s", code, body)
+	}
+	s.mustBotMessage(t, "the group told who logged in", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Plain, "🔑 Ravi logged in to Kite")
+	})
+	s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":1}`, 0)
+	deskbottest.EventuallyWithin(t, 15*time.Second, "an order at Kite after the login", func() bool { return kt.AllOrdersPlaced() == 1 })
 }
 
 // A held cancel_order names the order it cancels in trading words; the
