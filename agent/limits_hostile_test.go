@@ -34,6 +34,22 @@ func (f *limitFixture) mustTCS(t *testing.T) float64 {
 	return deskbot.PositionAfter(book, deskbot.Order{Symbol: "TCS"})
 }
 
+// mustApproversNeeded is how many approvers each open request needs, in
+// the order the desk put them forward (their expiries are all the same).
+func (f *limitFixture) mustApproversNeeded(t *testing.T) []int {
+	t.Helper()
+	open, err := f.store.OpenRequests(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(open, func(a, b *deskbot.Request) int { return strings.Compare(a.TriggerID, b.TriggerID) })
+	var got []int
+	for _, r := range open {
+		got = append(got, r.Required)
+	}
+	return got
+}
+
 // outcome names what became of a call, for tables.
 func outcome(held, refused bool) string {
 	switch {
@@ -123,17 +139,7 @@ func TestHostileDeskSplitsAnOrderUnderFourEyes(t *testing.T) {
 				t.Fatalf("part %d: %+v; want held", i, ex)
 			}
 		}
-		open, err := f.store.OpenRequests(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		// In the order put forward: the expiries are all the same.
-		slices.SortFunc(open, func(a, b *deskbot.Request) int { return strings.Compare(a.TriggerID, b.TriggerID) })
-		var got []int
-		for _, r := range open {
-			got = append(got, r.Required)
-		}
-		if want := []int{1, 1, 2, 2}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := f.mustApproversNeeded(t), []int{1, 1, 2, 2}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("approvers needed = %v; want %v", got, want)
 		}
 		// A new India day starts afresh.

@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -119,16 +118,7 @@ func TestHostileStopMarketOrderUnderFourEyes(t *testing.T) {
 				t.Fatalf("part %d: %+v; want held", i, ex)
 			}
 		}
-		open, err := f.store.OpenRequests(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.SortFunc(open, func(a, b *deskbot.Request) int { return strings.Compare(a.TriggerID, b.TriggerID) })
-		var got []int
-		for _, r := range open {
-			got = append(got, r.Required)
-		}
-		if want := []int{1, 1, 2, 2}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := f.mustApproversNeeded(t), []int{1, 1, 2, 2}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("approvers needed = %v; want %v", got, want)
 		}
 	})
