@@ -28,8 +28,34 @@ var symbolRule = `a symbol is 1 to 32 characters of upper-case A-Z, digits 0-9 a
 // segments for cash, F&O, currency and commodities.
 var Exchanges = []string{"NSE", "BSE", "NFO", "BFO", "CDS", "BCD", "MCX"}
 
+// DefaultExchange is the exchange of a symbol written without one: a bare
+// symbol means NSE.
+const DefaultExchange = "NSE"
+
+// InstrumentOf is the exchange and trading symbol a valid symbol names: a
+// bare symbol is on DefaultExchange.
+func InstrumentOf(symbol string) (exchange, tradingsymbol string) {
+	ex, ts := SplitSymbol(symbol)
+	if ex == "" {
+		ex = DefaultExchange
+	}
+	return ex, ts
+}
+
+// SymbolOf writes an instrument in its one spelling, the one orders, books
+// and limits compare: a DefaultExchange symbol bare ("INFY"), any other
+// after its exchange ("NFO:NIFTY24DECFUT"). ParseOrder writes every order's
+// symbol so, and a broker its account's positions, so that "NSE:INFY" and
+// "INFY" are one instrument with one position and one limit.
+func SymbolOf(exchange, tradingsymbol string) string {
+	if exchange == DefaultExchange {
+		return tradingsymbol
+	}
+	return exchange + ":" + tradingsymbol
+}
+
 // SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
-// symbol; a symbol without an exchange has "" for it.
+// symbol as written; a symbol without an exchange has "" for it.
 func SplitSymbol(symbol string) (exchange, tradingsymbol string) {
 	if ex, ts, ok := strings.Cut(symbol, ":"); ok {
 		return ex, ts
@@ -38,7 +64,8 @@ func SplitSymbol(symbol string) (exchange, tradingsymbol string) {
 }
 
 // CheckOrder refuses an order that is not exactly what it means. Nothing is
-// normalised: the approver of a held order reads its arguments, and the
+// normalised but the default exchange's name (SymbolOf, which names the same
+// instrument): the approver of a held order reads its arguments, and the
 // broker must receive exactly those, so a symbol that is lower case, padded
 // (U+00A0 included), spelled with a look-alike letter (Cyrillic "Ѕ", the long
 // "ſ" that upper-cases to "S") or carrying a bidi control is refused rather
@@ -146,7 +173,9 @@ func ArgumentFields(name string, args json.RawMessage) (map[string]json.RawMessa
 var orderArgs = []string{"symbol", "side", "quantity", "order_type", "price", "trigger_price", "product", "variety"}
 
 // ParseOrder reads place_order's arguments exactly as given and checks them
-// (CheckOrder): what it returns is what the approver read. Its defaults are
+// (CheckOrder): what it returns is what the approver read, its symbol in
+// its one spelling (SymbolOf: "NSE:INFY" is the order for INFY on NSE,
+// written "INFY"). Its defaults are
 // place_order's: order_type LIMIT when a price is given, else MARKET;
 // product "" (the desk's, Order.ForDesk); variety regular. The quantity
 // must be a whole number: exchanges trade whole units.
@@ -208,7 +237,11 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 	if positive(o.Quantity) && o.Quantity != math.Trunc(o.Quantity) {
 		return o, Errorf(EINVALID, "quantity must be a whole number of units, not %v", o.Quantity)
 	}
-	return o, CheckOrder(o)
+	if err := CheckOrder(o); err != nil {
+		return o, err
+	}
+	o.Symbol = SymbolOf(InstrumentOf(o.Symbol))
+	return o, nil
 }
 
 // significantDigits counts the significant digits of a JSON number's text.

@@ -12,8 +12,8 @@ func TestParseOrderDefaults(t *testing.T) {
 		name, args string
 		want       deskbot.Order
 	}{
-		{"no price is a market order", `{"symbol":"NSE:INFY","side":"buy","quantity":10}`,
-			deskbot.Order{Symbol: "NSE:INFY", Side: "buy", Quantity: 10, Type: deskbot.OrderMarket}},
+		{"no price is a market order; NSE's symbol is written bare", `{"symbol":"NSE:INFY","side":"buy","quantity":10}`,
+			deskbot.Order{Symbol: "INFY", Side: "buy", Quantity: 10, Type: deskbot.OrderMarket}},
 		{"a price is a limit order", `{"symbol":"INFY","side":"sell","quantity":10,"price":1500.5}`,
 			deskbot.Order{Symbol: "INFY", Side: "sell", Quantity: 10, Price: 1500.5, Type: deskbot.OrderLimit}},
 		{"every argument", `{"symbol":"NFO:NIFTY25DECFUT","side":"sell","quantity":75,"order_type":"SL","price":24400,"trigger_price":24450,"product":"NRML","variety":"amo"}`,

@@ -194,3 +194,21 @@ func TestHostileDeskSplitsAnOrderUnderFourEyes(t *testing.T) {
 		}
 	})
 }
+
+// A bare symbol means NSE, so NSE:TCS is TCS: a desk that spells the stock
+// both ways buys one position, under one position limit, not two.
+func TestHostileDeskSpellsASymbolTwoWays(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
+	var got []string
+	for i, sym := range []string{"TCS", "NSE:TCS", "TCS", "NSE:TCS"} {
+		args := fmt.Sprintf(`{"symbol":%q,"side":"buy","quantity":300,"price":1000}`, sym) // ₹3 lakh each
+		ex := f.place(t, fmt.Sprintf("buy-%d", i), args)
+		got = append(got, outcome(ex.Held, ex.Refused))
+	}
+	if want := []string{"ran", "ran", "ran", "refused"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("four buys of ₹3 lakh under a ₹10 lakh limit, spelled two ways: %v; want %v", got, want)
+	}
+	if got, want := f.mustTCS(t), 900.0; got != want {
+		t.Errorf("the desk holds %v TCS; want %v in one position", got, want)
+	}
+}

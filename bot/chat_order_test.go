@@ -30,7 +30,7 @@ func (b marginBroker) Margin(ctx context.Context, o deskbot.Order) (deskbot.Orde
 // it names.
 func TestHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 	h := mustE2E(t)
-	h.broker.market.Set("NSE:INFY", 1500)
+	h.broker.market.Set("INFY", 1500)
 	for _, tt := range []struct {
 		name     string
 		policies deskbot.Policies
@@ -38,15 +38,15 @@ func TestHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 		want     []string
 	}{
 		{"market, the default product", nil, `{"symbol":"NSE:INFY","side":"buy","quantity":50}`,
-			[]string{"BUY 50 NSE:INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price\n"}},
+			[]string{"BUY 50 INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price\n"}},
 		{"market, the desk's product", deskbot.Policies{"alpha": {deskbot.ToolPlaceOrder: {Product: deskbot.ProductNRML}}}, `{"symbol":"NSE:INFY","side":"buy","quantity":50}`,
-			[]string{"BUY 50 NSE:INFY MARKET · NRML\n"}},
+			[]string{"BUY 50 INFY MARKET · NRML\n"}},
 		{"limit, its own product", deskbot.Policies{"alpha": {deskbot.ToolPlaceOrder: {Product: deskbot.ProductNRML}}}, `{"symbol":"NSE:INFY","side":"sell","quantity":50,"price":1600,"product":"CNC"}`,
-			[]string{"SELL 50 NSE:INFY LIMIT @ 1,600.00 · CNC\nNotional ₹80,000.00\n"}},
+			[]string{"SELL 50 INFY LIMIT @ 1,600.00 · CNC\nNotional ₹80,000.00\n"}},
 		// A sell limited at a paisa fills at the market's price: the
 		// approver reads what it is worth there, not ₹0.50.
 		{"limit sell below the market", nil, `{"symbol":"NSE:INFY","side":"sell","quantity":50,"price":0.01}`,
-			[]string{"SELL 50 NSE:INFY LIMIT @ 0.01 · MIS\nNotional ≈ ₹75,000.00 at the last price, where a sell limited at ₹0.01 fills\n"}},
+			[]string{"SELL 50 INFY LIMIT @ 0.01 · MIS\nNotional ≈ ₹75,000.00 at the last price, where a sell limited at ₹0.01 fills\n"}},
 	} {
 		h.policies = tt.policies
 		h.restart()
@@ -76,7 +76,7 @@ func TestHeldOrderShowsItsMargin(t *testing.T) {
 		{"hangs 5s", 5 * time.Second, false},
 	} {
 		h := mustE2E(t)
-		h.broker.market.Set("NSE:INFY", 1500)
+		h.broker.market.Set("INFY", 1500)
 		h.brokerFor = func(b deskbot.Broker) deskbot.Broker {
 			return marginBroker{Broker: b, m: deskbot.OrderMargin{Required: 15000, Available: 250000}, block: tt.block}
 		}
@@ -92,7 +92,7 @@ func TestHeldOrderShowsItsMargin(t *testing.T) {
 			t.Errorf("%s: request reads %q; margin line shown %v, want %v", tt.name, m.Plain, got, tt.margin)
 		}
 		words, _, _ := strings.Cut(m.Plain, `{"quantity"`)
-		if !strings.Contains(words, "BUY 50 NSE:INFY MARKET · MIS\n") || !strings.Contains(m.Plain, `{"quantity":50,"side":"buy","symbol":"NSE:INFY"}`) {
+		if !strings.Contains(words, "BUY 50 INFY MARKET · MIS\n") || !strings.Contains(m.Plain, `{"quantity":50,"side":"buy","symbol":"NSE:INFY"}`) {
 			t.Errorf("%s: request reads %q; want the order's words above the call, whole", tt.name, m.Plain)
 		}
 		if tt.block > 0 && took > 4*time.Second {
@@ -127,7 +127,7 @@ func TestOrderEventReachesTheDesksTopic(t *testing.T) {
 		{"on its own", "2512040001", ""},
 		{"naming its request", "2512040002", r.ID},
 	} {
-		text := "alpha · order " + tt.id + " complete: BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · 50 @ 1,499.75 avg <b>"
+		text := "alpha · order " + tt.id + " complete: BUY 50 INFY LIMIT @ 1,500.00 · MIS · 50 @ 1,499.75 avg <b>"
 		if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventOrder, Desk: "alpha", RequestID: tt.request, Time: h.clock.Now(), Text: text}); err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func (b ordersBroker) Orders(ctx context.Context, desk string) ([]deskbot.Placed
 // /desk lists the desk's orders still open at the broker as get_orders
 // says them, and says so when they cannot be read.
 func TestDeskListsItsOpenOrders(t *testing.T) {
-	infy := deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 50, Type: deskbot.OrderLimit, Price: 1500, Product: deskbot.ProductMIS}
+	infy := deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 50, Type: deskbot.OrderLimit, Price: 1500, Product: deskbot.ProductMIS}
 	orders := []deskbot.PlacedOrder{
 		{ID: "2512040001", Desk: "alpha", Order: infy, State: deskbot.OrderPartlyFilled, Filled: 20, AvgPrice: 1499.5},
 		{ID: "2512040002", Desk: "alpha", Order: infy, State: deskbot.OrderComplete, Filled: 50, AvgPrice: 1499},
@@ -166,7 +166,7 @@ func TestDeskListsItsOpenOrders(t *testing.T) {
 		want string
 	}{
 		{"open ones listed", ordersBroker{orders: orders},
-			"Open orders (1):\norder 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg\n"},
+			"Open orders (1):\norder 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg\n"},
 		{"none open", ordersBroker{orders: orders[1:]}, "Open orders: none.\n"},
 		{"not read", ordersBroker{err: deskbot.Errorf(deskbot.EUNAVAILABLE, "broker down")}, "Open orders: not known (the broker's orders could not be read).\n"},
 	} {

@@ -100,7 +100,7 @@ func TestRequestSummary(t *testing.T) {
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5,"product":"MIS"}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS, notional ₹12,25,625.00"},
 		// An order at market is valued at its symbol's last price, and says
 		// when there is none.
-		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:INFY MARKET · NRML, notional ≈ ₹75,000.00 at the last price"},
+		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 INFY MARKET · NRML, notional ≈ ₹75,000.00 at the last price"},
 		{"place_order", `{"symbol":"NSE:TCS","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:TCS MARKET · NRML, notional not known: no last price for NSE:TCS just now"},
 		{"flatten_desk", `{}`, "<b>alpha</b>: flatten_desk (close every open position)"},
 		{"get_positions", `{}`, "<b>alpha</b>: get_positions (no arguments)"},
@@ -111,7 +111,7 @@ func TestRequestSummary(t *testing.T) {
 	for _, tt := range tests {
 		r := heldRequest()
 		r.Content.ToolName, r.Content.Arguments = tt.tool, json.RawMessage(tt.args)
-		got := requestSummary(r, deskbot.ProductNRML, map[string]float64{"NSE:INFY": 1500})
+		got := requestSummary(r, deskbot.ProductNRML, map[string]float64{"INFY": 1500})
 		if got != tt.want {
 			t.Errorf("%s %s: got %q, want %q", tt.tool, tt.args, got, tt.want)
 		}

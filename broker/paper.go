@@ -144,11 +144,10 @@ func (p *Paper) Check(o deskbot.Order) error {
 	if p.check != nil {
 		return p.check(o)
 	}
-	// Trading on no exchange, an exchange before the symbol would make
-	// another instrument of the same stock, with its own price and its own
-	// position (and position limit).
+	// Its prices are NSE's (a bare symbol, deskbot.SymbolOf); another
+	// exchange's symbol would be an instrument it cannot price.
 	if ex, ts := deskbot.SplitSymbol(o.Symbol); ex != "" {
-		return deskbot.Errorf(deskbot.EINVALID, "%s names an exchange, but this paper broker trades on none: send the symbol alone, %s", o.Symbol, ts)
+		return deskbot.Errorf(deskbot.EINVALID, "%s is on %s, but this paper broker trades NSE's symbols only: send an NSE symbol, e.g. %s or NSE:%s", o.Symbol, ex, ts, ts)
 	}
 	return nil
 }

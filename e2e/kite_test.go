@@ -114,7 +114,7 @@ func (kw *kiteWorld) heldOrder(args string) telegramtest.Message {
 	})
 	kw.tell("main", "place "+args)
 	return kw.botMessage("the order held", 30*time.Second, func(m telegramtest.Message) bool {
-		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "NSE:INFY")
+		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "INFY")
 	})
 }
 
@@ -168,7 +168,7 @@ func TestKiteKillBetweenSendAndAnswer(t *testing.T) {
 		t.Errorf("Kite holds %d orders after the kill and restart; want exactly the one allowed", got)
 	}
 	isFill := func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, "NSE:INFY") && strings.Contains(m.Plain, "complete")
+		return strings.Contains(m.Plain, "INFY") && strings.Contains(m.Plain, "complete")
 	}
 	kw.botMessage("the fill in the chat", 20*time.Second, isFill)
 	time.Sleep(3 * time.Second) // a poll or two more: nothing is told again

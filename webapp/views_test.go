@@ -46,8 +46,8 @@ func TestHeldOrderOnThePage(t *testing.T) {
 		block time.Duration
 		want  string
 	}{
-		{"margin in time", 0, "BUY 50 NSE:INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price\nMargin needed ₹15,000.00 · available ₹2,50,000.00"},
-		{"margin hangs", 5 * time.Second, "BUY 50 NSE:INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price"},
+		{"margin in time", 0, "BUY 50 INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price\nMargin needed ₹15,000.00 · available ₹2,50,000.00"},
+		{"margin hangs", 5 * time.Second, "BUY 50 INFY MARKET · NRML\nNotional ≈ ₹75,000.00 at the last price"},
 	} {
 		s := mustServer(t, pricedBroker{last: 1500, block: tt.block})
 		start := time.Now()
@@ -71,7 +71,7 @@ type unownedBroker struct {
 
 func (b unownedBroker) Unowned(context.Context) ([]deskbot.Position, error) {
 	time.Sleep(b.block)
-	return []deskbot.Position{{Symbol: "NSE:INFY", Quantity: 5, LastPrice: 1500}}, nil
+	return []deskbot.Position{{Symbol: "INFY", Quantity: 5, LastPrice: 1500}}, nil
 }
 
 // The desks page shows what the account holds that belongs to no desk, as
@@ -82,7 +82,7 @@ func TestUnownedOnThePage(t *testing.T) {
 		block time.Duration
 		want  string
 	}{
-		{"answered", 0, "<li>NSE:INFY: long 5, last 1,500.00</li>"},
+		{"answered", 0, "<li>INFY: long 5, last 1,500.00</li>"},
 		{"hung", 5 * time.Second, "Not read just now: the broker did not answer."},
 	} {
 		s := mustServer(t, unownedBroker{block: tt.block})

@@ -9,7 +9,7 @@ import (
 )
 
 func infy(side string, typ string, price, trigger float64) deskbot.Order {
-	return deskbot.Order{Symbol: "NSE:INFY", Side: side, Quantity: 50, Type: typ, Price: price, TriggerPrice: trigger, Product: deskbot.ProductMIS}
+	return deskbot.Order{Symbol: "INFY", Side: side, Quantity: 50, Type: typ, Price: price, TriggerPrice: trigger, Product: deskbot.ProductMIS}
 }
 
 func TestFormatOrder(t *testing.T) {
@@ -24,17 +24,17 @@ func TestFormatOrder(t *testing.T) {
 	}{
 		{"limit", deskbot.Order{Symbol: "NFO:NIFTY25DECFUT", Side: deskbot.Buy, Quantity: 50, Type: deskbot.OrderLimit, Price: 24512.5, Product: deskbot.ProductNRML},
 			"BUY 50 NFO:NIFTY25DECFUT LIMIT @ 24,512.50 · NRML"},
-		{"market", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), "BUY 50 NSE:INFY MARKET · MIS"},
-		{"stop loss", infy(deskbot.Sell, deskbot.OrderSL, 1490, 1495), "SELL 50 NSE:INFY SL @ 1,490.00 trigger 1,495.00 · MIS"},
-		{"stop loss at market", infy(deskbot.Sell, deskbot.OrderSLM, 0, 1495), "SELL 50 NSE:INFY SL-M trigger 1,495.00 · MIS"},
-		{"after market", amo, "SELL 50 NSE:INFY SL-M trigger 1,495.00 · MIS · AMO"},
+		{"market", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), "BUY 50 INFY MARKET · MIS"},
+		{"stop loss", infy(deskbot.Sell, deskbot.OrderSL, 1490, 1495), "SELL 50 INFY SL @ 1,490.00 trigger 1,495.00 · MIS"},
+		{"stop loss at market", infy(deskbot.Sell, deskbot.OrderSLM, 0, 1495), "SELL 50 INFY SL-M trigger 1,495.00 · MIS"},
+		{"after market", amo, "SELL 50 INFY SL-M trigger 1,495.00 · MIS · AMO"},
 		{"regular variety says nothing", func() deskbot.Order {
 			o := infy(deskbot.Buy, deskbot.OrderMarket, 0, 0)
 			o.Variety = deskbot.VarietyRegular
 			return o
-		}(), "BUY 50 NSE:INFY MARKET · MIS"},
-		{"no product", noProduct, "BUY 50 NSE:INFY MARKET"},
-		{"the desk's product", noProduct.ForDesk(deskbot.ProductCNC), "BUY 50 NSE:INFY MARKET · CNC"},
+		}(), "BUY 50 INFY MARKET · MIS"},
+		{"no product", noProduct, "BUY 50 INFY MARKET"},
+		{"the desk's product", noProduct.ForDesk(deskbot.ProductCNC), "BUY 50 INFY MARKET · CNC"},
 		{"kept before order types: a price reads as a limit", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1500.5}, "BUY 10 INFY LIMIT @ 1,500.50"},
 		{"kept before order types: never a market order", deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10}, "BUY 10 INFY LIMIT @ 0.00"},
 	}
@@ -58,7 +58,7 @@ func TestNotional(t *testing.T) {
 		{"stop loss at its limit", infy(deskbot.Sell, deskbot.OrderSL, 1490, 1495), 1600, "notional ₹74,500.00"},
 		{"market at the last price", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), 1510.5, "notional ≈ ₹75,525.00 at the last price"},
 		{"stop loss at market at the last price", infy(deskbot.Sell, deskbot.OrderSLM, 0, 1495), 1500, "notional ≈ ₹75,000.00 at the last price"},
-		{"market without a last price", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), 0, "notional not known: no last price for NSE:INFY just now"},
+		{"market without a last price", infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), 0, "notional not known: no last price for INFY just now"},
 		// A sell limited below the market fills at the market: a paisa is
 		// not what it is worth.
 		{"limit sell below the market at the last price", infy(deskbot.Sell, deskbot.OrderLimit, 0.01, 0), 1500, "notional ≈ ₹75,000.00 at the last price, where a sell limited at ₹0.01 fills"},
@@ -70,8 +70,8 @@ func TestNotional(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	book := &deskbot.Book{Positions: []deskbot.Position{{Symbol: "NSE:INFY", Quantity: 20}}}
-	if got, want := words.OrderSummary(infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), book, 1500), "BUY 50 NSE:INFY MARKET · MIS, notional ≈ ₹75,000.00 at the last price, position after: long 70"; got != want {
+	book := &deskbot.Book{Positions: []deskbot.Position{{Symbol: "INFY", Quantity: 20}}}
+	if got, want := words.OrderSummary(infy(deskbot.Buy, deskbot.OrderMarket, 0, 0), book, 1500), "BUY 50 INFY MARKET · MIS, notional ≈ ₹75,000.00 at the last price, position after: long 70"; got != want {
 		t.Errorf("OrderSummary: got %q, want %q", got, want)
 	}
 }
@@ -89,13 +89,13 @@ func TestPlacedLine(t *testing.T) {
 		po   deskbot.PlacedOrder
 		want string
 	}{
-		{"open", placed(deskbot.OrderOpen, 0, 0, ""), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · open"},
-		{"partly filled", placed(deskbot.OrderPartlyFilled, 20, 1499.5, ""), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg"},
-		{"complete", placed(deskbot.OrderComplete, 50, 1499.75, ""), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · complete 50 @ 1,499.75 avg"},
-		{"rejected with the broker's reason", placed(deskbot.OrderRejected, 0, 0, "Insufficient\nfunds"), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · rejected: Insufficient funds"},
-		{"cancelled after a part", placed(deskbot.OrderCancelled, 20, 1499.5, "by the desk"), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · cancelled after 20 @ 1,499.50 avg: by the desk"},
-		{"pending, no id yet", pending, "order (no broker id yet) · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · pending"},
-		{"not placed", placed(deskbot.OrderNotPlaced, 0, 0, ""), "order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · not placed"},
+		{"open", placed(deskbot.OrderOpen, 0, 0, ""), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · open"},
+		{"partly filled", placed(deskbot.OrderPartlyFilled, 20, 1499.5, ""), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg"},
+		{"complete", placed(deskbot.OrderComplete, 50, 1499.75, ""), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · complete 50 @ 1,499.75 avg"},
+		{"rejected with the broker's reason", placed(deskbot.OrderRejected, 0, 0, "Insufficient\nfunds"), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · rejected: Insufficient funds"},
+		{"cancelled after a part", placed(deskbot.OrderCancelled, 20, 1499.5, "by the desk"), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · cancelled after 20 @ 1,499.50 avg: by the desk"},
+		{"pending, no id yet", pending, "order (no broker id yet) · BUY 50 INFY LIMIT @ 1,500.00 · MIS · pending"},
+		{"not placed", placed(deskbot.OrderNotPlaced, 0, 0, ""), "order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · not placed"},
 	}
 	for _, tt := range tests {
 		if got := words.PlacedLine(tt.po); got != tt.want {
@@ -107,7 +107,7 @@ func TestPlacedLine(t *testing.T) {
 // What a desk's model is told of its order's change is pinned word for
 // word: it is part of the contract with the model.
 func TestOrderUpdate(t *testing.T) {
-	const head = "Your order 2512040001 (BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS)"
+	const head = "Your order 2512040001 (BUY 50 INFY LIMIT @ 1,500.00 · MIS)"
 	tests := []struct {
 		name string
 		po   deskbot.PlacedOrder
@@ -129,7 +129,7 @@ func TestOrderUpdate(t *testing.T) {
 }
 
 func TestOrderEvent(t *testing.T) {
-	const order = "BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS"
+	const order = "BUY 50 INFY LIMIT @ 1,500.00 · MIS"
 	tests := []struct {
 		name string
 		po   deskbot.PlacedOrder
@@ -152,19 +152,19 @@ func TestOrderEvent(t *testing.T) {
 func TestFlattenWordsOfARealBroker(t *testing.T) {
 	cancelled := placed(deskbot.OrderCancelled, 0, 0, "")
 	closing := deskbot.PlacedOrder{ID: "2512040009", Desk: "alpha", State: deskbot.OrderOpen,
-		Order: deskbot.Order{Symbol: "NSE:RELIANCE", Side: deskbot.Sell, Quantity: 6, Type: deskbot.OrderMarket, Product: deskbot.ProductMIS}}
-	r := deskbot.FlattenReport{Cancelled: []deskbot.PlacedOrder{cancelled}, Placed: []deskbot.PlacedOrder{closing}, Left: []string{"NSE:SBIN: the account holds 5 of the desk's 10"}}
+		Order: deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 6, Type: deskbot.OrderMarket, Product: deskbot.ProductMIS}}
+	r := deskbot.FlattenReport{Cancelled: []deskbot.PlacedOrder{cancelled}, Placed: []deskbot.PlacedOrder{closing}, Left: []string{"SBIN: the account holds 5 of the desk's 10"}}
 	tests := []struct {
 		name, got, want string
 	}{
 		{"FormatFlatten", words.FormatFlatten(r),
-			"Cancelled 1 open order: order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · cancelled. " +
-				"Placed 1 closing market order: order 2512040009 · SELL 6 NSE:RELIANCE MARKET · MIS · open; each is open until its fills come. " +
-				"Not closed: NSE:SBIN: the account holds 5 of the desk's 10."},
+			"Cancelled 1 open order: order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · cancelled. " +
+				"Placed 1 closing market order: order 2512040009 · SELL 6 RELIANCE MARKET · MIS · open; each is open until its fills come. " +
+				"Not closed: SBIN: the account holds 5 of the desk's 10."},
 		{"Closed", words.Closed(r),
-			"cancelled 1 open order (order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · cancelled), " +
-				"placed 1 closing market order (order 2512040009 · SELL 6 NSE:RELIANCE MARKET · MIS · open), open until they fill, " +
-				"could not close NSE:SBIN: the account holds 5 of the desk's 10"},
+			"cancelled 1 open order (order 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · cancelled), " +
+				"placed 1 closing market order (order 2512040009 · SELL 6 RELIANCE MARKET · MIS · open), open until they fill, " +
+				"could not close SBIN: the account holds 5 of the desk's 10"},
 		{"Closed of nothing", words.Closed(deskbot.FlattenReport{}), "had no open positions to close"},
 		{"Closed of a paper flatten", words.Closed(deskbot.FlattenReport{Closed: []deskbot.Fill{{Order: sell("INFY", 10, 1646.36), RealisedPnL: -2.6}}, RealisedPnL: -2.6}),
 			"closed 1 position (sold 10 INFY @ 1646.36 (realised -2.60)), realised -₹2.60"},
@@ -190,11 +190,11 @@ func TestTradingWordsOfAnOrder(t *testing.T) {
 		want string
 	}{
 		{"market at the last price, the desk's product", req(`{"symbol":"NSE:INFY","side":"buy","quantity":50}`), words.Live{Product: deskbot.ProductMIS, LastPrice: 1500},
-			"BUY 50 NSE:INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price"},
+			"BUY 50 INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price"},
 		{"its own product wins", req(`{"symbol":"NSE:INFY","side":"buy","quantity":50,"price":1500,"product":"CNC"}`), words.Live{Product: deskbot.ProductMIS},
-			"BUY 50 NSE:INFY LIMIT @ 1,500.00 · CNC\nNotional ₹75,000.00"},
+			"BUY 50 INFY LIMIT @ 1,500.00 · CNC\nNotional ₹75,000.00"},
 		{"with the margin", req(`{"symbol":"NSE:INFY","side":"buy","quantity":50}`), words.Live{Product: deskbot.ProductMIS, LastPrice: 1500, Margin: margin, Book: &deskbot.Book{}},
-			"BUY 50 NSE:INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price\nMargin needed ₹15,000.00 · available ₹5,00,000.00\nPosition after: long 50\nDesk P&L: realised +₹0.00, open +₹0.00"},
+			"BUY 50 INFY MARKET · MIS\nNotional ≈ ₹75,000.00 at the last price\nMargin needed ₹15,000.00 · available ₹5,00,000.00\nPosition after: long 50\nDesk P&L: realised +₹0.00, open +₹0.00"},
 		{"a trigger the words would round gets no words", req(`{"symbol":"NSE:INFY","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":1495.00001}`), words.Live{},
 			""},
 	}
@@ -210,7 +210,7 @@ func TestTradingWordsOfAnOrder(t *testing.T) {
 // it gets no words (the call below is what runs).
 func TestCancelOrderWords(t *testing.T) {
 	po := deskbot.PlacedOrder{ID: "261205000000001", Desk: "main", State: deskbot.OrderOpen,
-		Order: deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 10, Price: 1490, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS}}
+		Order: deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1490, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS}}
 	req := func(args string) *deskbot.Request {
 		return &deskbot.Request{Desk: "main", Content: deskbot.PermissionContent{ToolName: deskbot.ToolCancelOrder, Arguments: []byte(args)}}
 	}
@@ -219,7 +219,7 @@ func TestCancelOrderWords(t *testing.T) {
 		orders     []deskbot.PlacedOrder
 		want       string
 	}{
-		{"its order", `{"order_id":"261205000000001"}`, []deskbot.PlacedOrder{po}, "Cancels order 261205000000001 · BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS · open"},
+		{"its order", `{"order_id":"261205000000001"}`, []deskbot.PlacedOrder{po}, "Cancels order 261205000000001 · BUY 10 INFY LIMIT @ 1,490.00 · MIS · open"},
 		{"no such order", `{"order_id":"9"}`, []deskbot.PlacedOrder{po}, "Cancels no order of this desk today: it has no order 9."},
 		{"orders not read", `{"order_id":"261205000000001"}`, nil, ""},
 		{"not one id", `{"order_id":"1","x":2}`, []deskbot.PlacedOrder{po}, ""},

@@ -185,6 +185,9 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 	if err := b.Check(o); err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
+	// Recorded in its one spelling, as the books and Unowned compare it,
+	// whoever built the order.
+	o.Symbol = deskbot.SymbolOf(deskbot.InstrumentOf(o.Symbol))
 	if o.Product == "" {
 		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.EINVALID, "product is required at Kite: send one of MIS, NRML or CNC")
 	}
@@ -437,7 +440,7 @@ func (b *Broker) Unowned(ctx context.Context) ([]deskbot.Position, error) {
 	}
 	held, last := map[string]float64{}, map[string]float64{}
 	for _, p := range net {
-		k := p.Exchange + ":" + p.Tradingsymbol
+		k := deskbot.SymbolOf(p.Exchange, p.Tradingsymbol) // as the desks' books write it
 		held[k] += float64(p.Quantity)
 		last[k] = p.LastPrice
 	}
@@ -467,10 +470,7 @@ func (b *Broker) Trades(ctx context.Context, desk string, limit int) ([]deskbot.
 // orderParams is o in Kite's form: exchange and tradingsymbol from its
 // symbol (a bare symbol is NSE's), whole units, and its variety.
 func orderParams(o deskbot.Order) (kiteconnect.OrderParams, string, error) {
-	ex, ts := deskbot.SplitSymbol(o.Symbol)
-	if ex == "" {
-		ex = "NSE"
-	}
+	ex, ts := deskbot.InstrumentOf(o.Symbol)
 	if o.Quantity != math.Trunc(o.Quantity) || o.Quantity < 1 || o.Quantity > math.MaxInt32 {
 		return kiteconnect.OrderParams{}, "", deskbot.Errorf(deskbot.EINVALID, "quantity must be a whole number of units at Kite, not %s", strconv.FormatFloat(o.Quantity, 'f', -1, 64))
 	}
@@ -632,10 +632,7 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			r.Left = append(r.Left, fmt.Sprintf("%s: the desk's orders that made this position are older than the order log keeps, so its product (MIS, NRML or CNC) is not known and nothing was sent; close it at Kite by hand", pos.Symbol))
 			continue
 		}
-		ex, ts := deskbot.SplitSymbol(pos.Symbol)
-		if ex == "" {
-			ex = "NSE"
-		}
+		ex, ts := deskbot.InstrumentOf(pos.Symbol)
 		want := math.Abs(pos.Quantity)
 		side, have := deskbot.Sell, float64(held[ex+":"+ts+" "+product])
 		if pos.Quantity < 0 {

@@ -48,8 +48,8 @@ func TestLimitOrderFillsAreToldOnceAndBooked(t *testing.T) {
 		t.Errorf("the chat was told %d fills, want %d: %q", got, want, r.tell.chat())
 	}
 	bk := mustBookOf(t, b, "alpha")
-	if got := held(bk, "NSE:INFY"); got != 10 {
-		t.Errorf("book holds %v NSE:INFY, want 10: %+v", got, bk)
+	if got := held(bk, "INFY"); got != 10 {
+		t.Errorf("book holds %v INFY, want 10: %+v", got, bk)
 	}
 	if got := mustOrderOf(t, b, "alpha", po.ID); got.State != deskbot.OrderComplete || got.AvgPrice != 1490 {
 		t.Errorf("order now %+v, want complete at 1490", got)
@@ -268,7 +268,7 @@ func TestTwoBrokersSyncingAtOnceTellEachChangeOnce(t *testing.T) {
 			t.Errorf("order %s: told %q, want %q", po.ID, got, want)
 		}
 	}
-	if got := held(mustBookOf(t, b2, "alpha"), "NSE:INFY"); got != 40 {
+	if got := held(mustBookOf(t, b2, "alpha"), "INFY"); got != 40 {
 		t.Errorf("book holds %v, want 40 (each fill booked once)", got)
 	}
 }
@@ -339,8 +339,8 @@ func TestFlattenTradesOnlyWhatIsTheDesks(t *testing.T) {
 		t.Fatalf("flatten: %+v, want one sell of 10 and nothing left", rep)
 	}
 	mustSync(t, b)
-	if got := held(mustBookOf(t, b, "alpha"), "NSE:INFY"); got != 0 {
-		t.Errorf("alpha holds %v NSE:INFY after the flatten, want 0", got)
+	if got := held(mustBookOf(t, b, "alpha"), "INFY"); got != 0 {
+		t.Errorf("alpha holds %v INFY after the flatten, want 0", got)
 	}
 	net := mustNet(t, b)
 	if got, want := net["NSE:INFY MIS"], 5+4; got != want {
@@ -349,8 +349,8 @@ func TestFlattenTradesOnlyWhatIsTheDesks(t *testing.T) {
 	if got := mustOrder(t, r.kt, betaResting.ID).Status; got != kitetest.StatusOpen {
 		t.Errorf("beta's resting order is %s after alpha's flatten, want OPEN", got)
 	}
-	if got := held(mustBookOf(t, b, "beta"), "NSE:INFY"); got != 4 {
-		t.Errorf("beta holds %v NSE:INFY, want 4", got)
+	if got := held(mustBookOf(t, b, "beta"), "INFY"); got != 4 {
+		t.Errorf("beta holds %v INFY, want 4", got)
 	}
 	if got, want := net["NSE:TCS MIS"], 3; got != want {
 		t.Errorf("the account holds %d TCS, want beta's %d untouched", got, want)
@@ -373,8 +373,8 @@ func TestFlattenIsCappedByWhatTheAccountHolds(t *testing.T) {
 	if len(rep.Placed) != 1 || rep.Placed[0].Order.Quantity != 4 {
 		t.Fatalf("placed %+v, want one sell of the 4 the account holds", rep.Placed)
 	}
-	if len(rep.Left) != 1 || !strings.Contains(rep.Left[0], "NSE:INFY") {
-		t.Errorf("left %q, want NSE:INFY and why", rep.Left)
+	if len(rep.Left) != 1 || !strings.Contains(rep.Left[0], "INFY") {
+		t.Errorf("left %q, want INFY and why", rep.Left)
 	}
 	if got := mustNet(t, b)["NSE:INFY MIS"]; got != 0 {
 		t.Errorf("the account holds %d INFY after the flatten, want 0 (never more than it held)", got)
@@ -413,7 +413,7 @@ func TestTickerUpdatesReachTheDeskWithoutThePoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	deskbottest.Eventually(t, "the fill told", func() bool { return slices.Contains(r.tell.versions(po.Tag), "complete 10") })
-	if got := held(mustBookOf(t, b, "alpha"), "NSE:INFY"); got != 10 {
+	if got := held(mustBookOf(t, b, "alpha"), "INFY"); got != 10 {
 		t.Errorf("book holds %v, want 10", got)
 	}
 }

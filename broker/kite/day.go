@@ -103,8 +103,8 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	return v, ok, nil
 }
 
-// LastPrices is the last price at Kite of each of symbols that names its
-// exchange. Kite takes one quote call a second, so what is not in the
+// LastPrices is the last price at Kite of each of symbols (a bare symbol is
+// NSE's, deskbot.InstrumentOf). Kite takes one quote call a second, so what is not in the
 // second's cache is read in one call with every symbol asked for in the
 // last priceWatch too (the other desks' books, the risk rules' round):
 // they are priced together, not a second apart.
@@ -112,20 +112,20 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 	now := d.now()
 	out := make(map[string]float64, len(symbols))
 	var keys []string
+	wanted := make(map[string]string, len(symbols)) // Kite's "EXCHANGE:TRADINGSYMBOL": the symbol asked for
 	d.mu.Lock()
 	for _, sym := range symbols {
-		if ex, _ := deskbot.SplitSymbol(sym); ex == "" {
-			continue // Kite prices a symbol on an exchange only
-		}
-		d.asked[sym] = now
-		if p, hit := d.prices[sym]; hit && now.Sub(p.at) < priceLife {
+		k := quoteKey(sym)
+		wanted[k] = sym
+		d.asked[k] = now
+		if p, hit := d.prices[k]; hit && now.Sub(p.at) < priceLife {
 			if p.ok {
 				out[sym] = p.value
 			}
 			continue
 		}
-		if !slices.Contains(keys, sym) {
-			keys = append(keys, sym)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	if len(keys) == 0 {
@@ -176,12 +176,21 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 		}
 		d.mu.Unlock()
 		for _, k := range chunk {
-			if v, ok := got[k]; ok && slices.Contains(symbols, k) {
-				out[k] = v
+			if v, ok := got[k]; ok {
+				if sym, asked := wanted[k]; asked {
+					out[sym] = v
+				}
 			}
 		}
 	}
 	return out, nil
+}
+
+// quoteKey is symbol as Kite's quote calls name an instrument,
+// "EXCHANGE:TRADINGSYMBOL", a bare symbol on NSE.
+func quoteKey(symbol string) string {
+	ex, ts := deskbot.InstrumentOf(symbol)
+	return ex + ":" + ts
 }
 
 // Check refuses an order the exchange would: see exchange.Market.Check. A
@@ -193,10 +202,7 @@ func (d *Day) Check(o deskbot.Order) error { return d.check(o, true) }
 func (d *Day) CheckAtKite(o deskbot.Order) error { return d.check(o, false) }
 
 func (d *Day) check(o deskbot.Order, paper bool) error {
-	ex, ts := deskbot.SplitSymbol(o.Symbol)
-	if ex == "" {
-		return deskbot.Errorf(deskbot.EINVALID, "%s needs its exchange: trading on Kite, a symbol is written EXCHANGE:SYMBOL, e.g. NSE:%s or NFO:NIFTY24DECFUT", o.Symbol, o.Symbol)
-	}
+	ex, ts := deskbot.InstrumentOf(o.Symbol)
 	m := exchange.Market{Calendar: d.cal, NoAMO: paper}
 	now := d.now()
 	if l := d.list.Load(); l != nil && l.day == exchange.DateOf(now) {

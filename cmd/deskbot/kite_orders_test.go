@@ -17,7 +17,7 @@ import (
 )
 
 // mustKiteTrading starts the service with BROKER=kite against a fake Kite
-// listing NSE:INFY at ₹1,500, logs asha in from the chat and waits for the
+// listing INFY at ₹1,500, logs asha in from the chat and waits for the
 // day's instrument list; extra overrides the environment.
 func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest.Server, *toolResults) {
 	t.Helper()
@@ -32,7 +32,7 @@ func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest
 		t.Fatalf("login: %d %s", code, body)
 	}
 	deskbottest.EventuallyWithin(t, 15*time.Second, "the day's instrument list loaded", func() bool {
-		return s.main.Broker.Check(deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1490, Type: deskbot.OrderLimit}) == nil
+		return s.main.Broker.Check(deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 1, Price: 1490, Type: deskbot.OrderLimit}) == nil
 	})
 	return s, kt, tr
 }
@@ -72,7 +72,7 @@ func mustHeld(t *testing.T, s *service, args, shows string) (telegramtest.Messag
 // desk as messages and the chat in trading words, each once.
 func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 	s, kt, tr := mustKiteTrading(t, nil)
-	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	if !strings.Contains(held.Plain, "Margin needed") {
 		t.Errorf("the held order does not show the margin it needs:\n%s", held.Plain)
 	}
@@ -94,14 +94,14 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 	}
 	tr.mustSee(t, "is partly filled: 4 of 10 filled at 1,490.00 on average")
 	s.mustBotMessage(t, "the partial fill in the chat", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, "partly filled: BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+		return strings.Contains(m.Plain, "partly filled: BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	})
 	if err := kt.Fill(orderID); err != nil {
 		t.Fatal(err)
 	}
 	tr.mustSee(t, "is complete: 10 filled at 1,490.00 on average")
 	s.mustBotMessage(t, "the fill in the chat", func(m telegramtest.Message) bool {
-		return strings.Contains(m.Plain, "complete: BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+		return strings.Contains(m.Plain, "complete: BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	})
 
 	time.Sleep(3 * time.Second) // a poll or two more: nothing is told again
@@ -118,7 +118,7 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 	}
 	book, err := s.main.Broker.Book(t.Context(), "main")
 	if err != nil || len(book.Positions) != 1 || book.Positions[0].Quantity != 10 {
-		t.Errorf("the desk's book after its fills: %+v %v; want long 10 NSE:INFY", book, err)
+		t.Errorf("the desk's book after its fills: %+v %v; want long 10 INFY", book, err)
 	}
 }
 
@@ -140,7 +140,7 @@ func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
 
 	asked := s.tg.InjectText(asha, groupID, "/desks", 0)
 	desks := s.mustBotMessage(t, "/desks", func(m telegramtest.Message) bool { return m.ReplyTo == asked })
-	for _, want := range []string{"NSE:INFY: long 10", "At the broker, no desk's (trades made by hand)\nNSE:INFY: long 5"} {
+	for _, want := range []string{"INFY: long 10", "At the broker, no desk's (trades made by hand)\nINFY: long 5"} {
 		if !strings.Contains(desks.Plain, want) {
 			t.Errorf("/desks reads %q; want %q", desks.Plain, want)
 		}
@@ -154,8 +154,8 @@ func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
 		return err == nil && len(b.Positions) == 0
 	})
 	left, err := s.main.Broker.Unowned(t.Context())
-	if err != nil || len(left) != 1 || left[0].Symbol != "NSE:INFY" || left[0].Quantity != 5 {
-		t.Errorf("after the flatten the account holds %+v beyond the desks (%v); want the hand-made long 5 NSE:INFY", left, err)
+	if err != nil || len(left) != 1 || left[0].Symbol != "INFY" || left[0].Quantity != 5 {
+		t.Errorf("after the flatten the account holds %+v beyond the desks (%v); want the hand-made long 5 INFY", left, err)
 	}
 	sells := 0
 	for _, o := range kt.Orders() {
@@ -175,7 +175,7 @@ func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
 // price, with the margin it needs.
 func TestKiteHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 	s, _, _ := mustKiteTrading(t, nil)
-	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10}`, "BUY 10 NSE:INFY MARKET · MIS")
+	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10}`, "BUY 10 INFY MARKET · MIS")
 	for _, want := range []string{"Notional ≈ ₹15,000.00 at the last price", "Margin needed"} {
 		if !strings.Contains(held.Plain, want) {
 			t.Errorf("the held market order reads %q; want %q", held.Plain, want)
@@ -195,7 +195,7 @@ func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
 	if r, _ := role(t, second); r != ops.RoleStandby {
 		t.Fatalf("second instance is %q; want standby", r)
 	}
-	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS")
+	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
 	tr.mustSee(t, "· open. It rests at the broker")
 	if got := kt.AllOrdersPlaced(); got != 1 {
@@ -293,7 +293,7 @@ func TestKiteCancelFromThePhone(t *testing.T) {
 	held := s.mustBotMessage(t, "the held cancel", func(m telegramtest.Message) bool {
 		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "cancel_order")
 	})
-	if want := "Cancels order " + orderID + " · BUY 10 NSE:INFY LIMIT @ 1,490.00 · MIS · open"; !strings.Contains(held.Plain, want) {
+	if want := "Cancels order " + orderID + " · BUY 10 INFY LIMIT @ 1,490.00 · MIS · open"; !strings.Contains(held.Plain, want) {
 		t.Errorf("the held cancel reads %q; want %q", held.Plain, want)
 	}
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))

@@ -100,13 +100,13 @@ func TestPaperKite(t *testing.T) {
 		t.Fatalf("login: %d %s", code, body)
 	}
 	deskbottest.EventuallyWithin(t, 15*time.Second, "the day's instrument list loaded", func() bool {
-		return s.main.Broker.Check(deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1600}) == nil
+		return s.main.Broker.Check(deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 1, Price: 1600}) == nil
 	})
 
 	refused := []struct{ args, want string }{
 		{`{"symbol":"NFO:NIFTY27DECFUT","side":"buy","quantity":30,"price":24000}`, "not a multiple of NIFTY27DECFUT's lot size 75"},
 		{`{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1600.03}`, "is not a multiple of the tick 0.05"},
-		{`{"symbol":"INFY","side":"buy","quantity":10,"price":1600}`, "INFY needs its exchange: trading on Kite, a symbol is written EXCHANGE:SYMBOL"},
+		{`{"symbol":"INFY","side":"buy","quantity":10,"price":1600.01}`, "is not a multiple of the tick 0.05"}, // a bare symbol is NSE's, checked against NSE's list
 		{`{"symbol":"NSE:TCS","side":"buy","quantity":10,"price":1600}`, "NSE:TCS is not an instrument on NSE today"},
 	}
 	for _, tt := range refused {
@@ -117,12 +117,12 @@ func TestPaperKite(t *testing.T) {
 		t.Fatalf("%d requests held for orders the exchange refuses (%v); want none", len(open), err)
 	}
 
-	tell(`place {"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1600}`)
+	tell(`place {"symbol":"INFY","side":"buy","quantity":10,"price":1600}`) // a bare symbol means NSE
 	held := s.mustBotMessage(t, "the held order", func(m telegramtest.Message) bool {
-		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "NSE:INFY")
+		return len(m.Keyboard) > 0 && strings.Contains(m.Plain, "INFY")
 	})
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
-	tr.mustSee(t, "BUY 10 NSE:INFY LIMIT @ 1,600.00 · MIS · complete 10 @ 1,500.00 avg") // Kite's last price, within the desk's limit of 1,600
+	tr.mustSee(t, "BUY 10 INFY LIMIT @ 1,600.00 · MIS · complete 10 @ 1,500.00 avg") // Kite's last price, within the desk's limit of 1,600
 
 	// Kite ends the session: the group is told once, and a price read (a
 	// book, an order) is refused saying an approver must log in.
