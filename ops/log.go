@@ -5,31 +5,64 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 )
+
+// Redactor holds the values no log line may carry: the configuration's
+// secrets from the start, and those the service comes to hold while it
+// runs (the broker's daily access token) as they come. Safe for
+// concurrent use; a value shorter than 8 bytes is not kept, since it would
+// redact ordinary words.
+type Redactor struct {
+	mu   sync.RWMutex
+	keep []string
+}
+
+// NewRedactor holds secrets.
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		r.Add(s)
+	}
+	return r
+}
+
+// Add holds s too; holding it again changes nothing.
+func (r *Redactor) Add(s string) {
+	if len(s) < 8 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.keep, s) {
+		r.keep = append(r.keep, s)
+	}
+}
+
+// Scrub is s with every held value replaced by "[redacted]".
+func (r *Redactor) Scrub(s string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, k := range r.keep {
+		s = strings.ReplaceAll(s, k, "[redacted]")
+	}
+	return s
+}
 
 // NewLogger builds the service's logger: text or JSON (LOG_FORMAT) at
 // level (LOG_LEVEL). Every value it writes (a string, an error, and the
-// text of bytes, lists, maps and structs) is scrubbed of the given
-// secrets, a second line of defence behind the parts that never log them:
-// a library error that quotes a URL must not leak the bot token.
-func NewLogger(w io.Writer, format, level string, secrets ...string) *slog.Logger {
+// text of bytes, lists, maps and structs) is scrubbed of what r holds, as
+// it holds it when the line is written: a second line of defence behind
+// the parts that never log them (a library error that quotes a URL must
+// not leak the bot token). A nil r scrubs nothing.
+func NewLogger(w io.Writer, format, level string, r *Redactor) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
-	var keep []string
-	for _, s := range secrets {
-		if len(s) >= 8 { // a short value would redact ordinary words
-			keep = append(keep, s)
-		}
-	}
 	opts := &slog.HandlerOptions{Level: lv}
-	if len(keep) > 0 {
-		scrub := func(s string) string {
-			for _, k := range keep {
-				s = strings.ReplaceAll(s, k, "[redacted]")
-			}
-			return s
-		}
+	if r != nil {
+		scrub := r.Scrub
 		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
 			switch a.Value.Kind() {
 			case slog.KindString:

@@ -319,7 +319,7 @@ func TestLoggerScrubsSecrets(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			var b strings.Builder
-			log := ops.NewLogger(&b, format, "info", token, "")
+			log := ops.NewLogger(&b, format, "info", ops.NewRedactor(token, ""))
 			log.Info("calling https://api.telegram.org/bot"+token+"/getMe", "err", errors.New("Post /bot"+token+"/x: EOF"), "url", "/bot"+token)
 			log.Debug("hidden at info")
 			out := b.String()

@@ -60,6 +60,10 @@ type LoginConfig struct {
 	// service's HTTP address at its path (BROKER_CALLBACK_URL).
 	CallbackURL string
 	Now         deskbot.Now
+	// Redact, when set, is told each access token the login makes or
+	// reads before anything can log it, so the service's logs scrub the
+	// day's token as they scrub the configuration's secrets.
+	Redact func(secret string)
 }
 
 // Login runs the daily login: the /login button's address, the callback,
@@ -212,7 +216,14 @@ func (l *Login) kept(ctx context.Context) (deskbot.BrokerSession, error) {
 	if err := json.Unmarshal([]byte(v), &s); err != nil {
 		return deskbot.BrokerSession{}, fmt.Errorf("kite: the kept session does not read: %w", err)
 	}
+	l.redact(s.AccessToken)
 	return s, nil
+}
+
+func (l *Login) redact(secret string) {
+	if l.cfg.Redact != nil {
+		l.cfg.Redact(secret)
+	}
 }
 
 // SessionEnd is when Kite ends a session started at t: the next 06:00
@@ -284,6 +295,7 @@ func (l *Login) callback(ctx context.Context, q url.Values) (int, string) {
 	_ = json.Unmarshal([]byte(v), &by)
 
 	userID, token, _, err := l.kite.GenerateSession(ctx, requestToken, l.cfg.APISecret)
+	l.redact(token)
 	if err != nil {
 		if deskbot.ErrorCode(err) == deskbot.EUNAVAILABLE {
 			l.log.WarnContext(ctx, "kite: could not exchange a login's request_token", "by", by.Audited(), "err", err)

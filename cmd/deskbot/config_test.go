@@ -135,7 +135,7 @@ func TestLoggerScrubsDeskKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	log := newLogger(cfg, &b)
+	log, _ := newLogger(cfg, &b)
 	log.Error("model failed", "err", errors.New("401 for key "+key), "detail", "Bearer "+key)
 	if strings.Contains(b.String(), key) {
 		t.Errorf("a desk's key reached the log:\n%s", b.String())

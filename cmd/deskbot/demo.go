@@ -91,7 +91,8 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 	if err != nil {
 		return nil, fmt.Errorf("configuration:\n%w", err)
 	}
-	r.Main = &Main{Config: cfg, Log: newLogger(cfg, logs), Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
+	log, redactor := newLogger(cfg, logs)
+	r.Main = &Main{Config: cfg, Log: log, Redactor: redactor, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
 	if err := r.Main.Run(ctx); err != nil {
 		return nil, err
 	}

@@ -99,9 +99,16 @@ func (m *Main) openKite() error {
 	m.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: m.Now, Log: m.Log})
 	m.Login, err = kite.NewLogin(kite.LoginConfig{
 		APIKey: cfg.KiteAPIKey, APISecret: cfg.KiteAPISecret, UserID: cfg.KiteUserID,
-		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now,
+		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now, Redact: m.redact,
 	}, m.Kite, m.Store.Chat(), m.Store.Chat(), m.Log)
 	return err
+}
+
+// redact has the service's logs scrub secret from now on.
+func (m *Main) redact(secret string) {
+	if m.Redactor != nil {
+		m.Redactor.Add(secret)
+	}
 }
 
 // kiteLoginReminder schedules the morning's reminder to log in to Kite:

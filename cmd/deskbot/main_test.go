@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -78,7 +79,10 @@ func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Serv
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})), Now: now, StopTimeout: 10 * time.Second}
+	// The test's logger scrubs nothing, so that a leak shows at its
+	// source; the Redactor still learns what the service's would scrub.
+	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Redactor: ops.NewRedactor(cfg.secrets()...), Now: now, StopTimeout: 10 * time.Second}
 	if err := s.main.Run(t.Context()); err != nil {
 		s.main.Close()
 		t.Fatalf("run: %v", err)

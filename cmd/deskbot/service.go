@@ -48,7 +48,12 @@ import (
 type Main struct {
 	Config Config
 	Log    *slog.Logger
-	Now    deskbot.Now
+	// Redactor holds what Log scrubs: the configuration's secrets, and
+	// each day's Kite access token as the login learns it. Nil (a test's
+	// logger, which scrubs nothing so that a leak shows at its source):
+	// nothing is added.
+	Redactor *ops.Redactor
+	Now      deskbot.Now
 	// StopTimeout bounds how long Close waits for running turns and held
 	// calls to finish.
 	StopTimeout time.Duration
@@ -100,13 +105,16 @@ type Main struct {
 
 // NewMain builds a Main that logs to stderr.
 func NewMain(cfg Config) *Main {
-	return &Main{Config: cfg, Log: newLogger(cfg, os.Stderr), Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
+	log, r := newLogger(cfg, os.Stderr)
+	return &Main{Config: cfg, Log: log, Redactor: r, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
 }
 
 // newLogger writes LOG_FORMAT at LOG_LEVEL, scrubbing every secret of the
-// configuration from what it writes.
-func newLogger(cfg Config, w io.Writer) *slog.Logger {
-	return ops.NewLogger(w, cfg.LogFormat, cfg.LogLevel, cfg.secrets()...)
+// configuration from what it writes, and what is added to its Redactor
+// later.
+func newLogger(cfg Config, w io.Writer) (*slog.Logger, *ops.Redactor) {
+	r := ops.NewRedactor(cfg.secrets()...)
+	return ops.NewLogger(w, cfg.LogFormat, cfg.LogLevel, r), r
 }
 
 // Run opens every part and starts the service's loops. It returns once the
