@@ -122,6 +122,43 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 	}
 }
 
+// Kite places the order but its answer is lost (the connection dropped, or
+// a gateway's 504): the service finds the order by its tag in the day's
+// orders before it sends anything again, so the allowed call makes one
+// order, and the desk is told that order's state, then its fill, once.
+func TestKiteLostAnswerMakesOneOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		how  kitetest.Loss
+	}{{"dropped", kitetest.LoseByDrop}, {"504", kitetest.LoseBy504}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, kt, tr := mustKiteTrading(t, nil)
+			held, id := mustHeld(t, s, `{"symbol":"INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
+			kt.LoseAnswers(tc.how, 1)
+			s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
+			tr.mustSee(t, "· open. It rests at the broker")
+			tag := broker.Tag(id)
+			if got := kt.OrdersPlaced(tag); got != 1 {
+				t.Fatalf("Kite holds %d orders tagged %s after a lost answer, want 1", got, tag)
+			}
+			if err := kt.Fill(kt.Orders()[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			tr.mustSee(t, "is complete: 10 filled at 1,490.00 on average")
+			time.Sleep(3 * time.Second) // a poll or two more: nothing sent or told again
+			if got := kt.AllOrdersPlaced(); got != 1 {
+				t.Errorf("Kite holds %d orders; want the one allowed", got)
+			}
+			tr.mu.Lock()
+			all := strings.Join(tr.seen, "\n")
+			tr.mu.Unlock()
+			if n := strings.Count(all, "is complete"); n != 1 {
+				t.Errorf("the desk was told of the fill %d times; want once", n)
+			}
+		})
+	}
+}
+
 // A desk's book is its own: an order made by hand in the account (no
 // deskbot tag) shows on /desks as no desk's, and /flatten of the desk
 // closes the desk's position only, at Kite, leaving the hand-made one.
