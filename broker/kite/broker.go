@@ -41,10 +41,11 @@ type BrokerConfig struct {
 	// "" is wss://ws.kite.trade.
 	TickerURL string
 	// Settle is how long a pending order must be absent from Kite's day's
-	// orders before it is taken for never placed; 0 is a minute. A
-	// placement gives up sending half of it after it was recorded, and an
-	// HTTP exchange lasts at most the client's timeout (10 s), so whatever
-	// was sent has landed by then.
+	// orders, counted from its last send (recorded just before it, once
+	// the send has its rate-limit slot), before it is taken for never
+	// placed; 0 is a minute. An HTTP exchange lasts at most the client's
+	// timeout (10 s), so whatever was sent has landed by then. An order
+	// still waiting for its slot in this process is never taken for one.
 	Settle time.Duration
 	// Every is how often Run reads Kite's day's orders while any order is
 	// open; 0 is 2 s (Kite allows 10 such calls a second).
@@ -222,22 +223,32 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		}
 		return b.resolve(ctx, rec)
 	}
-	// Nothing is sent later than half the settling time after the record
-	// was made, so a Sync that finds no order a settling time after it
-	// may believe none will come. (A deadline is the machine's time; the
-	// record's is the injected clock's, which is the machine's in the
-	// service.)
-	sendCtx, cancel := context.WithDeadline(ctx, time.Now().Add(b.settle/2))
-	defer cancel()
-	id, err := b.kite.placeNew(sendCtx, rec.Tag, params, variety)
+	// An order waits for its rate-limit slot as long as its caller does
+	// (a burst of allowed orders goes out at Kite's pace, none dropped);
+	// each send is recorded just before it goes (sending), so a read of
+	// Kite's orders in any process counts the settling time from the send,
+	// and no process takes an order for never placed while it may still
+	// land.
+	sending := func(ctx context.Context) error {
+		cur := rec
+		cur.Updated = b.now()
+		got, moved, err := b.orders.Move(ctx, broker.Version(rec), cur, true)
+		if err == nil && !moved {
+			return fmt.Errorf("kite: order %s moved to %s before it was sent", rec.Tag, got.State)
+		}
+		return err
+	}
+	id, err := b.kite.placeNew(ctx, rec.Tag, params, variety, sending)
 	switch {
 	case err == nil:
 	case IsUnknown(err):
 		b.log.WarnContext(ctx, "kite: an order's outcome is not known yet", "desk", desk, "tag", rec.Tag, "err", scrub(err.Error(), b.kite.secrets()...))
 		return rec, unknownOutcome(rec)
 	case IsNotSent(err) && ctx.Err() == nil:
-		return b.notPlaced(ctx, rec, "it could not be sent in time (Kite's order rate limit, or Kite slow to answer)",
-			deskbot.Errorf(deskbot.EUNAVAILABLE, "the order could not be sent to Kite in time (its order rate limit, or Kite slow to answer), so it was not placed; place it again in a minute"))
+		// Its record could not be marked (Redis down): nothing was sent,
+		// and a read of Kite's orders a settling time on says so.
+		b.log.WarnContext(ctx, "kite: an order was not sent: its sending could not be recorded", "desk", desk, "tag", rec.Tag, "err", err)
+		return rec, deskbot.Errorf(deskbot.EUNAVAILABLE, "the order (%s) was not sent to Kite: its sending could not be recorded first; the desk will be told it was not placed. Place it again once that is fixed.", words.FormatOrder(rec.Order))
 	case IsNotSent(err):
 		return b.notPlaced(ctx, rec, "its placing was stopped before it was sent", fmt.Errorf("kite: place: %w", ctx.Err()))
 	case IsSession(err):
@@ -549,7 +560,7 @@ func (b *Broker) settled(rec deskbot.PlacedOrder, kite map[string]kiteconnect.Or
 	}
 	po := rec
 	switch {
-	case rec.State == deskbot.OrderPending && rec.ID == "" && now.Sub(rec.At) >= b.settle:
+	case rec.State == deskbot.OrderPending && rec.ID == "" && now.Sub(rec.Updated) >= b.settle && !b.kite.placing(rec.Tag):
 		po.State, po.Reason = deskbot.OrderNotPlaced, "Kite's order book shows no order with its tag: it was never placed"
 		return po, true
 	case rec.State != deskbot.OrderPending && deskbot.OrderDay(rec.At) < deskbot.OrderDay(now):

@@ -197,7 +197,7 @@ func TestPendingAfterACrashIsResolvedOnce(t *testing.T) {
 			}
 			if tc.sent {
 				p, variety, _ := orderParams(o)
-				if _, err := b1.kite.placeNew(ctxFor(t, 10*time.Second), tag, p, variety); err != nil {
+				if _, err := b1.kite.placeNew(ctxFor(t, 10*time.Second), tag, p, variety, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -498,7 +498,7 @@ func TestThousandOrdersAtOnce(t *testing.T) {
 		t.Skip("takes about two and a half minutes: Kite allows 400 orders a minute")
 	}
 	r := mustRig(t)
-	b, _ := r.mustBroker(t, options{settle: 20 * time.Minute})
+	b, _ := r.mustBroker(t, options{})
 	const n = 1000
 	errs := make([]error, n)
 	start := time.Now()
@@ -587,22 +587,64 @@ func TestTickerBacksOffAndResumesAfterALogin(t *testing.T) {
 	deskbottest.Eventually(t, "the ticker to connect under the new session", func() bool { return r.kt.TickerConnections() == 1 && b.TickerLive() })
 }
 
-// An order that cannot be sent within half the settling time (Kite's rate
-// limit) is not sent at all: a Sync a settling time on may then believe
-// Kite's orders when they show none.
-func TestOrderNotSentInTimeIsNotPlaced(t *testing.T) {
+// An order that waits for Kite's rate limit longer than the settling time
+// is still placed, once: while it waits, a Sync in its process does not
+// take its absence from Kite's orders for never placed.
+func TestOrderWaitingForItsSlotIsPlacedOnce(t *testing.T) {
 	r := mustRig(t)
-	b, _ := r.mustBroker(t, options{settle: 400 * time.Millisecond, clientOpts: Options{OrdersPerSecond: 1}})
-	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	b, _ := r.mustBroker(t, options{settle: 200 * time.Millisecond, clientOpts: Options{OrdersPerSecond: 1}})
+	mustPlaceOrder(t, b, "alpha", limit("INFY", deskbot.Buy, 1, 1490))
 	key := deskbottest.NewKey()
-	_, err := b.PlaceOrder(ctxFor(t, 10*time.Second), "alpha", key, limit("NSE:INFY", deskbot.Buy, 1, 1490))
-	if got, want := deskbot.ErrorCode(err), deskbot.EUNAVAILABLE; got != want {
-		t.Fatalf("got %v (code %q), want %q", err, got, want)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.PlaceOrder(ctxFor(t, 10*time.Second), "alpha", key, limit("INFY", deskbot.Buy, 1, 1490))
+		done <- err
+	}()
+	deskbottest.Eventually(t, "the second order recorded, waiting for its slot", func() bool {
+		_, err := b.orders.Order(t.Context(), "alpha", deskbot.OrderDay(r.clock.Now()), broker.Tag(key))
+		return err == nil
+	})
+	r.clock.Add(time.Minute) // past the settling time, by the record's clock
+	mustSync(t, b)
+	if err := <-done; err != nil {
+		t.Fatalf("the order that waited for its slot: %v", err)
 	}
-	if got := mustOrderOf(t, b, "alpha", broker.Tag(key)).State; got != deskbot.OrderNotPlaced {
-		t.Errorf("recorded %s, want not placed", got)
+	if got := mustOrderOf(t, b, "alpha", broker.Tag(key)).State; got != deskbot.OrderOpen {
+		t.Errorf("recorded %s, want open", got)
 	}
-	if got := r.kt.AllOrdersPlaced(); got != 1 {
-		t.Errorf("orders at Kite: %d, want 1", got)
+	if got := r.kt.OrdersPlaced(broker.Tag(key)); got != 1 {
+		t.Errorf("orders at Kite with its tag: %d, want 1", got)
+	}
+}
+
+// The settling time counts from an order's last send, not from its record:
+// an order recorded long ago and sent just now (its process waited for a
+// rate-limit slot, then died, or handed over) may still land, and no other
+// process takes it for never placed until a settling time after the send.
+func TestSettlingCountsFromTheSend(t *testing.T) {
+	r := mustRig(t)
+	b1, _ := r.mustBroker(t, options{})
+	o := limit("INFY", deskbot.Buy, 5, 1490)
+	tag := broker.Tag(deskbottest.NewKey())
+	recorded := r.clock.Now()
+	rec, _, err := b1.orders.Start(t.Context(), deskbot.PlacedOrder{Tag: tag, Desk: "alpha", Order: o, State: deskbot.OrderPending, At: recorded, Updated: recorded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Add(5 * time.Minute) // waiting for its slot
+	sent := rec
+	sent.Updated = r.clock.Now()
+	if _, moved, err := b1.orders.Move(t.Context(), broker.Version(rec), sent, true); err != nil || !moved {
+		t.Fatalf("marking the send: moved %v, %v", moved, err)
+	}
+	b2, _ := r.mustBroker(t, options{}) // another process, after a hand-over
+	mustSync(t, b2)
+	if got := mustOrderOf(t, b2, "alpha", tag).State; got != deskbot.OrderPending {
+		t.Fatalf("absent just after its send: %s, want still pending", got)
+	}
+	r.clock.Add(2 * time.Minute)
+	mustSync(t, b2)
+	if got := mustOrderOf(t, b2, "alpha", tag).State; got != deskbot.OrderNotPlaced {
+		t.Errorf("absent a settling time after its send: %s, want not placed", got)
 	}
 }

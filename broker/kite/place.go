@@ -24,7 +24,7 @@ import (
 // reports may hide one (Place again with the tag to learn which); one
 // IsNotSent reports sent nothing at all.
 func (c *Client) Place(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string) (orderID string, err error) {
-	return c.place(ctx, tag, p, variety, false)
+	return c.place(ctx, tag, p, variety, false, nil)
 }
 
 // placeNew is Place for a tag its caller has just recorded as new (the
@@ -32,11 +32,25 @@ func (c *Client) Place(ctx context.Context, tag string, p kiteconnect.OrderParam
 // sent anything, so the first read of the day's orders is skipped. Kite
 // counts that read with the other calls (10 a second), and a burst of
 // orders would spend half its calls on it.
-func (c *Client) placeNew(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string) (string, error) {
-	return c.place(ctx, tag, p, variety, true)
+//
+// mark runs before each send, once the send has its rate-limit slot: the
+// caller records that the order is going now (its settling time counts
+// from then, not from the wait for a slot). A mark that fails sends
+// nothing, and placeNew returns its error as a not-sent one.
+func (c *Client) placeNew(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string, mark func(context.Context) error) (string, error) {
+	return c.place(ctx, tag, p, variety, true, mark)
 }
 
-func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string, fresh bool) (string, error) {
+// placing reports whether a Place of tag runs in this process (sending, or
+// waiting for its slot or its turn): its order may yet be sent, so no read
+// of Kite's orders may take its absence for never placed.
+func (c *Client) placing(tag string) bool {
+	c.tagMu.Lock()
+	defer c.tagMu.Unlock()
+	return c.tags[tag] != nil
+}
+
+func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParams, variety string, fresh bool, mark func(context.Context) error) (string, error) {
 	if !validTag(tag) {
 		return "", fmt.Errorf("kite: order tag %q is not 1 to 20 letters and digits", tag)
 	}
@@ -69,7 +83,13 @@ func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParam
 		// Kite gives before doing any work).
 		var r kiteconnect.OrderResponse
 		maybe := false
+		var unmarked error
 		err := c.attempt(ctx, c.orderLim, c.accessToken(), func(k *kiteconnect.Client) (err error) {
+			if mark != nil {
+				if unmarked = mark(ctx); unmarked != nil {
+					return unmarked
+				}
+			}
 			maybe = true
 			r, err = k.PlaceOrder(variety, p)
 			maybe = err != nil && lostAnswer(err)
@@ -77,6 +97,9 @@ func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParam
 		})
 		if err == nil && r.OrderID != "" {
 			return r.OrderID, nil
+		}
+		if unmarked != nil && !maybe {
+			return "", &notSentError{tag: tag, err: unmarked}
 		}
 		if !maybe {
 			if ctx.Err() != nil {
