@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,4 +341,57 @@ func TestKiteCancelFromThePhone(t *testing.T) {
 	if o, _ := kt.Order(orderID); o.Status != kitetest.StatusCancelled {
 		t.Errorf("the order at Kite is %s after the allowed cancel; want cancelled", o.Status)
 	}
+}
+
+// A burst of 1,000 held orders allowed at once (from the desks page, as
+// fast as an approver's phone can send them) places 1,000 orders at Kite,
+// one per allowed call, at Kite's pace: the fake, enforcing Kite's
+// published limits, never has to answer 429.
+func TestKiteThousandAllowedOrdersInABurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes about two and a half minutes: Kite allows 400 orders a minute")
+	}
+	s, kt, _ := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "place_order", "WEBAPP_URL": "http://127.0.0.1" + pagePath, "WEBAPP_NAME": "desks"})
+	const n = 1000
+	ids := make([]string, n)
+	for i := range ids {
+		call := deskbot.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: deskbot.ToolPlaceOrder, Arguments: json.RawMessage(`{"symbol":"INFY","side":"buy","quantity":1,"price":1490}`)}
+		r, _, err := s.main.Gate.Hold(t.Context(), "main", fmt.Sprintf("burst-%d", i), call)
+		if err != nil {
+			t.Fatalf("hold %d: %v", i, err)
+		}
+		ids[i] = r.ID
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	work := make(chan string)
+	for range 16 {
+		wg.Go(func() {
+			for id := range work {
+				if code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {"allow_once"}}); code != 200 {
+					t.Errorf("allow %s: %d %s", id, code, body)
+				}
+			}
+		})
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	deskbottest.EventuallyWithin(t, 5*time.Minute, "1,000 orders at Kite", func() bool { return kt.AllOrdersPlaced() >= n })
+	took := time.Since(start)
+	time.Sleep(3 * time.Second) // nothing more comes
+	if got := kt.AllOrdersPlaced(); got != n {
+		t.Errorf("orders at Kite: %d, want %d", got, n)
+	}
+	for _, id := range ids {
+		if got := kt.OrdersPlaced(broker.Tag(id)); got != 1 {
+			t.Errorf("request %s placed %d orders, want 1", id, got)
+		}
+	}
+	if got := kt.Served429(); got != 0 {
+		t.Errorf("the fake answered %d 429s, want none", got)
+	}
+	t.Logf("%d allowed orders placed in %s (%.1f a second)", n, took.Round(time.Second), n/took.Seconds())
 }
