@@ -135,7 +135,9 @@ func TestSenderPacesWithinTelegramLimits(t *testing.T) {
 }
 
 // Concurrent callers of every lane get distinct slots that keep the limits
-// between them.
+// between them. Each slot is the time the sender booked for its caller:
+// the shared fake clock, which every sleeper moves, may have moved on by
+// the time a caller could read it.
 func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
@@ -144,10 +146,11 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 	for i := range 50 {
 		ctx := WithLane(t.Context(), Lane(i%4))
 		wg.Go(func() {
-			if _, err := s.acquire(ctx, dlGroup, true, laneOf(ctx), nil); err != nil {
+			at, err := s.acquire(ctx, dlGroup, true, laneOf(ctx), nil)
+			if err != nil {
 				t.Error(err)
 			}
-			slots <- clock.Now()
+			slots <- at
 		})
 	}
 	wg.Wait()
