@@ -16,12 +16,20 @@ import (
 // log in to Kite (KITE_LOGIN_REMINDER) go out. There is no holiday
 // calendar here: on an exchange holiday the report goes out with no
 // trades. The error's words name no variable; the caller says which.
-func Schedule(at string) (cron.Schedule, error) {
+func Schedule(at string) (cron.Schedule, error) { return dailyAt(at, "1-5") }
+
+// Everyday is at ("08:45", India time) on every day of the week, for a job
+// that asks the operator's calendar itself whether the day trades: the
+// morning's reminder to log in to Kite, which a Saturday's special session
+// (MARKET_HOLIDAYS) needs as much as a Monday.
+func Everyday(at string) (cron.Schedule, error) { return dailyAt(at, "*") }
+
+func dailyAt(at, weekdays string) (cron.Schedule, error) {
 	t, err := time.Parse("15:04", at)
 	if err != nil || len(at) != len("15:04") {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "must be a time of day as HH:MM, India time")
 	}
-	spec, err := cron.ParseStandard(fmt.Sprintf("%d %d * * 1-5", t.Minute(), t.Hour()))
+	spec, err := cron.ParseStandard(fmt.Sprintf("%d %d * * %s", t.Minute(), t.Hour(), weekdays))
 	if err != nil {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "%v", err)
 	}
@@ -31,31 +39,28 @@ func Schedule(at string) (cron.Schedule, error) {
 	return s, nil
 }
 
-// Daily runs send on Schedule(at); only the leader starts it.
+// Daily runs send on a schedule (Schedule, Everyday); only the leader
+// starts it.
 type Daily struct {
 	cron *cron.Cron
 }
 
-// NewDaily schedules send at at (see Schedule). ctx bounds every run it starts; a failed
-// run is logged, and the next is the next trading day's. A nil log
-// discards.
-func NewDaily(ctx context.Context, at string, send func(context.Context) error, log *slog.Logger) (*Daily, error) {
+// NewDaily schedules send on s; at names the time in its log lines. ctx
+// bounds every run it starts; a failed run is logged, and the next is the
+// schedule's next. A nil log discards.
+func NewDaily(ctx context.Context, at string, s cron.Schedule, send func(context.Context) error, log *slog.Logger) *Daily {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
-	}
-	s, err := Schedule(at)
-	if err != nil {
-		return nil, err
 	}
 	c := cron.New(cron.WithLocation(deskbot.IST))
 	c.Schedule(s, cron.FuncJob(func() {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		if err := send(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.ErrorContext(ctx, "a daily job failed; the next runs the next trading day", "at", at, "err", err)
+			log.ErrorContext(ctx, "a daily job failed; the next runs at its next time", "at", at, "err", err)
 		}
 	}))
-	return &Daily{cron: c}, nil
+	return &Daily{cron: c}
 }
 
 // Start runs the schedule in the background.

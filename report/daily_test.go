@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,5 +67,27 @@ func TestScheduleRefusesWhatIsNotHHMM(t *testing.T) {
 		if _, err := report.Schedule(at); err != nil {
 			t.Errorf("Schedule(%q) = %v", at, err)
 		}
+	}
+}
+
+// Everyday fires every day of the week at its time, Saturday and Sunday
+// too: its job asks the operator's calendar whether the day trades (a
+// Saturday's special session does).
+func TestEverydayFiresEveryDay(t *testing.T) {
+	s, err := report.Everyday("08:45")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 12, 4, 9, 0, 0, 0, deskbot.IST) // a Friday, after its 08:45
+	var got []string
+	for at := s.Next(from); len(got) < 7; at = s.Next(at) {
+		got = append(got, at.In(deskbot.IST).Format("Mon 15:04"))
+	}
+	want := []string{"Sat 08:45", "Sun 08:45", "Mon 08:45", "Tue 08:45", "Wed 08:45", "Thu 08:45", "Fri 08:45"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fired at %v, want %v", got, want)
+	}
+	if _, err := report.Everyday("8:45"); deskbot.ErrorCode(err) != deskbot.EINVALID {
+		t.Errorf("Everyday(%q) = %v, want EINVALID", "8:45", err)
 	}
 }

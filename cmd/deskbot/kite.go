@@ -79,7 +79,7 @@ func (c Config) kiteLoginProblems() []string {
 	if _, err := kite.CheckTickerURL(c.KiteTickerURL); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
 	}
-	if _, err := report.Schedule(c.KiteLoginReminder); err != nil {
+	if _, err := report.Everyday(c.KiteLoginReminder); err != nil {
 		p = append(p, "KITE_LOGIN_REMINDER: "+deskbot.ErrorMessage(err)+", such as 08:45")
 	}
 	return p
@@ -112,24 +112,29 @@ func (m *Main) redact(secret string) {
 }
 
 // kiteLoginReminder schedules the morning's reminder to log in to Kite:
-// at KITE_LOGIN_REMINDER on the calendar's trading days (Monday to Friday;
-// a holiday in MARKET_HOLIDAYS gets none), when no session Kite takes is
-// kept. Nil without Kite's login.
+// at KITE_LOGIN_REMINDER on the calendar's trading days (MARKET_HOURS'
+// days less MARKET_HOLIDAYS, plus its special sessions: a Saturday's
+// budget session is asked for too), when no session Kite takes is kept.
+// Nil without Kite's login.
 func (m *Main) kiteLoginReminder() (*report.Daily, error) {
 	cfg := m.Config
 	if m.Login == nil {
 		return nil, nil
 	}
-	d, err := report.NewDaily(m.drain.soft, cfg.KiteLoginReminder, func(ctx context.Context) error {
-		if !m.calendar.TradingDay(m.Now()) {
-			return nil
-		}
-		return m.Login.RemindLogin(ctx)
-	}, m.Log)
+	s, err := report.Everyday(cfg.KiteLoginReminder)
 	if err != nil {
 		return nil, fmt.Errorf("KITE_LOGIN_REMINDER: %s", deskbot.ErrorMessage(err))
 	}
-	return d, nil
+	return report.NewDaily(m.drain.soft, cfg.KiteLoginReminder, s, m.remindLogin, m.Log), nil
+}
+
+// remindLogin is the morning's reminder: on the calendar's trading days
+// only, and only when no session Kite takes is kept.
+func (m *Main) remindLogin(ctx context.Context) error {
+	if !m.calendar.TradingDay(m.Now()) {
+		return nil
+	}
+	return m.Login.RemindLogin(ctx)
 }
 
 // loginMounts is what the HTTP server mounts for the login's callback.

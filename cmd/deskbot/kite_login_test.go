@@ -14,6 +14,8 @@ import (
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -308,5 +310,51 @@ func TestCheckKite(t *testing.T) {
 	kt.ExpireSession()
 	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn Kite no longer takes the session Asha started") {
 		t.Errorf("after Kite ended the session, kite: %q\n%s", lines["kite"], out)
+	}
+}
+
+// The morning's reminder goes out on the operator's trading days: a
+// weekday, and a Saturday's special session (MARKET_HOLIDAYS), but not on
+// a weekday holiday or a plain Sunday. It offers the login button.
+func TestKiteLoginReminderOnTradingDays(t *testing.T) {
+	kt := kitetest.New(t, kiteKey, kiteSecret)
+	env := map[string]string{
+		"BROKER": "paper-kite", "KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
+		"KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+		"MARKET_HOLIDAYS": "2026-12-07,2026-12-12 10:00-12:00", // a Monday off, a Saturday's special session
+	}
+	clock := deskbottest.NewClock(time.Now())
+	storetest.MustOpen(t)
+	s := mustStartClock(t, telegramtest.New(t, testToken), modeltest.New(t), env, clock.Now)
+	const ask = "🔑 No Kite session today yet"
+	for _, tt := range []struct {
+		day  time.Time
+		asks bool
+	}{
+		{time.Date(2026, 12, 4, 8, 45, 0, 0, deskbot.IST), true},  // Friday
+		{time.Date(2026, 12, 6, 8, 45, 0, 0, deskbot.IST), false}, // Sunday
+		{time.Date(2026, 12, 7, 8, 45, 0, 0, deskbot.IST), false}, // Monday, a holiday
+		{time.Date(2026, 12, 12, 8, 45, 0, 0, deskbot.IST), true}, // Saturday, a special session
+	} {
+		clock.Set(tt.day)
+		before := botMessagesStarting(s, ask)
+		if err := s.main.remindLogin(t.Context()); err != nil {
+			t.Fatalf("%s: %v", tt.day.Format("Mon 2 Jan"), err)
+		}
+		if tt.asks {
+			s.mustBotMessage(t, "the ask on "+tt.day.Format("Mon 2 Jan"), func(telegramtest.Message) bool {
+				return botMessagesStarting(s, ask) > before
+			})
+			for _, m := range s.tg.BotMessages(groupID) {
+				if strings.HasPrefix(m.Plain, ask) {
+					button(t, m, "Log in to Kite")
+				}
+			}
+		} else {
+			time.Sleep(500 * time.Millisecond)
+			if got := botMessagesStarting(s, ask); got != before {
+				t.Errorf("%s is no trading day, but the group was asked to log in", tt.day.Format("Mon 2 Jan"))
+			}
+		}
 	}
 }

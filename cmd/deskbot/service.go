@@ -280,9 +280,11 @@ func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
-	if m.report, err = report.NewDaily(m.drain.soft, cfg.ReportAt, m.Bot.SendDayReport, log); err != nil {
+	reportAt, err := report.Schedule(cfg.ReportAt)
+	if err != nil {
 		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
+	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, m.Bot.SendDayReport, log)
 	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
 		return err
 	}
