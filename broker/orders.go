@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,10 +84,17 @@ func NewOrderLog(rdb Redis, key func(parts ...string) string, now deskbot.Now, t
 	return &OrderLog{rdb: rdb, key: key, now: now, tell: tell, log: log}
 }
 
-// Version is what a desk is told about once: an order's state and the
-// quantity it filled.
+// Version is what a desk is told about once, and what a change of the
+// order compares (Move): its state and the quantity it filled. A pending
+// order's version also names its last send (Updated, which a broker sets
+// just before each send), so a read made before a send, in any process,
+// cannot settle the order after it.
 func Version(po deskbot.PlacedOrder) string {
-	return string(po.State) + " " + fmtExact(po.Filled)
+	v := string(po.State) + " " + fmtExact(po.Filled)
+	if po.State == deskbot.OrderPending {
+		v += " " + strconv.FormatInt(po.Updated.UnixMilli(), 10)
+	}
+	return v
 }
 
 // ErrNoKey refuses an order that came without its call's key: a key made

@@ -233,10 +233,14 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		cur := rec
 		cur.Updated = b.now()
 		got, moved, err := b.orders.Move(ctx, broker.Version(rec), cur, true)
-		if err == nil && !moved {
+		if err != nil {
+			return err
+		}
+		if !moved {
 			return fmt.Errorf("kite: order %s moved to %s before it was sent", rec.Tag, got.State)
 		}
-		return err
+		rec = cur // what Kite's answer moves on from
+		return nil
 	}
 	id, err := b.kite.placeNew(ctx, rec.Tag, params, variety, sending)
 	switch {
