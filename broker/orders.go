@@ -143,6 +143,9 @@ func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from stri
 	if err := deskbot.ValidDeskName(po.Desk); err != nil {
 		return recorded{}, err
 	}
+	// Booked in its one spelling, whoever built the order: "NSE:INFY" and
+	// "INFY" are one position.
+	po.Order.Symbol = deskbot.SymbolOf(deskbot.InstrumentOf(po.Order.Symbol))
 	if po.Updated.IsZero() {
 		po.Updated = l.now()
 	}
@@ -388,3 +391,24 @@ func (l *OrderLog) Trades(ctx context.Context, desk string, limit int) ([]deskbo
 // paperID is the paper broker's id of the order tagged tag: the tag
 // itself, unique to its call.
 func paperID(tag string) string { return tag }
+
+// FoldBooks writes each desk's book in the one spelling of its symbols
+// (deskbot.SymbolOf), once at the start: a position booked as "NSE:INFY"
+// before a bare symbol meant NSE joins "INFY". Each desk's book is folded
+// in one atomic step; folding again changes nothing. It returns how many
+// positions it folded.
+func FoldBooks(ctx context.Context, rdb Redis, key func(parts ...string) string, desks []string) (int, error) {
+	l := &OrderLog{rdb: rdb, key: key}
+	n := 0
+	for _, desk := range desks {
+		if err := deskbot.ValidDeskName(desk); err != nil {
+			return n, err
+		}
+		got, err := foldScript.Run(ctx, rdb, []string{l.bookKey(desk)}).Int()
+		if err != nil {
+			return n, wrapRedis(err)
+		}
+		n += got
+	}
+	return n, nil
+}

@@ -167,3 +167,49 @@ for _, sym in ipairs(syms) do
 end
 return out
 `)
+
+// foldScript writes a desk's book (KEYS[1]) in the one spelling of its
+// symbols (deskbot.SymbolOf): a position kept as "NSE:INFY" (booked before
+// a bare symbol meant NSE, as BROKER=paper-kite did) joins "INFY", as a
+// fill of its quantity at its average price would, its realised P&L kept;
+// nothing is written to the journal (no trade was made). Reply: how many
+// positions it folded.
+var foldScript = redis.NewScript(luaCommon + `
+local n = 0
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local old = all[i]
+  if string.sub(old, 1, 4) == 'NSE:' then
+    local sym = string.sub(old, 5)
+    local oq, oavg, olast, orealised = load(all[i + 1])
+    local cur = redis.call('HGET', KEYS[1], sym)
+    if not cur then
+      redis.call('HSET', KEYS[1], sym, all[i + 1])
+    else
+      local q, avg, last, realised = load(cur)
+      local gain, nq = 0, q + oq
+      if math.abs(nq) < EPS then nq = 0 end
+      if oq == 0 then
+        -- nothing held under the old spelling: only its realised P&L joins
+      elseif q == 0 or (q > 0) == (oq > 0) then
+        if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + math.abs(oq) * oavg) / math.abs(nq) end
+      else
+        local closed = math.min(math.abs(oq), math.abs(q))
+        local dir = 1
+        if q < 0 then dir = -1 end
+        gain = paise((oavg - avg) * closed * dir)
+        if nq == 0 then
+          avg = 0
+        elseif (nq > 0) ~= (q > 0) then
+          avg = oavg
+        end
+      end
+      realised = realised + orealised + gain
+      redis.call('HSET', KEYS[1], sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(last) .. ' ' .. fmt(realised))
+    end
+    redis.call('HDEL', KEYS[1], old)
+    n = n + 1
+  end
+end
+return n
+`)

@@ -81,8 +81,15 @@ func NewLogger(w io.Writer, format, level string, r *Redactor) *slog.Logger {
 					// Lists, maps, structs: the handler would print
 					// their fields. Only a value that carries a secret
 					// is replaced (by its scrubbed text), so the others
-					// keep their shape in JSON logs.
+					// keep their shape in JSON logs. Both texts are read:
+					// %+v shows raw JSON inside as byte values, while the
+					// JSON handler writes it as it is.
 					a.Value = scrubbedText(a.Value, fmt.Sprintf("%+v", v), scrub)
+					if a.Value.Kind() == slog.KindAny {
+						if b, err := json.Marshal(v); err == nil {
+							a.Value = scrubbedText(a.Value, string(b), scrub)
+						}
+					}
 				}
 			}
 			return a

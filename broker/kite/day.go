@@ -112,11 +112,11 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 	now := d.now()
 	out := make(map[string]float64, len(symbols))
 	var keys []string
-	wanted := make(map[string]string, len(symbols)) // Kite's "EXCHANGE:TRADINGSYMBOL": the symbol asked for
+	wanted := make(map[string][]string, len(symbols)) // Kite's "EXCHANGE:TRADINGSYMBOL": the spellings asked for
 	d.mu.Lock()
 	for _, sym := range symbols {
 		k := quoteKey(sym)
-		wanted[k] = sym
+		wanted[k] = append(wanted[k], sym)
 		d.asked[k] = now
 		if p, hit := d.prices[k]; hit && now.Sub(p.at) < priceLife {
 			if p.ok {
@@ -177,7 +177,7 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 		d.mu.Unlock()
 		for _, k := range chunk {
 			if v, ok := got[k]; ok {
-				if sym, asked := wanted[k]; asked {
+				for _, sym := range wanted[k] {
 					out[sym] = v
 				}
 			}

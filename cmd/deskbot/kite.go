@@ -151,10 +151,17 @@ func (m *Main) loginMounts() []ops.Mount {
 // before anyone is asked; or Kite itself (kite), orders placed at Kite and
 // followed until they are final. Every broker tells its desks and the chat
 // of its orders' changes through the store, from the leader's update loop.
-func (m *Main) openBroker(desks []string) error {
+func (m *Main) openBroker(ctx context.Context, desks []string) error {
 	cfg := m.Config
 	if err := m.openKite(); err != nil {
 		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
+	}
+	// Books kept before a bare symbol meant NSE (BROKER=paper-kite booked
+	// "NSE:INFY") are written in the one spelling before any order is.
+	if n, err := broker.FoldBooks(ctx, m.Store.Client(), m.Store.Key, desks); err != nil {
+		return fmt.Errorf("the desks' books could not be read: %s", deskbot.ErrorMessage(err))
+	} else if n > 0 {
+		m.Log.Info("broker: positions booked as NSE:SYMBOL are now written SYMBOL, one position each", "positions", n)
 	}
 	if cfg.Broker == "paper" {
 		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Telling(m.Store, m.Log)

@@ -197,7 +197,7 @@ func (m *Main) openParts(ctx context.Context, desks []string) (err error) {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and give it as REDIS_PASSWORD, or set SANDBOX_NETWORK=false.")
 		}
 	}
-	if err := m.openBroker(desks); err != nil {
+	if err := m.openBroker(ctx, desks); err != nil {
 		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
 	}
 
