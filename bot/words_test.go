@@ -101,7 +101,7 @@ func TestRequestSummary(t *testing.T) {
 		// An order at market is valued at its symbol's last price, and says
 		// when there is none.
 		{"place_order", `{"symbol":"NSE:INFY","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 INFY MARKET · NRML, notional ≈ ₹75,000.00 at the last price"},
-		{"place_order", `{"symbol":"NSE:TCS","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 NSE:TCS MARKET · NRML, notional not known: no last price for NSE:TCS just now"},
+		{"place_order", `{"symbol":"NSE:TCS","side":"buy","quantity":50}`, "<b>alpha</b>: BUY 50 TCS MARKET · NRML, notional not known: no last price for TCS just now"},
 		{"flatten_desk", `{}`, "<b>alpha</b>: flatten_desk (close every open position)"},
 		{"get_positions", `{}`, "<b>alpha</b>: get_positions (no arguments)"},
 		{"get_positions", `null`, "<b>alpha</b>: get_positions (no arguments)"},
