@@ -33,6 +33,29 @@ local function load(v)
   local a, b, c, d = string.match(v, '^(%S+) (%S+) (%S+) (%S+)$')
   return tonumber(a), tonumber(b), tonumber(c), tonumber(d)
 end
+-- add is a position of q at avg once dq more (signed: a sell is negative)
+-- join it at price: its quantity, its average and the P&L realised on
+-- what dq closed. Adding averages; reducing realises on the closed part,
+-- and what crosses zero opens at price.
+local function add(q, avg, dq, price)
+  local nq = q + dq
+  if math.abs(nq) < EPS then nq = 0 end
+  local gain = 0
+  if q == 0 or (q > 0) == (dq > 0) then
+    if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + math.abs(dq) * price) / math.abs(nq) end
+  else
+    local closed = math.min(math.abs(dq), math.abs(q))
+    local dir = 1
+    if q < 0 then dir = -1 end
+    gain = paise((price - avg) * closed * dir)
+    if nq == 0 then
+      avg = 0
+    elseif (nq > 0) ~= (q > 0) then
+      avg = price
+    end
+  end
+  return nq, avg, gain
+end
 local function journal(key, ms, side, qty, price, gain, sym, cap)
   redis.call('RPUSH', key, ms .. ' ' .. side .. ' ' .. fmt(qty) .. ' ' .. fmt(price) .. ' ' .. fmt(gain) .. ' ' .. sym)
   redis.call('LTRIM', key, -cap, -1)
@@ -52,24 +75,8 @@ local function fill(bookKey, journalKey, sym, side, qty, price, ms, cap)
   end
   local s = 1
   if side == 'sell' then s = -1 end
-  local gain = 0
-  local nq = q + s * qty
-  if math.abs(nq) < EPS then nq = 0 end
-  if q == 0 or (q > 0) == (s > 0) then
-    -- adding (or opening): weighted average of old and new
-    if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + qty * price) / math.abs(nq) end
-  else
-    -- reducing: realise on the closed part; the rest, if it crosses zero, opens at the fill price
-    local closed = math.min(qty, math.abs(q))
-    local dir = 1
-    if q < 0 then dir = -1 end
-    gain = paise((price - avg) * closed * dir)
-    if nq == 0 then
-      avg = 0
-    elseif (nq > 0) ~= (q > 0) then
-      avg = price
-    end
-  end
+  local nq, gain
+  nq, avg, gain = add(q, avg, s * qty, price)
   realised = realised + gain
   if not (finite(nq) and finite(avg) and finite(realised)) then return nil end
   redis.call('HSET', bookKey, sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(price) .. ' ' .. fmt(realised))
@@ -181,31 +188,18 @@ for i = 1, #all, 2 do
   local old = all[i]
   if string.sub(old, 1, 4) == 'NSE:' then
     local sym = string.sub(old, 5)
-    local oq, oavg, olast, orealised = load(all[i + 1])
+    local oq, oavg, _, orealised = load(all[i + 1])
     local cur = redis.call('HGET', KEYS[1], sym)
     if not cur then
       redis.call('HSET', KEYS[1], sym, all[i + 1])
     else
       local q, avg, last, realised = load(cur)
-      local gain, nq = 0, q + oq
-      if math.abs(nq) < EPS then nq = 0 end
-      if oq == 0 then
-        -- nothing held under the old spelling: only its realised P&L joins
-      elseif q == 0 or (q > 0) == (oq > 0) then
-        if nq == 0 then avg = 0 else avg = (math.abs(q) * avg + math.abs(oq) * oavg) / math.abs(nq) end
-      else
-        local closed = math.min(math.abs(oq), math.abs(q))
-        local dir = 1
-        if q < 0 then dir = -1 end
-        gain = paise((oavg - avg) * closed * dir)
-        if nq == 0 then
-          avg = 0
-        elseif (nq > 0) ~= (q > 0) then
-          avg = oavg
-        end
+      local gain = 0
+      if oq ~= 0 then -- else only its realised P&L joins
+        q, avg, gain = add(q, avg, oq, oavg)
       end
       realised = realised + orealised + gain
-      redis.call('HSET', KEYS[1], sym, fmt(nq) .. ' ' .. fmt(avg) .. ' ' .. fmt(last) .. ' ' .. fmt(realised))
+      redis.call('HSET', KEYS[1], sym, fmt(q) .. ' ' .. fmt(avg) .. ' ' .. fmt(last) .. ' ' .. fmt(realised))
     end
     redis.call('HDEL', KEYS[1], old)
     n = n + 1

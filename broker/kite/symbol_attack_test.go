@@ -12,28 +12,11 @@ import (
 // An order recorded as "NSE:INFY" (by any caller of the order log) and one
 // as "INFY" are booked as one position, under one position limit, and
 // Unowned counts the account's INFY as the desk's, with no negative twin.
-func TestBookKeptUnderTheOldSpellingIsOneInstrument(t *testing.T) {
+func TestOrdersUnderEitherSpellingAreOnePosition(t *testing.T) {
 	r := mustRig(t)
 	b, _ := r.mustBroker(t, options{})
 	ctx := ctxFor(t, 30*time.Second)
-
-	// A CNC buy recorded under the exchange's spelling.
-	old := market("NSE:INFY", deskbot.Buy, 10)
-	old.Product = deskbot.ProductCNC
-	tag := broker.Tag(deskbottest.NewKey())
-	now := r.clock.Now()
-	rec, _, err := b.orders.Start(ctx, deskbot.PlacedOrder{Tag: tag, Desk: "alpha", Order: old, State: deskbot.OrderPending, At: now, Updated: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, variety, err := orderParams(rec.Order)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.kite.Place(ctx, tag, params, variety); err != nil {
-		t.Fatal(err)
-	}
-	mustSync(t, b)
+	mustLongUnderNSE(t, r, b)
 
 	// A buy of the bare symbol.
 	mustPlaceOrder(t, b, "alpha", market("INFY", deskbot.Buy, 5))
@@ -56,27 +39,10 @@ func TestBookKeptUnderTheOldSpellingIsOneInstrument(t *testing.T) {
 // A position from an order recorded as "NSE:INFY" is closed by a flatten
 // whose closing order is booked as "INFY": the account at Kite and the
 // desk's book are both flat, not a long and a short of the same size.
-func TestFlattenOfAPositionBookedUnderTheOldSpellingLeavesTheBookFlat(t *testing.T) {
+func TestFlattenOfAPositionRecordedUnderNSELeavesTheBookFlat(t *testing.T) {
 	r := mustRig(t)
 	b, _ := r.mustBroker(t, options{})
-	ctx := ctxFor(t, 30*time.Second)
-
-	old := market("NSE:INFY", deskbot.Buy, 10)
-	old.Product = deskbot.ProductCNC
-	tag := broker.Tag(deskbottest.NewKey())
-	now := r.clock.Now()
-	rec, _, err := b.orders.Start(ctx, deskbot.PlacedOrder{Tag: tag, Desk: "alpha", Order: old, State: deskbot.OrderPending, At: now, Updated: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, variety, err := orderParams(rec.Order)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.kite.Place(ctx, tag, params, variety); err != nil {
-		t.Fatal(err)
-	}
-	mustSync(t, b)
+	mustLongUnderNSE(t, r, b)
 
 	rep := mustFlattenDesk(t, b, "alpha")
 	if len(rep.Placed) != 1 || len(rep.Left) != 0 {
@@ -106,4 +72,28 @@ func TestLastPricesAnswersEverySpellingAskedFor(t *testing.T) {
 			t.Errorf("no price for %s: %v", sym, got)
 		}
 	}
+}
+
+// mustLongUnderNSE has desk alpha buy 10 INFY CNC at Kite through an order
+// recorded under the exchange's spelling, "NSE:INFY", as a caller of the
+// order log other than PlaceOrder may write it, and books its fill.
+func mustLongUnderNSE(t *testing.T, r *rig, b *Broker) {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	o := market("NSE:INFY", deskbot.Buy, 10)
+	o.Product = deskbot.ProductCNC
+	tag := broker.Tag(deskbottest.NewKey())
+	now := r.clock.Now()
+	rec, _, err := b.orders.Start(ctx, deskbot.PlacedOrder{Tag: tag, Desk: "alpha", Order: o, State: deskbot.OrderPending, At: now, Updated: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, variety, err := orderParams(rec.Order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.kite.Place(ctx, tag, params, variety); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, b)
 }
