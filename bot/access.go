@@ -73,6 +73,10 @@ func (b *Bot) guard(anywhere bool) tele.MiddlewareFunc {
 					b.log.Debug("ignored a message from a chat the bot does not serve", "chat", chat)
 					return
 				}
+				if !b.mayHandle(c.Update().ID) {
+					b.log.Warn("not handling an update: the lease passed to another process before this one confirmed it, so that one is given it", "update", c.Update().ID)
+					return
+				}
 				if err := next(c); err != nil {
 					b.log.Error("telegram handler failed", "err", b.scrub(err.Error()))
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -29,7 +30,11 @@ import (
 // never given an update the old one confirmed, and is given again only a
 // batch the old one had not finished handing over. A process whose fenced
 // write is refused, or whose lease may have lapsed, stops polling without
-// handing anything more over.
+// handing anything more over. A handler acts on an update only while this
+// process may still lead, or once its own fenced write confirmed the update
+// (mayHandle): an update handed over, not yet confirmed, when the lease
+// passed (the process was paused between the two) is the new leader's,
+// which is given it again.
 type poller struct {
 	timeout time.Duration
 	log     *slog.Logger
@@ -45,6 +50,9 @@ type poller struct {
 	leader  deskbot.Leadership
 	saved   int // the offset last written to the store
 	savedAt time.Time
+	// confirmed is saved for handlers to read: no other process is given
+	// an update up to it.
+	confirmed atomic.Int64
 	handed  int // the last update telebot took off its channel, batch complete
 }
 
@@ -162,6 +170,7 @@ func (p *poller) loadOffset(ctx context.Context, b *tele.Bot, sleep func(context
 				p.last = id
 			}
 			p.saved, p.handed = p.last, p.last
+			p.confirmed.Store(int64(p.saved))
 			return true
 		}
 		wait := backoff.Next()
@@ -184,8 +193,20 @@ func (p *poller) saveOffset(ctx context.Context, b *tele.Bot) (bool, error) {
 	ok, err := p.offsets.PutNoteFenced(ctx, updateOffsetKey(b.Me.ID, b.URL), strconv.Itoa(p.handed), offsetTTL, p.leader.Token())
 	if ok {
 		p.saved, p.savedAt = p.handed, time.Now()
+		p.confirmed.Store(int64(p.saved))
 	}
 	return ok, err
+}
+
+// mayHandle reports whether this process may act on update id now: always
+// without a leader; with one, when its own fenced write confirmed id (no
+// other process is given it), or while the lease is surely still its own.
+// Safe for concurrent use.
+func (p *poller) mayHandle(id int) bool {
+	if p.offsets == nil || int64(id) <= p.confirmed.Load() {
+		return true
+	}
+	return p.leader.Valid()
 }
 
 func stopped(stop chan struct{}) bool {

@@ -173,3 +173,37 @@ func TestPollerStopsWhenAnotherLeads(t *testing.T) {
 		t.Errorf("Telegram holds %d unconfirmed updates, want 2 (second and third, for the new leader)", n)
 	}
 }
+
+// A handler acts on an update while this process may still lead, or once
+// its own fenced write confirmed the update; an update handed over but not
+// confirmed when the lease passed (a pause between the two) is left to the
+// new leader, which is given it again.
+func TestPollerMayHandle(t *testing.T) {
+	st := storetest.MustOpen(t)
+	l := mustLeadership(t, st)
+	p := &poller{offsets: st, leader: l}
+	p.handed = 7
+	if ok, err := p.saveOffset(t.Context(), &tele.Bot{Me: &tele.User{ID: 1}, URL: "http://x"}); !ok || err != nil {
+		t.Fatalf("saveOffset = %v, %v", ok, err)
+	}
+	tests := []struct {
+		name  string
+		valid bool
+		id    int
+		want  bool
+	}{
+		{"leading, confirmed", true, 7, true},
+		{"leading, not yet confirmed", true, 8, true},
+		{"lease passed, confirmed by this process", false, 7, true},
+		{"lease passed, not confirmed", false, 8, false},
+	}
+	for _, tt := range tests {
+		l.valid.Store(tt.valid)
+		if got := p.mayHandle(tt.id); got != tt.want {
+			t.Errorf("%s: mayHandle(%d) = %v, want %v", tt.name, tt.id, got, tt.want)
+		}
+	}
+	if one := (&poller{}); !one.mayHandle(99) {
+		t.Error("without a leader (one process) an update was not handled")
+	}
+}
