@@ -53,7 +53,7 @@ type poller struct {
 	// confirmed is saved for handlers to read: no other process is given
 	// an update up to it.
 	confirmed atomic.Int64
-	handed  int // the last update telebot took off its channel, batch complete
+	handed    int // the last update telebot took off its channel, batch complete
 }
 
 // offsetStore is where a leader keeps the update offset (the store's notes,
