@@ -54,6 +54,10 @@ func SymbolOf(exchange, tradingsymbol string) string {
 	return exchange + ":" + tradingsymbol
 }
 
+// OneSpelling is symbol in its one spelling (SymbolOf): "NSE:INFY" is
+// "INFY"; any other symbol is as written.
+func OneSpelling(symbol string) string { return SymbolOf(InstrumentOf(symbol)) }
+
 // SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
 // symbol as written; a symbol without an exchange has "" for it.
 func SplitSymbol(symbol string) (exchange, tradingsymbol string) {
@@ -240,7 +244,7 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 	if err := CheckOrder(o); err != nil {
 		return o, err
 	}
-	o.Symbol = SymbolOf(InstrumentOf(o.Symbol))
+	o.Symbol = OneSpelling(o.Symbol)
 	return o, nil
 }
 

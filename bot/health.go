@@ -36,16 +36,6 @@ func (b *Bot) LastPoll() time.Time {
 	return time.Time{}
 }
 
-// mayHandle reports whether this process may act on the update numbered
-// id (poller.mayHandle); an update that came another way than the poller
-// (none in the service) may.
-func (b *Bot) mayHandle(id int) bool {
-	if p, ok := b.tb.Poller.(*poller); ok {
-		return p.mayHandle(id)
-	}
-	return true
-}
-
 // PollingAlive returns nil when the long poll is running and Telegram
 // answered it recently. An answer comes at least every PollTimeout even
 // when nothing happens, and a hung request is abandoned 15s past it, so

@@ -264,18 +264,17 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(ctx, o.cfg.ChatID, RenderWarning(ev.Desk, ev.Text), nil)
 		}, noAfter)
-	case deskbot.EventRisk, deskbot.EventBroker:
+	case deskbot.EventRisk, deskbot.EventBroker, deskbot.EventBrokerLogin:
 		// What the risk rules did goes to General with the outcomes of
 		// held calls: a halt is the team's to act on. So does the
-		// broker's session: without one no order can be placed.
-		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
-			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), nil)
-		}, noAfter)
-	case deskbot.EventBrokerLogin:
-		// The same, with the login button: a tap by an approver answers
-		// with a login page bound to that approver (onLogin), as /login
+		// broker's session: without one no order can be placed. A call
+		// to log in carries the login button: a tap by an approver
+		// answers with a login page bound to that approver, as /login
 		// does; the button itself opens nothing anyone could reuse.
-		kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{loginButton}}}
+		var kb *tele.ReplyMarkup
+		if ev.Kind == deskbot.EventBrokerLogin {
+			kb = &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{loginButton}}}
+		}
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), htmlOpts(kb))
 		}, noAfter)

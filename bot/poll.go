@@ -209,6 +209,16 @@ func (p *poller) mayHandle(id int) bool {
 	return p.leader.Valid()
 }
 
+// mayHandle reports whether this process may act on the update numbered
+// id (poller.mayHandle); an update that came another way than the poller
+// (none in the service) may.
+func (b *Bot) mayHandle(id int) bool {
+	if p, ok := b.tb.Poller.(*poller); ok {
+		return p.mayHandle(id)
+	}
+	return true
+}
+
 func stopped(stop chan struct{}) bool {
 	select {
 	case <-stop:

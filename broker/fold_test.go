@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot/broker"
 )
@@ -22,7 +23,8 @@ func TestFoldBooksMakesOnePositionOfTwoSpellings(t *testing.T) {
 	).Err(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := broker.FoldBooks(t.Context(), rdb, key, []string{"alpha", "beta"})
+	orders := broker.NewOrderLog(rdb, key, time.Now, nil, nil)
+	n, err := orders.FoldBooks(t.Context(), []string{"alpha", "beta"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func TestFoldBooksMakesOnePositionOfTwoSpellings(t *testing.T) {
 			t.Errorf("%s = %q, want %q", sym, got[sym], v)
 		}
 	}
-	if n, err := broker.FoldBooks(t.Context(), rdb, key, []string{"alpha"}); err != nil || n != 0 {
+	if n, err := orders.FoldBooks(t.Context(), []string{"alpha"}); err != nil || n != 0 {
 		t.Errorf("folding again: %d, %v; want 0, nil", n, err)
 	}
 }

@@ -145,7 +145,7 @@ func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from stri
 	}
 	// Booked in its one spelling, whoever built the order: "NSE:INFY" and
 	// "INFY" are one position.
-	po.Order.Symbol = deskbot.SymbolOf(deskbot.InstrumentOf(po.Order.Symbol))
+	po.Order.Symbol = deskbot.OneSpelling(po.Order.Symbol)
 	if po.Updated.IsZero() {
 		po.Updated = l.now()
 	}
@@ -397,14 +397,13 @@ func paperID(tag string) string { return tag }
 // before a bare symbol meant NSE joins "INFY". Each desk's book is folded
 // in one atomic step; folding again changes nothing. It returns how many
 // positions it folded.
-func FoldBooks(ctx context.Context, rdb Redis, key func(parts ...string) string, desks []string) (int, error) {
-	l := &OrderLog{rdb: rdb, key: key}
+func (l *OrderLog) FoldBooks(ctx context.Context, desks []string) (int, error) {
 	n := 0
 	for _, desk := range desks {
 		if err := deskbot.ValidDeskName(desk); err != nil {
 			return n, err
 		}
-		got, err := foldScript.Run(ctx, rdb, []string{l.bookKey(desk)}).Int()
+		got, err := foldScript.Run(ctx, l.rdb, []string{l.bookKey(desk)}).Int()
 		if err != nil {
 			return n, wrapRedis(err)
 		}

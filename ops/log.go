@@ -29,9 +29,17 @@ func NewRedactor(secrets ...string) *Redactor {
 	return r
 }
 
-// Add holds s too; holding it again changes nothing.
+// Add holds s too; holding it again changes nothing, under a read lock
+// only (the Kite login adds the token at each read of its session). A nil
+// Redactor holds nothing.
 func (r *Redactor) Add(s string) {
-	if len(s) < 8 {
+	if r == nil || len(s) < 8 {
+		return
+	}
+	r.mu.RLock()
+	held := slices.Contains(r.keep, s)
+	r.mu.RUnlock()
+	if held {
 		return
 	}
 	r.mu.Lock()

@@ -188,7 +188,7 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 	}
 	// Recorded in its one spelling, as the books and Unowned compare it,
 	// whoever built the order.
-	o.Symbol = deskbot.SymbolOf(deskbot.InstrumentOf(o.Symbol))
+	o.Symbol = deskbot.OneSpelling(o.Symbol)
 	if o.Product == "" {
 		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.EINVALID, "product is required at Kite: send one of MIS, NRML or CNC")
 	}

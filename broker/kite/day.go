@@ -103,11 +103,11 @@ func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, erro
 	return v, ok, nil
 }
 
-// LastPrices is the last price at Kite of each of symbols (a bare symbol is
-// NSE's, deskbot.InstrumentOf). Kite takes one quote call a second, so what is not in the
-// second's cache is read in one call with every symbol asked for in the
-// last priceWatch too (the other desks' books, the risk rules' round):
-// they are priced together, not a second apart.
+// LastPrices is the last price at Kite of each of symbols (a bare symbol
+// is NSE's, deskbot.InstrumentOf). Kite takes one quote call a second, so
+// what is not in the second's cache is read in one call with every symbol
+// asked for in the last priceWatch too (the other desks' books, the risk
+// rules' round): they are priced together, not a second apart.
 func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {
 	now := d.now()
 	out := make(map[string]float64, len(symbols))

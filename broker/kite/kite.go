@@ -61,7 +61,8 @@
 // after its last send (each send is recorded just before it goes, once it
 // has its rate-limit slot, and lasts at most the client's timeout) it was
 // never placed, unless a Place of it still runs in the reading process
-// (waiting for its slot: a burst goes out at Kite's pace, none dropped). Every later change (a fill, a rejection, a cancel) moves
+// (waiting for its slot: a burst goes out at Kite's pace, none dropped).
+// Every later change (a fill, a rejection, a cancel) moves
 // the record only from the version it was read at (OrderLog.Move), and
 // never back, so two processes reading Kite at once (a hand-over), or the
 // ticker and the poll, agree whichever is first; the order log's Teller

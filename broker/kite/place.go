@@ -98,7 +98,7 @@ func (c *Client) place(ctx context.Context, tag string, p kiteconnect.OrderParam
 		if err == nil && r.OrderID != "" {
 			return r.OrderID, nil
 		}
-		if unmarked != nil && !maybe {
+		if unmarked != nil { // returned before anything was sent
 			return "", &notSentError{tag: tag, err: unmarked}
 		}
 		if !maybe {

@@ -99,16 +99,9 @@ func (m *Main) openKite() error {
 	m.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: m.Now, Log: m.Log})
 	m.Login, err = kite.NewLogin(kite.LoginConfig{
 		APIKey: cfg.KiteAPIKey, APISecret: cfg.KiteAPISecret, UserID: cfg.KiteUserID,
-		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now, Redact: m.redact,
+		CallbackURL: cfg.BrokerCallbackURL, Now: m.Now, Redact: m.Redactor.Add,
 	}, m.Kite, m.Store.Chat(), m.Store.Chat(), m.Log)
 	return err
-}
-
-// redact has the service's logs scrub secret from now on.
-func (m *Main) redact(secret string) {
-	if m.Redactor != nil {
-		m.Redactor.Add(secret)
-	}
 }
 
 // kiteLoginReminder schedules the morning's reminder to log in to Kite:
@@ -158,7 +151,8 @@ func (m *Main) openBroker(ctx context.Context, desks []string) error {
 	}
 	// Books kept before a bare symbol meant NSE (BROKER=paper-kite booked
 	// "NSE:INFY") are written in the one spelling before any order is.
-	if n, err := broker.FoldBooks(ctx, m.Store.Client(), m.Store.Key, desks); err != nil {
+	orders := broker.NewOrderLog(m.Store.Client(), m.Store.Key, m.Now, m.Store, m.Log)
+	if n, err := orders.FoldBooks(ctx, desks); err != nil {
 		return fmt.Errorf("the desks' books could not be read: %s", deskbot.ErrorMessage(err))
 	} else if n > 0 {
 		m.Log.Info("broker: positions booked as NSE:SYMBOL are now written SYMBOL, one position each", "positions", n)
@@ -178,7 +172,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string) error {
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
 			Kite: m.Kite, Login: m.Login, Day: m.kiteDay, Now: m.Now, Log: m.Log, TickerURL: cfg.KiteTickerURL, Desks: desks,
-			Orders: broker.NewOrderLog(m.Store.Client(), m.Store.Key, m.Now, m.Store, m.Log),
+			Orders: orders,
 		})
 		if err != nil {
 			return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
