@@ -242,20 +242,28 @@ type BrokerLogin interface {
 	Session(ctx context.Context) (BrokerSession, error)
 }
 
-// Market is the price a symbol trades at now, which no desk names. A
-// price in an order is only a limit: the paper broker fills at the
-// market's price, and the hard limits value orders and positions at it,
-// so a desk cannot make a position small by calling it cheap. Every
+// Market is what a symbol trades at now and what it is, which no desk
+// names. A price in an order is only a limit: the paper broker fills at
+// the market's price, and the hard limits value orders and positions at
+// it, so a desk cannot make a position small by calling it cheap. Every
 // Broker is one.
 type Market interface {
-	// LastPrice is symbol's last traded price in rupees; ok is false when
-	// the market has none for it.
-	LastPrice(ctx context.Context, symbol string) (price float64, ok bool, err error)
+	// LastPrice is symbol's last traded price in rupees with when the
+	// market had it; ok is false when the market has none for it. A price
+	// of 0 or less is never reported as one (Kite's 0 for a contract that
+	// has not traded); a stale one is reported with its time, and sizing
+	// decides (Price.Usable).
+	LastPrice(ctx context.Context, symbol string) (p Price, ok bool, err error)
 	// LastPrices is the last price of each of symbols, read together: a
 	// book is valued at one moment, and in one call where the market
 	// counts calls (Kite takes one quote call a second). A symbol the
-	// market has no price for is absent.
+	// market has no price for (0 or less included) is absent.
 	LastPrices(ctx context.Context, symbols []string) (map[string]float64, error)
+	// Instrument is what sizing needs to know of symbol (its contract
+	// size, type, strike, expiry, underlying). An instrument the market
+	// does not list, or whose contract size it does not know, is EINVALID
+	// with words for the model: it is refused, never counted as size 1.
+	Instrument(ctx context.Context, symbol string) (Instrument, error)
 }
 
 // Trade is one fill in a desk's journal, closing fills of a flatten

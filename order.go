@@ -58,6 +58,17 @@ func SymbolOf(exchange, tradingsymbol string) string {
 // "INFY"; any other symbol is as written.
 func OneSpelling(symbol string) string { return SymbolOf(InstrumentOf(symbol)) }
 
+// Security names what a symbol's position is a position in, for the
+// limits: the same shares listed on NSE and BSE ("INFY", "BSE:INFY") are
+// one security, counted together; any other symbol is its own.
+func Security(symbol string) string {
+	ex, ts := InstrumentOf(symbol)
+	if ex == "NSE" || ex == "BSE" {
+		return ts
+	}
+	return SymbolOf(ex, ts)
+}
+
 // SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
 // symbol as written; a symbol without an exchange has "" for it.
 func SplitSymbol(symbol string) (exchange, tradingsymbol string) {
@@ -111,6 +122,17 @@ func CheckOrder(o Order) error {
 		}
 	case o.TriggerPrice != 0:
 		return Errorf(EINVALID, "trigger_price is for SL and SL-M orders only; leave it out of a %s order", k)
+	}
+	if o.Kind() == OrderSL && positive(o.Price) && positive(o.TriggerPrice) {
+		// An SL becomes a LIMIT order at its price once the market reaches
+		// its trigger: a buy's trigger above its limit, or a sell's below,
+		// would trigger where its limit cannot fill (Kite refuses it).
+		if o.Side == Buy && o.TriggerPrice > o.Price {
+			return Errorf(EINVALID, "a buy SL order's trigger_price (%v) may not be above its price (%v): it starts to trade at the trigger and buys at the price or lower; send a trigger_price at or below the price", o.TriggerPrice, o.Price)
+		}
+		if o.Side == Sell && o.TriggerPrice < o.Price {
+			return Errorf(EINVALID, "a sell SL order's trigger_price (%v) may not be below its price (%v): it starts to trade at the trigger and sells at the price or higher; send a trigger_price at or above the price", o.TriggerPrice, o.Price)
+		}
 	}
 	if o.Product != "" && !slices.Contains(products, o.Product) {
 		return Errorf(EINVALID, "product must be one of %s, not %s", strings.Join(products, ", "), strconv.QuoteToASCII(o.Product))

@@ -17,6 +17,7 @@ import (
 	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -24,6 +25,7 @@ type limitFixture struct {
 	store  *store.Store
 	paper  *broker.Paper
 	market *brokertest.Quotes
+	sizer  *sizing.Sizer
 	exec   *agent.ToolCallExecutor
 	now    time.Time
 	mu     sync.Mutex
@@ -49,9 +51,11 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	}
 	// One set of limits, as the service has: the desk's calls are checked
 	// by them, and four eyes values orders by them.
-	limits := &agent.Limits{Policies: policies, Broker: f.paper, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	f.market.Now = now
+	f.sizer = &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now}
+	limits := &agent.Limits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
 	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
-	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits}
+	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits, Reader: f.sizer}
 	return f
 }
 

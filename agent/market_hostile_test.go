@@ -21,8 +21,8 @@ func marketOrder(side string, qty float64, extra string) string {
 // quotesDown is the broker with its market's prices unreadable.
 type quotesDown struct{ deskbot.Broker }
 
-func (quotesDown) LastPrice(context.Context, string) (float64, bool, error) {
-	return 0, false, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite's quotes could not be read")
+func (quotesDown) LastPrice(context.Context, string) (deskbot.Price, bool, error) {
+	return deskbot.Price{}, false, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite's quotes could not be read")
 }
 
 // A market order is counted at the market's price by every hard limit: a
@@ -147,7 +147,7 @@ func TestHostileMarketOrderWithoutAPriceIsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustLimits(t, tt.policy, true)
 			if tt.down {
-				f.exec.Limits.Broker = quotesDown{f.paper}
+				f.sizer.Market = quotesDown{f.paper}
 			}
 			ex := f.place(t, "t", tt.args)
 			if !ex.Refused || ex.Held || !strings.Contains(ex.Result.Text, tt.want) {

@@ -63,7 +63,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				c.Books = b
 			})
 			ctx := t.Context()
-			r, _, err := f.gate.Hold(ctx, "main", "trig", tc.call)
+			r, _, err := f.hold(ctx, "main", "trig", tc.call)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 	f := mustFixture(t, func(c *gate.Config) { c.Books = b })
 	ctx := t.Context()
 	flatten := deskbot.ToolCall{ID: "c2", Name: deskbot.ToolFlattenDesk, Arguments: json.RawMessage(`{}`)}
-	r, _, err := f.gate.Hold(ctx, "main", "trig", flatten)
+	r, _, err := f.hold(ctx, "main", "trig", flatten)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,3 +198,27 @@ func OrderEvent(po deskbot.PlacedOrder) string {
 	}
 	return s
 }
+
+// SizedAt says what an order's exposure (deskbot.SizedOrder) was counted
+// at, as the limits' refusals and the approver's message end: "at the
+// market's price of ₹1,500.00", "at its trigger price of ₹1,490.00", "at
+// its underlying's price of ₹24,000.00" (a sold option), with the
+// contract size where a unit is more than one ("× contract size 1,000").
+func SizedAt(s *deskbot.SizedOrder) string {
+	o := s.Order
+	var at string
+	switch {
+	case s.Instrument.Option() && o.Side == deskbot.Sell:
+		at = "at its underlying's price of " + Rupees(s.Underlying)
+	case s.Market.Value > 0 && s.Price == s.Market.Value && s.Price > o.Price && s.Price > o.TriggerPrice:
+		at = "at the market's price of " + Rupees(s.Price)
+	case o.TriggerPrice > o.Price && s.Price == o.TriggerPrice:
+		at = "at its trigger price of " + Rupees(o.TriggerPrice)
+	default:
+		at = "at this price"
+	}
+	if c := s.Instrument.ContractSize; c != 1 && c > 0 {
+		at += " × contract size " + GroupedQuantity(c)
+	}
+	return at
+}
