@@ -125,9 +125,9 @@ type CallChange struct {
 	// Order is the changed order as it was sized when changed; nil when
 	// read back from the store, which keeps the arguments only.
 	Order *SizedOrder `json:"order,omitempty"`
-	By        string          `json:"by"`
-	ByID      int64           `json:"by_id"`
-	At        time.Time       `json:"at"`
+	By    string      `json:"by"`
+	ByID  int64       `json:"by_id"`
+	At    time.Time   `json:"at"`
 }
 
 // Call is the call that runs when r is allowed: the desk's, or the

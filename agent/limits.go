@@ -65,7 +65,7 @@ type Limits struct {
 	Desks    interface {
 		DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error)
 	}
-	Broker   deskbot.Broker
+	Broker deskbot.Broker
 	// Sizer sizes an approver's change of a held order (Size), as the
 	// desk's orders are sized where they enter.
 	Sizer    *sizing.Sizer

@@ -16,8 +16,8 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/gate"
-	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/sizing"
+	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 

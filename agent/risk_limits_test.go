@@ -14,8 +14,8 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
-	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/sizing"
+	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/deskbot/deskbot/words"
 )
@@ -51,7 +51,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 	f.paper = broker.NewPaperMarket(f.st.Client(), f.st.Key, now, q)
 	f.desks = &countingDesks{st: f.st}
 	f.limits = &agent.Limits{Risk: map[string]deskbot.RiskRules{"main": rules}, Desks: f.desks, Broker: f.paper,
-		Sizer: &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now},
+		Sizer:    &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now},
 		Requests: f.st, Counter: f.st, Audit: f.st, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
 }

@@ -15,8 +15,8 @@ import (
 type Order struct {
 	Exchange      string  `json:"exchange"`
 	Tradingsymbol string  `json:"tradingsymbol"`
-	Quantity      float64 `json:"quantity"` // units, not lots: Kite's quantity
-	Price         float64 `json:"price"`    // 0 for a market order
+	Quantity      float64 `json:"quantity"`                // units, not lots: Kite's quantity
+	Price         float64 `json:"price"`                   // 0 for a market order
 	TriggerPrice  float64 `json:"trigger_price,omitempty"` // a stop's; 0 for none
 	AMO           bool    `json:"amo"`
 }

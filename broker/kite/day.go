@@ -41,7 +41,7 @@ type Day struct {
 	// contracts (DESKS_FILE's over the defaults); set before use, nil:
 	// deskbot.DefaultContractSizes.
 	Sizes deskbot.ContractSizes
-	log       *slog.Logger
+	log   *slog.Logger
 
 	list   atomic.Pointer[dayList]
 	loadMu sync.Mutex // one load at a time
