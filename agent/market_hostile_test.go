@@ -136,13 +136,13 @@ func TestHostileMarketOrderWithoutAPriceIsRefused(t *testing.T) {
 		want   string
 	}{
 		{"quotes down, one-order limit", deskbot.ToolPolicy{MaxOrderNotional: 2000000}, true, marketOrder("buy", 1000000, ``),
-			"the desk's hard limits could not be checked (Kite's quotes could not be read)"},
+			"it could not be checked before anyone was asked (Kite's quotes could not be read)"},
 		{"quotes down, four eyes", deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 1000000}, true, marketOrder("buy", 1, `,"order_type":"SL-M","trigger_price":1001`),
-			"the desk's hard limits could not be checked (Kite's quotes could not be read)"},
+			"it could not be checked before anyone was asked (Kite's quotes could not be read)"},
 		{"no price for the symbol", deskbot.ToolPolicy{MaxOrderNotional: 2000000}, false, `{"symbol":"INFY","side":"buy","quantity":1000000}`,
-			"the desk's hard limits could not be checked (the market has no last price for INFY to count this MARKET order at)"},
+			"the market has no last price for INFY, and this MARKET buy order is counted at the market's price, so it cannot be sized. Nobody was asked."},
 		{"no price for a stop", deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 1000000}, false, `{"symbol":"INFY","side":"sell","quantity":10,"order_type":"SL","price":1,"trigger_price":2}`,
-			"(the market has no last price for INFY to count this SL order at)"},
+			"the market has no last price for INFY, and this SL sell order is counted at the market's price"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustLimits(t, tt.policy, true)

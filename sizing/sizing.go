@@ -98,7 +98,7 @@ func (s *Sizer) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder,
 	// not needed to size it.
 	usable := err == nil && known && last.Usable(now, maxAge, open)
 	if !usable && !bounded {
-		return nil, deskbot.Errorf(deskbot.EINVALID, "%s was not placed: %s, and a %s %s is counted at the market's price, so it cannot be sized. Nobody was asked. Send a LIMIT buy, whose price bounds it, or try again once %s trades.",
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%s was not placed: %s, and this %s %s order is counted at the market's price, so it cannot be sized. Nobody was asked. Send a LIMIT buy, whose price bounds it, or try again once %s trades.",
 			deskbot.ToolPlaceOrder, noPrice(o.Symbol, last, known, now), kind, o.Side, o.Symbol)
 	}
 	if usable && (kind == deskbot.OrderSL || kind == deskbot.OrderSLM) {
