@@ -106,7 +106,7 @@ func (s *Sizer) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder,
 		// triggers at or above its trigger, a sell stop at or below.
 		if o.Side == deskbot.Buy && o.TriggerPrice <= last.Value || o.Side == deskbot.Sell && o.TriggerPrice >= last.Value {
 			return nil, deskbot.Errorf(deskbot.EINVALID, "%s was not placed: the trigger_price %s of this %s %s is already crossed by the market's last price %s (a buy stop's trigger must be above it, a sell stop's below), so it would trade at once or be refused. Nobody was asked.",
-				deskbot.ToolPlaceOrder, words.Price(o.TriggerPrice), o.Side, kind, words.Price(last.Value))
+				deskbot.ToolPlaceOrder, words.GroupedPrice(o.TriggerPrice), o.Side, kind, words.GroupedPrice(last.Value))
 		}
 	}
 	sized := &deskbot.SizedOrder{Order: o, Instrument: in, Price: max(o.Price, o.TriggerPrice)}
@@ -142,10 +142,10 @@ func (s *Sizer) underlying(ctx context.Context, in deskbot.Instrument, now time.
 // noPrice says why symbol has no usable price.
 func noPrice(symbol string, p deskbot.Price, known bool, now time.Time) string {
 	switch {
-	case !known:
+	case !known || !(p.Value > 0):
+		// A market reports no price of 0 or less: Kite's 0 is a contract
+		// listed but not traded.
 		return "the market has no last price for " + symbol
-	case !(p.Value > 0):
-		return fmt.Sprintf("the market's last price for %s is %s (it has not traded)", symbol, words.Price(p.Value))
 	default:
 		return fmt.Sprintf("the market's last price for %s is %s old", symbol, now.Sub(p.At).Round(time.Second))
 	}
