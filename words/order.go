@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -221,4 +222,17 @@ func SizedAt(s *deskbot.SizedOrder) string {
 		at += " × contract size " + GroupedQuantity(c)
 	}
 	return at
+}
+
+// ExposureLine says what a sized order puts at risk where quantity × price
+// does not: an option's premium and exposure ("Premium ₹15,000.00 ·
+// exposure ₹18,00,00,000.00 at its underlying's price of ₹24,000.00"), a
+// contract's ("Exposure ₹83,50,000.00 at this price × contract size
+// 1,000").
+func ExposureLine(s *deskbot.SizedOrder) string {
+	if s.Instrument.Option() {
+		premium := math.Abs(s.Order.Quantity) * s.Instrument.ContractSize * s.Price
+		return "Premium " + Rupees(premium) + " · exposure " + Rupees(s.Exposure) + " " + SizedAt(s)
+	}
+	return "Exposure " + Rupees(s.Exposure) + " " + SizedAt(s)
 }

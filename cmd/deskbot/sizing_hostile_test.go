@@ -89,6 +89,35 @@ func TestHostileDeskSizesOrdersAtKite(t *testing.T) {
 	if got := kt.AllOrdersPlaced(); got != 0 {
 		t.Errorf("Kite holds %d orders; want none", got)
 	}
+
+	// What an approver reads of a contract and of an option: its exposure,
+	// and for an option the premium beside it; four eyes counts the
+	// exposure (₹8,35,000 needs two).
+	for _, tc := range []struct{ args, shows, needs string }{
+		{`{"symbol":"CDS:USDINR26DECFUT","side":"buy","quantity":10,"price":83.5}`,
+			"Exposure ₹8,35,000.00 at this price × contract size 1,000", "needs 2 approvers"},
+		{`{"symbol":"NFO:NIFTY26DEC28000CE","side":"buy","quantity":75,"price":2}`,
+			"Premium ₹150.00 · exposure ₹150.00 at this price", "Allow once"},
+	} {
+		s.tg.InjectText(asha, groupID, "/tell main place "+tc.args, 0)
+		held := s.mustBotMessage(t, "the held order showing "+tc.shows, func(m telegramtest.Message) bool {
+			return len(m.Keyboard) > 0 && strings.Contains(m.Plain, tc.shows)
+		})
+		if !strings.Contains(held.Plain, tc.needs) && !strings.Contains(strings.Join(buttonsOf(held), " "), tc.needs) {
+			t.Errorf("the held order does not say %q:\n%s", tc.needs, held.Plain)
+		}
+	}
+}
+
+// buttonsOf is a message's button labels.
+func buttonsOf(m telegramtest.Message) []string {
+	var out []string
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			out = append(out, b.Text)
+		}
+	}
+	return out
 }
 
 // mustListed waits until the day's instrument list holds symbol.
