@@ -308,7 +308,7 @@ func PositionAfter(b Book, o Order) float64 {
 // left out: they move while any request waits, and the same quantities
 // close at whatever the market is. It is "" for any other call. An allow
 // runs a call only while its ShownState is what the approver was shown.
-func ShownState(tool string, args []byte, b Book) string {
+func ShownState(call ToolCall, b Book) string {
 	held := func(symbol string) float64 {
 		q := 0.0
 		for _, p := range b.Positions {
@@ -318,7 +318,7 @@ func ShownState(tool string, args []byte, b Book) string {
 		}
 		return math.Round(q*1e8) / 1e8
 	}
-	switch tool {
+	switch call.Name {
 	case ToolFlattenDesk:
 		qty := map[string]float64{}
 		for _, p := range b.Positions {
@@ -332,8 +332,14 @@ func ShownState(tool string, args []byte, b Book) string {
 		}
 		return "flatten: " + strings.Join(parts, ", ")
 	case ToolPlaceOrder:
-		o, err := ParseOrder(args)
-		if err != nil {
+		// The order as it was read where it entered; one held before orders
+		// were kept read is read from its arguments.
+		var o Order
+		if call.Order != nil {
+			o = call.Order.Order
+		} else if p, err := ParseOrder(call.Arguments); err == nil {
+			o = p
+		} else {
 			return ""
 		}
 		return "holding " + o.Symbol + " " + strconv.FormatFloat(held(o.Symbol), 'f', -1, 64)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/deskbot/deskbot/argtext"
 )
@@ -206,6 +207,7 @@ var orderArgs = []string{"symbol", "side", "quantity", "order_type", "price", "t
 // product "" (the desk's, Order.ForDesk); variety regular. The quantity
 // must be a whole number: exchanges trade whole units.
 func ParseOrder(args json.RawMessage) (Order, error) {
+	ordersParsed.Add(1)
 	var o Order
 	fields, err := ArgumentFields(ToolPlaceOrder, args)
 	if err != nil {
@@ -269,6 +271,15 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 	o.Symbol = OneSpelling(o.Symbol)
 	return o, nil
 }
+
+// ordersParsed counts ParseOrder's readings since the process started.
+var ordersParsed atomic.Int64
+
+// OrdersParsed is how many times place_order's arguments were parsed
+// since the process started: an order is read once where it enters
+// (package sizing) and once more by its tool as it runs, and a figure
+// that grows faster says something reads it again.
+func OrdersParsed() int64 { return ordersParsed.Load() }
 
 // significantDigits counts the significant digits of a JSON number's text.
 func significantDigits(raw json.RawMessage) int {

@@ -69,7 +69,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 			}
 			// The chat shows the request with the book as it is now.
 			b.set(tc.shown...)
-			shown := deskbot.ShownState(tc.call.Name, tc.call.Arguments, deskbot.Book{Positions: tc.shown})
+			shown := deskbot.ShownState(tc.call, deskbot.Book{Positions: tc.shown})
 			if err := f.gate.Shown(ctx, r.ID, shown); err != nil {
 				t.Fatal(err)
 			}

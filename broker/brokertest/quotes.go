@@ -22,6 +22,15 @@ type Quotes struct {
 	px  map[string]float64
 	at  map[string]time.Time
 	ins map[string]deskbot.Instrument
+
+	reads int
+}
+
+// Reads is how many prices were read (LastPrice) so far.
+func (q *Quotes) Reads() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.reads
 }
 
 var _ deskbot.Market = (*Quotes)(nil)
@@ -46,6 +55,7 @@ func (q *Quotes) LastPrices(ctx context.Context, symbols []string) (map[string]f
 func (q *Quotes) LastPrice(_ context.Context, symbol string) (deskbot.Price, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.reads++
 	px, ok := q.px[symbol]
 	at, dated := q.at[symbol]
 	if !dated {
