@@ -114,7 +114,7 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	tcs := deskbot.Position{Symbol: "TCS", Quantity: 10, AvgPrice: 4000, LastPrice: 4000}
-	if err := f.gate.Shown(ctx, r.ID, deskbot.ShownState(flatten.Name, flatten.Arguments, deskbot.Book{Positions: []deskbot.Position{tcs}})); err != nil {
+	if err := f.gate.Shown(ctx, r.ID, deskbot.ShownState(flatten, deskbot.Book{Positions: []deskbot.Position{tcs}})); err != nil {
 		t.Fatal(err)
 	}
 	b.set(tcs, deskbot.Position{Symbol: "INFY", Quantity: 5, AvgPrice: 1500, LastPrice: 1500})

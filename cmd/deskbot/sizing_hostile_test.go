@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
 )
 
