@@ -3,6 +3,7 @@ package exchange
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -139,5 +140,62 @@ func TestCheckAgainstKiteFake(t *testing.T) {
 func TestEntryIsTwentyFourBytes(t *testing.T) {
 	if got := unsafe.Sizeof(entry{}); got != 24 {
 		t.Errorf("entry is %d bytes, want 24", got)
+	}
+}
+
+// What sizing reads of an instrument: its contract size (units on NSE,
+// BSE, NFO and BFO; the exchange's contract on CDS and MCX, or the
+// operator's table; refused when known to neither), and where a sold
+// option's underlying is priced.
+func TestSized(t *testing.T) {
+	exp := func(y int, m time.Month, d int) models.Time {
+		return models.Time{Time: time.Date(y, m, d, 0, 0, 0, 0, deskbot.IST)}
+	}
+	ins := FromKite([]kiteconnect.Instrument{
+		{Exchange: "NFO", Tradingsymbol: "NIFTY26DEC24000PE", Name: "NIFTY", InstrumentType: "PE", StrikePrice: 24000, LotSize: 75, TickSize: 0.05, Expiry: exp(2026, 12, 29)},
+		{Exchange: "NFO", Tradingsymbol: "RELIANCE26DEC1300CE", Name: "RELIANCE", InstrumentType: "CE", StrikePrice: 1300, LotSize: 500, TickSize: 0.05, Expiry: exp(2026, 12, 29)},
+		{Exchange: "BFO", Tradingsymbol: "SENSEX26D0480000CE", Name: "SENSEX", InstrumentType: "CE", StrikePrice: 80000, LotSize: 20, TickSize: 0.05, Expiry: exp(2026, 12, 4)},
+		{Exchange: "CDS", Tradingsymbol: "USDINR26DECFUT", Name: "USDINR", InstrumentType: "FUT", LotSize: 1, TickSize: 0.0025, Expiry: exp(2026, 12, 29)},
+		{Exchange: "MCX", Tradingsymbol: "CRUDEOIL26DECFUT", Name: "CRUDEOIL", InstrumentType: "FUT", LotSize: 1, TickSize: 1, Expiry: exp(2026, 12, 17)},
+		{Exchange: "MCX", Tradingsymbol: "CRUDEOIL27JANFUT", Name: "CRUDEOIL", InstrumentType: "FUT", LotSize: 1, TickSize: 1, Expiry: exp(2027, 1, 19)},
+		{Exchange: "MCX", Tradingsymbol: "CRUDEOIL26DEC6000CE", Name: "CRUDEOIL", InstrumentType: "CE", StrikePrice: 6000, LotSize: 1, TickSize: 0.1, Expiry: exp(2026, 12, 16)},
+		{Exchange: "MCX", Tradingsymbol: "CARDAMOM26DECFUT", Name: "CARDAMOM", InstrumentType: "FUT", LotSize: 1, TickSize: 1, Expiry: exp(2026, 12, 15)},
+		{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", InstrumentType: "EQ", LotSize: 1, TickSize: 0.05},
+	})
+	for _, tc := range []struct {
+		key, sym        string
+		sizes           deskbot.ContractSizes
+		size            float64 // 0: refused
+		typ, underlying string
+		strike          float64
+	}{
+		{"NFO", "NIFTY26DEC24000PE", nil, 1, "PE", "NIFTY 50", 24000},
+		{"NFO", "RELIANCE26DEC1300CE", nil, 1, "CE", "RELIANCE", 1300},
+		{"BFO", "SENSEX26D0480000CE", nil, 1, "CE", "BSE:SENSEX", 80000},
+		{"CDS", "USDINR26DECFUT", nil, 1000, "FUT", "", 0},
+		{"MCX", "CRUDEOIL26DECFUT", nil, 100, "FUT", "", 0},
+		{"MCX", "CRUDEOIL26DEC6000CE", nil, 100, "CE", "MCX:CRUDEOIL26DECFUT", 6000},
+		{"MCX", "CARDAMOM26DECFUT", nil, 0, "", "", 0},
+		{"MCX", "CARDAMOM26DECFUT", deskbot.DefaultContractSizes().With(map[string]float64{"MCX:CARDAMOM": 100}), 100, "FUT", "", 0},
+		{"NSE", "INFY", nil, 1, "EQ", "", 0},
+	} {
+		inst, ok := ins.Lookup(tc.key, tc.sym)
+		if !ok {
+			t.Fatalf("%s:%s not listed", tc.key, tc.sym)
+		}
+		sizes := tc.sizes
+		if sizes == nil {
+			sizes = deskbot.DefaultContractSizes()
+		}
+		got, err := ins.Sized(inst, sizes)
+		if tc.size == 0 {
+			if deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "[contract_sizes]") {
+				t.Errorf("%s:%s: got %+v, %v; want refused, naming [contract_sizes]", tc.key, tc.sym, got, err)
+			}
+			continue
+		}
+		if err != nil || got.ContractSize != tc.size || got.Type != tc.typ || got.Underlying != tc.underlying || got.Strike != tc.strike {
+			t.Errorf("%s:%s: got %+v, %v; want size %v, %s on %q, strike %v", tc.key, tc.sym, got, err, tc.size, tc.typ, tc.underlying, tc.strike)
+		}
 	}
 }
