@@ -20,6 +20,7 @@ package ops
 
 import (
 	"context"
+	"github.com/deskbot/deskbot"
 	"net/http"
 	"strconv"
 	"time"
@@ -68,6 +69,9 @@ func NewMetrics(backlog Backlog) *Metrics {
 	m.modelCalls = counter("model_calls_total", "Model completions (a whole turn, for a backend that runs turns) asked for, by backend.", "backend")
 	m.modelFail = counter("model_failures_total", "Model completions (or whole turns) that failed, by backend.", "backend")
 	m.tgRetries = counter("telegram_retries_total", "Telegram calls retried, by method and the code that caused it (0: network).", "method", "code")
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "deskbot", Name: "orders_parsed_total",
+		Help: "Times place_order's arguments were parsed: once where a call enters and once as its tool runs it; faster growth means something reads orders again."},
+		func() float64 { return float64(deskbot.OrdersParsed()) }))
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if backlog != nil {
 		m.reg.MustRegister(&backlogCollector{f: backlog, desc: prometheus.NewDesc("deskbot_outbox_depth",
