@@ -20,10 +20,12 @@ import (
 // installs (.ci/run reads it from this line): the oldest tried that keeps
 // a session's first prompt on --resume and, with the flags args gives,
 // ignores the desk folder's settings, hooks and git config. Older ones
-// fail in one of those ways: 2.1.257 lost the first prompt on resume, and
-// those before 2.1.257 refuse --system-prompt-snapshot (without which
-// 2.1.197 ran a command planted in the folder's git config). Raise it only
-// after the real-CLI tests (DESKBOT_REAL_CLAUDE) pass on the new version.
+// fail: those before 2.1.257 refuse --system-prompt-snapshot (without
+// which 2.1.197 ran a command planted in the folder's git config), and
+// 2.1.257 was seen losing the first prompt on resume (it passes the
+// real-CLI tests against a fake API that gives each reply its own id, but
+// CI runs this version, so this is the one known to work). Change it only
+// with the real-CLI tests (DESKBOT_REAL_CLAUDE) passing on the new one.
 const MinVersion = "2.1.332"
 
 // Install installs MinVersion. It is pinned: on Node 20 an unpinned
