@@ -34,8 +34,8 @@
 // would answer anyway, without tools, and nothing it said is posted.
 //
 // The CLI must be MinVersion or newer (CheckVersion; deskbot check and the
-// start refuse an older one): older ones refuse a flag given here, or lose
-// the session's first prompt on --resume.
+// start refuse an older one): older ones refuse a flag given here, or were
+// seen losing the session's first prompt on --resume.
 //
 // Concurrency: a Backend serves one desk, whose turns run one at a time.
 package claudecode

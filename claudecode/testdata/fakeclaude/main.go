@@ -115,10 +115,10 @@ func main() {
 	session := fmt.Sprintf("0000-session-%d", n+1)
 	if s, ok := rec.Flags["--resume"]; ok {
 		if r.NoSession {
-			// As the CLI does: a word on stderr, an error result naming
-			// the unknown session, no init.
-			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", s)
-			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s})
+			// As the CLI does: an error result naming the unknown
+			// session, its reason in errors, no init.
+			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s,
+				"result": "", "errors": []string{"No conversation found with session ID: " + s}})
 			save()
 			os.Exit(1)
 		}
