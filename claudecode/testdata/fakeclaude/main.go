@@ -115,10 +115,12 @@ func main() {
 	session := fmt.Sprintf("0000-session-%d", n+1)
 	if s, ok := rec.Flags["--resume"]; ok {
 		if r.NoSession {
-			// As the CLI does: an error result naming the unknown
-			// session, its reason in errors, no init.
+			// As the CLI does (2.1.332): the reason on stderr and in the
+			// error result's errors, which names the unknown session and
+			// has no result text; no init.
+			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", s)
 			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s,
-				"result": "", "errors": []string{"No conversation found with session ID: " + s}})
+				"errors": []string{"No conversation found with session ID: " + s}})
 			save()
 			os.Exit(1)
 		}
@@ -182,7 +184,7 @@ func main() {
 	}
 	if r.Error != "" {
 		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session,
-			"result": "", "errors": r.Errors,
+			"errors": r.Errors,
 			"usage": map[string]int{"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20}})
 		return
 	}
