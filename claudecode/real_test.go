@@ -300,3 +300,34 @@ func transcript(ms []modeltest.Message) string {
 	}
 	return b.String()
 }
+
+// The real CLI stopped by its turn limit: its error result's reason
+// (errors, its result empty) is the failure's words, and the next backend
+// takes the turn.
+func TestRealCLIMaxTurnsSaysWhy(t *testing.T) {
+	bin := realCLI(t)
+	w := newWorld(t)
+	w.bin = bin
+	w.Desk.MaxSteps = 1 // --max-turns 1
+	api := modeltest.New(t)
+	w.baseURL = api.URL
+	api.SetHandler(func(r modeltest.Request) modeltest.Reply {
+		if !slices.Contains(r.Tools(), claudecode.ToolName("get_quote")) {
+			return modeltest.Text("ok") // the CLI's own side requests
+		}
+		if len(r.ToolResults()) > 0 {
+			return modeltest.Text("A second step the limit does not allow.")
+		}
+		return modeltest.Calls(modeltest.ToolCall{Name: claudecode.ToolName("get_quote"), Arguments: `{"symbol":"TCS"}`})
+	})
+	w.backup.Push(modeltest.Text("The backup answered."))
+	w.start(t)
+	w.Tell(t, "Quote TCS.")
+	w.WaitMessage(t, "The backup answered.")
+	w.waitLog(t, "error_max_turns after", "Reached maximum number of turns (1)")
+	for _, e := range w.OfKind(deskbot.EventDeskMessage) {
+		if strings.Contains(e.Text, "A second step") {
+			t.Errorf("posted: %q", e.Text)
+		}
+	}
+}

@@ -183,8 +183,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, r.Stderr)
 	}
 	if r.Error != "" {
-		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session,
-			"errors": r.Errors,
+		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session, "errors": r.Errors,
 			"usage": map[string]int{"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20}})
 		return
 	}
