@@ -106,9 +106,14 @@ func main() {
 	rec.Cwd, _ = os.Getwd()
 	in, _ := readAll(os.Stdin)
 	rec.Stdin = in
+	// A record is replaced whole (written aside, then renamed): the
+	// backend may kill the run while it saves one.
 	save := func() {
 		b, _ := json.MarshalIndent(rec, "", " ")
-		_ = os.WriteFile(fmt.Sprintf("%s.run%d.json", script, n+1), b, 0o600)
+		name := fmt.Sprintf("%s.run%d.json", script, n+1)
+		if os.WriteFile(name+".tmp", b, 0o600) == nil {
+			_ = os.Rename(name+".tmp", name)
+		}
 	}
 	defer save()
 
