@@ -144,12 +144,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
+	if err := checkClaudeCode(ctx, cfg.ClaudeBin, desks); err != nil {
+		return err
+	}
 	names := make([]string, len(desks))
 	for i, d := range desks {
 		names[i] = d.Name
-	}
-	if err := checkClaudeCode(ctx, cfg.ClaudeBin, desks); err != nil {
-		return err
 	}
 	if err := m.openParts(ctx, names); err != nil {
 		return err
