@@ -26,8 +26,16 @@
 //
 // The stream's final result text is the desk's message. A crash, an exit
 // without a result, an error result (a limit such as max turns, an API
-// error) and the timeout are EUNAVAILABLE failures: the next backend of the
-// chain takes the turn over without repeating completed calls.
+// error; its errors are the failure's words) and the timeout are
+// EUNAVAILABLE failures: the next backend of the chain takes the turn over
+// without repeating completed calls. So is a run whose init line shows the
+// link to the desk's tools down (deskbot's MCP server not connected, or
+// none of the desk's tools offered): the CLI is stopped there, since it
+// would answer anyway, without tools, and nothing it said is posted.
+//
+// The CLI must be MinVersion or newer (CheckVersion; deskbot check and the
+// start refuse an older one): older ones refuse a flag given here, or were
+// seen losing the session's first prompt on --resume.
 //
 // Concurrency: a Backend serves one desk, whose turns run one at a time.
 package claudecode
@@ -38,13 +46,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +136,16 @@ type event struct {
 	Result    string `json:"result"`
 	IsError   bool   `json:"is_error"`
 	NumTurns  int    `json:"num_turns"`
+	// Errors is why an error result ended the run; its result is empty.
+	Errors []string `json:"errors"`
+	// MCPServers and Tools are the init line's: the servers the CLI
+	// tried, each with its status ("connected", "failed", …), and the
+	// tools it offers the model.
+	MCPServers []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"mcp_servers"`
+	Tools []string `json:"tools"`
 	// Usage is the whole run's, as the CLI reports it: the cached input
 	// it read and wrote counts as input.
 	Usage struct {
@@ -136,6 +154,45 @@ type event struct {
 		CacheRead   int64 `json:"cache_read_input_tokens"`
 		CacheCreate int64 `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
+}
+
+// why is the reason an error result gives: its errors, else its result
+// text (an API error's words).
+func (e *event) why() string {
+	if len(e.Errors) > 0 {
+		return strings.Join(e.Errors, "; ")
+	}
+	return e.Result
+}
+
+// linkProblem says what is wrong with an init line's link to the desk's
+// tools: deskbot's MCP server missing or not connected (a refused token),
+// or none of the desk's tools (named as the CLI names them) offered. ""
+// when the link is up. A turn without it cannot act, and the CLI would
+// still answer, without tools, as if it had.
+func linkProblem(init *event, tools []string) string {
+	found, status := false, ""
+	for _, s := range init.MCPServers {
+		if s.Name == mcpserve.ServerName {
+			found, status = true, s.Status
+		}
+	}
+	switch {
+	case !found:
+		return "deskbot's MCP server is not among the CLI's"
+	case status == "":
+		return "deskbot's MCP server has no status"
+	case status != "connected":
+		return "deskbot's MCP server has status " + argtext.Clip(status, 40, "…")
+	case len(tools) == 0:
+		return "" // a turn without tools (the team's Why?)
+	}
+	for _, t := range tools {
+		if slices.Contains(init.Tools, t) {
+			return ""
+		}
+	}
+	return "none of the desk's tools is offered"
 }
 
 // usage is the run's tokens as the desk counts them.
@@ -193,10 +250,16 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (deskbot.M
 	if err := cmd.Start(); err != nil {
 		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: cannot start %s: %v", c.Name, c.Bin, err)
 	}
-	started, final, streamErr := b.read(ctx, log, out)
+	offered := make([]string, len(req.Tools))
+	for i, t := range req.Tools {
+		offered[i] = ToolName(t.Name)
+	}
+	// A dead link stops the CLI at once: whatever it goes on to say
+	// without the desk's tools is not an answer.
+	st := b.read(ctx, log, out, offered, cancel)
 	waitErr := cmd.Wait()
 
-	if session != "" && !started && rctx.Err() == nil {
+	if session != "" && !st.started && rctx.Err() == nil {
 		// The CLI gave up before its session started: most likely the
 		// session is gone (another machine, a wiped HOME). The next turn
 		// starts a new conversation rather than failing the same way.
@@ -204,32 +267,57 @@ func (b *Backend) RunTurn(ctx context.Context, req agent.TurnRequest) (deskbot.M
 			log.WarnContext(ctx, "could not forget the desk's session", "err", err)
 		}
 	}
+	final := st.final
 	switch {
 	case ctx.Err() != nil:
 		return deskbot.ModelReply{}, fmt.Errorf("%s: %w", c.Name, ctx.Err())
+	case st.link != "":
+		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: no link to the desk's tools (%s); the run was stopped", c.Name, st.link)
 	case rctx.Err() != nil:
 		return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: no answer within %s", c.Name, c.Timeout)
+	case final != nil && final.Subtype == "success" && !final.IsError && !st.inited:
+		// Nothing showed the desk's tools were there: not an answer.
+		return deskbot.ModelReply{Usage: final.usage()}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: a result with no init line before it", c.Name)
 	case final != nil && final.Subtype == "success" && !final.IsError:
 		if waitErr != nil {
 			log.WarnContext(ctx, "Claude Code exited with an error after its result", "err", waitErr)
 		}
 		return deskbot.ModelReply{Text: argtext.Clip(final.Result, maxResult, "…"), Usage: final.usage()}, nil
 	case final != nil:
-		return deskbot.ModelReply{Usage: final.usage()}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, b.redact(final.Result, turn.Token))
+		why := b.redact(final.why(), turn.Token)
+		if why == "" {
+			why = "no reason given"
+			// What the CLI wrote on stderr is all there is to go on.
+			log.WarnContext(ctx, "Claude Code's error result gave no reason", "subtype", final.Subtype, "exit", fmt.Sprint(waitErr),
+				"stderr", b.redactLong(stderr.String(), turn.Token))
+		}
+		return deskbot.ModelReply{Usage: final.usage()}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: %s after %d turns: %s", c.Name, cmp.Or(final.Subtype, "error"), final.NumTurns, why)
 	}
 	why := cmp.Or(b.redact(stderr.String(), turn.Token), "no output")
-	if streamErr != nil {
-		why = streamErr.Error() + "; " + why
+	if st.err != nil {
+		why = st.err.Error() + "; " + why
 	}
 	return deskbot.ModelReply{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "%s: ended without a result (%v): %s", c.Name, waitErr, why)
 }
 
+// streamed is what read saw of the CLI's stream.
+type streamed struct {
+	started bool   // a session started (an init line named it)
+	inited  bool   // an init line came, and showed the desk's tools linked
+	link    string // what an init line showed wrong with that link
+	final   *event // the result line
+	err     error  // the stream could not be read to its end
+}
+
 // read follows the stream until it ends: it keeps the session id as soon
-// as the CLI names it (a turn cut short still resumes its conversation)
-// and returns the result message, if any.
-func (b *Backend) read(ctx context.Context, log *slog.Logger, out io.Reader) (started bool, final *event, err error) {
+// as the CLI names it (a turn cut short still resumes its conversation),
+// checks the init line's link to the desk's tools (offered, as the CLI
+// names them), calling stop when it is down, and returns the result line,
+// if any.
+func (b *Backend) read(ctx context.Context, log *slog.Logger, out io.Reader, offered []string, stop func()) streamed {
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var r streamed
 	saved := ""
 	for sc.Scan() {
 		var ev event
@@ -238,22 +326,30 @@ func (b *Backend) read(ctx context.Context, log *slog.Logger, out io.Reader) (st
 		}
 		// Only the init message starts a session: the CLI echoes a
 		// --resume id it does not know in its error result.
-		if ev.Type == "system" && ev.Subtype == "init" && ev.SessionID != "" && ev.SessionID != saved {
-			started, saved = true, ev.SessionID
-			if err := b.c.Sessions.PutNote(context.WithoutCancel(ctx), sessionKey(b.c.Desk), ev.SessionID, sessionTTL); err != nil {
-				log.WarnContext(ctx, "could not keep the desk's Claude session", "err", err)
+		if ev.Type == "system" && ev.Subtype == "init" {
+			if ev.SessionID != "" && ev.SessionID != saved {
+				r.started, saved = true, ev.SessionID
+				if err := b.c.Sessions.PutNote(context.WithoutCancel(ctx), sessionKey(b.c.Desk), ev.SessionID, sessionTTL); err != nil {
+					log.WarnContext(ctx, "could not keep the desk's Claude session", "err", err)
+				}
 			}
+			if p := linkProblem(&ev, offered); p != "" && r.link == "" {
+				r.link = p
+				log.WarnContext(ctx, "Claude Code has no link to the desk's tools; stopping it", "problem", p)
+				stop()
+			}
+			r.inited = r.link == ""
 		}
 		if ev.Type == "result" {
-			final = &ev
+			r.final = &ev
 		}
 	}
 	if err := sc.Err(); err != nil {
 		// Drain so the CLI is not blocked writing; the result is lost.
 		_, _ = io.Copy(io.Discard, out)
-		return started, final, fmt.Errorf("unreadable output: %v", err)
+		r.err = fmt.Errorf("unreadable output: %v", err)
 	}
-	return started, final, nil
+	return r
 }
 
 // args is the CLI's command line. The prompt goes on stdin.
@@ -370,12 +466,18 @@ func writeMCPConfig(dir string, t *mcpserve.Turn) (string, error) {
 
 // redact shortens what the CLI said and removes the key and the token.
 func (b *Backend) redact(s, token string) string {
+	return argtext.Clip(strings.Join(strings.Fields(b.redactLong(s, token)), " "), 300, "…")
+}
+
+// redactLong is redact for the log, which takes the CLI's stderr whole
+// (its last 4 KiB).
+func (b *Backend) redactLong(s, token string) string {
 	for _, secret := range []string{b.c.APIKey, token} {
 		if secret != "" {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}
 	}
-	return argtext.Clip(strings.Join(strings.Fields(s), " "), 300, "…")
+	return strings.TrimSpace(s)
 }
 
 // tailBuffer keeps the last 4 KiB written to it (the CLI's stderr).
@@ -398,21 +500,4 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.b.String()
-}
-
-// Version runs bin --version (for deskbot check).
-func Version(ctx context.Context, bin string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cmp.Or(bin, DefaultBin), "--version")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "DISABLE_AUTOUPDATER=1"}
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("%s --version: %v: %s", bin, err, argtext.Clip(strings.TrimSpace(string(ee.Stderr)), 200, "…"))
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
 }

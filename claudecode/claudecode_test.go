@@ -202,6 +202,9 @@ func TestCrashMidTurnFailsOverWithoutRepeatingACall(t *testing.T) {
 	}
 }
 
+// The CLI given another desk's token or none is refused by the MCP
+// server: its init line shows deskbot's server failed, so the turn fails
+// over and nothing the CLI says without the desk's tools is posted.
 func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 	w := newWorld(t)
 	other, err := w.mcp.Open("other", nil, nil)
@@ -212,11 +215,12 @@ func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 	w.setRuns(t,
 		run{Token: other.Token, Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "first done"},
 		run{Token: "none", Steps: []step{call("get_quote", `{"symbol":"TCS"}`)}, Text: "second done"})
+	w.backup.Push(modeltest.Text("The backup took the first."), modeltest.Text("The backup took the second."))
 	w.start(t)
 	w.Tell(t, "Quote TCS.")
-	w.WaitMessage(t, "first done")
+	w.WaitMessage(t, "The backup took the first.")
 	w.Tell(t, "Quote TCS again.")
-	w.WaitMessage(t, "second done")
+	w.WaitMessage(t, "The backup took the second.")
 	for n := 1; n <= 2; n++ {
 		if rec := w.record(t, n); len(rec.Errors) == 0 || len(rec.Tools) != 0 {
 			t.Errorf("run %d: tools %d, errors %v; want refused", n, len(rec.Tools), rec.Errors)
@@ -227,6 +231,70 @@ func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 	}
 	if n := len(w.OfKind(deskbot.EventToolCall)); n != 0 {
 		t.Errorf("%d tool_call events", n)
+	}
+	for _, e := range w.OfKind(deskbot.EventDeskMessage) {
+		if strings.Contains(e.Text, "done") {
+			t.Errorf("the words of a CLI without its tools were posted: %q", e.Text)
+		}
+	}
+}
+
+// A run whose init line shows the link to the desk's tools down is not a
+// turn, however it ends: the CLI is stopped, the next backend takes the
+// turn, and nothing the CLI said is posted.
+func TestDeadMCPLinkFailsOver(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		run     run
+		problem string
+	}{
+		{"server refused", run{Token: "none", Text: "No tools today; TCS looks fine."}, "deskbot's MCP server has status failed"},
+		{"tools not offered", run{HideTools: true, Text: "No tools today; TCS looks fine."}, "none of the desk's tools is offered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, tc.run)
+			w.backup.Push(modeltest.Text("The backup answered."))
+			w.start(t)
+			w.Tell(t, "Quote TCS.")
+			w.WaitMessage(t, "The backup answered.")
+			w.WaitSettled(t, deskbot.DeskIdle)
+			for _, e := range w.OfKind(deskbot.EventDeskMessage) {
+				if strings.Contains(e.Text, "No tools today") {
+					t.Errorf("posted: %q", e.Text)
+				}
+			}
+			w.waitLog(t, tc.problem)
+		})
+	}
+}
+
+// An error result's reasons (its errors, its result text empty) are the
+// turn's error words; one that gives none leaves the CLI's stderr in the
+// log, the key and the MCP token taken out.
+func TestErrorResultSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  run
+		want []string
+	}{
+		{"errors", run{Error: "error_max_turns", Errors: []string{"Reached maximum number of turns (1)"}},
+			[]string{"error_max_turns after 1 turns: Reached maximum number of turns (1)"}},
+		{"two errors", run{Error: "error_during_execution", Errors: []string{"No conversation found", "bad --resume"}},
+			[]string{"error_during_execution after 1 turns: No conversation found; bad --resume"}},
+		{"stderr only", run{Error: "error_during_execution", Stderr: "boom: the API said 529 to sk-ant-desk-key"},
+			[]string{"error_during_execution after 1 turns: no reason given", "boom: the API said 529 to [redacted]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, tc.run)
+			w.backup.Push(modeltest.Text("The backup answered."))
+			w.start(t)
+			w.Tell(t, "Quote TCS.")
+			w.WaitMessage(t, "The backup answered.")
+			w.waitLog(t, tc.want...)
+			if strings.Contains(w.logs.String(), "sk-ant-desk-key") {
+				t.Error("the API key reached the log")
+			}
+		})
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/agent/agenttest"
 	"github.com/deskbot/deskbot/claudecode"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
@@ -61,12 +64,15 @@ func (c *tally) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // run is one scripted run of the fake CLI (see testdata/fakeclaude).
 type run struct {
-	Steps     []step `json:"steps,omitempty"`
-	Text      string `json:"text,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Token     string `json:"token,omitempty"`
-	NoSession bool   `json:"no_session,omitempty"`
-	Hang      bool   `json:"hang,omitempty"`
+	Steps     []step   `json:"steps,omitempty"`
+	Text      string   `json:"text,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	Errors    []string `json:"errors,omitempty"`
+	Stderr    string   `json:"stderr,omitempty"`
+	HideTools bool     `json:"hide_tools,omitempty"`
+	Token     string   `json:"token,omitempty"`
+	NoSession bool     `json:"no_session,omitempty"`
+	Hang      bool     `json:"hang,omitempty"`
 }
 
 type step struct {
@@ -101,7 +107,41 @@ type world struct {
 	script  string
 	bin     string
 	timeout time.Duration
-	baseURL string // the CLI's ANTHROPIC_BASE_URL, when set
+	baseURL string    // the CLI's ANTHROPIC_BASE_URL, when set
+	logs    *syncLogs // what the desk and the backend logged
+}
+
+// syncLogs is a log's text, written by the desk's goroutines and read by
+// the test.
+type syncLogs struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitLog waits until the log holds every one of want.
+func (w *world) waitLog(t *testing.T, want ...string) {
+	t.Helper()
+	deskbottest.Eventually(t, fmt.Sprintf("the log to say %q", want), func() bool {
+		logs := w.logs.String()
+		for _, s := range want {
+			if !strings.Contains(logs, s) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func newWorld(t *testing.T, runs ...run) *world {
@@ -110,7 +150,9 @@ func newWorld(t *testing.T, runs ...run) *world {
 	w := &world{
 		World: agenttest.New(t), quotes: &tally{}, backup: modeltest.New(t),
 		script: filepath.Join(dir, "claude.script.json"), bin: filepath.Join(dir, "claude"), timeout: 20 * time.Second,
+		logs: &syncLogs{},
 	}
+	w.Log = slog.New(slog.NewTextHandler(w.logs, nil))
 	w.DataDir = filepath.Join(dir, "data")
 	w.Desk = agent.DeskConfig{Name: "main", Prompt: "You trade on paper.", MaxSteps: 7,
 		Tools: []string{"get_quote", "get_positions", "place_order", "flatten_desk"}}

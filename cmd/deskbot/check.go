@@ -255,15 +255,15 @@ func deskToolsExist(desks []agent.DeskConfig) error {
 	return nil
 }
 
-// claudeCode runs the CLI's version check: the API cannot be probed
-// without spending a turn.
+// claudeCode runs the CLI's version check, as the start does: the API
+// cannot be probed without spending a turn.
 func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
-	v, err := claudecode.Version(ctx, cfg.ClaudeBin)
+	v, err := claudecode.CheckVersion(ctx, cfg.ClaudeBin)
 	if err != nil {
-		c.add("model "+modelLabel(mc), statusFail, "cannot run CLAUDE_BIN=%s (install it with npm install -g @anthropic-ai/claude-code): %v", cfg.ClaudeBin, err)
+		c.add("model "+modelLabel(mc), statusFail, "CLAUDE_BIN=%s: %s", cfg.ClaudeBin, deskbot.ErrorMessage(err))
 		return
 	}
-	c.add("model "+modelLabel(mc), statusOK, "Claude Code %s (CLAUDE_BIN=%s); its API is not probed", v, cfg.ClaudeBin)
+	c.add("model "+modelLabel(mc), statusOK, "Claude Code %s (CLAUDE_BIN=%s; %s or newer needed); its API is not probed", v, cfg.ClaudeBin, claudecode.MinVersion)
 }
 
 // policies checks the desks' approval policies against APPROVAL_TOOLS and

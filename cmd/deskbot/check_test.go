@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -292,7 +293,8 @@ func TestCheckSandboxBwrapUnusable(t *testing.T) {
 }
 
 // A desk on Claude Code: the check runs the CLI's version check (the API
-// itself is not probed) and fails when the CLI cannot run.
+// itself is not probed) and fails when the CLI cannot run or is older than
+// the oldest deskbot runs, naming the version found and the pinned install.
 func TestCheckClaudeCode(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-check")
 	dir := t.TempDir()
@@ -300,26 +302,43 @@ func TestCheckClaudeCode(t *testing.T) {
 	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"planner\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	claude := filepath.Join(dir, "claude")
-	if err := os.WriteFile(claude, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo '2.0.99 (Claude Code)'\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ name, bin, want string }{
-		{"installed", claude, "ok Claude Code 2.0.99 (Claude Code) (CLAUDE_BIN=" + claude + ")"},
-		{"missing", filepath.Join(dir, "nope"), "FAIL cannot run CLAUDE_BIN=" + filepath.Join(dir, "nope")},
+	claude, old := fakeClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), fakeClaudeVersion(t, "2.1.197 (Claude Code)")
+	for _, tc := range []struct {
+		name, bin string
+		want      []string // the line's start, then what else it holds
+	}{
+		{"installed", claude, []string{"ok Claude Code " + claudecode.MinVersion + " (Claude Code) (CLAUDE_BIN=" + claude + "; " + claudecode.MinVersion + " or newer needed)"}},
+		{"too old", old, []string{"FAIL CLAUDE_BIN=" + old + ": " + old + " is Claude Code 2.1.197, older than " + claudecode.MinVersion, claudecode.Install, claudecode.Node}},
+		{"missing", filepath.Join(dir, "nope"), []string{"FAIL CLAUDE_BIN=" + filepath.Join(dir, "nope") + ": cannot run Claude Code", claudecode.Install}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := goodEnv(t)
 			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
 			_, out, lines := checkOut(t, env)
-			if got := lines["model claude-code:claude-sonnet-4-5"]; !strings.HasPrefix(got, tc.want) {
-				t.Errorf("line = %q, want it to start with %q\n%s", got, tc.want, out)
+			got := lines["model claude-code:claude-sonnet-4-5"]
+			if !strings.HasPrefix(got, tc.want[0]) {
+				t.Errorf("line = %q, want it to start with %q\n%s", got, tc.want[0], out)
+			}
+			for _, want := range tc.want[1:] {
+				if !strings.Contains(got, want) {
+					t.Errorf("line = %q, want it to hold %q", got, want)
+				}
 			}
 			if strings.Contains(out, "sk-ant-check") {
 				t.Error("check printed the key")
 			}
 		})
 	}
+}
+
+// fakeClaudeVersion is a CLI that only answers --version, with version.
+func fakeClaudeVersion(t *testing.T, version string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo '"+version+"'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // Before the first start DATA_DIR may not exist yet: the start creates it,

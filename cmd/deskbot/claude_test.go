@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/claudecode"
 )
 
 // A desk on Claude Code, the whole service around it: the CLI (a fake,
@@ -97,7 +99,7 @@ func TestSandboxCannotReachTheMCPEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DESKBOT_TEST_CLAUDE_KEY", "sk-ant-e2e")
-	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": "/nonexistent/claude", "SANDBOX": "auto"})
+	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": fakeClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), "SANDBOX": "auto"})
 	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {
 		t.Skipf("sandbox mode %s: bubblewrap is not usable here", mode)
 	}
@@ -129,4 +131,45 @@ func TestSandboxCannotReachTheMCPEndpoint(t *testing.T) {
 		return
 	}
 	t.Fatal("no bash tool")
+}
+
+// The service does not start desks on a Claude Code CLI older than the
+// oldest deskbot runs, or one that does not run: it says which version it
+// found and how to install the one it needs.
+func TestRunRefusesAnOldClaudeCode(t *testing.T) {
+	dir := t.TempDir()
+	desks := filepath.Join(dir, "desks.toml")
+	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"main\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"DESKBOT_TEST_CLAUDE_KEY\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DESKBOT_TEST_CLAUDE_KEY", "sk-ant-e2e")
+	for _, tc := range []struct {
+		name string
+		bin  string
+		want []string
+	}{
+		{"no --system-prompt-snapshot", fakeClaudeVersion(t, "2.1.197 (Claude Code)"), []string{"is Claude Code 2.1.197, older than " + claudecode.MinVersion}},
+		{"loses the first prompt", fakeClaudeVersion(t, "2.1.257 (Claude Code)"), []string{"is Claude Code 2.1.257, older than " + claudecode.MinVersion}},
+		{"missing", filepath.Join(dir, "nope"), []string{"cannot run Claude Code"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := goodEnv(t)
+			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
+			cfg, err := LoadConfig(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
+			defer m.Close()
+			err = m.Run(t.Context())
+			if err == nil {
+				t.Fatal("Run started desks on the CLI")
+			}
+			for _, want := range append(tc.want, "desk main", "CLAUDE_BIN="+tc.bin, claudecode.Install, claudecode.Node) {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Run: %v; want it to hold %q", err, want)
+				}
+			}
+		})
+	}
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/claudecode"
 )
 
 // Every variable the service reads is in the README's table and in
@@ -108,5 +111,59 @@ func TestEnvExampleSourceable(t *testing.T) {
 	}
 	if got, want := string(out), "@every 1m\nflatten_desk,place_order\n"; got != want {
 		t.Errorf("sourced values %q, want %q", got, want)
+	}
+}
+
+// The Claude Code CLI is named at one version, claudecode.MinVersion: the
+// README gives its pinned install command, no file tells anyone to install
+// it unpinned (on Node 20 that gets 2.1.197, which fails every turn), and
+// .ci/run finds the version where it reads it.
+func TestClaudeCodeVersionDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{claudecode.Install, claudecode.MinVersion + " or newer", claudecode.Node} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	files := []string{"../../README.md", "../../Dockerfile", "../../.env.example", "../../docs/desks.example.toml", "check.go"}
+	more, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pkg = "@anthropic-ai/claude-code"
+	for _, name := range append(files, more...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rest := string(b); ; {
+			_, after, ok := strings.Cut(rest, pkg)
+			if !ok {
+				break
+			}
+			if !strings.HasPrefix(after, "@"+claudecode.MinVersion) {
+				t.Errorf("%s: %s%s: not pinned at %s", name, pkg, argtext.Clip(after, 20, "…"), claudecode.MinVersion)
+			}
+			rest = after
+		}
+	}
+	src, err := os.ReadFile("../../claudecode/version.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// .ci/run: sed -n 's/^const MinVersion = "\([0-9][0-9.]*\)".*/\1/p'
+	m := regexp.MustCompile(`(?m)^const MinVersion = "([0-9][0-9.]*)"`).FindSubmatch(src)
+	if m == nil || string(m[1]) != claudecode.MinVersion {
+		t.Errorf(".ci/run reads the version from claudecode/version.go as %q, but it is %s", m, claudecode.MinVersion)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), `s/^const MinVersion = "\([0-9][0-9.]*\)".*/\1/p' claudecode/version.go`) {
+		t.Error(".ci/run no longer reads the version as this test checks it")
 	}
 }

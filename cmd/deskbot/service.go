@@ -146,6 +146,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
+	if err := checkClaudeCode(ctx, cfg.ClaudeBin, desks); err != nil {
+		return err
+	}
 	names := make([]string, len(desks))
 	for i, d := range desks {
 		names[i] = d.Name
@@ -464,6 +467,24 @@ func (l *leadership) role() string {
 		return ops.RoleLeader
 	}
 	return ops.RoleStandby
+}
+
+// checkClaudeCode refuses to start desks on a Claude Code CLI older than
+// the oldest deskbot runs (or one that does not run): every turn would
+// fail over, or worse, lose the conversation's start.
+func checkClaudeCode(ctx context.Context, bin string, desks []agent.DeskConfig) error {
+	for _, d := range desks {
+		for _, mc := range d.Models {
+			if mc.Provider != agent.ClaudeCode {
+				continue
+			}
+			if _, err := claudecode.CheckVersion(ctx, bin); err != nil {
+				return fmt.Errorf("desk %s's model %s: CLAUDE_BIN=%s: %s", d.Name, modelLabel(mc), bin, deskbot.ErrorMessage(err))
+			}
+			return nil // one CLI for every desk
+		}
+	}
+	return nil
 }
 
 // claudeCode builds a desk's Claude Code backend, starting the MCP server

@@ -12,6 +12,7 @@ import (
 func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	req, rep, ok := s.take(r, APIAnthropic)
 	model, _ := req.Body["model"].(string)
+	id := s.replyID(req, "msg_fake_")
 	switch {
 	case !ok:
 		writeJSON(w, http.StatusInternalServerError, anthropicError("api_error", "modeltest: no reply scripted"))
@@ -20,7 +21,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		s.hang(r)
 		return
 	case rep.Flood > 0:
-		s.flood(w, APIAnthropic, model, req.Stream, rep.Flood)
+		s.flood(w, APIAnthropic, id, model, req.Stream, rep.Flood)
 		return
 	case rep.Status != 0 && rep.Status != http.StatusOK:
 		msg := rep.ErrorMessage
@@ -30,7 +31,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, rep.Status, anthropicError("api_error", msg))
 		return
 	case rep.Malformed && !req.Stream:
-		writeJSON(w, http.StatusOK, []byte(`{"id":"msg_fake","type":"message","content":[{"type":`))
+		writeJSON(w, http.StatusOK, fmt.Appendf(nil, `{"id":%q,"type":"message","content":[{"type":`, id))
 		return
 	}
 
@@ -53,9 +54,9 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		for i, c := range rep.ToolCalls {
 			blocks = append(blocks, toolUseBlock(ids[i], c.Name, c.Arguments))
 		}
-		body := fmt.Appendf(nil, `{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[%s],`+
+		body := fmt.Appendf(nil, `{"id":%q,"type":"message","role":"assistant","model":%s,"content":[%s],`+
 			`"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":%d}}`,
-			mustMarshal(model), bytes.Join(blocks, []byte(",")), stop, in, out)
+			id, mustMarshal(model), bytes.Join(blocks, []byte(",")), stop, in, out)
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
@@ -63,7 +64,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	e := newSSE(w)
 	send := func(v map[string]any) { e.send(v["type"].(string), mustMarshal(v)) }
 	send(map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": in, "output_tokens": 1},
 	}})
 	if rep.Malformed {

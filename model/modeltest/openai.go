@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"fmt"
 	"net/http"
 )
 
@@ -50,6 +51,7 @@ type oaUsage struct {
 func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	req, rep, ok := s.take(r, APIOpenAI)
 	model, _ := req.Body["model"].(string)
+	id := s.replyID(req, "chatcmpl-fake-")
 	switch {
 	case !ok:
 		writeJSON(w, http.StatusInternalServerError, openAIError("modeltest: no reply scripted"))
@@ -58,7 +60,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		s.hang(r)
 		return
 	case rep.Flood > 0:
-		s.flood(w, APIOpenAI, model, req.Stream, rep.Flood)
+		s.flood(w, APIOpenAI, id, model, req.Stream, rep.Flood)
 		return
 	case rep.Status != 0 && rep.Status != http.StatusOK:
 		msg := rep.ErrorMessage
@@ -68,7 +70,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, rep.Status, openAIError(msg))
 		return
 	case rep.Malformed && !req.Stream:
-		writeJSON(w, http.StatusOK, []byte(`{"id":"chatcmpl-fake","choices":[{"index":0,"message":{"role":`))
+		writeJSON(w, http.StatusOK, fmt.Appendf(nil, `{"id":%q,"choices":[{"index":0,"message":{"role":`, id))
 		return
 	}
 
@@ -89,7 +91,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 			msg.Content = &rep.Text
 		}
 		writeJSON(w, http.StatusOK, mustMarshal(oaCompletion{
-			ID: "chatcmpl-fake", Object: "chat.completion", Model: model,
+			ID: id, Object: "chat.completion", Model: model,
 			Choices: []oaChoice{{Message: msg, FinishReason: &finish}}, Usage: oaUsageOf(rep),
 		}))
 		return
@@ -98,14 +100,14 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	e := newSSE(w)
 	chunk := func(delta oaMessage, finish *string) {
 		e.send("", mustMarshal(oaCompletion{
-			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Model: model,
+			ID: id, Object: "chat.completion.chunk", Model: model,
 			Choices: []oaChoice{{Delta: &delta, FinishReason: finish}},
 		}))
 	}
 	empty := ""
 	chunk(oaMessage{Role: "assistant", Content: &empty}, nil)
 	if rep.Malformed {
-		e.send("", []byte(`{"id":"chatcmpl-fake","choices":[{"delta":`))
+		e.send("", fmt.Appendf(nil, `{"id":%q,"choices":[{"delta":`, id))
 		return
 	}
 	for _, p := range pieces(rep.Text, 3) {
@@ -128,7 +130,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	// sends it.
 	if so, _ := req.Body["stream_options"].(map[string]any); so["include_usage"] == true {
 		e.send("", mustMarshal(oaCompletion{
-			ID: "chatcmpl-fake", Object: "chat.completion.chunk", Model: model, Choices: []oaChoice{}, Usage: oaUsageOf(rep),
+			ID: id, Object: "chat.completion.chunk", Model: model, Choices: []oaChoice{}, Usage: oaUsageOf(rep),
 		}))
 	}
 	e.send("", []byte("[DONE]"))

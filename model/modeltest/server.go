@@ -17,6 +17,7 @@ package modeltest
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -93,6 +94,7 @@ type Server struct {
 	reqs    []Request
 	ended   bool
 	nextID  int
+	tag     string // in every reply's id: see replyID
 	sent    atomic.Int64
 }
 
@@ -113,7 +115,7 @@ func New(t testing.TB) *Server {
 // than a test. With no test to fail, a request nothing answers gets an
 // empty text reply.
 func Start(handler func(Request) Reply) *Server {
-	s := &Server{done: make(chan struct{}), handler: handler}
+	s := &Server{done: make(chan struct{}), handler: handler, tag: rand.Text()[:8]}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveOpenAI)
 	mux.HandleFunc("POST /v1/messages", s.serveAnthropic)
@@ -219,6 +221,15 @@ func (s *Server) hang(r *http.Request) {
 	}
 }
 
+// replyID is the id of req's reply: each reply its own, as the providers
+// give them (the Claude Code CLI merges the assistant messages of a
+// session that share an id when it reloads it, so one id for all
+// reorders a resumed conversation). The server's tag keeps them apart
+// from another server's.
+func (s *Server) replyID(req Request, prefix string) string {
+	return fmt.Sprintf("%s%s_%d", prefix, s.tag, req.Index+1)
+}
+
 // callID returns the id to send for a call.
 func (s *Server) callID(c ToolCall, prefix string) string {
 	if c.ID != "" {
@@ -286,24 +297,24 @@ func mustMarshal(v any) []byte {
 
 // flood writes about n bytes of one endless text, in api's format, until
 // the client stops reading.
-func (s *Server) flood(w http.ResponseWriter, api, model string, stream bool, n int64) {
+func (s *Server) flood(w http.ResponseWriter, api, id, model string, stream bool, n int64) {
 	piece := strings.Repeat("a", 32<<10)
 	var head, each, tail string
 	switch {
 	case api == APIOpenAI && !stream:
-		head = fmt.Sprintf(`{"id":"chatcmpl-fake","object":"chat.completion","model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"`, mustMarshal(model))
+		head = fmt.Sprintf(`{"id":%q,"object":"chat.completion","model":%s,"choices":[{"index":0,"message":{"role":"assistant","content":"`, id, mustMarshal(model))
 		each = piece
 		tail = `"},"finish_reason":"stop"}]}`
 	case api == APIOpenAI:
-		head = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
-		each = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + piece + `"},"finish_reason":null}]}` + "\n\n"
-		tail = `data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+		head = `data: {"id":"` + id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
+		each = `data: {"id":"` + id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + piece + `"},"finish_reason":null}]}` + "\n\n"
+		tail = `data: {"id":"` + id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
 	case !stream:
-		head = fmt.Sprintf(`{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[{"type":"text","text":"`, mustMarshal(model))
+		head = fmt.Sprintf(`{"id":%q,"type":"message","role":"assistant","model":%s,"content":[{"type":"text","text":"`, id, mustMarshal(model))
 		each = piece
 		tail = `"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`
 	default:
-		head = "event: message_start\ndata: " + fmt.Sprintf(`{"type":"message_start","message":{"id":"msg_fake","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`, mustMarshal(model)) + "\n\n" +
+		head = "event: message_start\ndata: " + fmt.Sprintf(`{"type":"message_start","message":{"id":%q,"type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`, id, mustMarshal(model)) + "\n\n" +
 			"event: content_block_start\ndata: " + `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n"
 		each = "event: content_block_delta\ndata: " + `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + piece + `"}}` + "\n\n"
 		tail = "event: content_block_stop\ndata: " + `{"type":"content_block_stop","index":0}` + "\n\n" +

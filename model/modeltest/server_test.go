@@ -74,3 +74,67 @@ func TestAnthropicMessagesNormalised(t *testing.T) {
 		t.Errorf("system = %q", got)
 	}
 }
+
+// Every reply has its own id, in each wire format, plain or streamed, as
+// the providers give them: the Claude Code CLI merges a session's
+// assistant messages that share one when it reloads the session.
+func TestEachReplyHasItsOwnID(t *testing.T) {
+	for _, tc := range []struct {
+		name, path, body string
+	}{
+		{"anthropic", "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`},
+		{"anthropic streamed", "/v1/messages", `{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+		{"openai", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"openai streamed", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := modeltest.New(t)
+			srv.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("ok") })
+			seen := map[string]bool{}
+			for range 3 {
+				id := replyID(t, srv.URL+tc.path, tc.body)
+				if id == "" || seen[id] {
+					t.Fatalf("reply id %q; ids before it %v", id, seen)
+				}
+				seen[id] = true
+			}
+		})
+	}
+}
+
+// replyID posts body and returns its reply's id: the body's, or for a
+// stream the first event's (every chunk of an OpenAI stream carries it).
+func replyID(t *testing.T, url, body string) string {
+	t.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := b
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		_, rest, ok := strings.Cut(string(b), "data: ")
+		if !ok {
+			t.Fatalf("a stream without data: %q", b)
+		}
+		first, _, _ := strings.Cut(rest, "\n")
+		data = []byte(first)
+	}
+	var v struct {
+		ID      string `json:"id"`
+		Message struct {
+			ID string `json:"id"`
+		} `json:"message"` // Anthropic's message_start
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("reply %q: %v", data, err)
+	}
+	if v.ID != "" {
+		return v.ID
+	}
+	return v.Message.ID
+}

@@ -11,9 +11,12 @@
 // neither an argument nor a variable of theirs changes what the backend
 // gives the CLI. Each run records what it saw (arguments, environment,
 // working directory, stdin, tools, results) in <script>.run<n>.json.
+// --version prints the script's "version", claudecode.MinVersion when it
+// has none.
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deskbot/deskbot/claudecode"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,8 +38,15 @@ type step struct {
 type run struct {
 	Steps []step `json:"steps"`
 	Text  string `json:"text"`
-	// Error ends with an error result of this subtype (error_max_turns).
-	Error string `json:"error,omitempty"`
+	// Error ends with an error result of this subtype (error_max_turns),
+	// whose reasons are Errors (its result text empty, as the CLI's).
+	Error  string   `json:"error,omitempty"`
+	Errors []string `json:"errors,omitempty"`
+	// Stderr is written to stderr before the result.
+	Stderr string `json:"stderr,omitempty"`
+	// HideTools leaves the MCP server's tools out of the init line, as
+	// if the CLI did not offer them.
+	HideTools bool `json:"hide_tools,omitempty"`
 	// Token replaces the config's bearer token ("none" sends none).
 	Token string `json:"token,omitempty"`
 	// NoSession fails a --resume before the session starts, as the CLI
@@ -58,22 +69,27 @@ type record struct {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		fmt.Println("2.0.99 (Claude Code)")
-		return
-	}
 	self, err := os.Executable()
 	if err != nil {
 		fail("%v", err)
 	}
 	script, args := self+".script.json", os.Args[1:]
 	raw, err := os.ReadFile(script)
+	var sc struct {
+		Runs []run
+		// Version is what --version prints; the oldest deskbot runs
+		// when not set.
+		Version string
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &sc)
+	}
+	if len(args) > 0 && args[0] == "--version" {
+		fmt.Println(cmp.Or(sc.Version, claudecode.MinVersion+" (Claude Code)"))
+		return
+	}
 	if err != nil {
 		fail("no script: %v", err)
-	}
-	var sc struct{ Runs []run }
-	if err := json.Unmarshal(raw, &sc); err != nil {
-		fail("bad script: %v", err)
 	}
 	n := 0
 	if b, err := os.ReadFile(script + ".n"); err == nil {
@@ -90,39 +106,56 @@ func main() {
 	rec.Cwd, _ = os.Getwd()
 	in, _ := readAll(os.Stdin)
 	rec.Stdin = in
+	// A record is replaced whole (written aside, then renamed): the
+	// backend may kill the run while it saves one.
 	save := func() {
 		b, _ := json.MarshalIndent(rec, "", " ")
-		_ = os.WriteFile(fmt.Sprintf("%s.run%d.json", script, n+1), b, 0o600)
+		name := fmt.Sprintf("%s.run%d.json", script, n+1)
+		if os.WriteFile(name+".tmp", b, 0o600) == nil {
+			_ = os.Rename(name+".tmp", name)
+		}
 	}
 	defer save()
 
 	session := fmt.Sprintf("0000-session-%d", n+1)
 	if s, ok := rec.Flags["--resume"]; ok {
 		if r.NoSession {
-			// As the CLI does: a word on stderr, an error result naming
-			// the unknown session, no init.
+			// As the CLI does (2.1.332): the reason on stderr and in the
+			// error result's errors, which names the unknown session and
+			// has no result text; no init.
 			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", s)
-			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s})
+			emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": s,
+				"errors": []string{"No conversation found with session ID: " + s}})
 			save()
 			os.Exit(1)
 		}
 		session = s
 	}
-	emit(map[string]any{"type": "system", "subtype": "init", "cwd": rec.Cwd, "session_id": session, "model": rec.Flags["--model"],
-		"tools": []string{}, "mcp_servers": []map[string]string{{"name": "deskbot", "status": "connected"}}, "permissionMode": "default"})
-
+	// As the CLI does, the MCP servers are connected before the init
+	// line, which shows how that went.
+	status, tools := "connected", []string{}
 	cs, err := connect(rec.Flags["--mcp-config"], r.Token)
 	if err != nil {
 		rec.Errors = append(rec.Errors, err.Error())
+		status = "failed"
 	} else {
 		defer cs.Close()
 		list, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			rec.Errors = append(rec.Errors, err.Error())
+			status = "failed"
 		} else {
 			rec.Tools = list.Tools
 		}
 	}
+	if !r.HideTools {
+		for _, t := range rec.Tools {
+			tools = append(tools, "mcp__deskbot__"+t.Name)
+		}
+	}
+	save() // the backend may stop the run at its init line
+	emit(map[string]any{"type": "system", "subtype": "init", "cwd": rec.Cwd, "session_id": session, "model": rec.Flags["--model"],
+		"tools": tools, "mcp_servers": []map[string]string{{"name": "deskbot", "status": status}}, "permissionMode": "default"})
 	turns := 1
 	for i, s := range r.Steps {
 		if s.Crash {
@@ -151,8 +184,11 @@ func main() {
 		save()
 		select {}
 	}
+	if r.Stderr != "" {
+		fmt.Fprintln(os.Stderr, r.Stderr)
+	}
 	if r.Error != "" {
-		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session,
+		emit(map[string]any{"type": "result", "subtype": r.Error, "is_error": true, "num_turns": turns, "session_id": session, "errors": r.Errors,
 			"usage": map[string]int{"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 20}})
 		return
 	}
