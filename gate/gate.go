@@ -25,7 +25,7 @@
 // decision.
 //
 // Four eyes: a held call needs as many distinct approvers as its desk's
-// policy said when it was held (deskbot.Policies.RequiredWith, kept with
+// policy said when it was held (deskbot.Policies.Required, kept with
 // the request). An order counts its desk's running total of notional for
 // the India day, which the executor's hard limits (agent.Limits) add the
 // order to before the gate is asked: once the day passes

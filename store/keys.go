@@ -88,5 +88,5 @@ const (
 )
 
 // notionalKey is a desk's notional put forward in an India day, which
-// four eyes counts over the day (deskbot.Policies.RequiredWith).
+// four eyes counts over the day (deskbot.Policies.Required).
 func (s *Store) notionalKey(desk, day string) string { return s.Key("notional", desk, day) }
