@@ -49,9 +49,9 @@ type SenderOptions struct {
 // capped exponential backoff until ctx ends, and returns other errors at
 // once. It is safe for concurrent use: callers queue for their slot per
 // chat, by lane (the Lane in their context: held calls, then what closes
-// them, then replies, then desk chatter) and in order of arrival within a
-// lane; chatter and reminders never take the last Reserve sends of a
-// group's minute.
+// them, then reminders, then replies, then desk chatter) and in order of
+// arrival within a lane; chatter and reminders never take the last Reserve
+// sends of a group's minute.
 //
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
