@@ -257,10 +257,16 @@ func TestApprovalsFirst(t *testing.T) {
 	sends := groupSends(w.tg)
 	gap, perMin := pacing(sends)
 	late := lateOffers(t, w, offers(w.tg))
+	refused := 0 // 429s: the fake's flood limits tripped, the chat kept quiet as told
+	for _, c := range w.tg.Calls("") {
+		if c.Status == 429 {
+			refused++
+		}
+	}
 	span := sends[len(sends)-1].Sub(sends[0])
-	summary(t, "approvals-first", "%d flattens held after a flood of 2×%d calls (opt said %d things): hold to the bottom of the chat p50 %.1fs, p99 %.1fs, max %.1fs (%d by a new message, the rest by an edit of the newest); %d reminders (%d digests reminded, at most %d replies to one; %d replies to a call's own message; %d a reply to neither); %d group sends over %.0fs (%.1f a minute), at most %d in a minute, least gap %.2fs; %d offered after they closed",
+	summary(t, "approvals-first", "%d flattens held after a flood of 2×%d calls (opt said %d things): hold to the bottom of the chat p50 %.1fs, p99 %.1fs, max %.1fs (%d by a new message, the rest by an edit of the newest); %d reminders (%d digests reminded, at most %d replies to one; %d replies to a call's own message; %d a reply to neither); %d group sends over %.0fs (%.1f a minute), at most %d in a minute, least gap %.2fs, %d answered 429; %d offered after they closed",
 		runs, flood, chat, percentile(lat, .5).Seconds(), percentile(lat, .99).Seconds(), slices.Max(lat).Seconds(), bySend,
-		reminders, len(perDesk), most, ownReplies, loose, len(sends), span.Seconds(), float64(len(sends))/span.Minutes(), perMin, gap.Seconds(), late)
+		reminders, len(perDesk), most, ownReplies, loose, len(sends), span.Seconds(), float64(len(sends))/span.Minutes(), perMin, gap.Seconds(), refused, late)
 	if most > 1 || loose > 0 {
 		t.Errorf("reminders: at most %d to one desk's digest, %d a reply to neither a digest nor a call's own message; want one reply per digest", most, loose)
 	}
