@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -292,4 +293,68 @@ func TestPinMovesWhenARequestIsShownAgain(t *testing.T) {
 	deskbottest.Eventually(t, "the pin moved to the request shown again", func() bool {
 		return slices.Equal(h.tg.Pinned(groupID), []int{again.ID})
 	})
+}
+
+// The calls shown in a desk's digest are reminded of together: once the
+// first is due, one reply to the digest names every row that lapses soon,
+// with both approvers mentioned; a rescan as the others fall due sends
+// nothing more. A flood is one reminder per digest, not one per call.
+func TestDigestRowsAreRemindedInOneReply(t *testing.T) {
+	tests := []struct {
+		name  string
+		apart time.Duration // between one hold and the next
+	}{
+		{"held at once", 0},
+		{"held ten seconds apart", 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := mustE2E(t)
+			h.shutdown()
+			h.remind = 100 * time.Second
+			h.tg.AddUser(asha)
+			h.tg.AddUser(ravi)
+			var rs []*deskbot.Request
+			for i := range 5 {
+				args := fmt.Sprintf(`{"symbol":"S%d","side":"buy","quantity":%d}`, i, i+1)
+				r, _, err := h.gate.Hold(t.Context(), "alpha", fmt.Sprintf("trigger-%d", i), deskbot.ToolCall{ID: fmt.Sprintf("call_%d", i), Name: "place_order", Arguments: json.RawMessage(args)})
+				if err != nil {
+					t.Fatalf("hold: %v", err)
+				}
+				rs = append(rs, r)
+				h.clock.Advance(tt.apart)
+			}
+			h.start()
+			digest := h.waitMessage(func(m telegramtest.Message) bool {
+				return strings.Contains(m.Plain, "5 held calls waiting") && len(m.Keyboard) == 5
+			})
+
+			h.clock.Advance(rs[0].ExpiresAt.Add(-h.remind + time.Second).Sub(h.clock.Now())) // the first is due
+			rem := h.waitReminder(digest.ID)
+			scans()
+			h.clock.Advance(4*tt.apart + time.Second) // and the last
+			scans()
+
+			var got []telegramtest.Message
+			for _, m := range h.tg.BotMessages(groupID) {
+				if strings.HasPrefix(m.Plain, "⏰") {
+					got = append(got, m)
+				}
+			}
+			if len(got) != 1 {
+				for _, m := range got {
+					t.Logf("reminder, a reply to #%d: %q", m.ReplyTo, m.Plain)
+				}
+				t.Fatalf("%d reminders; want one reply to the digest (#%d)", len(got), digest.ID)
+			}
+			for _, r := range rs {
+				if !strings.Contains(rem.Plain, shortID(r.ID)) {
+					t.Errorf("the reminder does not name request %s: %q", shortID(r.ID), rem.Plain)
+				}
+			}
+			if !strings.Contains(rem.Text, mention(asha)) || !strings.Contains(rem.Text, mention(ravi)) {
+				t.Errorf("reminder is %q; want both approvers mentioned", rem.Text)
+			}
+		})
+	}
 }

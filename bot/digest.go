@@ -40,7 +40,8 @@ const (
 
 // approvals is the approvals worker's step: held calls first (one by one,
 // or in digests when many wait, or when their desk has a digest up), then
-// what closes requests.
+// what closes requests. One worker does both, so a held call waits for the
+// step in progress: a close gives way between its events (closeAll).
 func (o *Outbox) approvals(ctx context.Context) (bool, error) {
 	if reqs := o.q.heldCalls(); len(reqs) > 0 {
 		if o.cfg.Open != nil {
@@ -86,10 +87,18 @@ func (o *Outbox) chatter(ctx context.Context) (bool, error) {
 // its own edits that message; outcomes of digest rows refresh each desk's
 // digest once; outcomes of requests never shown (closed while they waited)
 // are folded into one notice. Warnings go out as they are.
+//
+// Each event handled on its own takes a slot of the chat (a second apart),
+// so a held call that comes meanwhile is not left behind the rest: closeAll
+// stops there, and what it has not handled stays in its lane for the next
+// step, after the held call.
 func (o *Outbox) closeAll(ctx context.Context, evs []deskbot.Event) error {
 	var rows, folded []deskbot.Event
 	desks := map[string]bool{}
 	for _, ev := range evs {
+		if held, _ := o.q.heldWaiting(); held {
+			break
+		}
 		// An order event may name the request whose call placed the
 		// order; it is still a message of its own, not that request's
 		// outcome.

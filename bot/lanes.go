@@ -16,12 +16,16 @@ type Lane int
 const (
 	// LaneRequest: a held call (or a digest of them) waiting for a person.
 	LaneRequest Lane = iota
-	// LaneRemind: a reminder of a request about to lapse. Right after the
-	// held calls: a request nobody has seen yet goes before a second
-	// prompt for one already shown, and both before everything else.
-	LaneRemind
 	// LaneClose: the edits and notices that close a request, and warnings.
+	// Right after the held calls: the outbox shows held calls and closes
+	// requests one after the other, so anything served before a close
+	// would hold back every held call queued behind it.
 	LaneClose
+	// LaneRemind: a reminder of a request about to lapse. After what shows
+	// and closes requests: a request nobody has seen yet goes before a
+	// second prompt for one already shown. Before replies and chatter, with
+	// chatter's share of the group's minute (Sender.budget).
+	LaneRemind
 	// LaneReply: the bot's answers to people's commands (the default).
 	LaneReply
 	// LaneChatter: what desks say.
@@ -68,17 +72,19 @@ type lanes struct {
 	mu       sync.Mutex
 	seen     map[string]bool
 	requests []deskbot.Event
-	closes   []deskbot.Event
-	desks    map[string][]deskbot.Event
-	turn     []string // desks with chatter, in turn order
-	next     int
-	wake     chan struct{}
-	order    map[string]int // the order events were added in
-	added    int
+	// shown is closed (and replaced) when a held call leaves its lane.
+	shown  chan struct{}
+	closes []deskbot.Event
+	desks  map[string][]deskbot.Event
+	turn   []string // desks with chatter, in turn order
+	next   int
+	wake   chan struct{}
+	order  map[string]int // the order events were added in
+	added  int
 }
 
 func newLanes() *lanes {
-	return &lanes{seen: map[string]bool{}, order: map[string]int{}, desks: map[string][]deskbot.Event{}, wake: make(chan struct{})}
+	return &lanes{seen: map[string]bool{}, order: map[string]int{}, desks: map[string][]deskbot.Event{}, wake: make(chan struct{}), shown: make(chan struct{})}
 }
 
 // add puts each event at the end of its lane, once however often it is
@@ -134,7 +140,12 @@ func (q *lanes) drop(id string) {
 	without := func(evs []deskbot.Event) []deskbot.Event {
 		return slices.DeleteFunc(evs, func(e deskbot.Event) bool { return e.ID == id })
 	}
+	n := len(q.requests)
 	q.requests, q.closes = without(q.requests), without(q.closes)
+	if len(q.requests) < n {
+		close(q.shown)
+		q.shown = make(chan struct{})
+	}
 	for d, evs := range q.desks {
 		if q.desks[d] = without(evs); len(q.desks[d]) == 0 {
 			delete(q.desks, d)
@@ -146,6 +157,14 @@ func (q *lanes) drop(id string) {
 			}
 		}
 	}
+}
+
+// heldWaiting reports whether held calls wait in their lane to be shown,
+// and returns a channel closed when the next one leaves it.
+func (q *lanes) heldWaiting() (bool, <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.requests) > 0, q.shown
 }
 
 // heldCalls and closing return copies of those lanes.

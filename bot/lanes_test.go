@@ -234,3 +234,67 @@ func TestDigestPages(t *testing.T) {
 		}
 	}
 }
+
+// What closes requests gives way to a held call: the outbox does both
+// one after the other, and each close takes a slot of the chat, so with a
+// held call waiting closeAll stops before its next event and leaves the
+// rest in their lane, for the step after the held call.
+func TestOutboxCloseGivesWayToAHeldCall(t *testing.T) {
+	tests := []struct {
+		name     string
+		held     bool
+		wantSent int
+	}{
+		{"no held call waiting", false, 3},
+		{"a held call waiting", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustOutboxRig(t)
+			o := NewOutbox(OutboxConfig{ChatID: dlGroup, Now: r.clock.Now, Sleep: r.clock.Sleep}, r.st, r.st, r.s, quietLog())
+			var closes []deskbot.Event
+			for i := range 3 {
+				closes = append(closes, deskbot.Event{ID: fmt.Sprintf("1-%d", i+1), Kind: deskbot.EventRisk, Desk: "alpha", Text: fmt.Sprintf("warning %d", i)})
+			}
+			o.q.add(closes...)
+			if tt.held {
+				o.q.add(deskbot.Event{ID: "1-9", Kind: deskbot.EventUserRequest, Desk: "alpha", RequestID: reqID})
+			}
+			if err := o.closeAll(WithLane(t.Context(), LaneClose), o.q.closing()); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(r.tg.BotMessages(dlGroup)); got != tt.wantSent {
+				t.Errorf("%d warnings sent; want %d", got, tt.wantSent)
+			}
+			if got, want := len(o.q.closing()), 3-tt.wantSent; got != want {
+				t.Errorf("%d left in the closing lane; want %d", got, want)
+			}
+		})
+	}
+}
+
+// A reminder waits while the outbox holds a held call still to be shown,
+// and goes once it was: it never takes a slot of the chat that call could
+// use.
+func TestReminderWaitsForHeldCallsToBeShown(t *testing.T) {
+	b := &Bot{outbox: &Outbox{q: newLanes()}}
+	b.outbox.q.add(deskbot.Event{ID: "1-1", Kind: deskbot.EventUserRequest, Desk: "alpha", RequestID: reqID},
+		deskbot.Event{ID: "1-2", Kind: deskbot.EventRisk, Desk: "alpha", Text: "a warning"})
+	done := make(chan error, 1)
+	go func() { done <- b.heldCallsFirst(t.Context()) }()
+	b.outbox.q.drop("1-2") // what closes requests does not hold a reminder back
+	select {
+	case err := <-done:
+		t.Fatalf("the reminder went (%v) while a held call waited to be shown", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.outbox.q.drop("1-1")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reminder still waits after the held call was shown")
+	}
+}

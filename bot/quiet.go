@@ -72,7 +72,8 @@ func withSilent(ctx context.Context, quiet bool) context.Context {
 // or a reminder (their lanes) always sounds, whatever ctx says.
 func silentOf(ctx context.Context) bool {
 	s, _ := ctx.Value(silentKey{}).(bool)
-	return s && laneOf(ctx) > LaneRemind
+	l := laneOf(ctx)
+	return s && l != LaneRequest && l != LaneRemind
 }
 
 // allowedStates are the states of a request whose call was allowed: its

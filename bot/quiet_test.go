@@ -37,6 +37,7 @@ func TestSilentNeverInTheRequestLane(t *testing.T) {
 		want bool
 	}{
 		{LaneRequest, false},
+		{LaneRemind, false},
 		{LaneClose, true},
 		{LaneReply, true},
 		{LaneChatter, true},

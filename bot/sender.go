@@ -49,9 +49,9 @@ type SenderOptions struct {
 // capped exponential backoff until ctx ends, and returns other errors at
 // once. It is safe for concurrent use: callers queue for their slot per
 // chat, by lane (the Lane in their context: held calls, then what closes
-// them, then replies, then desk chatter) and in order of arrival within a
-// lane; chatter and reminders never take the last Reserve sends of a
-// group's minute.
+// them, then reminders, then replies, then desk chatter) and in order of
+// arrival within a lane; chatter and reminders never take the last Reserve
+// sends of a group's minute.
 //
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
@@ -409,9 +409,9 @@ func (s *Sender) acquire(ctx context.Context, chatID int64, counts bool, lane La
 // because each of them waits for something w's going does not take: its
 // slot is more than the chat's gap away, and w spends none of the budget it
 // waits for (w is an edit, or it has a larger share of the group's minute
-// than its lane leaves it). Without this a reminder waiting for its share
-// of the minute would hold back the edit that closes a request, and with it
-// everything the outbox sends after that edit, held calls included.
+// than its lane leaves it). Without this a caller waiting for its lane's
+// share of the minute (a reminder) would hold back what needs none of it:
+// a reply, which has the whole minute, or an edit.
 func (s *Sender) mayPass(p *pace, w *waiter, chatID int64, now time.Time) bool {
 	for _, a := range p.waiting {
 		if a == w || a.lane > w.lane || (a.lane == w.lane && a.seq > w.seq) {

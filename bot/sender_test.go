@@ -421,3 +421,73 @@ func TestSenderMinuteCountsFromTheAnswer(t *testing.T) {
 		t.Errorf("the 21st send started %v after the first was answered; want at least a minute", got)
 	}
 }
+
+// Approvals first: a caller of a lane that shows or closes requests queued
+// beside a reminder due in the same slot goes before it (the outbox shows
+// held calls and closes requests one after the other, so a close served
+// after reminders holds back every held call behind it); replies and
+// chatter go after it. Each case books a reminder, then queues a second
+// reminder and the caller for the next slot, and compares their slots.
+func TestSenderServesApprovalsFirst(t *testing.T) {
+	tests := []struct {
+		name       string
+		lane       Lane
+		counts     bool
+		wantBefore bool // served before the waiting reminder
+	}{
+		{"a held call", LaneRequest, true, true},
+		{"an edit closing a request", LaneClose, false, true},
+		{"an outcome sent anew", LaneClose, true, true},
+		{"a reply", LaneReply, true, false},
+		{"chatter", LaneChatter, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := deskbottest.NewClock(deskbottest.FixedNow)
+			release := make(chan struct{})
+			// Sleepers wait until both callers are queued, so which goes
+			// first is the Sender's choice, not the goroutines' race.
+			sleep := func(ctx context.Context, d time.Duration) error {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				clock.Add(d)
+				return nil
+			}
+			s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: sleep})
+			remind := WithLane(t.Context(), LaneRemind)
+			if _, err := s.acquire(remind, dlGroup, true, LaneRemind, nil); err != nil {
+				t.Fatal(err)
+			}
+			type booked struct {
+				at  time.Time
+				err error
+			}
+			second, other := make(chan booked, 1), make(chan booked, 1)
+			go func() {
+				at, err := s.acquire(remind, dlGroup, true, LaneRemind, nil)
+				second <- booked{at, err}
+			}()
+			go func() {
+				at, err := s.acquire(WithLane(t.Context(), tt.lane), dlGroup, tt.counts, tt.lane, nil)
+				other <- booked{at, err}
+			}()
+			deskbottest.Eventually(t, "both callers queued", func() bool {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return len(s.chats[dlGroup].waiting) == 2
+			})
+			close(release)
+			r, o := <-second, <-other
+			if r.err != nil || o.err != nil {
+				t.Fatalf("reminder: %v; %s: %v", r.err, tt.name, o.err)
+			}
+			if got := o.at.Before(r.at); got != tt.wantBefore {
+				t.Errorf("%s booked %v after the first reminder, the waiting reminder %v: before it = %v, want %v",
+					tt.name, o.at.Sub(deskbottest.FixedNow), r.at.Sub(deskbottest.FixedNow), got, tt.wantBefore)
+			}
+		})
+	}
+}
