@@ -93,6 +93,7 @@ type Paper struct {
 	now    deskbot.Now
 	market deskbot.Market
 	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
+	admit  Admit                     // the last check before an order is made; nil admits all
 }
 
 var (
@@ -119,6 +120,14 @@ func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now
 func (p *Paper) Checking(check func(deskbot.Order) error) *Paper {
 	q := *p
 	q.check = check
+	return &q
+}
+
+// Admitting returns p putting each order to admit (Admit) just before it
+// is made. The service's paper broker is always built with it.
+func (p *Paper) Admitting(admit Admit) *Paper {
+	q := *p
+	q.admit = admit
 	return &q
 }
 
@@ -189,12 +198,39 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Orde
 	}
 	now := p.now()
 	tag := Tag(key)
+	if err := p.admitted(ctx, desk, o); err != nil {
+		// A call that placed its order before answers with it.
+		if rec, ferr := p.orders.Order(ctx, desk, deskbot.OrderDay(now), tag); ferr == nil {
+			return rec, nil
+		}
+		return deskbot.PlacedOrder{}, err
+	}
 	po := deskbot.PlacedOrder{ID: paperID(tag), Tag: tag, Desk: desk, Order: o, State: deskbot.OrderOpen, At: now, Updated: now}
 	if fills(o, market) {
 		po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, o.Quantity, market
 	}
-	rec, _, err := p.orders.Start(ctx, po)
-	return rec, err
+	rec, existed, err := p.orders.Start(ctx, po)
+	if err != nil || existed || !rec.Open() {
+		return rec, err
+	}
+	// A halt that landed between the check and the record read the desk's
+	// orders before this one was there: checked again, a resting order of
+	// a desk halted meanwhile is cancelled, not left to fill after it.
+	if aerr := p.admitted(ctx, desk, o); aerr != nil {
+		c, cerr := p.cancel(ctx, rec, "cancelled before it could fill: "+deskbot.ErrorMessage(aerr))
+		if cerr == nil {
+			return c, aerr
+		}
+	}
+	return rec, nil
+}
+
+// admitted puts o to the paper broker's Admit, if any.
+func (p *Paper) admitted(ctx context.Context, desk string, o deskbot.Order) error {
+	if p.admit == nil {
+		return nil
+	}
+	return p.admit(ctx, desk, o, func(ctx context.Context) (deskbot.Book, error) { return p.orders.Book(ctx, desk, nil) })
 }
 
 // fills reports whether o trades now with the market at market: a MARKET
@@ -242,7 +278,7 @@ func (p *Paper) Sync(ctx context.Context) (int, error) {
 		from := Version(po)
 		price, ok := prices[po.Order.Symbol]
 		switch {
-		case deskbot.OrderDay(po.At) < today:
+		case po.TradingDay() < today:
 			po.State, po.Reason = deskbot.OrderCancelled, "the day ended with it unfilled"
 		case ok && fills(po.Order, price):
 			po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, po.Order.Quantity, price
@@ -280,13 +316,14 @@ func (p *Paper) Run(ctx context.Context) {
 	}
 }
 
-// Orders is the desk's orders of the India day, oldest first.
+// Orders is the desk's orders of the India day, and those still open
+// from an earlier one (until Sync ends them), oldest first.
 func (p *Paper) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
 	return p.orders.Orders(ctx, desk, deskbot.OrderDay(p.now()))
 }
 
-// CancelOrder cancels one of the desk's open orders of the day (id is its
-// order id).
+// CancelOrder cancels one of the desk's open orders, whatever day it was
+// placed (id is its order id).
 func (p *Paper) CancelOrder(ctx context.Context, desk, id string) (deskbot.PlacedOrder, error) {
 	po, err := p.orders.Find(ctx, desk, deskbot.OrderDay(p.now()), id)
 	if err != nil {
