@@ -665,6 +665,15 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			continue
 		}
 		if po.State == deskbot.OrderPending {
+			// One still waiting for its send is withdrawn: never sent.
+			w, ok, err := b.orders.Withdraw(ctx, po, "cancelled by a flatten before it was sent")
+			if err != nil {
+				return r, err
+			}
+			if ok {
+				r.Cancelled = append(r.Cancelled, w)
+				continue
+			}
 			if po, err = b.resolve(ctx, po); err != nil || !po.Open() {
 				if err != nil {
 					r.Left = append(r.Left, fmt.Sprintf("%s: order %s is not confirmed by Kite yet, so it could not be cancelled", po.Order.Symbol, po.Tag))

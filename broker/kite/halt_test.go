@@ -85,6 +85,12 @@ func TestAHaltStopsAnOrderWaitingForItsSlot(t *testing.T) {
 				t.Fatalf("cancel_order of the waiting order: %+v, %v; want it not placed", got, err)
 			}
 		}, "was not sent"},
+		{"a flatten cancels it", func(t *testing.T, r *rig, b *Broker, tag string) {
+			rep := mustFlattenDesk(t, b, "main")
+			if got, ok := find(rep.Cancelled, tag); !ok || got.State != deskbot.OrderNotPlaced {
+				t.Fatalf("the flatten cancelled %+v (left %q); want the waiting order, not placed", rep.Cancelled, rep.Left)
+			}
+		}, "was not sent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +99,10 @@ func TestAHaltStopsAnOrderWaitingForItsSlot(t *testing.T) {
 			hs := newHeldSleep()
 			admit := risk.Admission{Desks: r.st, Now: r.clock.Now}.Admit
 			b, _ := r.mustBroker(t, options{clientOpts: Options{OrdersPerSecond: 1, Sleep: hs.sleep}, admit: admit})
-			mustPlaceOrder(t, b, "main", market("INFY", deskbot.Buy, 1)) // the second's one slot
+			first := mustPlaceOrder(t, b, "main", limit("INFY", deskbot.Buy, 1, 1400)) // the second's one slot
+			if first.State != deskbot.OrderOpen {
+				t.Fatalf("the first order is %+v; want it resting", first)
+			}
 			hs.armed.Store(true)
 
 			key := deskbottest.NewKey()
