@@ -24,6 +24,23 @@
 // and tagged with Tag(key); the log refuses a second order under one tag,
 // so a call run again (a retry, a restart) answers with its first order.
 //
+// Orders live until their broker ends them: each is filed under the
+// trading day it belongs to (the day it is placed; an after-market
+// order's is the day it executes on), and a desk's orders (Orders, and so
+// its position limit, cancel_order, a flatten, the risk rules' halts and
+// square-off) are that day's and every one still open whatever its day.
+// Only the broker ends an order: the paper broker's update loop when its
+// day is over, Kite's order book at Kite.
+//
+// The last word before an order leaves: every broker puts each desk's
+// order to its Admit (the desk's halt and square-off, risk.Admission)
+// immediately before making it, after any wait for a rate-limit slot, so
+// an order allowed before a halt and run after it is not placed. An order
+// recorded but still waiting for its send can be withdrawn
+// (OrderLog.Withdraw: a halt's cancel, cancel_order, a flatten) and is then
+// never sent; once its send is marked (OrderLog.Sending) only the broker's
+// orders can end it.
+//
 // Concurrency: every change to an order or a book is one Lua script, so it
 // is atomic in Redis: any number of goroutines or processes may trade on
 // one desk, and sync its orders, at once and no update is lost, no fill
@@ -37,7 +54,9 @@
 // order fills at once, completely, at the market's price; a LIMIT order
 // does when the market is at or better than its price, and otherwise
 // rests open until the market comes to it (Sync, the leader's loop every
-// two seconds), it is cancelled, or the India day ends; SL and SL-M wait
+// two seconds), it is cancelled, or the India day ends (the paper broker
+// takes no after-market order to the next open: an order's day is the day
+// it was placed); SL and SL-M wait
 // for the market to reach their trigger. Every fill is at the market's
 // price, so no desk can fill at a price it chose away from the market.
 // Buying adds, selling subtracts (a negative quantity is a short). Adding
