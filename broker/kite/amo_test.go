@@ -133,3 +133,34 @@ func mustFlattenCancels(t *testing.T, b *Broker, po deskbot.PlacedOrder) deskbot
 	}
 	return got
 }
+
+// Kite's order book starts empty each day, so an order absent from it
+// after its trading day is taken for ended; an after-market order's
+// trading day is the one it executes on, so it is never taken for ended
+// before that day is over, whatever day it was placed.
+func TestAnOrderIsTakenForEndedOnlyAfterItsTradingDay(t *testing.T) {
+	tests := []struct {
+		name  string
+		day   string // the order's Day; "" its placing's
+		now   time.Time
+		ended bool
+	}{
+		{"a regular order, the day after", "", dec(4, 8, 30), true},
+		{"an AMO, the morning it executes", "2026-12-04", dec(4, 8, 30), false},
+		{"an AMO, after midnight", "2026-12-04", dec(4, 0, 5), false},
+		{"an AMO, the day after it executed", "2026-12-04", dec(5, 8, 30), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustRig(t)
+			r.clock.Set(tt.now)
+			b, _ := r.mustBroker(t, options{noLogin: true})
+			rec := deskbot.PlacedOrder{ID: "261203000000001", Tag: "db1", Desk: "main", Order: limit("INFY", deskbot.Buy, 10, 1500),
+				State: deskbot.OrderOpen, At: dec(3, 20, 0), Updated: dec(3, 20, 0), Day: tt.day}
+			got, moved := b.settled(rec, nil)
+			if moved != tt.ended || (moved && got.State != deskbot.OrderCancelled) {
+				t.Errorf("absent from Kite's book at %s, the order is %s (moved %v); want ended %v", tt.now, got.State, moved, tt.ended)
+			}
+		})
+	}
+}
