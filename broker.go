@@ -254,20 +254,28 @@ type BrokerLogin interface {
 	Session(ctx context.Context) (BrokerSession, error)
 }
 
-// Market is the price a symbol trades at now, which no desk names. A
-// price in an order is only a limit: the paper broker fills at the
-// market's price, and the hard limits value orders and positions at it,
-// so a desk cannot make a position small by calling it cheap. Every
+// Market is what a symbol trades at now and what it is, which no desk
+// names. A price in an order is only a limit: the paper broker fills at
+// the market's price, and the hard limits value orders and positions at
+// it, so a desk cannot make a position small by calling it cheap. Every
 // Broker is one.
 type Market interface {
-	// LastPrice is symbol's last traded price in rupees; ok is false when
-	// the market has none for it.
-	LastPrice(ctx context.Context, symbol string) (price float64, ok bool, err error)
+	// LastPrice is symbol's last traded price in rupees with when the
+	// market had it; ok is false when the market has none for it. A price
+	// of 0 or less is never reported as one (Kite's 0 for a contract that
+	// has not traded); a stale one is reported with its time, and sizing
+	// decides (Price.Usable).
+	LastPrice(ctx context.Context, symbol string) (p Price, ok bool, err error)
 	// LastPrices is the last price of each of symbols, read together: a
 	// book is valued at one moment, and in one call where the market
 	// counts calls (Kite takes one quote call a second). A symbol the
-	// market has no price for is absent.
+	// market has no price for (0 or less included) is absent.
 	LastPrices(ctx context.Context, symbols []string) (map[string]float64, error)
+	// Instrument is what sizing needs to know of symbol (its contract
+	// size, type, strike, expiry, underlying). An instrument the market
+	// does not list, or whose contract size it does not know, is EINVALID
+	// with words for the model: it is refused, never counted as size 1.
+	Instrument(ctx context.Context, symbol string) (Instrument, error)
 }
 
 // Trade is one fill in a desk's journal, closing fills of a flatten
@@ -312,7 +320,7 @@ func PositionAfter(b Book, o Order) float64 {
 // left out: they move while any request waits, and the same quantities
 // close at whatever the market is. It is "" for any other call. An allow
 // runs a call only while its ShownState is what the approver was shown.
-func ShownState(tool string, args []byte, b Book) string {
+func ShownState(call ToolCall, b Book) string {
 	held := func(symbol string) float64 {
 		q := 0.0
 		for _, p := range b.Positions {
@@ -322,7 +330,7 @@ func ShownState(tool string, args []byte, b Book) string {
 		}
 		return math.Round(q*1e8) / 1e8
 	}
-	switch tool {
+	switch call.Name {
 	case ToolFlattenDesk:
 		qty := map[string]float64{}
 		for _, p := range b.Positions {
@@ -336,8 +344,14 @@ func ShownState(tool string, args []byte, b Book) string {
 		}
 		return "flatten: " + strings.Join(parts, ", ")
 	case ToolPlaceOrder:
-		o, err := ParseOrder(args)
-		if err != nil {
+		// The order as it was read where it entered; one held before orders
+		// were kept read is read from its arguments.
+		var o Order
+		if call.Order != nil {
+			o = call.Order.Order
+		} else if p, err := ParseOrder(call.Arguments); err == nil {
+			o = p
+		} else {
 			return ""
 		}
 		return "holding " + o.Symbol + " " + strconv.FormatFloat(held(o.Symbol), 'f', -1, 64)

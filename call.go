@@ -10,6 +10,12 @@ type ToolCall struct {
 	ID        string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Order is place_order's arguments as read once where the call
+	// entered (package sizing): parsed, checked and sized. nil for any
+	// other tool, and for a call not read yet. It is not part of what the
+	// model sent, so it is never encoded with the call; a held request
+	// keeps it (PermissionContent.Order).
+	Order *SizedOrder `json:"-"`
 }
 
 // ToolResult is what a tool call produced. IsError marks a result the model

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/deskbot/deskbot/argtext"
 )
@@ -57,6 +58,17 @@ func SymbolOf(exchange, tradingsymbol string) string {
 // OneSpelling is symbol in its one spelling (SymbolOf): "NSE:INFY" is
 // "INFY"; any other symbol is as written.
 func OneSpelling(symbol string) string { return SymbolOf(InstrumentOf(symbol)) }
+
+// Security names what a symbol's position is a position in, for the
+// limits: the same shares listed on NSE and BSE ("INFY", "BSE:INFY") are
+// one security, counted together; any other symbol is its own.
+func Security(symbol string) string {
+	ex, ts := InstrumentOf(symbol)
+	if ex == "NSE" || ex == "BSE" {
+		return ts
+	}
+	return SymbolOf(ex, ts)
+}
 
 // SplitSymbol splits "NFO:NIFTY24DECFUT" into its exchange and trading
 // symbol as written; a symbol without an exchange has "" for it.
@@ -111,6 +123,17 @@ func CheckOrder(o Order) error {
 		}
 	case o.TriggerPrice != 0:
 		return Errorf(EINVALID, "trigger_price is for SL and SL-M orders only; leave it out of a %s order", k)
+	}
+	if o.Kind() == OrderSL && positive(o.Price) && positive(o.TriggerPrice) {
+		// An SL becomes a LIMIT order at its price once the market reaches
+		// its trigger: a buy's trigger above its limit, or a sell's below,
+		// would trigger where its limit cannot fill (Kite refuses it).
+		if o.Side == Buy && o.TriggerPrice > o.Price {
+			return Errorf(EINVALID, "a buy SL order's trigger_price (%v) may not be above its price (%v): it starts to trade at the trigger and buys at the price or lower; send a trigger_price at or below the price", o.TriggerPrice, o.Price)
+		}
+		if o.Side == Sell && o.TriggerPrice < o.Price {
+			return Errorf(EINVALID, "a sell SL order's trigger_price (%v) may not be below its price (%v): it starts to trade at the trigger and sells at the price or higher; send a trigger_price at or above the price", o.TriggerPrice, o.Price)
+		}
 	}
 	if o.Product != "" && !slices.Contains(products, o.Product) {
 		return Errorf(EINVALID, "product must be one of %s, not %s", strings.Join(products, ", "), strconv.QuoteToASCII(o.Product))
@@ -184,6 +207,7 @@ var orderArgs = []string{"symbol", "side", "quantity", "order_type", "price", "t
 // product "" (the desk's, Order.ForDesk); variety regular. The quantity
 // must be a whole number: exchanges trade whole units.
 func ParseOrder(args json.RawMessage) (Order, error) {
+	ordersParsed.Add(1)
 	var o Order
 	fields, err := ArgumentFields(ToolPlaceOrder, args)
 	if err != nil {
@@ -247,6 +271,15 @@ func ParseOrder(args json.RawMessage) (Order, error) {
 	o.Symbol = OneSpelling(o.Symbol)
 	return o, nil
 }
+
+// ordersParsed counts ParseOrder's readings since the process started.
+var ordersParsed atomic.Int64
+
+// OrdersParsed is how many times place_order's arguments were parsed
+// since the process started: an order is read once where it enters
+// (package sizing) and once more by its tool as it runs, and a figure
+// that grows faster says something reads it again.
+func OrdersParsed() int64 { return ordersParsed.Load() }
 
 // significantDigits counts the significant digits of a JSON number's text.
 func significantDigits(raw json.RawMessage) int {

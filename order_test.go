@@ -58,20 +58,28 @@ func TestDeskProduct(t *testing.T) {
 	}
 }
 
-// A market order has no price to count against two_approvers_above: it
-// needs the larger count, never the smaller.
-func TestMarketOrderNeedsTheLargerCount(t *testing.T) {
+// Four eyes counts an order at its exposure as it was sized where it
+// entered: an order not sized (an order at the market with nothing to
+// value it) needs the larger count, never the smaller, and so does every
+// order once the day's total is past the threshold.
+func TestRequiredCountsTheSizedExposure(t *testing.T) {
 	p := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {Approvals: 2, TwoApproversAbove: 100000}}}
+	sized := func(exposure float64) *deskbot.SizedOrder { return &deskbot.SizedOrder{Exposure: exposure} }
 	for _, tc := range []struct {
-		args string
-		want int
+		name  string
+		order *deskbot.SizedOrder
+		day   float64
+		want  int
 	}{
-		{`{"symbol":"INFY","side":"buy","quantity":1,"price":1500}`, 1},
-		{`{"symbol":"INFY","side":"buy","quantity":1}`, 2},
-		{`{"symbol":"INFY","side":"buy","quantity":1,"order_type":"SL-M","trigger_price":1500}`, 2},
+		{"small order", sized(1500), 1500, 1},
+		{"at the threshold", sized(100000), 100000, 1},
+		{"above the threshold", sized(100000.01), 100000.01, 2},
+		{"not sized", nil, 0, 2},
+		{"small order past the day's total", sized(1500), 100001, 2},
 	} {
-		if got := p.Required("main", deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: json.RawMessage(tc.args)}); got != tc.want {
-			t.Errorf("Required(%s) = %d, want %d", tc.args, got, tc.want)
+		call := deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: json.RawMessage(`{}`), Order: tc.order}
+		if got := p.Required("main", call, tc.day); got != tc.want {
+			t.Errorf("%s: Required = %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

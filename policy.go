@@ -23,15 +23,15 @@ type ToolPolicy struct {
 	// counts as 1, so no value can let a held call run on nobody's yes.
 	Approvals int
 	// TwoApproversAbove (place_order only): Approvals applies to an order
-	// whose notional (quantity × price, rupees) is above it, and to every
-	// order once the desk's orders of the India day, that one included,
-	// add up to more than it (RequiredWith); other orders need one
-	// approver. 0: Approvals applies to every order.
+	// whose exposure (Exposure, rupees) is above it, and to every order
+	// once the desk's orders of the India day, that one included, add up
+	// to more than it (Required); other orders need one approver. 0:
+	// Approvals applies to every order.
 	TwoApproversAbove float64
 	// Hard limits (place_order only; 0: none). A call over one is refused
 	// before the gate sees it: no request, nobody is asked.
-	MaxOrderNotional    float64 // one order's notional
-	MaxPositionNotional float64 // the symbol's position after the order (waiting orders on its side counted as filled), at the market's price or the order's if higher
+	MaxOrderNotional    float64 // one order's exposure (Exposure)
+	MaxPositionNotional float64 // the exposure of the security's position after the order (waiting orders on its side counted as filled; NSE and BSE shares of one name together), at the market's price or the order's if higher
 	MaxOrdersPerDay     int     // orders put forward (run or held) in an India day
 	// FromRole names a role of DESKS_FILE's [roles] (RoleMembers, its
 	// approvers' Telegram ids): among a held call's counted approvals at
@@ -65,30 +65,17 @@ func (p Policies) Product(desk string) string {
 }
 
 // Required is how many distinct approvers the held call needs under p:
-// never below 1. An order whose notional cannot be read needs the larger
-// count.
-func (p Policies) Required(desk string, call ToolCall) int {
+// never below 1. An order needs the larger count when its exposure
+// (call.Order, deskbot.Exposure) is above two_approvers_above, when it
+// was not sized, and when the desk's orders of the India day, this one
+// included, add up past it (dayTotal, rupees of exposure): splitting an
+// order into small ones never lowers how many people must say yes.
+func (p Policies) Required(desk string, call ToolCall, dayTotal float64) int {
 	tp := p.For(desk, call.Name)
 	n := max(tp.Approvals, 1)
-	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder {
-		// An order at the market's price has no price of its own to count
-		// here: it needs the larger count.
-		if o, err := ParseOrder(call.Arguments); err == nil && !o.AtMarket() && o.Quantity*o.Price <= tp.TwoApproversAbove {
-			return 1
-		}
-	}
-	return n
-}
-
-// RequiredWith is Required once the desk's running total of order
-// notional for the India day is known (dayTotal, rupees, the order itself
-// included): past TwoApproversAbove, every further order needs the larger
-// count, so splitting an order into small ones never lowers how many
-// people must say yes.
-func (p Policies) RequiredWith(desk string, call ToolCall, dayTotal float64) int {
-	n := p.Required(desk, call)
-	if tp := p.For(desk, call.Name); call.Name == ToolPlaceOrder && tp.TwoApproversAbove > 0 && dayTotal > tp.TwoApproversAbove {
-		n = max(tp.Approvals, n, 1)
+	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder &&
+		call.Order != nil && call.Order.Exposure <= tp.TwoApproversAbove && dayTotal <= tp.TwoApproversAbove {
+		return 1
 	}
 	return n
 }

@@ -13,7 +13,9 @@ import (
 func TestRequiredWithTheDaysTotal(t *testing.T) {
 	p := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {Approvals: 2, TwoApproversAbove: 1000000}}, "solo": {}}
 	order := func(qty, price float64) deskbot.ToolCall {
-		return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: fmt.Appendf(nil, `{"symbol":"TCS","side":"buy","quantity":%v,"price":%v}`, qty, price)}
+		o := deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: qty, Price: price}
+		return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: fmt.Appendf(nil, `{"symbol":"TCS","side":"buy","quantity":%v,"price":%v}`, qty, price),
+			Order: &deskbot.SizedOrder{Order: o, Price: price, Exposure: qty * price}}
 	}
 	tests := []struct {
 		name  string
@@ -30,8 +32,8 @@ func TestRequiredWithTheDaysTotal(t *testing.T) {
 		{"another tool: the day does not count", "main", deskbot.ToolCall{Name: deskbot.ToolFlattenDesk}, 1e9, 1},
 	}
 	for _, tt := range tests {
-		if got := p.RequiredWith(tt.desk, tt.call, tt.total); got != tt.want {
-			t.Errorf("%s: RequiredWith = %d; want %d", tt.name, got, tt.want)
+		if got := p.Required(tt.desk, tt.call, tt.total); got != tt.want {
+			t.Errorf("%s: Required = %d; want %d", tt.name, got, tt.want)
 		}
 	}
 }

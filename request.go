@@ -57,11 +57,14 @@ type PermissionContent struct {
 	ToolName  string          `json:"tool_name"`
 	Arguments json.RawMessage `json:"arguments"`
 	CallID    string          `json:"call_id"`
+	// Order is the held order as it was read and sized when it was held
+	// (ToolCall.Order): what the approver is shown and four eyes counted.
+	Order *SizedOrder `json:"order,omitempty"`
 }
 
 // Call returns the held call as a ToolCall.
 func (c PermissionContent) Call() ToolCall {
-	return ToolCall{ID: c.CallID, Name: c.ToolName, Arguments: c.Arguments}
+	return ToolCall{ID: c.CallID, Name: c.ToolName, Arguments: c.Arguments, Order: c.Order}
 }
 
 // Request is a user request: today always a permission request for one held
@@ -119,9 +122,12 @@ type Request struct {
 type CallChange struct {
 	Arguments json.RawMessage `json:"arguments"`
 	What      string          `json:"what"`
-	By        string          `json:"by"`
-	ByID      int64           `json:"by_id"`
-	At        time.Time       `json:"at"`
+	// Order is the changed order as it was sized when changed; nil when
+	// read back from the store, which keeps the arguments only.
+	Order *SizedOrder `json:"order,omitempty"`
+	By    string      `json:"by"`
+	ByID  int64       `json:"by_id"`
+	At    time.Time   `json:"at"`
 }
 
 // Call is the call that runs when r is allowed: the desk's, or the
@@ -129,7 +135,7 @@ type CallChange struct {
 func (r *Request) Call() ToolCall {
 	c := r.Content.Call()
 	if r.Changed != nil {
-		c.Arguments = r.Changed.Arguments
+		c.Arguments, c.Order = r.Changed.Arguments, r.Changed.Order
 	}
 	return c
 }
@@ -324,7 +330,9 @@ type Grant struct {
 }
 
 // Covers reports whether the grant lets call run without asking, given
-// that it needs required approvers.
+// that it needs required approvers. A grant with a limit covers only an
+// order read and sized (call.Order) whose exposure is within it: an order
+// not sized is never covered.
 func (g Grant) Covers(call ToolCall, required int) bool {
 	if max(g.Approvers, 1) < required {
 		return false
@@ -332,8 +340,7 @@ func (g Grant) Covers(call ToolCall, required int) bool {
 	if g.Limit <= 0 {
 		return true
 	}
-	o, err := ParseOrder(call.Arguments)
-	return err == nil && o.Quantity*o.Price <= g.Limit
+	return call.Order != nil && call.Order.Exposure <= g.Limit
 }
 
 // Active reports whether the grant still holds at now.

@@ -77,7 +77,10 @@ type deskFile struct {
 	// Roles names groups of approvers by their Telegram ids, for a
 	// policy's from_role.
 	Roles map[string][]int64
-	Desk  []struct {
+	// ContractSizes adds to and overrides deskbot.DefaultContractSizes:
+	// "MCX:CARDAMOM" = 100 (LoadContractSizes).
+	ContractSizes map[string]float64 `toml:"contract_sizes"`
+	Desk          []struct {
 		Name     string
 		Prompt   string
 		Tools    []string
@@ -148,7 +151,7 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, product, [[desk.model]], [[desk.schedule]], [roles], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, from_role, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
+		return nil, fmt.Errorf("unknown key %s (keys are name, prompt, tools, max_steps, product, [[desk.model]], [[desk.schedule]], [roles], [contract_sizes], [desk.policy.<tool>] with approvals, two_approvers_above, max_order_notional, max_position_notional, max_orders_per_day, from_role, [desk.risk] with max_daily_loss, max_drawdown, square_off_at, max_denials_in_a_row, max_model_tokens_per_day, flatten_on_halt)", strings.Join(keys, ", "))
 	}
 	if len(f.Desk) == 0 {
 		return nil, fmt.Errorf("no [[desk]] defined")
@@ -401,3 +404,28 @@ func validateDesks(desks []DeskConfig) error {
 }
 
 func (d DeskConfig) maxSteps() int { return cmp.Or(d.MaxSteps, DefaultMaxSteps) }
+
+// LoadContractSizes is the contract sizes orders are sized by: deskbot's
+// defaults with DESKS_FILE's [contract_sizes] over them ("" = no file).
+// A key is "EXCHANGE:NAME", the underlying's name in the broker's
+// instrument list (MCX:CRUDEOIL); a size must be a number above 0.
+func LoadContractSizes(file string) (deskbot.ContractSizes, error) {
+	sizes := deskbot.DefaultContractSizes()
+	if file == "" {
+		return sizes, nil
+	}
+	var f deskFile
+	if _, err := toml.DecodeFile(file, &f); err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "DESKS_FILE %s: %s", file, strings.Join(strings.Fields(err.Error()), " "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.ContractSizes)) {
+		ex, name, ok := strings.Cut(k, ":")
+		if !ok || name == "" || !slices.Contains(deskbot.Exchanges, ex) {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "DESKS_FILE %s: [contract_sizes] key %q must be EXCHANGE:NAME with an exchange of %s, e.g. \"MCX:CRUDEOIL\"", file, k, strings.Join(deskbot.Exchanges, ", "))
+		}
+		if v := f.ContractSizes[k]; !(v > 0) || math.IsInf(v, 0) {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "DESKS_FILE %s: [contract_sizes] %s must be a number above 0, not %v", file, k, v)
+		}
+	}
+	return sizes.With(f.ContractSizes), nil
+}

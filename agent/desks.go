@@ -24,6 +24,8 @@ type Deps struct {
 	// Limits refuses a call over its desk's hard limits before the gate
 	// sees it (nil: no limits).
 	Limits *Limits
+	// Reader reads each call once where it enters (ToolCallExecutor.Reader).
+	Reader Reader
 	Now    deskbot.Now
 	Log    *slog.Logger
 
@@ -66,7 +68,7 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 	}
 	d := &Desks{deps: deps, desks: map[string]*desk{}, exec: &ToolCallExecutor{
 		Runner: deps.Tools, Gate: deps.Gate, Events: deps.Store, Memory: deps.Store,
-		Now: deps.Now, MaxRepeats: deps.MaxRepeats, Limits: deps.Limits, Log: deps.Log,
+		Now: deps.Now, MaxRepeats: deps.MaxRepeats, Limits: deps.Limits, Reader: deps.Reader, Log: deps.Log,
 	}}
 	for _, c := range cfg {
 		d.names = append(d.names, c.Name)

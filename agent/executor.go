@@ -42,7 +42,18 @@ type ToolCallExecutor struct {
 	// Limits refuses a call over its desk's hard limits before the gate
 	// sees it: no request, nobody asked (nil: no limits).
 	Limits *Limits
+	// Reader reads a call once where it enters (package sizing): an order
+	// is parsed, checked by the broker and sized here, and the limits, the
+	// gate and the chat use what it read (deskbot.ToolCall.Order). nil
+	// (tests of other parts): calls go on as sent, and an order is never
+	// sized, so four eyes counts it as large and no capped grant covers it.
+	Reader Reader
 	Log    *slog.Logger
+}
+
+// Reader reads a call once: sizing.Sizer.
+type Reader interface {
+	Read(ctx context.Context, call deskbot.ToolCall) (deskbot.ToolCall, error)
 }
 
 // Toolbox runs a desk's calls and names the tool a call would run, so its
@@ -245,9 +256,26 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 	if res, ok := t.guard.Check(call); !ok {
 		return Execution{Result: res, Refused: true}, nil, nil
 	}
-	if res, ok := e.checkArguments(t.Desk, call); !ok {
-		log.InfoContext(ctx, "call refused: arguments", "why", res.Text)
-		return Execution{Result: res, Refused: true}, nil, nil
+	if e.Reader != nil {
+		read, err := e.Reader.Read(ctx, call)
+		switch deskbot.ErrorCode(err) {
+		case "":
+			call = read
+		case deskbot.EINVALID:
+			log.InfoContext(ctx, "call refused: reading it", "why", deskbot.ErrorMessage(err))
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.ErrorMessage(err)}, Refused: true}, nil, nil
+		default:
+			log.WarnContext(ctx, "call not run: it could not be read", "err", err)
+			return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.UncheckedMessage(call.Name, err)}, Refused: true}, nil, nil
+		}
+	}
+	// An order read above was parsed and checked by the broker already,
+	// which is all its tool's check does.
+	if call.Order == nil {
+		if res, ok := e.checkArguments(t.Desk, call); !ok {
+			log.InfoContext(ctx, "call refused: arguments", "why", res.Text)
+			return Execution{Result: res, Refused: true}, nil, nil
+		}
 	}
 	if e.Limits != nil {
 		release, refusal := e.Limits.Check(ctx, t.Desk, call)

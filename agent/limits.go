@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -24,13 +25,13 @@ type PendingRequests interface {
 // before the gate sees the call: a call over one is refused with
 // words.LimitMessage, audited, and never becomes a request.
 //
-// Prices: the price in an order is only a limit, so an order, a position
-// and the limits are valued at the market's price (the broker's Market),
-// or at the order's own price (its limit, or a stop's trigger) when that
-// is higher, never below the market: a desk cannot make a position small
-// by calling it cheap, nor by naming no price (MARKET, SL-M). An order at
-// the market's price, or a stop, whose symbol the market has no price for
-// is refused as unchecked.
+// Size: every limit counts the order's exposure as it was read and sized
+// where the call entered (package sizing, deskbot.Exposure): by its
+// contract size, a sold option at its underlying's price, one unit at the
+// market's price or the order's own (its limit, or a stop's trigger) when
+// that is higher, never below the market: a desk cannot make a position
+// small by calling it cheap, nor by naming no price (MARKET, SL-M). An
+// order that needs a price the market does not have was refused there.
 //
 // The position a call would leave counts, as filled, the desk's orders
 // still open or running on the call's side, and those resting at the
@@ -46,7 +47,7 @@ type PendingRequests interface {
 // valuation, to the desk's running total for the India day (kept in the
 // store), before the gate is asked; the gate reads that total so that
 // orders past two_approvers_above together need as many approvers as one
-// order past it would (deskbot.Policies.RequiredWith). When a limit
+// order past it would (deskbot.Policies.Required). When a limit
 // cannot be checked (broker or Redis down) the call is not run.
 //
 // Risk rules: an order of a desk a risk rule halted is refused (a turn
@@ -64,7 +65,10 @@ type Limits struct {
 	Desks    interface {
 		DeskStatus(ctx context.Context, desk string) (deskbot.DeskStatus, error)
 	}
-	Broker   deskbot.Broker
+	Broker deskbot.Broker
+	// Sizer sizes an approver's change of a held order (Size), as the
+	// desk's orders are sized where they enter.
+	Sizer    *sizing.Sizer
 	Requests PendingRequests
 	Counter  deskbot.OrderCounter
 	Audit    deskbot.Auditor
@@ -143,16 +147,19 @@ func (l *Limits) Recheck(ctx context.Context, desk string, call deskbot.ToolCall
 }
 
 // over says which limit the order passes ("" for none), taking a slot of
-// the day's count and adding to the day's notional only when it passes
-// the others.
+// the day's count and adding to the day's exposure only when it passes
+// the others. The order is the one read and sized where the call entered
+// (call.Order): nothing here parses it or reads the market again.
 func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules, count bool) (string, error) {
-	o, err := deskbot.ParseOrder(call.Arguments)
-	if err != nil {
-		return "its arguments are not an order whose size can be checked", nil
+	s := call.Order
+	if s == nil {
+		return "it was not read as an order whose size can be checked", nil
 	}
+	o := s.Order
 	squaredOff := rules.SquaredOff(l.now())
 	var book deskbot.Book
 	if tp.MaxPositionNotional > 0 || squaredOff {
+		var err error
 		if book, err = l.Broker.Book(ctx, desk); err != nil {
 			return "", err
 		}
@@ -166,20 +173,16 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return words.SquareOffReason(rules.SquareOffAt), nil
 		}
 	}
-	price, at, err := l.price(ctx, o)
-	if err != nil {
-		return "", err
-	}
-	notional := o.Quantity * price
-	if math.IsInf(notional, 0) || math.IsNaN(notional) {
+	exposure := s.Exposure
+	if math.IsInf(exposure, 0) || math.IsNaN(exposure) {
 		return "its notional at the market's price is too large to check", nil
 	}
-	if tp.MaxOrderNotional > 0 && notional > tp.MaxOrderNotional {
+	if tp.MaxOrderNotional > 0 && exposure > tp.MaxOrderNotional {
 		of := ""
-		if price != o.Price {
-			of = " " + at
+		if s.Price != o.Price || s.Instrument.ContractSize != 1 || s.Underlying > 0 {
+			of = " " + words.SizedAt(s)
 		}
-		return fmt.Sprintf("its notional %s%s is above the desk's limit of %s for one order", words.Rupees(notional), of, words.Rupees(tp.MaxOrderNotional)), nil
+		return fmt.Sprintf("its notional %s%s is above the desk's limit of %s for one order", words.Rupees(exposure), of, words.Rupees(tp.MaxOrderNotional)), nil
 	}
 	if tp.MaxPositionNotional > 0 {
 		before, err := l.position(ctx, desk, book, o)
@@ -187,9 +190,13 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 			return "", err
 		}
 		after := before + signed(o)
-		if value := math.Abs(after) * price; value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
+		side := deskbot.Buy
+		if after < 0 {
+			side = deskbot.Sell
+		}
+		if value := s.ExposureOf(side, after); value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
 			return fmt.Sprintf("it would take the desk's %s position to %s (%s %s, orders waiting for approval on the same side counted as filled), above the desk's position limit of %s",
-				o.Symbol, words.Holding(after), words.Rupees(value), at, words.Rupees(tp.MaxPositionNotional)), nil
+				deskbot.Security(o.Symbol), words.Holding(after), words.Rupees(value), words.SizedAt(s), words.Rupees(tp.MaxPositionNotional)), nil
 		}
 	}
 	if !count {
@@ -204,67 +211,41 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 		}
 	}
 	if tp.TwoApproversAbove > 0 {
-		if _, err := l.Counter.AddDayNotional(ctx, desk, day, notional); err != nil {
+		if _, err := l.Counter.AddDayNotional(ctx, desk, day, exposure); err != nil {
 			return "", err
 		}
 	}
 	return "", nil
 }
 
-// Notional is o's notional in rupees as the hard limits count it
-// (quantity × Limits.price): gate.Limits, so that four eyes counts an
-// order at the market's price as the limits do. An error when the
-// market's price it is counted at cannot be read.
-func (l *Limits) Notional(ctx context.Context, o deskbot.Order) (float64, error) {
-	price, _, err := l.price(ctx, o)
-	if err != nil {
-		return 0, err
-	}
-	return o.Quantity * price, nil
+// Size sizes o, an approver's change of a held order, as the desk's own
+// order was sized where it entered (gate.Limits).
+func (l *Limits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error) {
+	return l.Sizer.Size(ctx, o)
 }
 
-// price is what one unit of o is counted at, with words saying which
-// price that is: the highest of its limit, its trigger and the market's
-// last price. A buy's limit below the market does not fill there, and a
-// sell's fills at the market; a stop trades only once the market reaches
-// its trigger; an order at the market's price (MARKET, SL-M) has no price
-// of its own. So an order at the market's price or a stop (SL) cannot be
-// counted without the market's price: when the market has none for the
-// symbol that is an error, and the order is refused as unchecked, never
-// counted at ₹0. A LIMIT order is then counted at its own price.
-func (l *Limits) price(ctx context.Context, o deskbot.Order) (float64, string, error) {
-	market, known, err := l.Broker.LastPrice(ctx, o.Symbol) // known false: the market has no price for it
-	if err != nil {
-		return 0, "", err
-	}
-	if k := o.Kind(); !known && k != deskbot.OrderLimit {
-		return 0, "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the market has no last price for %s to count this %s order at", o.Symbol, k)
-	}
-	price, at := o.Price, "at this price"
-	if o.TriggerPrice > price {
-		price, at = o.TriggerPrice, "at its trigger price of "+words.Rupees(o.TriggerPrice)
-	}
-	if known && market > price {
-		price, at = market, "at the market's price of "+words.Rupees(market)
-	}
-	return price, at, nil
-}
-
-// position is the desk's quantity in o's symbol once every order it has
+// position is the desk's quantity in o's security once every order it has
 // put forward on o's side and not yet filled does fill: the most the
-// position can grow that way before o. Its orders resting at the broker
-// count with what is left of them unfilled (pending ones too: they may
-// exist), since the market may fill them all at once; one placed by a
-// request still running is then counted twice for a moment, never less
-// than once.
+// position can grow that way before o. The same shares on NSE and BSE are
+// one security (deskbot.Security): a position split across the two
+// exchanges counts whole. Its orders resting at the broker count with
+// what is left of them unfilled (pending ones too: they may exist), since
+// the market may fill them all at once; one placed by a request still
+// running is then counted twice for a moment, never less than once.
 func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
-	q := deskbot.PositionAfter(book, deskbot.Order{Symbol: o.Symbol})
+	sec := deskbot.Security(o.Symbol)
+	var q float64
+	for _, p := range book.Positions {
+		if deskbot.Security(p.Symbol) == sec {
+			q += p.Quantity
+		}
+	}
 	placed, err := l.Broker.Orders(ctx, desk)
 	if err != nil {
 		return 0, err
 	}
 	for _, po := range placed {
-		if po.Open() && po.Order.Symbol == o.Symbol && po.Order.Side == o.Side {
+		if po.Open() && deskbot.Security(po.Order.Symbol) == sec && po.Order.Side == o.Side {
 			left := po.Order
 			left.Quantity = math.Max(po.Order.Quantity-po.Filled, 0)
 			q += signed(left)
@@ -279,12 +260,24 @@ func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o
 			if r.Desk != desk || r.Content.ToolName != deskbot.ToolPlaceOrder {
 				continue
 			}
-			if p, err := deskbot.ParseOrder(r.Content.Arguments); err == nil && p.Symbol == o.Symbol && p.Side == o.Side {
+			// The order as it was read when held; one held before orders
+			// were kept read is read from its arguments.
+			p, ok := heldOrder(r)
+			if ok && deskbot.Security(p.Symbol) == sec && p.Side == o.Side {
 				q += signed(p)
 			}
 		}
 	}
 	return q, nil
+}
+
+// heldOrder is the order r holds, as it was read when it was held.
+func heldOrder(r *deskbot.Request) (deskbot.Order, bool) {
+	if r.Content.Order != nil {
+		return r.Content.Order.Order, true
+	}
+	o, err := deskbot.ParseOrder(r.Content.Arguments)
+	return o, err == nil
 }
 
 func signed(o deskbot.Order) float64 {

@@ -16,6 +16,8 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/gate/gatetest"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -24,6 +26,7 @@ type limitFixture struct {
 	store  *store.Store
 	paper  *broker.Paper
 	market *brokertest.Quotes
+	sizer  *sizing.Sizer
 	exec   *agent.ToolCallExecutor
 	now    time.Time
 	mu     sync.Mutex
@@ -49,9 +52,11 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	}
 	// One set of limits, as the service has: the desk's calls are checked
 	// by them, and four eyes values orders by them.
-	limits := &agent.Limits{Policies: policies, Broker: f.paper, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	f.market.Now = now
+	f.sizer = &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now}
+	limits := &agent.Limits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
 	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
-	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits}
+	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits, Reader: f.sizer}
 	return f
 }
 
@@ -227,4 +232,45 @@ type downBroker struct{ deskbot.Broker }
 
 func (downBroker) Book(context.Context, string) (deskbot.Book, error) {
 	return deskbot.Book{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")
+}
+
+// An order is read once: from the desk's call to its hold, its arguments
+// are parsed once and the market read once, however many rules (hard
+// limits, four eyes over the day, the position with its waiting orders)
+// look at it; and the held request keeps what was read, so the allow and
+// the run read neither again for sizing (the run's tool reads the
+// arguments it runs, the paper broker the price it fills at, and the
+// desk's answer values its book).
+func TestAnOrderIsReadOnce(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{Approvals: 1, TwoApproversAbove: 5000000, MaxOrderNotional: 2000000, MaxPositionNotional: 3000000, MaxOrdersPerDay: 10}, true)
+	parses, reads := deskbot.OrdersParsed(), f.market.Reads()
+	ex := f.place(t, "t1", `{"symbol":"TCS","side":"sell","quantity":100,"price":990}`) // a LIMIT sell: sized at the market's ₹1,000
+	if !ex.Held {
+		t.Fatalf("execution = %+v; want held", ex)
+	}
+	if got, want := deskbot.OrdersParsed()-parses, int64(1); got != want {
+		t.Errorf("parses from the call to its hold = %d, want %d", got, want)
+	}
+	if got, want := f.market.Reads()-reads, 1; got != want {
+		t.Errorf("market reads from the call to its hold = %d, want %d", got, want)
+	}
+	r, err := f.store.Request(t.Context(), ex.Request.ID)
+	if err != nil || r.Content.Order == nil || r.Content.Order.Exposure != 100000 || r.Content.Order.Market.Value != 1000 {
+		t.Fatalf("the held request keeps %+v (%v); want the order sized at ₹1,00,000 at the market's ₹1,000", r.Content.Order, err)
+	}
+
+	// The market moves while it waits: the allow runs what was shown, and
+	// nothing is sized again.
+	f.market.Set("TCS", 1200)
+	parses, reads = deskbot.OrdersParsed(), f.market.Reads()
+	resp, err := gatetest.Resolve(t.Context(), f.exec.Gate.(deskbot.Gate), r.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"})
+	if err != nil || resp.Request.State != deskbot.StateRan {
+		t.Fatalf("allow: %+v %v; want ran", resp, err)
+	}
+	if got, want := deskbot.OrdersParsed()-parses, int64(1); got != want {
+		t.Errorf("parses from the allow to the order = %d, want %d (the tool's own)", got, want)
+	}
+	if got, want := f.market.Reads()-reads, 2; got != want {
+		t.Errorf("market reads from the allow to the order = %d, want %d (the fill's, and the book's in the desk's answer)", got, want)
+	}
 }

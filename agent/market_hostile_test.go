@@ -21,8 +21,8 @@ func marketOrder(side string, qty float64, extra string) string {
 // quotesDown is the broker with its market's prices unreadable.
 type quotesDown struct{ deskbot.Broker }
 
-func (quotesDown) LastPrice(context.Context, string) (float64, bool, error) {
-	return 0, false, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite's quotes could not be read")
+func (quotesDown) LastPrice(context.Context, string) (deskbot.Price, bool, error) {
+	return deskbot.Price{}, false, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite's quotes could not be read")
 }
 
 // A market order is counted at the market's price by every hard limit: a
@@ -136,18 +136,18 @@ func TestHostileMarketOrderWithoutAPriceIsRefused(t *testing.T) {
 		want   string
 	}{
 		{"quotes down, one-order limit", deskbot.ToolPolicy{MaxOrderNotional: 2000000}, true, marketOrder("buy", 1000000, ``),
-			"the desk's hard limits could not be checked (Kite's quotes could not be read)"},
+			"it could not be checked before anyone was asked (Kite's quotes could not be read)"},
 		{"quotes down, four eyes", deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 1000000}, true, marketOrder("buy", 1, `,"order_type":"SL-M","trigger_price":1001`),
-			"the desk's hard limits could not be checked (Kite's quotes could not be read)"},
+			"it could not be checked before anyone was asked (Kite's quotes could not be read)"},
 		{"no price for the symbol", deskbot.ToolPolicy{MaxOrderNotional: 2000000}, false, `{"symbol":"INFY","side":"buy","quantity":1000000}`,
-			"the desk's hard limits could not be checked (the market has no last price for INFY to count this MARKET order at)"},
+			"the market has no last price for INFY, and this MARKET buy order is counted at the market's price, so it cannot be sized. Nobody was asked."},
 		{"no price for a stop", deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 1000000}, false, `{"symbol":"INFY","side":"sell","quantity":10,"order_type":"SL","price":1,"trigger_price":2}`,
-			"(the market has no last price for INFY to count this SL order at)"},
+			"the market has no last price for INFY, and this SL sell order is counted at the market's price"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustLimits(t, tt.policy, true)
 			if tt.down {
-				f.exec.Limits.Broker = quotesDown{f.paper}
+				f.sizer.Market = quotesDown{f.paper}
 			}
 			ex := f.place(t, "t", tt.args)
 			if !ex.Refused || ex.Held || !strings.Contains(ex.Result.Text, tt.want) {

@@ -105,7 +105,7 @@ func TestPoliciesCheck(t *testing.T) {
 	}
 	// A hand-made approvals of 0 or less never lets a call run on nobody's yes.
 	for _, n := range []int{-3, 0} {
-		if got := (deskbot.Policies{"main": {"flatten_desk": {Approvals: n}}}).Required("main", deskbot.ToolCall{Name: "flatten_desk"}); got != 1 {
+		if got := (deskbot.Policies{"main": {"flatten_desk": {Approvals: n}}}).Required("main", deskbot.ToolCall{Name: "flatten_desk"}, 0); got != 1 {
 			t.Errorf("Required with approvals %d = %d; want 1", n, got)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/deskbot/deskbot/words"
@@ -50,6 +51,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 	f.paper = broker.NewPaperMarket(f.st.Client(), f.st.Key, now, q)
 	f.desks = &countingDesks{st: f.st}
 	f.limits = &agent.Limits{Risk: map[string]deskbot.RiskRules{"main": rules}, Desks: f.desks, Broker: f.paper,
+		Sizer:    &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now},
 		Requests: f.st, Counter: f.st, Audit: f.st, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
 }
@@ -57,7 +59,11 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 // check is the limits' answer to an order of desk; "" when it may run.
 func (f *riskLimits) check(t *testing.T, desk, side string, qty float64) string {
 	t.Helper()
-	release, refusal := f.limits.Check(t.Context(), desk, deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(order(side, qty, 1000))})
+	call, err := f.limits.Sizer.Read(t.Context(), deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(order(side, qty, 1000))})
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	release, refusal := f.limits.Check(t.Context(), desk, call)
 	if release == nil {
 		if refusal == "" {
 			t.Fatal("refused without a reason")

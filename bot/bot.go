@@ -254,7 +254,11 @@ func (b *Bot) sendings() {
 		Pin:         cfg.Pin,
 	}
 	if deps.Broker != nil {
-		oc.LastPrice, oc.Margin, oc.Orders = deps.Broker.LastPrice, deps.Broker.Margin, deps.Broker.Orders
+		oc.Margin, oc.Orders = deps.Broker.Margin, deps.Broker.Orders
+		oc.LastPrice = func(ctx context.Context, symbol string) (float64, bool, error) {
+			p, ok, err := deps.Broker.LastPrice(ctx, symbol)
+			return p.Value, ok, err
+		}
 	}
 	if deps.Gate != nil {
 		oc.Request, oc.Shown = deps.Gate.Request, deps.Gate.Shown

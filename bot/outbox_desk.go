@@ -336,7 +336,7 @@ func (o *Outbox) shownLive(ctx context.Context, r *deskbot.Request) (words.Live,
 	if l.Book == nil {
 		return l, nil
 	}
-	if st := deskbot.ShownState(r.Content.ToolName, r.Content.Arguments, *l.Book); st != "" && o.cfg.Shown != nil {
+	if st := deskbot.ShownState(r.Content.Call(), *l.Book); st != "" && o.cfg.Shown != nil {
 		if err := o.cfg.Shown(ctx, r.ID, st); err != nil {
 			return l, err
 		}

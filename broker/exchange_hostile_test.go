@@ -23,7 +23,7 @@ func TestPaperRefusesAnExchangeItDoesNotTradeOn(t *testing.T) {
 		if err := p.Check(o); err == nil {
 			plain, _, _ := p.LastPrice(t.Context(), "RELIANCE")
 			other, _, _ := p.LastPrice(t.Context(), sym)
-			t.Errorf("the paper broker takes %s as another instrument than RELIANCE (priced %.2f, not %.2f)", sym, other, plain)
+			t.Errorf("the paper broker takes %s as another instrument than RELIANCE (priced %.2f, not %.2f)", sym, other.Value, plain.Value)
 		}
 	}
 }

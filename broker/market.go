@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -78,12 +79,35 @@ func DefaultMarket(now deskbot.Now) *Walk {
 }
 
 // LastPrice is symbol's price now; the walk knows every symbol.
-func (w *Walk) LastPrice(_ context.Context, symbol string) (float64, bool, error) {
+func (w *Walk) LastPrice(_ context.Context, symbol string) (deskbot.Price, bool, error) {
 	now := time.Now
 	if w.Now != nil {
 		now = w.Now
 	}
-	return w.Price(symbol, now()), true, nil
+	t := now()
+	return deskbot.Price{Value: w.Price(symbol, t), At: t}, true, nil
+}
+
+// Instrument is what the walk's market lists: every symbol of its own
+// exchange, NSE, as shares (contract size 1), or as a future when its
+// name says so ("NIFTY24DECFUT"). It lists no options and nothing on
+// another exchange, whose contract it could not size.
+func (w *Walk) Instrument(_ context.Context, symbol string) (deskbot.Instrument, error) {
+	return PaperInstrument(symbol)
+}
+
+// PaperInstrument is what a paper market without the broker's instrument
+// list says symbol is (Walk.Instrument).
+func PaperInstrument(symbol string) (deskbot.Instrument, error) {
+	ex, ts := deskbot.InstrumentOf(symbol)
+	if ex != deskbot.DefaultExchange {
+		return deskbot.Instrument{}, deskbot.Errorf(deskbot.EINVALID, "%s is on %s, but this paper market lists NSE's symbols only, so its contract size is not known: send an NSE symbol", symbol, ex)
+	}
+	in := deskbot.Instrument{Symbol: deskbot.SymbolOf(ex, ts), Type: deskbot.InstrumentEQ, ContractSize: 1, TickSize: 0.05, LotSize: 1}
+	if strings.HasSuffix(ts, "FUT") {
+		in.Type = deskbot.InstrumentFUT
+	}
+	return in, nil
 }
 
 // LastPrices is each symbol's price now.
@@ -100,8 +124,8 @@ func EachPrice(ctx context.Context, m deskbot.Market, symbols []string) (map[str
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			out[s] = p
+		if ok && p.Value > 0 {
+			out[s] = p.Value
 		}
 	}
 	return out, nil

@@ -187,8 +187,13 @@ func (p *Paper) LastPrices(ctx context.Context, symbols []string) (map[string]fl
 
 // LastPrice is the market's price for symbol: the price the paper broker
 // fills at now.
-func (p *Paper) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
+func (p *Paper) LastPrice(ctx context.Context, symbol string) (deskbot.Price, bool, error) {
 	return p.market.LastPrice(ctx, symbol)
+}
+
+// Instrument is what the paper broker's market says symbol is.
+func (p *Paper) Instrument(ctx context.Context, symbol string) (deskbot.Instrument, error) {
+	return p.market.Instrument(ctx, symbol)
 }
 
 // PlaceOrder places o for the call key: it fills at once, in full, at the
@@ -212,7 +217,9 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Orde
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
-	if !ok {
+	if !ok || !(market.Value > 0) {
+		// Never a fill at ₹0: a market without a price has nothing to
+		// fill at.
 		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.EINVALID, "%s has no market price just now, so the order was not placed", o.Symbol)
 	}
 	now := p.now()
@@ -225,8 +232,8 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Orde
 		return deskbot.PlacedOrder{}, err
 	}
 	po := deskbot.PlacedOrder{ID: paperID(tag), Tag: tag, Desk: desk, Order: o, State: deskbot.OrderOpen, At: now, Updated: now}
-	if fills(o, market) {
-		po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, o.Quantity, market
+	if fills(o, market.Value) {
+		po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, o.Quantity, market.Value
 	}
 	rec, existed, err := p.orders.Start(ctx, po)
 	if err != nil || existed || !rec.Open() {

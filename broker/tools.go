@@ -33,6 +33,9 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 		&tool{name: deskbot.ToolGetPositions, desc: getPositionsDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolGetPositions, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+				if err := noArgs(deskbot.ToolGetPositions, args); err != nil {
+					return modelError(err)
+				}
 				book, err := b.Book(ctx, desk)
 				if err != nil {
 					return brokerError(err)
@@ -52,6 +55,9 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 				if err != nil {
 					return modelError(err)
 				}
+				if err := b.Check(o); err != nil {
+					return modelError(err)
+				}
 				key, ok := deskbot.CallKey(ctx)
 				if !ok {
 					return deskbot.ToolResult{}, ErrNoKey
@@ -65,6 +71,9 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 		&tool{name: deskbot.ToolGetOrders, desc: getOrdersDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolGetOrders, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+				if err := noArgs(deskbot.ToolGetOrders, args); err != nil {
+					return modelError(err)
+				}
 				orders, err := b.Orders(ctx, desk)
 				if err != nil {
 					return brokerError(err)
@@ -94,6 +103,9 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 		&tool{name: deskbot.ToolFlattenDesk, desc: flattenDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolFlattenDesk, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
+				if err := noArgs(deskbot.ToolFlattenDesk, args); err != nil {
+					return modelError(err)
+				}
 				key, ok := deskbot.CallKey(ctx)
 				if !ok {
 					return deskbot.ToolResult{}, ErrNoKey
@@ -177,10 +189,9 @@ func (t *tool) Schema() json.RawMessage { return t.schema }
 // error's message is what the model is told.
 func (t *tool) CheckArguments(args json.RawMessage) error { return t.check(args) }
 
+// Run runs the call; each tool's run checks its arguments as it reads
+// them (its check's rules), so an order is parsed once as it runs.
 func (t *tool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	if err := t.check(args); err != nil {
-		return modelError(err)
-	}
 	return t.run(ctx, desk, args)
 }
 

@@ -15,8 +15,9 @@ import (
 type Order struct {
 	Exchange      string  `json:"exchange"`
 	Tradingsymbol string  `json:"tradingsymbol"`
-	Quantity      float64 `json:"quantity"` // units, not lots: Kite's quantity
-	Price         float64 `json:"price"`    // 0 for a market order
+	Quantity      float64 `json:"quantity"`                // units, not lots: Kite's quantity
+	Price         float64 `json:"price"`                   // 0 for a market order
+	TriggerPrice  float64 `json:"trigger_price,omitempty"` // a stop's; 0 for none
 	AMO           bool    `json:"amo"`
 }
 
@@ -71,7 +72,12 @@ func (m Market) Check(o Order, now time.Time) error {
 	if err := checkQuantity(inst, o.Quantity); err != nil {
 		return err
 	}
-	if err := checkPrice(inst, o.Price); err != nil {
+	if err := checkPrice(inst, "price", o.Price); err != nil {
+		return err
+	}
+	// A stop's trigger is on the tick too: Kite refuses one that is not,
+	// after the approver said yes.
+	if err := checkPrice(inst, "trigger_price", o.TriggerPrice); err != nil {
 		return err
 	}
 	return m.checkHours(inst, o, now)
@@ -156,23 +162,27 @@ func checkQuantity(inst Instrument, q float64) error {
 		n, inst.Tradingsymbol, lot, lower, lower+lot, lower/lot, lower/lot+1)
 }
 
-// checkPrice refuses a limit price that is not a whole number of ticks.
+// checkPrice refuses a limit or trigger price (name, as the model sends
+// it) that is not a whole number of ticks.
 // The comparison is in integer price units, rounding away the binary noise
 // of a decimal price (24512.35 is 24512.349999... as a float, 0.1+0.2 is
 // 0.30000000000000004) but nothing a person could have meant: the
 // tolerance is half a unit in the 15th significant digit of the price (a
 // float's noise is under a quarter of that; ParseOrder keeps 15 digits, so
 // a price off the tick in its 15th digit is refused).
-func checkPrice(inst Instrument, p float64) error {
+func checkPrice(inst Instrument, name string, p float64) error {
 	if math.IsNaN(p) || p < 0 || math.IsInf(p, 0) {
-		return deskbot.Errorf(deskbot.EINVALID, "price must be 0 for a market order or a limit price greater than 0, not %s", num(p))
+		if name == "price" {
+			return deskbot.Errorf(deskbot.EINVALID, "price must be 0 for a market order or a limit price greater than 0, not %s", num(p))
+		}
+		return deskbot.Errorf(deskbot.EINVALID, "%s must be 0 for none or greater than 0, not %s", name, num(p))
 	}
 	if p == 0 {
 		return nil
 	}
 	u := p * priceScale
 	if u >= maxPriceUnits {
-		return deskbot.Errorf(deskbot.EINVALID, "price %s is too large", num(p))
+		return deskbot.Errorf(deskbot.EINVALID, "%s %s is too large", name, num(p))
 	}
 	tick := inst.tickUnits()
 	if tick == 0 {
@@ -191,11 +201,11 @@ func checkPrice(inst Instrument, p float64) error {
 	dec := decimals(tick)
 	lower := units - units%tick
 	if lower == 0 {
-		return deskbot.Errorf(deskbot.EINVALID, "price %s is not a multiple of the tick %s; send %s or a higher multiple of it",
-			num(p), formatUnits(tick, dec), formatUnits(tick, dec))
+		return deskbot.Errorf(deskbot.EINVALID, "%s %s is not a multiple of the tick %s; send %s or a higher multiple of it",
+			name, num(p), formatUnits(tick, dec), formatUnits(tick, dec))
 	}
-	return deskbot.Errorf(deskbot.EINVALID, "price %s is not a multiple of the tick %s; send %s or %s",
-		num(p), formatUnits(tick, dec), formatUnits(lower, dec), formatUnits(lower+tick, dec))
+	return deskbot.Errorf(deskbot.EINVALID, "%s %s is not a multiple of the tick %s; send %s or %s",
+		name, num(p), formatUnits(tick, dec), formatUnits(lower, dec), formatUnits(lower+tick, dec))
 }
 
 // decimals is how many decimals a multiple of tick needs: 0.05 two, 0.1

@@ -204,14 +204,14 @@ func TestTickIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = checkPrice(inst, p)
+		err = checkPrice(inst, "price", p)
 		if onTick := paise%5 == 0; onTick != (err == nil) {
 			t.Fatalf("price %s: got %v, want on tick %v", s, err, onTick)
 		}
 		// The same price reached by float arithmetic, as code computing a
 		// price might: still the same verdict.
-		if q := float64(paise) * 0.01; (checkPrice(inst, q) == nil) != (paise%5 == 0) {
-			t.Fatalf("price %s computed as %v: got %v", s, q, checkPrice(inst, q))
+		if q := float64(paise) * 0.01; (checkPrice(inst, "price", q) == nil) != (paise%5 == 0) {
+			t.Fatalf("price %s computed as %v: got %v", s, q, checkPrice(inst, "price", q))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
+
+	"github.com/deskbot/deskbot"
 )
 
 // priceScale is how many price units make a rupee: ticks and prices are
@@ -25,9 +27,11 @@ type Instrument struct {
 	Token         uint32 // instrument_token, for quotes and the ticker
 	LotSize       int    // the quantity must be a multiple of it; 0: not known
 	TickSize      float64
-	Expiry        Date   // zero for what does not expire (cash)
-	Type          string // instrument_type: EQ, FUT, CE, PE...
-	Segment       string // segment: NSE, NFO-FUT, NFO-OPT, INDICES...
+	Expiry        Date    // zero for what does not expire (cash)
+	Type          string  // instrument_type: EQ, FUT, CE, PE...
+	Segment       string  // segment: NSE, NFO-FUT, NFO-OPT, INDICES...
+	Strike        float64 // an option's strike; 0 for none or past what the list keeps
+	Name          string  // a future's or option's underlying as Kite names it (NIFTY, USDINR, CRUDEOIL); "" for shares
 }
 
 // Key is "EXCHANGE:TRADINGSYMBOL", the way Kite names an instrument.
@@ -45,7 +49,7 @@ func tickUnits(tick float64) int64 {
 	return max(1, int64(math.Round(tick*priceScale)))
 }
 
-// entry is one instrument, 20 bytes: the list holds tens of thousands
+// entry is one instrument, 24 bytes: the list holds tens of thousands
 // (NFO alone about 90,000), rebuilt every morning. Its symbol is
 // arena[entries[i].end-len : entries[i].end], where the start is the
 // previous entry's end: entries are sorted by exchange and symbol and
@@ -57,10 +61,14 @@ type entry struct {
 	lot    uint32
 	tick   uint32 // price units (priceScale per rupee); 0: not known
 	expiry uint16 // days since 1970-01-01; 0: none
-	class  uint16 // index into classes: instrument type and segment
+	class  uint16 // index into classes: instrument type, segment and underlying
+	strike uint32 // price units; 0: none (or past 4,29,496 rupees)
 }
 
-type class struct{ typ, segment string }
+// class is what many instruments share: a derivative's underlying name
+// with its type and segment (a few thousand in all); shares keep no name,
+// so the table stays small.
+type class struct{ typ, segment, name string }
 
 type exchangeRange struct {
 	name       string
@@ -127,13 +135,16 @@ func FromKite(list []kiteconnect.Instrument) *Instruments {
 			}
 			ins.exchanges = append(ins.exchanges, exchangeRange{name: strings.Clone(r.Exchange), start: k})
 		}
-		c := class{r.InstrumentType, r.Segment}
+		c := class{typ: r.InstrumentType, segment: r.Segment}
+		if derivative(r.InstrumentType) {
+			c.name = r.Name
+		}
 		ci, ok := classIndex[c]
 		switch {
 		case ok:
 		case len(ins.classes) < math.MaxUint16:
 			ci = uint16(len(ins.classes))
-			c = class{strings.Clone(c.typ), strings.Clone(c.segment)}
+			c = class{strings.Clone(c.typ), strings.Clone(c.segment), strings.Clone(c.name)}
 			ins.classes = append(ins.classes, c)
 			classIndex[c] = ci
 		default:
@@ -146,6 +157,7 @@ func FromKite(list []kiteconnect.Instrument) *Instruments {
 			tick:   uint32(tickUnits(r.TickSize)),
 			expiry: daysOf(r.Expiry.Time),
 			class:  ci,
+			strike: strikeOf(r.StrikePrice),
 		}
 	}
 	if n := len(ins.exchanges); n > 0 {
@@ -153,6 +165,20 @@ func FromKite(list []kiteconnect.Instrument) *Instruments {
 	}
 	ins.arena = arena.String()
 	return ins
+}
+
+// derivative reports whether an instrument type is a future or an option,
+// whose underlying's name the list keeps.
+func derivative(typ string) bool { return typ == "FUT" || typ == "CE" || typ == "PE" }
+
+// strikeOf keeps a strike in price units; one past what 32 bits hold is
+// not kept (0).
+func strikeOf(f float64) uint32 {
+	u := math.Round(f * priceScale)
+	if !(u > 0) || u > math.MaxUint32 {
+		return 0
+	}
+	return uint32(u)
 }
 
 // lotOf keeps a whole positive lot size; anything else is not known.
@@ -217,7 +243,7 @@ func (ins *Instruments) Bytes() int {
 		n += len(e.name)
 	}
 	for _, c := range ins.classes {
-		n += len(c.typ) + len(c.segment)
+		n += len(c.typ) + len(c.segment) + len(c.name)
 	}
 	return n
 }
@@ -269,9 +295,98 @@ func (ins *Instruments) Lookup(exchange, tradingsymbol string) (Instrument, bool
 		LotSize:       int(e.lot),
 		TickSize:      float64(e.tick) / priceScale,
 		Expiry:        dateOfDays(e.expiry),
+		Strike:        float64(e.strike) / priceScale,
 	}
 	if int(e.class) < len(ins.classes) {
-		inst.Type, inst.Segment = ins.classes[e.class].typ, ins.classes[e.class].segment
+		c := ins.classes[e.class]
+		inst.Type, inst.Segment, inst.Name = c.typ, c.segment, c.name
 	}
 	return inst, true
+}
+
+// Future is the future on exchange of the underlying name that expires
+// first on or after from: what a currency or commodity option is written
+// on. false when the list has none.
+func (ins *Instruments) Future(exchange, name string, from Date) (Instrument, bool) {
+	r, ok := ins.exchange(exchange)
+	if !ok {
+		return Instrument{}, false
+	}
+	best := -1
+	for i := r.start; i < r.end; i++ {
+		e := ins.entries[i]
+		if int(e.class) >= len(ins.classes) {
+			continue
+		}
+		if c := ins.classes[e.class]; c.typ != "FUT" || c.name != name || e.expiry == 0 || dateOfDays(e.expiry).Before(from) {
+			continue
+		}
+		if best < 0 || e.expiry < ins.entries[best].expiry {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Instrument{}, false
+	}
+	return ins.Lookup(exchange, ins.symbol(best))
+}
+
+// indexUnderlyings are where the index options of NFO and BFO are written
+// on: Kite's name of the index in the NSE and BSE lists (segment
+// INDICES), by the options' underlying name.
+var indexUnderlyings = map[string]string{
+	"NFO:NIFTY":      "NSE:NIFTY 50",
+	"NFO:BANKNIFTY":  "NSE:NIFTY BANK",
+	"NFO:FINNIFTY":   "NSE:NIFTY FIN SERVICE",
+	"NFO:MIDCPNIFTY": "NSE:NIFTY MID SELECT",
+	"NFO:NIFTYNXT50": "NSE:NIFTY NEXT 50",
+	"BFO:SENSEX":     "BSE:SENSEX",
+	"BFO:BANKEX":     "BSE:BANKEX",
+	"BFO:SENSEX50":   "BSE:SENSEX50",
+}
+
+// Sized is inst as sizing reads it (deskbot.Instrument): its contract size
+// from sizes, and for a derivative where its underlying is priced: an
+// index's level, a stock's shares on NSE (BSE for BFO), and for currency
+// and commodity options the nearest future of the same name. EINVALID
+// when its contract size is not known: it is refused, never counted as 1.
+func (ins *Instruments) Sized(inst Instrument, sizes deskbot.ContractSizes) (deskbot.Instrument, error) {
+	out := deskbot.Instrument{
+		Symbol: deskbot.SymbolOf(inst.Exchange, inst.Tradingsymbol), Type: inst.Type,
+		LotSize: inst.LotSize, TickSize: inst.TickSize, Strike: inst.Strike,
+	}
+	if !inst.Expiry.IsZero() {
+		out.Expiry = inst.Expiry.String()
+	}
+	if out.Type == "" {
+		out.Type = deskbot.InstrumentEQ
+	}
+	name := inst.Name
+	if name == "" {
+		name = inst.Tradingsymbol
+	}
+	size, ok := sizes.Size(inst.Exchange, name)
+	if !ok {
+		return deskbot.Instrument{}, deskbot.Errorf(deskbot.EINVALID, "%s was not placed: the contract size of %s (%s on %s) is not known to deskbot, so what the order puts at risk cannot be counted. Nobody was asked. The operator can add it to DESKS_FILE's [contract_sizes] as \"%s:%s\".",
+			deskbot.ToolPlaceOrder, show(inst.Key()), name, inst.Exchange, inst.Exchange, name)
+	}
+	out.ContractSize = size
+	if !derivative(inst.Type) {
+		return out, nil
+	}
+	switch inst.Exchange {
+	case "NFO", "BFO":
+		if idx, ok := indexUnderlyings[inst.Exchange+":"+name]; ok {
+			out.Underlying = deskbot.OneSpelling(idx)
+		} else if inst.Exchange == "NFO" {
+			out.Underlying = deskbot.SymbolOf("NSE", name)
+		} else {
+			out.Underlying = deskbot.SymbolOf("BSE", name)
+		}
+	default:
+		if f, ok := ins.Future(inst.Exchange, name, inst.Expiry); ok && inst.Type != "FUT" {
+			out.Underlying = deskbot.SymbolOf(f.Exchange, f.Tradingsymbol)
+		}
+	}
+	return out, nil
 }

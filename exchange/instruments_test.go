@@ -36,9 +36,9 @@ func TestFromKite(t *testing.T) {
 		{Exchange: "NSE", Tradingsymbol: "INFY", Token: 999, LotSize: 1, TickSize: 0.1, Type: "EQ", Segment: "NSE"},
 		{Exchange: "BSE", Tradingsymbol: "INFY", Token: 128053508, LotSize: 1, TickSize: 0.05, Type: "EQ", Segment: "BSE"},
 		{Exchange: "NSE", Tradingsymbol: "NIFTY 50", Token: 256265, Type: "EQ", Segment: "INDICES"},
-		{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Token: 12345602, LotSize: 75, TickSize: 0.05, Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "NFO-FUT"},
-		{Exchange: "NFO", Tradingsymbol: "NIFTY2612024000CE", Token: 12346602, LotSize: 75, TickSize: 0.05, Expiry: Date{2026, 12, 4}, Type: "CE", Segment: "NFO-OPT"},
-		{Exchange: "CDS", Tradingsymbol: "USDINR26DECFUT", Token: 2001603, LotSize: 1, TickSize: 0.0025, Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "CDS-FUT"},
+		{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Token: 12345602, LotSize: 75, TickSize: 0.05, Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "NFO-FUT", Name: "NIFTY"},
+		{Exchange: "NFO", Tradingsymbol: "NIFTY2612024000CE", Token: 12346602, LotSize: 75, TickSize: 0.05, Expiry: Date{2026, 12, 4}, Type: "CE", Segment: "NFO-OPT", Name: "NIFTY"},
+		{Exchange: "CDS", Tradingsymbol: "USDINR26DECFUT", Token: 2001603, LotSize: 1, TickSize: 0.0025, Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "CDS-FUT", Name: "USDINR"},
 		{Exchange: "CDS", Tradingsymbol: "USDINR27JANFUT", Token: 2002603, LotSize: 1, TickSize: 0.0025, Expiry: Date{2027, 1, 27}, Type: "FUT", Segment: "CDS-FUT"},
 	} {
 		got, ok := ins.Lookup(want.Exchange, want.Tradingsymbol)
@@ -120,7 +120,7 @@ func TestCheckAgainstKiteFake(t *testing.T) {
 
 	got, ok := m.Instruments.Lookup("NFO", "NIFTY26DECFUT")
 	want := Instrument{Exchange: "NFO", Tradingsymbol: "NIFTY26DECFUT", Token: 12345602, LotSize: 75, TickSize: 0.05,
-		Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "NFO-FUT"}
+		Expiry: Date{2026, 12, 29}, Type: "FUT", Segment: "NFO-FUT", Name: "NIFTY"}
 	if !ok || got != want {
 		t.Fatalf("Lookup after the CSV:\n got %+v %v\nwant %+v", got, ok, want)
 	}
@@ -135,9 +135,9 @@ func TestCheckAgainstKiteFake(t *testing.T) {
 		"NFO:NIFTY26DECFUT expired on 2026-12-29 and can no longer be traded; check the symbol for a contract that has not expired")
 }
 
-// TestEntryIsTwentyBytes guards the layout the memory figures rest on.
-func TestEntryIsTwentyBytes(t *testing.T) {
-	if got := unsafe.Sizeof(entry{}); got != 20 {
-		t.Errorf("entry is %d bytes, want 20", got)
+// TestEntryIsTwentyFourBytes guards the layout the memory figures rest on.
+func TestEntryIsTwentyFourBytes(t *testing.T) {
+	if got := unsafe.Sizeof(entry{}); got != 24 {
+		t.Errorf("entry is %d bytes, want 24", got)
 	}
 }

@@ -20,10 +20,10 @@ type Limits interface {
 	// the desk had asked for it, without counting it as another order. why
 	// is the limit it passes ("" for none).
 	Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (why string, err error)
-	// Notional is o's notional in rupees as the hard limits count it: at
-	// the market's last price, or o's own price where higher. An error
-	// when the market's price it is counted at cannot be read.
-	Notional(ctx context.Context, o deskbot.Order) (float64, error)
+	// Size sizes o, a changed order, as the desk's orders are sized where
+	// they enter (package sizing): the same refusals (a stop the market
+	// has crossed, no usable price) and the exposure four eyes counts.
+	Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error)
 }
 
 // Change takes by's change of request id's call ("quantity 25", "price
@@ -70,12 +70,22 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 		return nil, err
 	}
 	call := r.Call()
-	call.Arguments = args
+	call.Arguments, call.Order = args, nil
 	fence, err := g.fence()
 	if err != nil {
 		return nil, err
 	}
 	if g.cfg.Limits != nil {
+		o, err := deskbot.ParseOrder(args)
+		if err != nil {
+			return nil, err
+		}
+		if call.Order, err = g.cfg.Limits.Size(ctx, o); err != nil {
+			if deskbot.ErrorCode(err) == deskbot.EINVALID {
+				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: %s Nothing was changed.", deskbot.ErrorMessage(err))
+			}
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be sized (%s); nothing was changed.", deskbot.ErrorMessage(err))
+		}
 		why, err := g.cfg.Limits.Recheck(ctx, r.Desk, call)
 		if err != nil {
 			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be checked against the desk's hard limits (%s); nothing was changed.", deskbot.ErrorMessage(err))
@@ -84,7 +94,7 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
 		}
 	}
-	required, _, _, err := g.required(ctx, r.Desk, call, false)
+	required, _, err := g.required(ctx, r.Desk, call)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +105,7 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 	v := r.Changes
 	t.Version = &v
 	t.Change = &deskbot.ChangeRecord{
-		CallChange: deskbot.CallChange{Arguments: args, What: what, By: by.Name, ByID: by.ID, At: now},
+		CallChange: deskbot.CallChange{Arguments: args, What: what, By: by.Name, ByID: by.ID, At: now, Order: call.Order},
 		Required:   required,
 	}
 	t.Audit.Detail = ""
@@ -198,10 +208,20 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 			if p <= 0 {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the %s must be greater than 0. Nothing was changed.", what)
 			}
-			if cur.Side == deskbot.Buy && p >= was {
+			if k == "trigger_price" {
+				// A stop trades once the market reaches its trigger: a buy
+				// stop's trigger lowered (a sell stop's raised) trades
+				// sooner, an entry stop below the market at once. A change
+				// never makes an order fill sooner than the desk's would.
+				if cur.Side == deskbot.Buy && p <= was {
+					return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a buy stop's trigger_price may only be raised, so that it trades no sooner than the desk's, and %s is not above %s. Nothing was changed.", v, num(was))
+				}
+				if cur.Side == deskbot.Sell && p >= was {
+					return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a sell stop's trigger_price may only be lowered, so that it trades no sooner than the desk's, and %s is not below %s. Nothing was changed.", v, num(was))
+				}
+			} else if cur.Side == deskbot.Buy && p >= was {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a buy's %s may only be lowered, and %s is not below %s. Nothing was changed.", what, v, num(was))
-			}
-			if cur.Side == deskbot.Sell && p <= was {
+			} else if cur.Side == deskbot.Sell && p <= was {
 				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: a sell's %s may only be raised, and %s is not above %s. Nothing was changed.", what, v, num(was))
 			}
 			fields[k] = json.RawMessage(num(p))
@@ -218,12 +238,15 @@ func ChangedArguments(args json.RawMessage, changes string) (json.RawMessage, er
 	// The whole changed order, read as the broker will read it, against
 	// the desk's: the same order, only smaller or at better prices.
 	changed, err := deskbot.ParseOrder(out)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed order would not be valid: %s. Nothing was changed.", strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
+	}
 	better := func(now, was float64) bool {
 		return cur.Side == deskbot.Buy && now <= was || cur.Side == deskbot.Sell && now >= was
 	}
-	if err != nil || changed.Symbol != cur.Symbol || changed.Side != cur.Side || changed.Kind() != kind ||
+	if changed.Symbol != cur.Symbol || changed.Side != cur.Side || changed.Kind() != kind ||
 		changed.Product != cur.Product || changed.Variety != cur.Variety || changed.Quantity > cur.Quantity ||
-		!better(changed.Price, cur.Price) || !better(changed.TriggerPrice, cur.TriggerPrice) {
+		!better(changed.Price, cur.Price) || better(changed.TriggerPrice, cur.TriggerPrice) && changed.TriggerPrice != cur.TriggerPrice {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed order would not be a smaller or better one. Nothing was changed.")
 	}
 	return out, nil

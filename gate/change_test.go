@@ -68,21 +68,25 @@ func TestChangedArguments(t *testing.T) {
 		{market, "order_type LIMIT", "", "stay as the desk asked"},
 		{market, "product CNC", "", "stay as the desk asked"},
 		// An SL-M: its quantity and a tighter trigger (higher for a sell).
-		{slm, "trigger_price 3950", `{"order_type":"SL-M","quantity":100,"side":"sell","symbol":"TCS","trigger_price":3950}`, ""},
-		{slm, "quantity 40, trigger_price 3900.05", `{"order_type":"SL-M","quantity":40,"side":"sell","symbol":"TCS","trigger_price":3900.05}`, ""},
-		{slm, "trigger_price 3850", "", "a sell's trigger_price may only be raised"},
-		{slm, "trigger_price 3900", "", "may only be raised"},
+		// A stop's trigger moves only away from the market: it never trades
+		// sooner than the desk's would.
+		{slm, "trigger_price 3850", `{"order_type":"SL-M","quantity":100,"side":"sell","symbol":"TCS","trigger_price":3850}`, ""},
+		{slm, "quantity 40, trigger_price 3899.95", `{"order_type":"SL-M","quantity":40,"side":"sell","symbol":"TCS","trigger_price":3899.95}`, ""},
+		{slm, "trigger_price 3950", "", "a sell stop's trigger_price may only be lowered"},
+		{slm, "trigger_price 3900", "", "may only be lowered"},
 		{slm, "trigger_price 0", "", ""},
 		{slm, "price 3900", "", "this SL-M order has no price to change"},
 		{slm, "variety amo", "", "stay as the desk asked"},
-		// An SL: its quantity, a better limit and a tighter trigger (lower for a buy).
-		{sl, "trigger_price 4000", `{"order_type":"SL","price":4100,"product":"NRML","quantity":100,"side":"buy","symbol":"TCS","trigger_price":4000,"variety":"regular"}`, ""},
-		{sl, "quantity 10 price 4090 trigger_price 4040", `{"order_type":"SL","price":4090,"product":"NRML","quantity":10,"side":"buy","symbol":"TCS","trigger_price":4040,"variety":"regular"}`, ""},
-		{sl, "trigger_price 4060", "", "a buy's trigger_price may only be lowered"},
+		// An SL: its quantity, a better limit, and a trigger that trades no
+		// sooner (higher for a buy), on its side of the limit.
+		{sl, "trigger_price 4060", `{"order_type":"SL","price":4100,"product":"NRML","quantity":100,"side":"buy","symbol":"TCS","trigger_price":4060,"variety":"regular"}`, ""},
+		{sl, "quantity 10 price 4090 trigger_price 4060", `{"order_type":"SL","price":4090,"product":"NRML","quantity":10,"side":"buy","symbol":"TCS","trigger_price":4060,"variety":"regular"}`, ""},
+		{sl, "trigger_price 4000", "", "a buy stop's trigger_price may only be raised"},
+		{sl, "trigger_price 4150", "", "may not be above its price"}, // an SL's trigger stays on its side of the limit
 		{sl, "price 4100.5", "", "a buy's price may only be lowered"},
 		{sl, "product MIS", "", "stay as the desk asked"},
 		{sl, "order_type SL-M", "", "stay as the desk asked"},
-		{sl, "trigger_price 4040 trigger_price 4030", "", "given twice"},
+		{sl, "trigger_price 4060 trigger_price 4070", "", "given twice"},
 		{sl, "quantity 10 price 4090 trigger_price 4040 quantity 5", "", ""},
 	} {
 		got, err := gate.ChangedArguments(tt.args, tt.changes)
@@ -107,7 +111,7 @@ func TestChangeSaysWhatChanged(t *testing.T) {
 	}{
 		{`{"symbol":"TCS","side":"buy","quantity":50,"price":4000}`, "quantity 25, price 3990", "quantity 50 → 25, price 4000 → 3990"},
 		{`{"symbol":"TCS","side":"buy","quantity":50}`, "quantity 10", "quantity 50 → 10"},
-		{`{"symbol":"TCS","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":3900}`, "trigger_price 3950", "trigger_price 3900 → 3950"},
+		{`{"symbol":"TCS","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":3900}`, "trigger_price 3850", "trigger_price 3900 → 3850"},
 	} {
 		f := mustFixture(t)
 		r := f.mustHold(t, "main", "place_order", tt.args)

@@ -24,6 +24,11 @@ func twoForFlatten(c *gate.Config) {
 		"flatten_desk": {Approvals: 2},
 		"place_order":  {Approvals: 2, TwoApproversAbove: 500000},
 	}}
+	if c.Limits == nil {
+		// Orders are sized where they enter, as in the service: a LIMIT
+		// buy at its own price on a market without prices.
+		c.Limits = &market{}
+	}
 }
 
 const (
@@ -219,7 +224,11 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	ctx := context.Background()
 	need := func(t *testing.T, g *gate.Gate, tool, args string) bool {
 		t.Helper()
-		n, err := g.NeedsPermission(ctx, "main", deskbot.ToolCall{Name: tool, Arguments: []byte(args)})
+		call := deskbot.ToolCall{Name: tool, Arguments: []byte(args)}
+		if o, err := deskbot.ParseOrder(call.Arguments); err == nil && tool == deskbot.ToolPlaceOrder {
+			call.Order, _ = (&market{}).Size(ctx, o) // sized as it enters
+		}
+		n, err := g.NeedsPermission(ctx, "main", call)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,7 +393,7 @@ func TestFourEyesCountsTheDesksDay(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := deskbot.ToolCall{Name: "place_order", Arguments: []byte(smallOrder)}
-			need, err := f.gate.NeedsPermission(ctx, tc.desk, call)
+			need, err := f.needs(ctx, tc.desk, call)
 			if err != nil {
 				t.Fatal(err)
 			}

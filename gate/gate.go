@@ -30,12 +30,12 @@
 // the India day, which the executor's hard limits (agent.Limits) add the
 // order to before the gate is asked: once the day passes
 // two_approvers_above, every further order needs the larger count and no
-// grant covers it, so splitting an order never lowers the count. An order
-// its own price does not size (MARKET and SL-M have no price, an SL
-// trades once the market reaches its trigger, a LIMIT sell below the
-// market fills at the market's price) is counted at the market's last
-// price, as the hard limits count it; when that cannot be read the
-// call is neither held nor run. Each allow is counted in the same
+// grant covers it, so splitting an order never lowers the count. An
+// order is counted at its exposure as it was read and sized where it
+// entered (deskbot.ToolCall.Order, package sizing): by its contract size,
+// at the market's price where its own does not bound it, a sold option
+// at its underlying's; the gate never reads the market for it, and an
+// order not sized needs the larger count. Each allow is counted in the same
 // transition that decides, once per person, so the count is met exactly
 // once and the call runs only then.
 package gate
@@ -43,8 +43,6 @@ package gate
 import (
 	"context"
 	"log/slog"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -165,16 +163,15 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 	gr, err := g.store.Grant(ctx, desk, call.Name, g.now())
 	switch deskbot.ErrorCode(err) {
 	case "":
-		n, total, notional, err := g.required(ctx, desk, call, gr.Limit > 0)
+		n, total, err := g.required(ctx, desk, call)
 		if err != nil {
 			return true, err
 		}
 		// However many gave the grant: it covers no order above its limit
-		// as four eyes counts it (Grant.Covers reads quantity × the
-		// order's own price, ₹0 for one at the market's price), and past
-		// its limit over the day, the order is as large as one order past
-		// it.
-		if gr.Limit > 0 && (notional > gr.Limit || total > gr.Limit) {
+		// (Grant.Covers: the order's exposure as it was sized, an order
+		// not sized never), and past its limit over the day, the order is
+		// as large as one order past it.
+		if gr.Limit > 0 && total > gr.Limit {
 			return true, nil
 		}
 		return !gr.Covers(call, n), nil
@@ -184,64 +181,21 @@ func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.To
 	return true, err
 }
 
-// required is how many approvers call needs now, with the desk's day
-// total of order notional it was counted against (0 when the policy has
-// no threshold, and then not read) and the order's notional as four eyes
-// counts it (orderNotional; read when the policy has a threshold or sized
-// asks for it, else 0). An error (the market's price could not be read)
-// means the count is unknown: the call is neither held nor run.
-func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall, sized bool) (n int, total, notional float64, err error) {
+// required is how many approvers call needs now
+// (deskbot.Policies.Required), with the desk's day total of order
+// exposure it was counted against (read only when the policy has a
+// threshold, else 0). The order's own exposure is the one it was sized
+// at where it entered (call.Order); an error (Redis) means the count is
+// unknown: the call is neither held nor run.
+func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall) (n int, total float64, err error) {
 	tp := g.cfg.Policies.For(desk, call.Name)
-	if call.Name != deskbot.ToolPlaceOrder || tp.TwoApproversAbove <= 0 && !sized {
-		return g.cfg.Policies.Required(desk, call), 0, 0, nil
-	}
-	if notional, err = g.orderNotional(ctx, call); err != nil {
-		return 0, 0, 0, err
-	}
-	if tp.TwoApproversAbove <= 0 {
-		return g.cfg.Policies.Required(desk, call), 0, notional, nil
+	if call.Name != deskbot.ToolPlaceOrder || tp.TwoApproversAbove <= 0 {
+		return g.cfg.Policies.Required(desk, call, 0), 0, nil
 	}
 	if total, err = g.store.DayNotional(ctx, desk, deskbot.OrderDay(g.now())); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, err
 	}
-	// Policies.RequiredWith's rule with the order counted at notional
-	// rather than at quantity × its own price, which says nothing of an
-	// order at the market's price (its price is 0) and too little of a
-	// stop the market is above.
-	n = max(tp.Approvals, 1)
-	if notional <= tp.TwoApproversAbove && total <= tp.TwoApproversAbove {
-		n = 1
-	}
-	return n, total, notional, nil
-}
-
-// orderNotional is call's notional (an order's, in rupees) as four eyes
-// counts it: a LIMIT buy at quantity × its price, as Policies counts it
-// (it never pays more than its limit); any other order as the hard limits
-// count it (Limits.Notional: at the market's last price, or its own
-// prices where higher), since its own price does not bound it: MARKET and
-// SL-M have none, an SL trades once the market reaches its trigger, and a
-// LIMIT sell named below the market (at a paisa) fills at the market's
-// price. It is +Inf when the call cannot be sized here (not an order, or
-// no Limits to value it): it then needs the larger count, as
-// Policies.Required says, and no grant with a limit covers it. When the
-// market's price cannot be read it is an error, never a size of ₹0.
-func (g *Gate) orderNotional(ctx context.Context, call deskbot.ToolCall) (float64, error) {
-	o, err := deskbot.ParseOrder(call.Arguments)
-	if err != nil {
-		return math.Inf(1), nil
-	}
-	if o.Kind() == deskbot.OrderLimit && o.Side == deskbot.Buy {
-		return o.Quantity * o.Price, nil
-	}
-	if g.cfg.Limits == nil {
-		return math.Inf(1), nil
-	}
-	v, err := g.cfg.Limits.Notional(ctx, o)
-	if err != nil {
-		return 0, deskbot.Errorf(deskbot.EUNAVAILABLE, "how many approvers this %s order needs could not be counted: %s", o.Kind(), strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
-	}
-	return v, nil
+	return g.cfg.Policies.Required(desk, call, total), total, nil
 }
 
 // Hold saves call as an open permission request and returns it with the
@@ -264,7 +218,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	if n := argtext.Length(shown); n > argtext.MaxArguments {
 		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", words.TooLongToShowMessage(call.Name, n))
 	}
-	required, _, _, err := g.required(ctx, desk, call, false)
+	required, _, err := g.required(ctx, desk, call)
 	if err != nil {
 		return nil, deskbot.ToolResult{}, err
 	}
@@ -272,7 +226,7 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		ID:        uuid.NewString(),
 		Desk:      desk,
 		Kind:      deskbot.KindPermission,
-		Content:   deskbot.PermissionContent{ToolName: call.Name, Arguments: args, CallID: call.ID},
+		Content:   deskbot.PermissionContent{ToolName: call.Name, Arguments: args, CallID: call.ID, Order: call.Order},
 		TriggerID: triggerID,
 		CreatedAt: now,
 		ExpiresAt: now.Add(g.cfg.Expiry),

@@ -96,9 +96,43 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 var asha = deskbot.Person{ID: 101, Name: "Asha"}
 var ravi = deskbot.Person{ID: 102, Name: "Ravi"}
 
+// read is call as the executor hands it to the gate: an order sized by
+// the gate's Limits, as the service sizes it where it enters (an error
+// when it cannot be); with no Limits, as sent (not sized: four eyes
+// counts it as large).
+func (f *fixture) read(ctx context.Context, call deskbot.ToolCall) (deskbot.ToolCall, error) {
+	if f.cfg.Limits == nil || call.Name != deskbot.ToolPlaceOrder {
+		return call, nil
+	}
+	o, err := deskbot.ParseOrder(call.Arguments)
+	if err != nil {
+		return call, nil
+	}
+	call.Order, err = f.cfg.Limits.Size(ctx, o)
+	return call, err
+}
+
+// hold holds call as read (read).
+func (f *fixture) hold(ctx context.Context, desk, trigger string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
+	call, err := f.read(ctx, call)
+	if err != nil {
+		return nil, deskbot.ToolResult{}, err
+	}
+	return f.gate.Hold(ctx, desk, trigger, call)
+}
+
+// needs is NeedsPermission for call as read (read).
+func (f *fixture) needs(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
+	call, err := f.read(ctx, call)
+	if err != nil {
+		return true, err
+	}
+	return f.gate.NeedsPermission(ctx, desk, call)
+}
+
 func (f *fixture) mustHold(t *testing.T, desk, tool, args string) *deskbot.Request {
 	t.Helper()
-	r, res, err := f.gate.Hold(t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)})
+	r, res, err := f.hold(t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
 		t.Fatalf("hold: %v", err)
 	}

@@ -43,7 +43,7 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(tt.args)}
-			r, res, err := f.gate.Hold(t.Context(), "main", "trigger-1", call)
+			r, res, err := f.hold(t.Context(), "main", "trigger-1", call)
 			if !tt.refused {
 				if err != nil || r == nil {
 					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(argtext.Arguments(call.Arguments)), err)

@@ -437,7 +437,7 @@ func (g *Gate) changedSinceShown(ctx context.Context, r *deskbot.Request) (strin
 	if err != nil {
 		return "", err
 	}
-	if now := deskbot.ShownState(r.Content.ToolName, r.Call().Arguments, book); now != shown {
+	if now := deskbot.ShownState(r.Call(), book); now != shown {
 		return words.StateChange(shown, now), nil
 	}
 	return "", nil

@@ -63,13 +63,13 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				c.Books = b
 			})
 			ctx := t.Context()
-			r, _, err := f.gate.Hold(ctx, "main", "trig", tc.call)
+			r, _, err := f.hold(ctx, "main", "trig", tc.call)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The chat shows the request with the book as it is now.
 			b.set(tc.shown...)
-			shown := deskbot.ShownState(tc.call.Name, tc.call.Arguments, deskbot.Book{Positions: tc.shown})
+			shown := deskbot.ShownState(tc.call, deskbot.Book{Positions: tc.shown})
 			if err := f.gate.Shown(ctx, r.ID, shown); err != nil {
 				t.Fatal(err)
 			}
@@ -109,12 +109,12 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 	f := mustFixture(t, func(c *gate.Config) { c.Books = b })
 	ctx := t.Context()
 	flatten := deskbot.ToolCall{ID: "c2", Name: deskbot.ToolFlattenDesk, Arguments: json.RawMessage(`{}`)}
-	r, _, err := f.gate.Hold(ctx, "main", "trig", flatten)
+	r, _, err := f.hold(ctx, "main", "trig", flatten)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tcs := deskbot.Position{Symbol: "TCS", Quantity: 10, AvgPrice: 4000, LastPrice: 4000}
-	if err := f.gate.Shown(ctx, r.ID, deskbot.ShownState(flatten.Name, flatten.Arguments, deskbot.Book{Positions: []deskbot.Position{tcs}})); err != nil {
+	if err := f.gate.Shown(ctx, r.ID, deskbot.ShownState(flatten, deskbot.Book{Positions: []deskbot.Position{tcs}})); err != nil {
 		t.Fatal(err)
 	}
 	b.set(tcs, deskbot.Position{Symbol: "INFY", Quantity: 5, AvgPrice: 1500, LastPrice: 1500})

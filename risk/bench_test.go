@@ -27,11 +27,15 @@ func (m *prices) LastPrices(ctx context.Context, symbols []string) (map[string]f
 	return broker.EachPrice(ctx, m, symbols)
 }
 
-func (m *prices) LastPrice(_ context.Context, symbol string) (float64, bool, error) {
+func (m *prices) LastPrice(_ context.Context, symbol string) (deskbot.Price, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.p[symbol]
-	return p, ok, nil
+	return deskbot.Price{Value: p, At: time.Now()}, ok, nil
+}
+
+func (m *prices) Instrument(_ context.Context, symbol string) (deskbot.Instrument, error) {
+	return broker.PaperInstrument(symbol)
 }
 
 func (m *prices) set(symbol string, p float64) {

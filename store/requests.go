@@ -56,6 +56,7 @@ const (
 	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
 	fRole        = "o" // the role one approval must come from, fixed at creation
 	fRoleMembers = "u" // its members' ids as "|111|222|", read by the script
+	fOrder       = "z" // the held order as read and sized when held (deskbot.SizedOrder, JSON), fixed at creation
 	// An approver's change of the call (deskbot.CallChange), written only
 	// by the script: the changed arguments, what changed, by, by id, ms,
 	// and how many changes were made (read by the script).
@@ -116,6 +117,14 @@ func creationFields(r *deskbot.Request) ([]any, error) {
 	f = append(f, fDesk, r.Desk,
 		fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
 		fTrigger, r.TriggerID, fCallID, r.Content.CallID)
+	if r.Content.Order != nil {
+		// Kept as read: a restart does not size it again, differently.
+		b, err := json.Marshal(r.Content.Order)
+		if err != nil {
+			return nil, err
+		}
+		f = append(f, fOrder, b)
+	}
 	for i := 0; i == 0 || len(args) > 0; i++ {
 		n := min(len(args), listpackValue)
 		name := fArgs
@@ -321,7 +330,7 @@ func decodeRequest(id string, h map[string]string) (*deskbot.Request, error) {
 	r := &deskbot.Request{
 		ID: id, Desk: h[fDesk], Kind: c[0], TriggerID: c[2],
 		CreatedAt: msField(c[3]), ExpiresAt: msField(h[fExpiresAt]),
-		Content: deskbot.PermissionContent{ToolName: c[1], CallID: c[4], Arguments: joinArgs(h)},
+		Content: deskbot.PermissionContent{ToolName: c[1], CallID: c[4], Arguments: joinArgs(h), Order: decodeOrder(h[fOrder])},
 		State:   deskbot.RequestState(h[fState]),
 		// Decision etc. are plain strings; absent fields stay zero.
 		Decision:  deskbot.Decision(h[fDecision]),
@@ -374,4 +383,18 @@ func msField(v string) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
+}
+
+// decodeOrder reads the "z" field: nil when there is none, or when it
+// cannot be read (the order then counts as not sized: the larger count,
+// no capped grant).
+func decodeOrder(v string) *deskbot.SizedOrder {
+	if v == "" {
+		return nil
+	}
+	var o deskbot.SizedOrder
+	if json.Unmarshal([]byte(v), &o) != nil {
+		return nil
+	}
+	return &o
 }

@@ -283,9 +283,9 @@ func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string)
 		go func() {
 			p, ok, err := br.LastPrice(ctx, o.Symbol)
 			if err != nil || !ok {
-				p = 0
+				p.Value = 0
 			}
-			lastc <- p
+			lastc <- p.Value
 		}()
 	}
 	marginc := make(chan *deskbot.OrderMargin, 1)

@@ -17,8 +17,8 @@ type pricedBroker struct {
 	block time.Duration
 }
 
-func (b pricedBroker) LastPrice(context.Context, string) (float64, bool, error) {
-	return b.last, true, nil
+func (b pricedBroker) LastPrice(context.Context, string) (deskbot.Price, bool, error) {
+	return deskbot.Price{Value: b.last, At: time.Now()}, true, nil
 }
 func (b pricedBroker) Margin(context.Context, deskbot.Order) (deskbot.OrderMargin, bool, error) {
 	time.Sleep(b.block)

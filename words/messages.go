@@ -17,6 +17,14 @@ func UnrecordedMessage(tool string, err error) string {
 		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
 }
 
+// UncheckedMessage tells a desk's model its call was not run because what
+// it needs checked before anyone is asked (its instrument, the market's
+// price) could not be read.
+func UncheckedMessage(tool string, err error) string {
+	return fmt.Sprintf("%s was not run: it could not be checked before anyone was asked (%s). Tell the user and end this turn.",
+		tool, strings.TrimSuffix(deskbot.ErrorMessage(err), "."))
+}
+
 // TooLongToShowMessage tells a desk's model that a guarded call was refused
 // because its arguments cannot be shown whole to an approver.
 func TooLongToShowMessage(tool string, n int) string {

@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/deskbot/deskbot"
@@ -197,4 +198,41 @@ func OrderEvent(po deskbot.PlacedOrder) string {
 		s += " · " + r
 	}
 	return s
+}
+
+// SizedAt says what an order's exposure (deskbot.SizedOrder) was counted
+// at, as the limits' refusals and the approver's message end: "at the
+// market's price of ₹1,500.00", "at its trigger price of ₹1,490.00", "at
+// its underlying's price of ₹24,000.00" (a sold option), with the
+// contract size where a unit is more than one ("× contract size 1,000").
+func SizedAt(s *deskbot.SizedOrder) string {
+	o := s.Order
+	var at string
+	switch {
+	case s.Instrument.Option() && o.Side == deskbot.Sell:
+		at = "at its underlying's price of " + Rupees(s.Underlying)
+	case s.Market.Value > 0 && s.Price == s.Market.Value && s.Price > o.Price && s.Price > o.TriggerPrice:
+		at = "at the market's price of " + Rupees(s.Price)
+	case o.TriggerPrice > o.Price && s.Price == o.TriggerPrice:
+		at = "at its trigger price of " + Rupees(o.TriggerPrice)
+	default:
+		at = "at this price"
+	}
+	if c := s.Instrument.ContractSize; c != 1 && c > 0 {
+		at += " × contract size " + GroupedQuantity(c)
+	}
+	return at
+}
+
+// ExposureLine says what a sized order puts at risk where quantity × price
+// does not: an option's premium and exposure ("Premium ₹15,000.00 ·
+// exposure ₹18,00,00,000.00 at its underlying's price of ₹24,000.00"), a
+// contract's ("Exposure ₹83,50,000.00 at this price × contract size
+// 1,000").
+func ExposureLine(s *deskbot.SizedOrder) string {
+	if s.Instrument.Option() {
+		premium := math.Abs(s.Order.Quantity) * s.Instrument.ContractSize * s.Price
+		return "Premium " + Rupees(premium) + " · exposure " + Rupees(s.Exposure) + " " + SizedAt(s)
+	}
+	return "Exposure " + Rupees(s.Exposure) + " " + SizedAt(s)
 }

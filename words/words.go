@@ -61,8 +61,14 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 			return nil
 		}
 		o = o.ForDesk(live.Product)
-		n := Notional(o, live.LastPrice)
-		lines = append(lines, FormatOrder(o), strings.ToUpper(n[:1])+n[1:])
+		if s := r.Call().Order; s != nil && (s.Instrument.Option() || s.Instrument.ContractSize != 1) {
+			// What it puts at risk is not quantity × price: an option's
+			// premium and its exposure, or a contract's whole size.
+			lines = append(lines, FormatOrder(o), ExposureLine(s))
+		} else {
+			n := Notional(o, live.LastPrice)
+			lines = append(lines, FormatOrder(o), strings.ToUpper(n[:1])+n[1:])
+		}
 		if m := live.Margin; m != nil {
 			lines = append(lines, MarginLine(*m))
 		}

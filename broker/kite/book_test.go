@@ -15,8 +15,12 @@ import (
 
 type fixedMarket float64
 
-func (m fixedMarket) LastPrice(context.Context, string) (float64, bool, error) {
-	return float64(m), true, nil
+func (m fixedMarket) LastPrice(context.Context, string) (deskbot.Price, bool, error) {
+	return deskbot.Price{Value: float64(m), At: time.Now()}, true, nil
+}
+
+func (m fixedMarket) Instrument(_ context.Context, symbol string) (deskbot.Instrument, error) {
+	return broker.PaperInstrument(symbol)
 }
 
 func (m fixedMarket) LastPrices(ctx context.Context, symbols []string) (map[string]float64, error) {

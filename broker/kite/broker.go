@@ -158,8 +158,13 @@ func (b *Broker) sessionEnded(ctx context.Context, s deskbot.BrokerSession) erro
 }
 
 // LastPrice is symbol's last price at Kite.
-func (b *Broker) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
+func (b *Broker) LastPrice(ctx context.Context, symbol string) (deskbot.Price, bool, error) {
 	return b.day.LastPrice(ctx, symbol)
+}
+
+// Instrument is what the day's instrument list says symbol is.
+func (b *Broker) Instrument(ctx context.Context, symbol string) (deskbot.Instrument, error) {
+	return b.day.Instrument(ctx, symbol)
 }
 
 // LastPrices is the last price at Kite of each of symbols.

@@ -37,7 +37,11 @@ type Day struct {
 	cal       *exchange.Calendar
 	exchanges []string
 	now       deskbot.Now
-	log       *slog.Logger
+	// Sizes are the contract sizes of the exchanges that count in
+	// contracts (DESKS_FILE's over the defaults); set before use, nil:
+	// deskbot.DefaultContractSizes.
+	Sizes deskbot.ContractSizes
+	log   *slog.Logger
 
 	list   atomic.Pointer[dayList]
 	loadMu sync.Mutex // one load at a time
@@ -93,14 +97,42 @@ func (d *Day) session(ctx context.Context) (deskbot.BrokerSession, error) {
 	return s, nil
 }
 
-// LastPrice is symbol's ("NSE:INFY") last price at Kite.
-func (d *Day) LastPrice(ctx context.Context, symbol string) (float64, bool, error) {
+// LastPrice is symbol's ("NSE:INFY") last price at Kite, as of when it
+// was read from Kite (a second's cache at most).
+func (d *Day) LastPrice(ctx context.Context, symbol string) (deskbot.Price, bool, error) {
 	got, err := d.LastPrices(ctx, []string{symbol})
 	if err != nil {
-		return 0, false, err
+		return deskbot.Price{}, false, err
 	}
 	v, ok := got[symbol]
-	return v, ok, nil
+	d.mu.Lock()
+	at := d.prices[quoteKey(symbol)].at
+	d.mu.Unlock()
+	return deskbot.Price{Value: v, At: at}, ok, nil
+}
+
+// Instrument is what the day's instrument list says symbol is, sized by
+// the contract sizes Sizes (deskbot.DefaultContractSizes when nil).
+func (d *Day) Instrument(ctx context.Context, symbol string) (deskbot.Instrument, error) {
+	ex, ts := deskbot.InstrumentOf(symbol)
+	l := d.list.Load()
+	if l == nil || l.day != exchange.DateOf(d.now()) {
+		if err := d.Load(ctx); err != nil {
+			return deskbot.Instrument{}, err
+		}
+		if l = d.list.Load(); l == nil {
+			return deskbot.Instrument{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the day's instrument list is not loaded yet, so no order can be sized; try again later")
+		}
+	}
+	inst, ok := l.list.Lookup(ex, ts)
+	if !ok {
+		return deskbot.Instrument{}, deskbot.Errorf(deskbot.EINVALID, "%s is not an instrument on %s today; check the symbol and exchange", symbol, ex)
+	}
+	sizes := d.Sizes
+	if sizes == nil {
+		sizes = deskbot.DefaultContractSizes()
+	}
+	return l.list.Sized(inst, sizes)
 }
 
 // LastPrices is the last price at Kite of each of symbols (a bare symbol
@@ -172,11 +204,13 @@ func (d *Day) LastPrices(ctx context.Context, symbols []string) (map[string]floa
 		d.mu.Lock()
 		for _, k := range chunk {
 			v, ok := got[k]
-			d.prices[k] = price{at: now, value: v, ok: ok}
+			// Kite reports 0 for a contract that is listed but has not
+			// traded: no price, never one of ₹0.
+			d.prices[k] = price{at: now, value: v, ok: ok && v > 0}
 		}
 		d.mu.Unlock()
 		for _, k := range chunk {
-			if v, ok := got[k]; ok {
+			if v, ok := got[k]; ok && v > 0 {
 				for _, sym := range wanted[k] {
 					out[sym] = v
 				}
@@ -209,7 +243,7 @@ func (d *Day) check(o deskbot.Order, paper bool) error {
 		m.Instruments = l.list
 	}
 	// A limit price is checked against the tick; paper orders carry one.
-	return m.Check(exchange.Order{Exchange: ex, Tradingsymbol: ts, Quantity: o.Quantity, Price: o.Price, AMO: !paper && o.Variety == deskbot.VarietyAMO}, now)
+	return m.Check(exchange.Order{Exchange: ex, Tradingsymbol: ts, Quantity: o.Quantity, Price: o.Price, TriggerPrice: o.TriggerPrice, AMO: !paper && o.Variety == deskbot.VarietyAMO}, now)
 }
 
 // Load reads the day's instrument lists of the exchanges in use and swaps

@@ -87,7 +87,7 @@ func TestDayPricesTogether(t *testing.T) {
 	round := func() {
 		for _, sym := range symbols {
 			got, ok, err := d.LastPrice(t.Context(), sym)
-			if err != nil || !ok || got != want[sym] {
+			if err != nil || !ok || got.Value != want[sym] {
 				t.Fatalf("LastPrice(%s) = %v, %v, %v; want %v", sym, got, ok, err, want[sym])
 			}
 		}

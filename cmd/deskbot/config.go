@@ -60,6 +60,7 @@ type Config struct {
 	AuditRetention        time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
 	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
 	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
+	PriceMaxAge           time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
 	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
 	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
 	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
@@ -186,6 +187,9 @@ func (c Config) validate() []string {
 		bad("TELEGRAM_API_URL", "must be an http(s) URL")
 	}
 	p = append(p, c.validateRedis()...)
+	if c.PriceMaxAge <= 0 {
+		bad("PRICE_MAX_AGE", "must be a positive duration such as 60s: how old a last price may be, while the market is open, and still size an order")
+	}
 	if c.ApprovalExpiry <= 0 {
 		bad("APPROVAL_EXPIRY", "must be a positive duration such as 5m")
 	} else if c.ApprovalRemind < 0 || c.ApprovalRemind >= c.ApprovalExpiry {

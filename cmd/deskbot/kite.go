@@ -169,6 +169,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	// BROKER=paper-kite and kite need KITE_API_KEY (kiteProblems), so the
 	// login and the calendar are there.
 	m.kiteDay = kite.NewDay(m.Kite, m.Login, m.calendar, cfg.KiteExchanges, m.Now, m.Log)
+	m.kiteDay.Sizes = m.sizes
 	switch cfg.Broker {
 	case "paper-kite":
 		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)

@@ -29,6 +29,7 @@ import (
 	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/sandbox"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/webapp"
 )
@@ -68,12 +69,13 @@ type Main struct {
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
-	MCP     *mcpserve.Server // the desks' tools for Claude Code; nil when no desk uses it
-	HTTP    *ops.Server      // /healthz and /metrics
-	Web     *webapp.Server   // the desks page; nil without WEBAPP_URL
-	Login   *kite.Login      // Kite's daily login; nil without KITE_API_KEY
-	Kite    *kite.Client     // the one client of Kite; nil without KITE_API_KEY
-	kiteDay *kite.Day        // the trading day at Kite under BROKER=paper-kite and kite
+	MCP     *mcpserve.Server      // the desks' tools for Claude Code; nil when no desk uses it
+	HTTP    *ops.Server           // /healthz and /metrics
+	Web     *webapp.Server        // the desks page; nil without WEBAPP_URL
+	Login   *kite.Login           // Kite's daily login; nil without KITE_API_KEY
+	Kite    *kite.Client          // the one client of Kite; nil without KITE_API_KEY
+	kiteDay *kite.Day             // the trading day at Kite under BROKER=paper-kite and kite
+	sizes   deskbot.ContractSizes // orders' contract sizes: the defaults and DESKS_FILE's
 	// brokerUpdates is the broker's update loop, the leader's: resting
 	// orders filled (paper) or Kite's order updates followed, each change
 	// of an order told to its desk and the chat once.
@@ -147,6 +149,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	names := make([]string, len(desks))
 	for i, d := range desks {
 		names[i] = d.Name
+	}
+	if m.sizes, err = agent.LoadContractSizes(cfg.DesksFile); err != nil {
+		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
 	if err := m.openParts(ctx, names, agent.RiskRules(desks)); err != nil {
 		return err
@@ -237,7 +242,14 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 	// One set of hard limits: the desks' calls and an approver's change of
 	// one (Gate.Change) are checked by the same rules.
-	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
+	// One reading of an order: where a desk's call enters, parsed, checked
+	// and sized once against the market (package sizing); the limits, the
+	// gate and the chat use what it read.
+	sizer := &sizing.Sizer{Market: m.Broker, Check: m.Broker.Check, MaxAge: cfg.PriceMaxAge, Now: m.Now}
+	if m.calendar != nil {
+		sizer.Open = m.calendar.Open
+	}
+	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
@@ -249,8 +261,8 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
-		Limits: limits,
-		Now:    m.Now, Log: log,
+		Limits: limits, Reader: sizer,
+		Now: m.Now, Log: log,
 	})
 	m.risk = &risk.Watcher{Desks: names, Rules: rules, Store: m.Store, Broker: m.Broker, Now: m.Now, Every: cfg.RiskCheckEvery, Log: log}
 

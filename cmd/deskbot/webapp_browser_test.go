@@ -207,9 +207,9 @@ func throughMarket(t *testing.T, b deskbot.Market, o deskbot.Order) deskbot.Orde
 	if err != nil || !ok {
 		t.Fatalf("market price of %s: %v %v", o.Symbol, ok, err)
 	}
-	o.Price = deskbot.RoundPaise(px * 1.05)
+	o.Price = deskbot.RoundPaise(px.Value * 1.05)
 	if o.Side == deskbot.Sell {
-		o.Price = deskbot.RoundPaise(px * 0.95)
+		o.Price = deskbot.RoundPaise(px.Value * 0.95)
 	}
 	return o
 }
