@@ -24,10 +24,15 @@ type Position struct {
 	AvgPrice    float64 `json:"avg_price"`
 	LastPrice   float64 `json:"last_price"`
 	RealisedPnL float64 `json:"realised_pnl"`
+	// ContractSize is what one unit of Quantity is in the price's units
+	// (Instrument.ContractSize: 1,000 for a USDINR contract); 0 reads as 1.
+	ContractSize float64 `json:"contract_size,omitempty"`
 }
 
-// UnrealisedPnL at the last price.
-func (p Position) UnrealisedPnL() float64 { return (p.LastPrice - p.AvgPrice) * p.Quantity }
+// UnrealisedPnL at the last price, by the contract's size.
+func (p Position) UnrealisedPnL() float64 {
+	return (p.LastPrice - p.AvgPrice) * p.Quantity * max(p.ContractSize, 1)
+}
 
 // Order types, as place_order's order_type and Kite name them.
 const (

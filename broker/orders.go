@@ -390,6 +390,11 @@ func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market)
 		if err != nil {
 			return deskbot.Book{}, err
 		}
+		// The book keeps P&L per unit of quantity; a contract's unit is
+		// its whole size (a USDINR contract is $1,000).
+		if pos.ContractSize = ContractSize(ctx, market, sym); pos.ContractSize != 1 {
+			pos.RealisedPnL *= pos.ContractSize
+		}
 		b.RealisedPnL += pos.RealisedPnL
 		if pos.Quantity != 0 {
 			pos.RealisedPnL = deskbot.RoundPaise(pos.RealisedPnL)
@@ -416,8 +421,23 @@ func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market)
 	return b, nil
 }
 
-// Trades is desk's last limit fills, oldest first (Paper.Trades).
-func (l *OrderLog) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
+// ContractSize is symbol's contract size as market lists it, 1 when it
+// lists it no more (an expired contract still in a book) or there is no
+// market: P&L is then counted per unit.
+func ContractSize(ctx context.Context, market deskbot.Market, symbol string) float64 {
+	if market == nil {
+		return 1
+	}
+	in, err := market.Instrument(ctx, symbol)
+	if err != nil || !(in.ContractSize > 0) {
+		return 1
+	}
+	return in.ContractSize
+}
+
+// Trades is desk's last limit fills, oldest first (Paper.Trades), their
+// realised P&L by each contract's size (ContractSize).
+func (l *OrderLog) Trades(ctx context.Context, desk string, limit int, market deskbot.Market) ([]deskbot.Trade, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return nil, err
 	}
@@ -433,6 +453,9 @@ func (l *OrderLog) Trades(ctx context.Context, desk string, limit int) ([]deskbo
 		t, err := parseTrade(ln)
 		if err != nil {
 			return nil, err
+		}
+		if size := ContractSize(ctx, market, t.Symbol); size != 1 {
+			t.RealisedPnL *= size
 		}
 		out = append(out, t)
 	}

@@ -458,7 +458,7 @@ func (p *Paper) Book(ctx context.Context, desk string) (deskbot.Book, error) {
 // journal keeps the last 1000; it is written in the same atomic step as the
 // book, so it never disagrees with it.
 func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
-	return p.orders.Trades(ctx, desk, limit)
+	return p.orders.Trades(ctx, desk, limit, p.market)
 }
 
 // parsePosition reads the stored form "quantity avg last realised".

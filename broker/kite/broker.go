@@ -546,7 +546,7 @@ func (b *Broker) Unowned(ctx context.Context) ([]deskbot.Position, error) {
 
 // Trades is the desk's last limit fills, oldest first.
 func (b *Broker) Trades(ctx context.Context, desk string, limit int) ([]deskbot.Trade, error) {
-	return b.orders.Trades(ctx, desk, limit)
+	return b.orders.Trades(ctx, desk, limit, b.day)
 }
 
 // orderParams is o in Kite's form: exchange and tradingsymbol from its

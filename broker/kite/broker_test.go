@@ -83,31 +83,33 @@ func TestRejectionIsToldWithKitesReason(t *testing.T) {
 func TestKitesRefusalIsInvalidAndNotPlaced(t *testing.T) {
 	r := mustRig(t)
 	b, _ := r.mustBroker(t, options{})
-	// A trigger off the tick: the day's checks look at the price only,
-	// Kite refuses it outright.
-	o := deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1520, TriggerPrice: 1510.03, Type: deskbot.OrderSL, Product: deskbot.ProductMIS}
+	// The account's orders of the day spent: the day's checks cannot see
+	// it, Kite refuses the order outright.
+	r.kt.SetLimits(&kitetest.Limits{OrdersPerDay: 1})
+	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	o := deskbot.Order{Symbol: "NSE:INFY", Side: deskbot.Buy, Quantity: 1, Price: 1520, TriggerPrice: 1510, Type: deskbot.OrderSL, Product: deskbot.ProductMIS}
 	key := deskbottest.NewKey()
 	po, err := b.PlaceOrder(ctxFor(t, 10*time.Second), "alpha", key, o)
 	if got, want := deskbot.ErrorCode(err), deskbot.EINVALID; got != want {
 		t.Fatalf("got %v (code %q), want %q", err, got, want)
 	}
-	if !strings.Contains(deskbot.ErrorMessage(err), "Tick size") {
+	if !strings.Contains(deskbot.ErrorMessage(err), "Maximum allowed order requests exceeded") {
 		t.Errorf("message %q does not carry Kite's words", deskbot.ErrorMessage(err))
 	}
 	rec := mustOrderOf(t, b, "alpha", broker.Tag(key))
 	if rec.State != deskbot.OrderNotPlaced || po.State != deskbot.OrderNotPlaced {
 		t.Errorf("recorded %s, answered %s, want not placed", rec.State, po.State)
 	}
-	if got := r.kt.AllOrdersPlaced(); got != 0 {
-		t.Errorf("orders at Kite: %d, want none", got)
+	if got := r.kt.AllOrdersPlaced(); got != 1 {
+		t.Errorf("orders at Kite: %d, want the first alone", got)
 	}
 	// Asked again, the key answers the record and sends nothing.
 	again, err := b.PlaceOrder(ctxFor(t, 10*time.Second), "alpha", key, o)
 	if err != nil || again.State != deskbot.OrderNotPlaced {
 		t.Errorf("again: got %s, %v, want the not-placed record", again.State, err)
 	}
-	if got := r.kt.Requests(http.MethodPost, "/orders/*"); got != 1 {
-		t.Errorf("placements sent: %d, want 1", got)
+	if got := r.kt.Requests(http.MethodPost, "/orders/*"); got != 2 {
+		t.Errorf("placements sent: %d, want 2 (the first, and the refused one once)", got)
 	}
 }
 
