@@ -138,6 +138,18 @@ type PlacedOrder struct {
 	Reason   string    `json:"reason,omitempty"` // the broker's words for a rejection or cancellation
 	At       time.Time `json:"at"`               // placed
 	Updated  time.Time `json:"updated"`          // last change of state or fill
+	// Day is the India date of the trading day the order belongs to, when
+	// it is not At's: an after-market order's is the day it executes on.
+	Day string `json:"day,omitempty"`
+}
+
+// TradingDay is the India date of the trading day po belongs to: Day, or
+// the date it was placed.
+func (po PlacedOrder) TradingDay() string {
+	if po.Day != "" {
+		return po.Day
+	}
+	return OrderDay(po.At)
 }
 
 // Open reports whether the order still rests at the broker (or may).

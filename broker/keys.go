@@ -7,11 +7,14 @@ import "github.com/redis/go-redis/v9"
 //
 //	broker:book:<desk>          hash: symbol -> "quantity avg last realised"
 //	broker:trades:<desk>        list: the desk's capped trade journal
-//	broker:orders:<day>:<desk>  hash: the desk's orders of an India day
-//	                            (tag -> JSON, and per tag its version,
-//	                            what of it is booked and what was told)
+//	broker:orders:<day>:<desk>  hash: the desk's orders of a trading day
+//	                            (an India date: the day an order is
+//	                            placed, or for an after-market order the
+//	                            day it executes on; tag -> JSON, and per
+//	                            tag its version, what of it is booked,
+//	                            what was told and whether it was sent)
 //	broker:open                 hash: tag -> "day desk" of every order
-//	                            not yet final
+//	                            not yet final, whatever its day
 //
 // All are built with the store's Key, so all carry the deployment's hash
 // tag ("{deskbot}:broker:book:main"): each script (script.go) touches a

@@ -107,7 +107,7 @@ var ErrNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its ca
 // order already recorded under po's tag is returned instead, with
 // existed: the call was made before, and must not be sent again.
 func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskbot.PlacedOrder, existed bool, err error) {
-	res, err := l.record(ctx, po, "-", true)
+	res, err := l.record(ctx, po, "-", true, "")
 	if err != nil {
 		return po, false, err
 	}
@@ -124,7 +124,34 @@ func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskb
 // other changed. moved is false, with the order as it stands, when it was
 // no longer at from.
 func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool) (rec deskbot.PlacedOrder, moved bool, err error) {
-	res, err := l.record(ctx, po, from, told)
+	return l.move(ctx, from, po, told, "")
+}
+
+// Sending records that the pending order po (as read at version from,
+// its Updated the send's time) is being sent now: Move, and from then on
+// the order may be at the broker, so Withdraw no longer takes it. A broker
+// marks each send with it just before the send leaves.
+func (l *OrderLog) Sending(ctx context.Context, from string, po deskbot.PlacedOrder) (rec deskbot.PlacedOrder, moved bool, err error) {
+	return l.move(ctx, from, po, true, "send")
+}
+
+// Withdraw records the pending order rec as never placed, for why, only
+// while no send of it was marked (Sending): an order still waiting for its
+// send (a rate-limit slot) ends here and is never sent, since the send's
+// mark then finds it moved. withdrawn is false, with the order as it
+// stands, when it had moved or a send of it may have left. The caller's
+// answer tells its desk.
+func (l *OrderLog) Withdraw(ctx context.Context, rec deskbot.PlacedOrder, why string) (po deskbot.PlacedOrder, withdrawn bool, err error) {
+	if rec.State != deskbot.OrderPending {
+		return rec, false, nil
+	}
+	po = rec
+	po.State, po.Reason, po.Updated = deskbot.OrderNotPlaced, why, l.now()
+	return l.move(ctx, Version(rec), po, true, "unsent")
+}
+
+func (l *OrderLog) move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool, send string) (deskbot.PlacedOrder, bool, error) {
+	res, err := l.record(ctx, po, from, told, send)
 	if err != nil {
 		return po, false, err
 	}
@@ -139,7 +166,7 @@ type recorded struct {
 	told     string               // the version its desk was told last
 }
 
-func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from string, told bool) (recorded, error) {
+func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from string, told bool, send string) (recorded, error) {
 	if err := deskbot.ValidDeskName(po.Desk); err != nil {
 		return recorded{}, err
 	}
@@ -153,10 +180,10 @@ func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from stri
 	if err != nil {
 		return recorded{}, fmt.Errorf("broker: encode order: %w", err)
 	}
-	day := deskbot.OrderDay(po.At)
+	day := po.TradingDay()
 	res, err := recordScript.Run(ctx, l.rdb, []string{l.ordersKey(day, po.Desk), l.openKey(), l.bookKey(po.Desk), l.journalKey(po.Desk)},
 		po.Tag, data, Version(po), from, fmtExact(po.Filled), fmtExact(po.AvgPrice), po.Order.Symbol, po.Order.Side,
-		l.now().UnixMilli(), journalCap, flag(po.State.Final()), day+" "+po.Desk, flag(told), int64(orderLife/time.Second)).StringSlice()
+		l.now().UnixMilli(), journalCap, flag(po.State.Final()), day+" "+po.Desk, flag(told), int64(orderLife/time.Second), send).StringSlice()
 	if err != nil {
 		return recorded{}, wrapRedis(err)
 	}
@@ -203,7 +230,7 @@ func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string
 	if _, err := l.tell.TellOnce(ctx, "order:"+po.Tag+":"+v, t, e); err != nil {
 		return err
 	}
-	if err := l.rdb.HSet(ctx, l.ordersKey(deskbot.OrderDay(po.At), po.Desk), po.Tag+"|t", v).Err(); err != nil {
+	if err := l.rdb.HSet(ctx, l.ordersKey(po.TradingDay(), po.Desk), po.Tag+"|t", v).Err(); err != nil {
 		return wrapRedis(err)
 	}
 	return l.closed(ctx, po)
@@ -218,8 +245,9 @@ func (l *OrderLog) closed(ctx context.Context, po deskbot.PlacedOrder) error {
 	return wrapRedis(l.rdb.HDel(ctx, l.openKey(), po.Tag).Err())
 }
 
-// Order is the order recorded under tag for desk on day (an India date,
-// deskbot.Day); ENOTFOUND when there is none.
+// Order is the order recorded under tag for desk on day (the India date
+// of the trading day it belongs to, PlacedOrder.TradingDay); ENOTFOUND
+// when there is none.
 func (l *OrderLog) Order(ctx context.Context, desk, day, tag string) (deskbot.PlacedOrder, error) {
 	data, err := l.rdb.HGet(ctx, l.ordersKey(day, desk), tag).Result()
 	if isNil(err) {
@@ -234,12 +262,20 @@ func (l *OrderLog) Order(ctx context.Context, desk, day, tag string) (deskbot.Pl
 	return po, nil
 }
 
-// Orders is desk's orders of day (an India date), oldest first.
+// Orders is desk's orders of the trading day day (an India date), and
+// every order of the desk still open whatever day it belongs to (an
+// after-market order placed last evening, one of a day gone by that its
+// broker has not ended yet), oldest first: an order stays in view until
+// its broker ends it.
 func (l *OrderLog) Orders(ctx context.Context, desk, day string) ([]deskbot.PlacedOrder, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return nil, err
 	}
 	all, err := l.rdb.HGetAll(ctx, l.ordersKey(day, desk)).Result()
+	if err != nil {
+		return nil, wrapRedis(err)
+	}
+	idx, err := l.rdb.HGetAll(ctx, l.openKey()).Result()
 	if err != nil {
 		return nil, wrapRedis(err)
 	}
@@ -253,6 +289,21 @@ func (l *OrderLog) Orders(ctx context.Context, desk, day string) ([]deskbot.Plac
 			return nil, fmt.Errorf("broker: corrupt order %s: %w", tag, err)
 		}
 		out = append(out, po)
+	}
+	for tag, where := range idx {
+		d, dk, ok := strings.Cut(where, " ")
+		if !ok || dk != desk || d == day {
+			continue
+		}
+		po, err := l.Order(ctx, desk, d, tag)
+		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
+			continue // expired with its day's orders (Open drops it)
+		} else if err != nil {
+			return nil, err
+		}
+		if po.Open() {
+			out = append(out, po)
+		}
 	}
 	slices.SortFunc(out, func(a, b deskbot.PlacedOrder) int {
 		if c := a.At.Compare(b.At); c != 0 {

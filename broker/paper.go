@@ -24,6 +24,23 @@
 // and tagged with Tag(key); the log refuses a second order under one tag,
 // so a call run again (a retry, a restart) answers with its first order.
 //
+// Orders live until their broker ends them: each is filed under the
+// trading day it belongs to (the day it is placed; an after-market
+// order's is the day it executes on), and a desk's orders (Orders, and so
+// its position limit, cancel_order, a flatten, the risk rules' halts and
+// square-off) are that day's and every one still open whatever its day.
+// Only the broker ends an order: the paper broker's update loop when its
+// day is over, Kite's order book at Kite.
+//
+// The last word before an order leaves: every broker puts each desk's
+// order to its Admit (the desk's halt and square-off, risk.Admission)
+// immediately before making it, after any wait for a rate-limit slot, so
+// an order allowed before a halt and run after it is not placed. An order
+// recorded but still waiting for its send can be withdrawn
+// (OrderLog.Withdraw: a halt's cancel, cancel_order, a flatten) and is then
+// never sent; once its send is marked (OrderLog.Sending) only the broker's
+// orders can end it.
+//
 // Concurrency: every change to an order or a book is one Lua script, so it
 // is atomic in Redis: any number of goroutines or processes may trade on
 // one desk, and sync its orders, at once and no update is lost, no fill
@@ -37,7 +54,9 @@
 // order fills at once, completely, at the market's price; a LIMIT order
 // does when the market is at or better than its price, and otherwise
 // rests open until the market comes to it (Sync, the leader's loop every
-// two seconds), it is cancelled, or the India day ends; SL and SL-M wait
+// two seconds), it is cancelled, or the India day ends (the paper broker
+// takes no after-market order to the next open: an order's day is the day
+// it was placed); SL and SL-M wait
 // for the market to reach their trigger. Every fill is at the market's
 // price, so no desk can fill at a price it chose away from the market.
 // Buying adds, selling subtracts (a negative quantity is a short). Adding
@@ -93,6 +112,7 @@ type Paper struct {
 	now    deskbot.Now
 	market deskbot.Market
 	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
+	admit  Admit                     // the last check before an order is made; nil admits all
 }
 
 var (
@@ -119,6 +139,14 @@ func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now
 func (p *Paper) Checking(check func(deskbot.Order) error) *Paper {
 	q := *p
 	q.check = check
+	return &q
+}
+
+// Admitting returns p putting each order to admit (Admit) just before it
+// is made. The service's paper broker is always built with it.
+func (p *Paper) Admitting(admit Admit) *Paper {
+	q := *p
+	q.admit = admit
 	return &q
 }
 
@@ -196,12 +224,39 @@ func (p *Paper) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Orde
 	}
 	now := p.now()
 	tag := Tag(key)
+	if err := p.admitted(ctx, desk, o); err != nil {
+		// A call that placed its order before answers with it.
+		if rec, ferr := p.orders.Order(ctx, desk, deskbot.OrderDay(now), tag); ferr == nil {
+			return rec, nil
+		}
+		return deskbot.PlacedOrder{}, err
+	}
 	po := deskbot.PlacedOrder{ID: paperID(tag), Tag: tag, Desk: desk, Order: o, State: deskbot.OrderOpen, At: now, Updated: now}
 	if fills(o, market.Value) {
 		po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, o.Quantity, market.Value
 	}
-	rec, _, err := p.orders.Start(ctx, po)
-	return rec, err
+	rec, existed, err := p.orders.Start(ctx, po)
+	if err != nil || existed || !rec.Open() {
+		return rec, err
+	}
+	// A halt that landed between the check and the record read the desk's
+	// orders before this one was there: checked again, a resting order of
+	// a desk halted meanwhile is cancelled, not left to fill after it.
+	if aerr := p.admitted(ctx, desk, o); aerr != nil {
+		c, cerr := p.cancel(ctx, rec, "cancelled before it could fill: "+deskbot.ErrorMessage(aerr))
+		if cerr == nil {
+			return c, aerr
+		}
+	}
+	return rec, nil
+}
+
+// admitted puts o to the paper broker's Admit, if any.
+func (p *Paper) admitted(ctx context.Context, desk string, o deskbot.Order) error {
+	if p.admit == nil {
+		return nil
+	}
+	return p.admit(ctx, desk, o, func(ctx context.Context) (deskbot.Book, error) { return p.orders.Book(ctx, desk, nil) })
 }
 
 // fills reports whether o trades now with the market at market: a MARKET
@@ -249,7 +304,7 @@ func (p *Paper) Sync(ctx context.Context) (int, error) {
 		from := Version(po)
 		price, ok := prices[po.Order.Symbol]
 		switch {
-		case deskbot.OrderDay(po.At) < today:
+		case po.TradingDay() < today:
 			po.State, po.Reason = deskbot.OrderCancelled, "the day ended with it unfilled"
 		case ok && fills(po.Order, price):
 			po.State, po.Filled, po.AvgPrice = deskbot.OrderComplete, po.Order.Quantity, price
@@ -287,13 +342,14 @@ func (p *Paper) Run(ctx context.Context) {
 	}
 }
 
-// Orders is the desk's orders of the India day, oldest first.
+// Orders is the desk's orders of the India day, and those still open
+// from an earlier one (until Sync ends them), oldest first.
 func (p *Paper) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
 	return p.orders.Orders(ctx, desk, deskbot.OrderDay(p.now()))
 }
 
-// CancelOrder cancels one of the desk's open orders of the day (id is its
-// order id).
+// CancelOrder cancels one of the desk's open orders, whatever day it was
+// placed (id is its order id).
 func (p *Paper) CancelOrder(ctx context.Context, desk, id string) (deskbot.PlacedOrder, error) {
 	po, err := p.orders.Find(ctx, desk, deskbot.OrderDay(p.now()), id)
 	if err != nil {

@@ -93,18 +93,24 @@ end
 // (the version it must be at now; "" any, "-" only when absent), filled,
 // average price, symbol, side, millis, journal cap, final ("1": no longer
 // open), where ("day desk", the open index's value), told ("1": the
-// caller tells this version itself, so it counts as told), ttl seconds.
+// caller tells this version itself, so it counts as told), ttl seconds,
+// send ("send": this move marks the order sent, tag|s; "unsent": it moves
+// only an order never marked sent, else the reply is "moved").
 // A final order stays in the open index until its version is told.
 // Reply: {"ok", realised, told version}, {"exists", JSON} (from was "-"),
 // {"moved", JSON} (not at from), {"overflow"} (nothing written).
 //
 // Fields of the day's orders hash: tag (the JSON), tag|v (its version),
-// tag|f ("filled avg" booked), tag|t (the version its desk was told).
+// tag|f ("filled avg" booked), tag|t (the version its desk was told),
+// tag|s ("1" once a send of it may have left for the broker).
 var recordScript = redis.NewScript(luaCommon + luaFill + `
 local tag = ARGV[1]
 local cur = redis.call('HGET', KEYS[1], tag)
 if ARGV[4] == '-' and cur then return {'exists', cur} end
 if ARGV[4] ~= '' and ARGV[4] ~= '-' and (redis.call('HGET', KEYS[1], tag .. '|v') or '') ~= ARGV[4] then
+  return {'moved', cur or ''}
+end
+if ARGV[15] == 'unsent' and redis.call('HEXISTS', KEYS[1], tag .. '|s') == 1 then
   return {'moved', cur or ''}
 end
 local filled, avg = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -123,6 +129,7 @@ if filled > pf + EPS then
   redis.call('HSET', KEYS[1], tag .. '|f', fmt(filled) .. ' ' .. fmt(avg))
 end
 redis.call('HSET', KEYS[1], tag, ARGV[2], tag .. '|v', ARGV[3])
+if ARGV[15] == 'send' then redis.call('HSET', KEYS[1], tag .. '|s', '1') end
 if ARGV[13] == '1' then redis.call('HSET', KEYS[1], tag .. '|t', ARGV[3]) end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[14]))
 local told = redis.call('HGET', KEYS[1], tag .. '|t') or ''

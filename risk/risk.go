@@ -15,9 +15,11 @@
 // people's own actions never pass through here: the watcher only reads
 // the book and acts through the broker port, as any broker's book would.
 //
-// Broker is the one part of the rules on the desks' own path: the tools
-// place orders through it, so the square-off refuses an order that opens
-// a position however the order came to run.
+// Admission is the one part of the rules on the desks' own path: every
+// broker puts each order to it immediately before making it (after any
+// rate-limit wait), so a halt, or the square-off, refuses an order however
+// the order came to run; and a halt's finish cancels the desk's orders
+// still waiting for their send as well as those resting at the broker.
 package risk
 
 import (

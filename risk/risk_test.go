@@ -572,7 +572,7 @@ func TestBrokerRefusesOpeningOrdersAfterTheSquareOff(t *testing.T) {
 				}
 			}
 			w.Set(tt.at)
-			b := Broker{Broker: w.paper, Rules: map[string]deskbot.RiskRules{"main": {SquareOffAt: "15:15"}}, Now: w.Now}
+			b := w.paper.Admitting(Admission{Desks: w.st, Rules: map[string]deskbot.RiskRules{"main": {SquareOffAt: "15:15"}}, Now: w.Now}.Admit)
 			limit := 1e6
 			if tt.side == "sell" {
 				limit = 1

@@ -50,6 +50,10 @@ type BrokerConfig struct {
 	// Every is how often Run reads Kite's day's orders while any order is
 	// open; 0 is 2 s (Kite allows 10 such calls a second).
 	Every time.Duration
+	// Admit is the last check on a desk's order, made just before each
+	// send once it has its rate-limit slot (broker.Admit); nil admits all.
+	// The service sets it (the desk's halt and square-off).
+	Admit broker.Admit
 }
 
 // Broker is the real broker. Build it with NewBroker.
@@ -64,6 +68,7 @@ type Broker struct {
 	ticker url.URL
 	settle time.Duration
 	every  time.Duration
+	admit  broker.Admit
 	// marginWait bounds Margin: an answer later than that is no answer.
 	marginWait time.Duration
 	// wake makes Run read Kite's orders at once (an update heard).
@@ -111,7 +116,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
-		ticker: *u, settle: cfg.Settle, every: cfg.Every, marginWait: marginWait, wake: make(chan struct{}, 1)}
+		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1)}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -182,6 +187,11 @@ func (b *Broker) Check(o deskbot.Order) error {
 // then as Kite reports it; asking again returns the record as it stands
 // (resolving it from Kite's orders while it is pending) and sends nothing.
 func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Order) (deskbot.PlacedOrder, error) {
+	return b.place(ctx, desk, key, o, b.admit)
+}
+
+// place is PlaceOrder, each send put to admit first (nil: none).
+func (b *Broker) place(ctx context.Context, desk, key string, o deskbot.Order, admit broker.Admit) (deskbot.PlacedOrder, error) {
 	if err := deskbot.ValidDeskName(desk); err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
@@ -206,7 +216,7 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		return deskbot.PlacedOrder{}, err
 	}
 	now := b.now()
-	po := deskbot.PlacedOrder{Tag: broker.Tag(key), Desk: desk, Order: o, State: deskbot.OrderPending, At: now, Updated: now}
+	po := deskbot.PlacedOrder{Tag: broker.Tag(key), Desk: desk, Order: o, State: deskbot.OrderPending, At: now, Updated: now, Day: b.amoDay(o, now)}
 	rec, existed, err := b.orders.Start(ctx, po)
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
@@ -219,7 +229,7 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 		// the record then says what it learnt.
 		if unlock, err := b.kite.lockTag(ctx, rec.Tag); err == nil {
 			unlock()
-			if cur, err := b.orders.Order(ctx, desk, deskbot.OrderDay(rec.At), rec.Tag); err == nil {
+			if cur, err := b.orders.Order(ctx, desk, rec.TradingDay(), rec.Tag); err == nil {
 				rec = cur
 			}
 		}
@@ -233,15 +243,28 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 	// each send is recorded just before it goes (sending), so a read of
 	// Kite's orders in any process counts the settling time from the send,
 	// and no process takes an order for never placed while it may still
-	// land.
+	// land. Each send is first put to admit: a halt, or the square-off,
+	// that came while the order waited for its slot refuses it there, and
+	// a halt that withdrew it meanwhile (OrderLog.Withdraw) finds the mark
+	// refused, so nothing is sent.
+	var refused error
+	var withdrawn *deskbot.PlacedOrder
 	sending := func(ctx context.Context) error {
+		if admit != nil {
+			if refused = admit(ctx, desk, o, func(ctx context.Context) (deskbot.Book, error) { return b.orders.Book(ctx, desk, nil) }); refused != nil {
+				return refused
+			}
+		}
 		cur := rec
 		cur.Updated = b.now()
-		got, moved, err := b.orders.Move(ctx, broker.Version(rec), cur, true)
+		got, moved, err := b.orders.Sending(ctx, broker.Version(rec), cur)
 		if err != nil {
 			return err
 		}
 		if !moved {
+			if got.State.Final() {
+				withdrawn = &got
+			}
 			return fmt.Errorf("kite: order %s moved to %s before it was sent", rec.Tag, got.State)
 		}
 		rec = cur // what Kite's answer moves on from
@@ -250,6 +273,11 @@ func (b *Broker) PlaceOrder(ctx context.Context, desk, key string, o deskbot.Ord
 	id, err := b.kite.placeNew(ctx, rec.Tag, params, variety, sending)
 	switch {
 	case err == nil:
+	case IsNotSent(err) && refused != nil:
+		// Nothing was sent, and nothing will be: the desk is told why.
+		return b.notPlaced(ctx, rec, deskbot.ErrorMessage(refused), refused)
+	case IsNotSent(err) && withdrawn != nil:
+		return *withdrawn, deskbot.Errorf(deskbot.ECONFLICT, "the order (%s) was not sent: %s", words.FormatOrder(rec.Order), withdrawn.Reason)
 	case IsUnknown(err):
 		b.log.WarnContext(ctx, "kite: an order's outcome is not known yet", "desk", desk, "tag", rec.Tag, "err", scrub(err.Error(), b.kite.secrets()...))
 		return rec, unknownOutcome(rec)
@@ -329,13 +357,14 @@ func (b *Broker) move(ctx context.Context, from, got deskbot.PlacedOrder, answer
 	return rec, err
 }
 
-// Orders is the desk's orders of the India day, oldest first, as last
-// read from Kite.
+// Orders is the desk's orders of the India day, and every one still open
+// at Kite whatever day it was placed (an after-market order of last
+// evening), oldest first, as last read from Kite.
 func (b *Broker) Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error) {
 	return b.orders.Orders(ctx, desk, deskbot.OrderDay(b.now()))
 }
 
-// CancelOrder cancels one of the desk's own open orders of the day: an id
+// CancelOrder cancels one of the desk's own open orders (Orders): an id
 // the desk's orders do not hold (another desk's, one placed by hand, a
 // made-up one) is ENOTFOUND and nothing is sent.
 func (b *Broker) CancelOrder(ctx context.Context, desk, id string) (deskbot.PlacedOrder, error) {
@@ -351,17 +380,18 @@ func (b *Broker) cancel(ctx context.Context, po deskbot.PlacedOrder) (deskbot.Pl
 		return po, deskbot.Errorf(deskbot.ECONFLICT, "Order %s is %s already; only an open order can be cancelled.", orderName(po), po.State)
 	}
 	if po.ID == "" {
+		// Still waiting for its send (a rate-limit slot): withdrawn, it
+		// is never sent. One whose send may have left is Kite's to confirm.
+		if rec, ok, err := b.orders.Withdraw(ctx, po, "cancelled before it was sent"); err != nil || ok {
+			return rec, err
+		}
 		return po, deskbot.Errorf(deskbot.ECONFLICT, "Order %s is not confirmed by Kite yet, so it cannot be cancelled; the desk will be told when it is.", orderName(po))
 	}
 	s, err := b.session(ctx)
 	if err != nil {
 		return po, err
 	}
-	variety := po.Order.Variety
-	if variety == "" {
-		variety = deskbot.VarietyRegular
-	}
-	cerr := b.kite.Cancel(ctx, variety, po.ID)
+	cerr := b.kite.Cancel(ctx, b.cancelVariety(ctx, po), po.ID)
 	if IsSession(cerr) {
 		return po, b.sessionEnded(ctx, s)
 	}
@@ -385,6 +415,38 @@ func (b *Broker) cancel(ctx context.Context, po deskbot.PlacedOrder) (deskbot.Pl
 		return rec, deskbot.Errorf(deskbot.ECONFLICT, "Order %s is %s now; only an open order can be cancelled.", orderName(rec), rec.State)
 	}
 	return rec, cerr
+}
+
+// cancelVariety is the variety Kite cancels po under: an after-market
+// order is amo only while Kite still holds it as one (AMO REQ RECEIVED);
+// once it reached the exchange, at the open, it is cancelled as regular.
+// Kite's status is read for an AMO; unread, it is taken for still waiting.
+func (b *Broker) cancelVariety(ctx context.Context, po deskbot.PlacedOrder) string {
+	if po.Order.Variety != deskbot.VarietyAMO {
+		return kiteconnect.VarietyRegular
+	}
+	h, err := b.kite.OrderHistory(ctx, po.ID)
+	if err != nil || len(h) == 0 || h[len(h)-1].Status == statusAMO {
+		return kiteconnect.VarietyAMO
+	}
+	return kiteconnect.VarietyRegular
+}
+
+// statusAMO is Kite's status of an after-market order not yet sent to
+// the exchange.
+const statusAMO = "AMO REQ RECEIVED"
+
+// amoDay is the trading day an order placed now belongs to when it is not
+// today's: an after-market order's is the day of the opening it waits for.
+func (b *Broker) amoDay(o deskbot.Order, now time.Time) string {
+	if o.Variety != deskbot.VarietyAMO || b.day.cal == nil {
+		return ""
+	}
+	next := b.day.cal.Next(now)
+	if next.IsZero() || deskbot.OrderDay(next) == deskbot.OrderDay(now) {
+		return ""
+	}
+	return deskbot.OrderDay(next)
 }
 
 func orderName(po deskbot.PlacedOrder) string {
@@ -572,9 +634,10 @@ func (b *Broker) settled(rec deskbot.PlacedOrder, kite map[string]kiteconnect.Or
 	case rec.State == deskbot.OrderPending && rec.ID == "" && now.Sub(rec.Updated) >= b.settle && !b.kite.placing(rec.Tag):
 		po.State, po.Reason = deskbot.OrderNotPlaced, "Kite's order book shows no order with its tag: it was never placed"
 		return po, true
-	case rec.State != deskbot.OrderPending && deskbot.OrderDay(rec.At) < deskbot.OrderDay(now):
-		// Kite's order book starts empty every day: an order of a day
-		// gone by can no longer be read.
+	case rec.State != deskbot.OrderPending && rec.TradingDay() < deskbot.OrderDay(now):
+		// Kite's order book starts empty every day: an order of a trading
+		// day gone by can no longer be read. An after-market order's day
+		// is the one it executes on, and Kite lists it until then.
 		po.State, po.Reason = deskbot.OrderCancelled, "its day ended at Kite before its last state was read; check Kite's order history for any fill"
 		return po, true
 	}
@@ -607,6 +670,15 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			continue
 		}
 		if po.State == deskbot.OrderPending {
+			// One still waiting for its send is withdrawn: never sent.
+			w, ok, err := b.orders.Withdraw(ctx, po, "cancelled by a flatten before it was sent")
+			if err != nil {
+				return r, err
+			}
+			if ok {
+				r.Cancelled = append(r.Cancelled, w)
+				continue
+			}
 			if po, err = b.resolve(ctx, po); err != nil || !po.Open() {
 				if err != nil {
 					r.Left = append(r.Left, fmt.Sprintf("%s: order %s is not confirmed by Kite yet, so it could not be cancelled", po.Order.Symbol, po.Tag))
@@ -667,7 +739,8 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			continue
 		}
 		o := deskbot.Order{Symbol: pos.Symbol, Side: side, Quantity: qty, Type: deskbot.OrderMarket, Product: product}
-		po, err := b.PlaceOrder(ctx, desk, key+":"+pos.Symbol, o)
+		// Not put to Admit: it only closes, and a halt's flatten sends it.
+		po, err := b.place(ctx, desk, key+":"+pos.Symbol, o, nil)
 		if err != nil {
 			r.Left = append(r.Left, fmt.Sprintf("%s: the closing order was not placed: %s", pos.Symbol, deskbot.ErrorMessage(err)))
 			continue

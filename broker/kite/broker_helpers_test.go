@@ -137,6 +137,8 @@ type options struct {
 	settle, every time.Duration
 	clientOpts    Options
 	noLogin       bool
+	hours         string       // MARKET_HOURS; "" is always open
+	admit         broker.Admit // the broker's last check of each send
 }
 
 // mustBroker builds a broker on the rig, as the service does on its own
@@ -156,7 +158,11 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
+	hours := opts.hours
+	if hours == "" {
+		hours = "Mon-Sun 00:00-23:59"
+	}
+	cal, err := exchange.ParseCalendar(hours, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +170,7 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	orders := broker.NewOrderLog(st.Client(), st.Key, r.clock.Now, r.tell, log)
 	tu := r.kt.TickerURL()
 	b, err := NewBroker(BrokerConfig{Kite: c, Login: l, Day: d, Orders: orders, Now: r.clock.Now, Log: log,
-		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every})
+		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit})
 	if err != nil {
 		t.Fatal(err)
 	}

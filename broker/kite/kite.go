@@ -62,6 +62,17 @@
 // has its rate-limit slot, and lasts at most the client's timeout) it was
 // never placed, unless a Place of it still runs in the reading process
 // (waiting for its slot: a burst goes out at Kite's pace, none dropped).
+// Each send is first put to the broker's Admit (the desk's halt and
+// square-off), once it has its rate-limit slot and just before it goes: a
+// call allowed before a halt and held in a burst's wait is refused there,
+// recorded not placed, never sent, and its desk told why. An order
+// waiting for its send is withdrawn by a cancel (a halt's, cancel_order's,
+// a flatten's) and never sent; one whose send is marked is Kite's to end.
+// An after-market order belongs to the trading day it executes on (the
+// calendar's next opening): Kite keeps it in its order book across
+// midnight until it runs, so no read of the book takes it for ended
+// before that day is over, and it is cancelled as amo while Kite holds it
+// as one (AMO REQ RECEIVED), as regular once it reached the exchange.
 // Every later change (a fill, a rejection, a cancel) moves
 // the record only from the version it was read at (OrderLog.Move), and
 // never back, so two processes reading Kite at once (a hand-over), or the

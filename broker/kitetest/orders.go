@@ -67,6 +67,11 @@ func (o Order) PendingQuantity() int {
 
 type order struct {
 	Order
+	// day is the India date whose order book lists it: the day it was
+	// placed, or for an after-market order the day it went to the
+	// exchange (or ended); while it waits for the open (AMO REQ RECEIVED)
+	// every day's book lists it, as Kite keeps it across midnight.
+	day             string
 	inst            *Instrument
 	exchangeOrderID string
 	updatedAt       time.Time
@@ -290,6 +295,9 @@ func cancellable(status string) bool {
 // it to the user's ticker connections. An AMO waiting for the market gets no
 // push, as on Kite; its cancellation or rejection does.
 func (s *Server) transitionLocked(o *order, status, msg string) {
+	if o.Status == StatusAMOReceived {
+		o.day = s.now().In(IST).Format("2006-01-02")
+	}
 	o.Status = status
 	o.StatusMessage = msg
 	o.updatedAt = s.now()
@@ -567,6 +575,7 @@ func (s *Server) placeOrder(w *recorder, r *http.Request, sess *session, variety
 			Quantity: of.qty, Price: of.price, TriggerPrice: of.trigger, MarketProtection: of.marketProtection,
 			Tag: of.tag, PlacedAt: now,
 		},
+		day:  now.In(IST).Format("2006-01-02"),
 		inst: of.inst,
 	}
 	s.orders = append(s.orders, o)
@@ -619,6 +628,26 @@ func (s *Server) admitLocked(o *order) {
 		s.transitionLocked(o, StatusAMOReceived, "")
 		return
 	}
+	s.toExchangeLocked(o)
+}
+
+// OpenAMOs sends every after-market order waiting for the open (AMO REQ
+// RECEIVED) to the exchange, as Kite does at the market's opening: each is
+// then an order of that day's book, checked and matched as a regular one
+// (held OPEN under Hold), and cancelled or modified as variety regular.
+func (s *Server) OpenAMOs() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.orders {
+		if o.Variety == "amo" && o.Status == StatusAMOReceived {
+			s.toExchangeLocked(o)
+		}
+	}
+}
+
+// toExchangeLocked sends an accepted order to the exchange: a stop-loss
+// waits for its trigger, anything else is OPEN and matched.
+func (s *Server) toExchangeLocked(o *order) {
 	ltp := o.inst.LastPrice
 	if o.OrderType == "SL" || o.OrderType == "SL-M" {
 		if (o.TransactionType == "BUY" && ltp >= o.TriggerPrice) || (o.TransactionType == "SELL" && ltp <= o.TriggerPrice) {
@@ -672,9 +701,9 @@ func (s *Server) cancelOrder(w *recorder, sess *session, variety, id string) {
 		s.mu.Unlock()
 		inputError(w, "Couldn't find that `order_id`.")
 		return
-	case o.Variety != variety:
+	case kiteVariety(o) != variety:
 		s.mu.Unlock()
-		inputError(w, "Invalid `variety`: order %s is %s.", id, o.Variety)
+		inputError(w, "Invalid `variety`: order %s is %s.", id, kiteVariety(o))
 		return
 	case !cancellable(o.Status):
 		st := o.Status
@@ -685,6 +714,16 @@ func (s *Server) cancelOrder(w *recorder, sess *session, variety, id string) {
 	s.cancelLocked(o, "")
 	s.mu.Unlock()
 	writeData(w, map[string]any{"order_id": id})
+}
+
+// kiteVariety is the variety a cancel or a modification of o must name:
+// an after-market order is amo only while it waits for the open; once at
+// the exchange Kite takes it as regular.
+func kiteVariety(o *order) string {
+	if o.Variety == "amo" && o.Status != StatusAMOReceived {
+		return "regular"
+	}
+	return o.Variety
 }
 
 // modifyOrder is PUT /orders/{variety}/{order_id}: quantity, price,
@@ -702,8 +741,8 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	case o == nil:
 		inputError(w, "Couldn't find that `order_id`.")
 		return
-	case o.Variety != variety:
-		inputError(w, "Invalid `variety`: order %s is %s.", id, o.Variety)
+	case kiteVariety(o) != variety:
+		inputError(w, "Invalid `variety`: order %s is %s.", id, kiteVariety(o))
 		return
 	case !cancellable(o.Status):
 		inputError(w, "Order cannot be modified as it is %s.", o.Status)
@@ -762,13 +801,14 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 
 // listOrders is GET /orders: the user's orders of the day (India date by
 // the server's clock), oldest first. Kite's order book starts empty every
-// day.
+// day, but for the after-market orders still waiting for the open, which
+// it keeps across midnight until they run.
 func (s *Server) listOrders(w *recorder, sess *session) {
 	s.mu.Lock()
 	out := []wireOrder{}
 	today := s.now().In(IST).Format("2006-01-02")
 	for _, o := range s.orders {
-		if o.UserID == sess.userID && o.PlacedAt.In(IST).Format("2006-01-02") == today {
+		if o.UserID == sess.userID && (o.day == today || o.Status == StatusAMOReceived) {
 			out = append(out, o.wire(o.Status))
 		}
 	}

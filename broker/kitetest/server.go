@@ -11,7 +11,10 @@
 // and moves, and each user's orders, trades, positions and funds. Orders
 // live as on Kite: placing one answers only its order_id; its fate (OPEN,
 // COMPLETE, REJECTED, CANCELLED, TRIGGER PENDING) is read from GET /orders
-// or heard on the ticker.
+// or heard on the ticker. GET /orders is the day's book, but an
+// after-market order waits in it across midnight (AMO REQ RECEIVED) until
+// OpenAMOs sends it to the exchange at the open; from then it is cancelled
+// or modified as variety regular, as on Kite.
 //
 // Strictness: the fake is at least as strict as Kite where a mistake costs
 // money or a session. It refuses a missing or wrong X-Kite-Version header

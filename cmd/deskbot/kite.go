@@ -15,6 +15,7 @@ import (
 	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/report"
+	"github.com/deskbot/deskbot/risk"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/words"
 )
@@ -144,7 +145,9 @@ func (m *Main) loginMounts() []ops.Mount {
 // before anyone is asked; or Kite itself (kite), orders placed at Kite and
 // followed until they are final. Every broker tells its desks and the chat
 // of its orders' changes through the store, from the leader's update loop.
-func (m *Main) openBroker(ctx context.Context, desks []string) error {
+// Every broker puts each order to the desk's halt and square-off (rules)
+// immediately before it makes it, after any wait for a rate-limit slot.
+func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]deskbot.RiskRules) error {
 	cfg := m.Config
 	if err := m.openKite(); err != nil {
 		return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
@@ -157,8 +160,9 @@ func (m *Main) openBroker(ctx context.Context, desks []string) error {
 	} else if n > 0 {
 		m.Log.Info("broker: positions booked as NSE:SYMBOL are now written SYMBOL, one position each", "positions", n)
 	}
+	admit := risk.Admission{Desks: m.Store, Rules: rules, Now: m.Now}.Admit
 	if cfg.Broker == "paper" {
-		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Telling(m.Store, m.Log)
+		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 		return nil
 	}
@@ -168,12 +172,12 @@ func (m *Main) openBroker(ctx context.Context, desks []string) error {
 	m.kiteDay.Sizes = m.sizes
 	switch cfg.Broker {
 	case "paper-kite":
-		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Telling(m.Store, m.Log)
+		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
 			Kite: m.Kite, Login: m.Login, Day: m.kiteDay, Now: m.Now, Log: m.Log, TickerURL: cfg.KiteTickerURL, Desks: desks,
-			Orders: orders,
+			Orders: orders, Admit: admit,
 		})
 		if err != nil {
 			return fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))

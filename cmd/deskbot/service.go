@@ -156,7 +156,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.sizes, err = agent.LoadContractSizes(cfg.DesksFile); err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	if err := m.openParts(ctx, names); err != nil {
+	if err := m.openParts(ctx, names, agent.RiskRules(desks)); err != nil {
 		return err
 	}
 	backlog := &chatBacklog{}
@@ -182,8 +182,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 // openParts opens what everything else stands on: the store, the
 // sandbox and the broker.
-// desks are the desks this process runs.
-func (m *Main) openParts(ctx context.Context, desks []string) (err error) {
+// desks are the desks this process runs, rules their risk rules.
+func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]deskbot.RiskRules) (err error) {
 	cfg, log := m.Config, m.Log
 	o := cfg.storeOptions()
 	o.Desks = len(desks)
@@ -205,7 +205,7 @@ func (m *Main) openParts(ctx context.Context, desks []string) (err error) {
 			log.Warn("Redis accepts clients without a password and SANDBOX_NETWORK is on: a desk's commands could reach Redis. Set a password (requirepass) and give it as REDIS_PASSWORD, or set SANDBOX_NETWORK=false.")
 		}
 	}
-	if err := m.openBroker(ctx, desks); err != nil {
+	if err := m.openBroker(ctx, desks, rules); err != nil {
 		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
 	}
 
@@ -229,11 +229,10 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	rules := agent.RiskRules(desks)
-	// The tools place orders through the square-off's check, so that an
-	// order allowed after it is refused as one asked for after it is.
-	orders := risk.Broker{Broker: m.Broker, Rules: rules, Now: m.Now}
+	// The broker itself puts each order to the halt and the square-off
+	// just before it makes it (openBroker), so the tools use it as it is.
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
-		wrap(func(string) []deskbot.Tool { return broker.Tools(orders, policies.Product, log) }),
+		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, policies.Product, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
