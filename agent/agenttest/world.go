@@ -22,8 +22,8 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
-	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/ops"
+	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
