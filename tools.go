@@ -14,4 +14,14 @@ const (
 	ToolFlattenDesk     = "flatten_desk"
 	ToolGetOrders       = "get_orders"
 	ToolCancelOrder     = "cancel_order"
+
+	// The market tools: read-only, so unguarded unless APPROVAL_TOOLS
+	// names them.
+	ToolGetQuote          = "get_quote"
+	ToolGetCandles        = "get_candles"
+	ToolSearchInstruments = "search_instruments"
+	ToolGetOptionChain    = "get_option_chain"
+	ToolGetFunds          = "get_funds"
+	ToolWatchPrice        = "watch_price"
+	ToolCancelWatch       = "cancel_watch"
 )
