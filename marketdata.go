@@ -160,6 +160,18 @@ type Tick struct {
 	Price  Price  `json:"price"`
 }
 
+// PriceStream is a broker's live prices: Kite's ticker (quote mode), the
+// paper market's walk as it steps. Every Broker is one, so no wrapper can
+// hide it and leave the hub polling where a stream exists.
+type PriceStream interface {
+	// StreamPrices calls fn with each new last price of the symbols last
+	// received on symbols (a new set replaces the old: subscribed to and
+	// unsubscribed from as it changes) until ctx ends or the stream breaks;
+	// the error says why, and the hub then polls quotes until it can
+	// stream again. fn must not block for long.
+	StreamPrices(ctx context.Context, symbols <-chan []string, fn func(Tick)) error
+}
+
 // Feed is the hub's live prices: the ticker's when it is connected, else
 // quotes polled for every symbol followed. Who follows what is named, so
 // each reason to price a symbol (a desk's watches, its book, its open
