@@ -112,37 +112,115 @@ func anySlice(ms []map[string]any) []any {
 	return out
 }
 
-// The scripted desk turns a person's words into the order they name, and
-// answers the gate's words in its own.
+// personSays is a person's words as the harness hands them to the desk.
+func personSays(name, said string) map[string]any {
+	return map[string]any{"role": "user", "content": "[14:02 India time] Message from " + name + ":\n" + said}
+}
+
+// notice is the harness's words to the desk (a trigger of its own).
+func notice(text string) map[string]any {
+	return map[string]any{"role": "user", "content": "[14:02 India time] " + text}
+}
+
+// called is the desk's call and the harness's result of it.
+func called(tool, args, result string) []map[string]any {
+	return []map[string]any{
+		{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": tool, "arguments": args}}}},
+		{"role": "tool", "tool_call_id": "c1", "content": result},
+	}
+}
+
+// The scripted desk turns a person's words into the call they name, and
+// nothing else into a call: the harness's notices (a flatten, a halt, an
+// order's update, a scheduled task) end its turn without a word, so a
+// notice can never make it trade or flatten again.
 func TestScriptedDesk(t *testing.T) {
 	tests := []struct {
-		says     string
+		name     string
+		messages []map[string]any
 		wantCall string
 		wantArgs string
-		wantText string
+		wantText string // "" with no wantCall: no words at all
 	}{
-		{says: "Asha: buy 1 INFY", wantCall: "place_order", wantArgs: `{"price":1650,"quantity":1,"side":"buy","symbol":"INFY"}`},
-		{says: "sell 5 tcs at 4100.5", wantCall: "place_order", wantArgs: `{"price":4100.5,"quantity":5,"side":"sell","symbol":"TCS"}`},
-		{says: "Buy 2 ACME", wantCall: "place_order", wantArgs: `{"price":1100,"quantity":2,"side":"buy","symbol":"ACME"}`},
-		{says: "show me the positions", wantCall: "get_positions", wantArgs: `{}`},
-		{says: "flatten everything", wantCall: "flatten_desk", wantArgs: `{}`},
-		{says: "The user denied place_order (request x), so it was not run.", wantText: "Understood"},
-		{says: "The user allowed place_order (request x), and the harness ran it with the arguments you gave. It was run: Filled: bought 1 INFY", wantText: "Done. Filled: bought 1 INFY"},
-		{says: "good morning", wantText: scriptHelp},
+		{"a buy", []map[string]any{personSays("Asha", "buy 1 INFY")}, "place_order", `{"price":1650,"quantity":1,"side":"buy","symbol":"INFY"}`, ""},
+		{"a sell at a price", []map[string]any{personSays("Ravi", "sell 5 tcs at 4100.5")}, "place_order", `{"price":4100.5,"quantity":5,"side":"sell","symbol":"TCS"}`, ""},
+		{"a symbol without a start price", []map[string]any{personSays("Asha", "Buy 2 ACME")}, "place_order", `{"price":1100,"quantity":2,"side":"buy","symbol":"ACME"}`, ""},
+		{"positions", []map[string]any{personSays("Vik", "show me the positions")}, "get_positions", `{}`, ""},
+		{"flatten", []map[string]any{personSays("Asha", "flatten everything")}, "flatten_desk", `{}`, ""},
+		{"words it does not know", []map[string]any{personSays("Asha", "good morning")}, "", "", scriptHelp},
+
+		{"the user flattened the desk", []map[string]any{notice("The user flattened this desk at 14:02 India time: closed long 10 INFY at 1,604.36 (flatten_desk ran)")}, "", "", ""},
+		{"the harness squared it off", []map[string]any{notice("The harness squared off this desk at 15:15 India time (its square_off_at): flatten the desk: sold 10 INFY. Until the next trading day, orders that open or grow a position are refused.")}, "", "", ""},
+		{"a risk rule halted it", []map[string]any{notice("The harness halted this desk at 14:02 India time: its risk rule max_daily_loss tripped (P&L -₹50,100.00). Nothing you hold can run until an approver resumes the desk; when you are resumed, start from the book as it is then.")}, "", "", ""},
+		{"an order's update names an order", []map[string]any{notice("Your order 1234 (BUY 10 INFY LIMIT @ 1,650.00) is complete: 10 filled at 1,604.36 on average.")}, "", "", ""},
+		{"a scheduled task", []map[string]any{notice("Scheduled task (10 15 * * 1-5):\nFive minutes to your flat-by time: close what is open and report the day's P&L.")}, "", "", ""},
+
+		{"a held call ran", []map[string]any{notice("Answer to your permission request:\nThe user allowed place_order (request x), and the harness ran it with the arguments you gave. It was run:\nFilled: bought 1 INFY")}, "", "", ""},
+		{"a held call was denied", []map[string]any{notice("Answer to your permission request:\nThe user denied place_order (request x), so it was not run.")}, "", "", "Understood"},
+		{"a held call lapsed", []map[string]any{notice("Your permission request lapsed:\nRequest x for place_order lapsed at 14:07 India time without an answer, so it was not run. Ask the user again only if it still matters.")}, "", "", "Nobody answered in time"},
+
+		{"its call was held", append([]map[string]any{personSays("Asha", "buy 400 INFY")}, called("place_order", `{"price":1650,"quantity":400,"side":"buy","symbol":"INFY"}`,
+			"place_order needs the user's permission, so it was not run. Request 1f3a was sent to them and lapses at 14:07 India time. End this turn now; do not retry place_order or reach the same result another way. If they allow it, the harness runs exactly this call and tells you the result in a new message.")...), "", "", ""},
+		{"a hard limit refused its call", append([]map[string]any{personSays("Asha", "buy 2000 INFY")}, called("place_order", `{"price":1650,"quantity":2000,"side":"buy","symbol":"INFY"}`,
+			"place_order was refused by a hard limit of this desk, so it was not run and nobody was asked: its exposure ₹33,00,000.00 is above max_order_notional ₹20,00,000.00. Do not split it into smaller calls or reach the same result another way; tell the user if it still matters.")...), "", "",
+			"A hard limit of this desk refused place_order before anyone was asked: its exposure ₹33,00,000.00 is above max_order_notional ₹20,00,000.00. I will not split it or try another way."},
+		{"a halt stopped its call", append([]map[string]any{personSays("Asha", "buy 1 INFY")}, called("place_order", `{"price":1650,"quantity":1,"side":"buy","symbol":"INFY"}`,
+			"place_order was not run: a risk rule halted this desk. Nothing runs until an approver resumes it. End this turn.")...), "", "",
+			"That did not go through: place_order was not run: a risk rule halted this desk. Nothing runs until an approver resumes it."},
 	}
 	for _, tt := range tests {
-		t.Run(tt.says, func(t *testing.T) {
-			got := scriptedDesk(openAIRequest(map[string]any{"role": "user", "content": tt.says}))
+		t.Run(tt.name, func(t *testing.T) {
+			got := scriptedDesk(openAIRequest(tt.messages...))
 			if tt.wantCall != "" {
 				if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != tt.wantCall || got.ToolCalls[0].Arguments != tt.wantArgs {
 					t.Errorf("reply %+v, want %s %s", got, tt.wantCall, tt.wantArgs)
 				}
 				return
 			}
-			if len(got.ToolCalls) != 0 || !strings.Contains(got.Text, tt.wantText) {
-				t.Errorf("reply %+v, want words with %q", got, tt.wantText)
+			if len(got.ToolCalls) != 0 {
+				t.Fatalf("reply calls %+v, want no call", got.ToolCalls)
+			}
+			if tt.wantText == "" && got.Text != "" {
+				t.Errorf("reply %q, want no words", got.Text)
+			}
+			if !strings.Contains(got.Text, tt.wantText) {
+				t.Errorf("reply %q, want words with %q", got.Text, tt.wantText)
+			}
+			for _, forModel := range []string{"End this turn", "Do not split", "tell the user", "Tell the user"} {
+				if strings.Contains(got.Text, forModel) {
+					t.Errorf("reply %q passes on words written for the model (%q)", got.Text, forModel)
+				}
 			}
 		})
+	}
+}
+
+// Asked why before a decision, the scripted desk gives its reason from
+// the turn that made the held call: who asked, the order and its
+// exposure, the risk, what it does if denied; never its help text. Asked
+// about a call whose turn it cannot read, it says so.
+func TestScriptedDeskSaysWhy(t *testing.T) {
+	question := notice("The team asks why you want to run place_order (request 1f3a9c2e) before they decide. Explain in a few lines what you expect from it, its risk, and what you will do if it is denied. You cannot call tools in this turn.")
+	history := []map[string]any{
+		personSays("Asha", "buy 400 INFY"),
+		{"role": "assistant", "content": `(Tools I used: place_order {"price":1650,"quantity":400,"side":"buy","symbol":"INFY"} -> held for the user's permission)` + "\n(No reply.)"},
+	}
+	got := scriptedDesk(openAIRequest(append(history, question)...))
+	if len(got.ToolCalls) != 0 {
+		t.Fatalf("asked why, the desk calls %+v", got.ToolCalls)
+	}
+	for _, want := range []string{`Asha told me "buy 400 INFY".`, "₹6,60,000.00", "400 × ₹1,650.00", "a fall in INFY's price", "If it is denied, I do nothing"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("why = %q, want it to say %q", got.Text, want)
+		}
+	}
+	if strings.Contains(got.Text, scriptHelp) {
+		t.Errorf("why = %q: help text, not a reason", got.Text)
+	}
+
+	got = scriptedDesk(openAIRequest(question))
+	if len(got.ToolCalls) != 0 || !strings.Contains(got.Text, "If it is denied, I do nothing") || strings.Contains(got.Text, scriptHelp) {
+		t.Errorf("why without the turn that asked = %+v, want a plain reason, no help text", got)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,8 +18,10 @@ import (
 )
 
 // `deskbot demo` runs the whole service on this machine with nothing
-// else: the embedded Redis, the paper broker, the scripted desk model (or
-// the model server at MODEL_BASE_URL when one answers) and, in place of
+// else: the embedded Redis, the paper broker, the desks of
+// docs/desks.example.toml (package demo adapts them: DesksFile) on the
+// scripted desk model (or the model server at MODEL_BASE_URL when one
+// answers) and, in place of
 // Telegram, the team's group played by a local page (package demo). It
 // prints the page's one loopback address and runs until a signal.
 
@@ -31,9 +35,10 @@ var demoPassEnv = []string{
 
 // demoRun is a demo and the service running against it.
 type demoRun struct {
-	Demo    *demo.Demo
-	Main    *Main
-	dataDir string
+	Demo  *demo.Demo
+	Main  *Main
+	Desks []string // the desks it runs, from the example desks file
+	dir   string   // its DATA_DIR and desks file, deleted at the stop
 }
 
 // startDemo starts the demo's fakes, then the service pointed at them, on
@@ -73,9 +78,16 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}); err != nil {
 		return nil, err
 	}
-	if r.dataDir, err = os.MkdirTemp("", "deskbot-demo-"); err != nil {
+	if r.dir, err = os.MkdirTemp("", "deskbot-demo-"); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
+	// The desks of docs/desks.example.toml: four eyes, hard limits and
+	// risk rules, on the demo's model.
+	desksFile, desks, err := demo.DesksFile(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	r.Desks = desks
 	env := map[string]string{"LOG_LEVEL": "warn"}
 	for _, k := range demoPassEnv {
 		if v, ok := environ[k]; ok {
@@ -86,13 +98,13 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 		env[k] = v
 	}
 	env["WEBAPP_URL"], env["WEBAPP_NAME"] = desksPage, "desks"
-	env["HTTP_ADDR"], env["DATA_DIR"] = httpAddr, r.dataDir
+	env["HTTP_ADDR"], env["DATA_DIR"], env["DESKS_FILE"] = httpAddr, filepath.Join(r.dir, "data"), desksFile
 	cfg, err := LoadConfig(env)
 	if err != nil {
 		return nil, fmt.Errorf("configuration:\n%w", err)
 	}
 	log, redactor := newLogger(cfg, logs)
-	r.Main = &Main{Config: cfg, Log: log, Redactor: redactor, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
+	r.Main = &Main{Config: cfg, Log: log, Redactor: redactor, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second, Demo: true}
 	if err := r.Main.Run(ctx); err != nil {
 		return nil, err
 	}
@@ -103,7 +115,7 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 const defaultModelURL = "http://localhost:11434/v1"
 
 // Close stops the service, then the fakes it talks to, and deletes the
-// demo's DATA_DIR.
+// demo's DATA_DIR and desks file.
 func (r *demoRun) Close() error {
 	var errs []error
 	if r.Main != nil {
@@ -112,8 +124,8 @@ func (r *demoRun) Close() error {
 	if r.Demo != nil {
 		errs = append(errs, r.Demo.Close())
 	}
-	if r.dataDir != "" {
-		errs = append(errs, os.RemoveAll(r.dataDir))
+	if r.dir != "" {
+		errs = append(errs, os.RemoveAll(r.dir))
 	}
 	return errors.Join(errs...)
 }
@@ -133,7 +145,7 @@ func runDemo(ctx context.Context, environ map[string]string, stdout, stderr io.W
 	if !r.Demo.Scripted {
 		model = "the model server at MODEL_BASE_URL"
 	}
-	fmt.Fprintf(stdout, "deskbot demo: desk %q on %s, the paper broker and an in-memory Redis; Telegram is played by the page below. Ctrl-C stops.\n", demo.Desk, model)
+	fmt.Fprintf(stdout, "deskbot demo: desks %s of docs/desks.example.toml (four eyes above ₹5,00,000, hard limits, risk rules) on %s, the paper broker and an in-memory Redis; Telegram is played by the page below. Ctrl-C stops.\n", strings.Join(r.Desks, ", "), model)
 	fmt.Fprintln(stdout, "deskbot demo: open "+r.Demo.URL)
 	code := 0
 	select {

@@ -57,9 +57,9 @@ func TestVariablesDocumented(t *testing.T) {
 	}
 }
 
-// The example desks file passes check as a newcomer runs it: one approver,
-// no model keys, no Claude Code CLI. What needs more (four eyes, a key,
-// the CLI) is there commented out.
+// The example desks file passes check as a team runs it: two approvers
+// (its four eyes need them), no model keys, no Claude Code CLI. What needs
+// more (a key, the CLI) is there commented out.
 func TestDesksExamplePassesCheck(t *testing.T) {
 	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MODEL_API_KEY", "OLLAMA_KEY"} {
 		t.Setenv(k, "") // restored after the test
@@ -67,7 +67,7 @@ func TestDesksExamplePassesCheck(t *testing.T) {
 	}
 	env := minimalEnv()
 	env["DESKS_FILE"] = "../../docs/desks.example.toml"
-	env["TELEGRAM_APPROVERS"] = "101"
+	env["TELEGRAM_APPROVERS"] = "101,102" // the example has four eyes
 	cfg, err := LoadConfig(env)
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,9 @@ type Main struct {
 	// FlushTimeout bounds how long Close then spends delivering what is
 	// left in the outbox to the chat.
 	FlushTimeout time.Duration
+	// Demo is set by `deskbot demo`, whose Redis is in memory on purpose:
+	// the warnings meant for a real run about it are not logged.
+	Demo bool
 
 	Store   *store.Store
 	Gate    *gate.Gate
@@ -190,7 +193,7 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 	if m.Store, err = store.Open(ctx, o); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
 	}
-	if m.Store.Embedded() {
+	if m.Store.Embedded() && !m.Demo {
 		log.Warn("REDIS_URL is not set: using an in-memory Redis. Requests, grants, queues and the audit trail will NOT survive a restart.")
 	}
 
