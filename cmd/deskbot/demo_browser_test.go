@@ -20,12 +20,21 @@ import (
 // test ends. It needs nothing but Go: the demo runs the embedded Redis.
 func mustDemo(t *testing.T) *demoRun {
 	t.Helper()
+	return mustDemoWith(t, nil)
+}
+
+// mustDemoWith is mustDemo with more variables in the environment.
+func mustDemoWith(t *testing.T, extra map[string]string) *demoRun {
+	t.Helper()
 	logs := &syncBuffer{}
 	environ := map[string]string{
 		"MODEL_BASE_URL": "http://" + deskbottest.RefusedAddr(t) + "/v1",
 		"LOG_LEVEL":      "debug",
 		// Passed through by no demo: the demo's Redis is its own.
 		"REDIS_URL": "redis://" + deskbottest.RefusedAddr(t),
+	}
+	for k, v := range extra {
+		environ[k] = v
 	}
 	r, err := startDemo(t.Context(), environ, logWriter{t, logs})
 	if err != nil {

@@ -238,7 +238,7 @@
     document.querySelectorAll(".person").forEach(function (b) { b.setAttribute("aria-pressed", String(Number(b.dataset.id) === id)); });
   }
 
-  var suggestions = ["/tell main buy 10 INFY", "/tell main sell 5 TCS at 4100", "/tell main positions", "/requests", "/desks", "/grants", "/help"];
+  var suggestions = ["/tell main buy 10 INFY", "/tell main buy 400 INFY", "/tell main buy 2000 INFY", "/tell main sell 5 TCS at 4100", "/tell main positions", "/requests", "/desks", "/grants", "/help"];
 
   function start() {
     api("/api/chat").then(function (v) {
