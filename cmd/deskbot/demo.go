@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,7 +37,7 @@ type demoRun struct {
 	Demo  *demo.Demo
 	Main  *Main
 	Desks []string // the desks it runs, from the example desks file
-	dir   string   // its DATA_DIR and desks file, deleted at the stop
+	dirs  []string // its DATA_DIR and its desks file's folder, deleted at the stop
 }
 
 // startDemo starts the demo's fakes, then the service pointed at them, on
@@ -78,12 +77,18 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}); err != nil {
 		return nil, err
 	}
-	if r.dir, err = os.MkdirTemp("", "deskbot-demo-"); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+	// DATA_DIR, and apart from it the desks file: the desks' folders
+	// are DATA_DIR's, and nothing else is.
+	for range 2 {
+		dir, err := os.MkdirTemp("", "deskbot-demo-")
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		r.dirs = append(r.dirs, dir)
 	}
 	// The desks of docs/desks.example.toml: four eyes, hard limits and
 	// risk rules, on the demo's model.
-	desksFile, desks, err := demo.DesksFile(r.dir)
+	desksFile, desks, err := demo.DesksFile(r.dirs[1])
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +103,7 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 		env[k] = v
 	}
 	env["WEBAPP_URL"], env["WEBAPP_NAME"] = desksPage, "desks"
-	env["HTTP_ADDR"], env["DATA_DIR"], env["DESKS_FILE"] = httpAddr, filepath.Join(r.dir, "data"), desksFile
+	env["HTTP_ADDR"], env["DATA_DIR"], env["DESKS_FILE"] = httpAddr, r.dirs[0], desksFile
 	cfg, err := LoadConfig(env)
 	if err != nil {
 		return nil, fmt.Errorf("configuration:\n%w", err)
@@ -124,8 +129,8 @@ func (r *demoRun) Close() error {
 	if r.Demo != nil {
 		errs = append(errs, r.Demo.Close())
 	}
-	if r.dir != "" {
-		errs = append(errs, os.RemoveAll(r.dir))
+	for _, dir := range r.dirs {
+		errs = append(errs, os.RemoveAll(dir))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/demo"
 	"github.com/deskbot/deskbot/deskbottest"
 )
 
@@ -156,5 +158,48 @@ func TestDemoCommand(t *testing.T) {
 	}
 	if u := loopbackURL.FindString(logs.String()); u != "" {
 		t.Errorf("deskbot demo's logs carry a URL %q; only its page's is printed", u)
+	}
+}
+
+// The demo prints no warning meant for a real run: its Redis is in memory
+// on purpose, its model and Telegram are its own. At its own log level,
+// on a machine whose sandbox works (or with SANDBOX=none, as here where
+// bubblewrap may be missing), it logs no warning and no error at all.
+func TestDemoPrintsNoRealRunWarning(t *testing.T) {
+	var logs syncBuffer
+	r, err := startDemo(t.Context(), map[string]string{
+		"MODEL_BASE_URL": "http://" + deskbottest.RefusedAddr(t) + "/v1",
+		"SANDBOX":        "none",
+	}, &logs)
+	if err != nil {
+		t.Fatalf("start the demo: %v", err)
+	}
+	// A turn of the desk, through the chat page, so what a turn logs is in.
+	req, err := http.NewRequest(http.MethodPost, r.Demo.URL+"api/send", strings.NewReader(fmt.Sprintf(`{"as":%d,"text":"/tell main positions"}`, demo.People[0].ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Deskbot-Demo", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deskbottest.EventuallyWithin(t, 15*time.Second, "the desk's book in the chat", func() bool {
+		resp, err := http.Get(r.Demo.URL + "api/chat")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "No open positions")
+	})
+	if err := r.Close(); err != nil {
+		t.Errorf("close the demo: %v", err)
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "REDIS_URL") {
+			t.Errorf("the demo logged: %s", line)
+		}
 	}
 }
