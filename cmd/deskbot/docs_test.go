@@ -14,13 +14,21 @@ import (
 	"github.com/deskbot/deskbot/claudecode"
 )
 
-// Every variable the service reads is in the README's table and in
-// .env.example with its default, so a newcomer never meets an undocumented
-// setting; and the README keeps the two commands .ci/run relies on.
+// Every variable the service reads is in the reference's table
+// (docs/reference.md, which the README links) and in .env.example with its
+// default, so a newcomer never meets an undocumented setting; and the
+// README keeps the two commands .ci/run relies on.
 func TestVariablesDocumented(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
+	}
+	reference, err := os.ReadFile("../../docs/reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "(docs/reference.md") {
+		t.Error("README does not link docs/reference.md")
 	}
 	example, err := os.ReadFile("../../.env.example")
 	if err != nil {
@@ -33,8 +41,8 @@ func TestVariablesDocumented(t *testing.T) {
 			continue // not read from the environment
 		}
 		name := strings.Split(f.Tag.Get("env"), ",")[0]
-		if !strings.Contains(string(readme), "| `"+name+"` |") {
-			t.Errorf("README's variable table has no %s", name)
+		if !strings.Contains(string(reference), "| `"+name+"` |") {
+			t.Errorf("docs/reference.md's variable table has no %s", name)
 		}
 		m := regexp.MustCompile(`(?m)^` + name + `=(.*)$`).FindStringSubmatch(string(example))
 		if m == nil {
