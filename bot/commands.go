@@ -54,7 +54,7 @@ const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an ap
 /login – the day's login to the broker (Kite), from a button
 /whoami – your user id and this chat's id
 
-Only approvers can decide, flatten, pause, resume, revoke or tell.`
+Anyone in the group can /pause a desk (stopping is always safe); only approvers can decide, flatten, resume, revoke or tell.`
 
 func (b *Bot) onHelp(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
@@ -191,7 +191,7 @@ func (b *Bot) onPause(c tele.Context, pause bool) error {
 	if !pause {
 		verb, usage = "resume", "/resume &lt;desk|all&gt;"
 	}
-	if !b.approver(c.Sender()) {
+	if pause && !b.mayPause(c) || !pause && !b.approver(c.Sender()) {
 		return b.reply(ctx, c, "Only approvers can "+verb+" a desk.", nil)
 	}
 	desks, msg := b.target(args(c), usage)
