@@ -153,6 +153,11 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 	if st, err := b.deps.Desks.DeskStatus(ctx, desk); err == nil && st.Paused {
 		return b.reply(ctx, c, "Queued for "+bold(desk)+", which is paused: it reads this after /resume "+esc(desk)+".", nil)
 	}
+	// Nor would it for a desk no model answers: say so, rather than let
+	// the person wait for an answer that comes when a model does.
+	if note, err := b.deps.Notes.Note(ctx, words.ModelOutageNote(desk)); err == nil {
+		return b.reply(ctx, c, "Queued for "+bold(desk)+". "+esc(words.ModelOutage(note)), nil)
+	}
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 

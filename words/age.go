@@ -2,6 +2,7 @@ package words
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -47,4 +48,12 @@ func plural(n int, unit string) string {
 		return "1 " + unit
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// ModelUnreachable tells the group that a desk reaches none of its models,
+// once per outage, whether its own turn found it or the start's probe did;
+// failures say why, one per model.
+func ModelUnreachable(desk string, failures []string) string {
+	return fmt.Sprintf("Desk %s cannot reach any of its models (%s). Its messages wait in its queue; it keeps trying and will say when it is back.",
+		desk, strings.Join(failures, "; "))
 }
