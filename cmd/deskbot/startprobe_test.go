@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,32 @@ func TestADeskWithoutAModelSaysSo(t *testing.T) {
 	reply := s.mustBotMessage(t, "the answer to /tell", func(m telegramtest.Message) bool { return m.ReplyTo == id })
 	if !strings.HasPrefix(reply.Plain, "Queued for main. ⚠️ None of its models answers since ") || !strings.HasSuffix(reply.Plain, ": its messages wait in its queue until one does.") {
 		t.Errorf("/tell to a desk without a model answered %q", reply.Plain)
+	}
+}
+
+// A TELEGRAM_CHAT_ID the bot cannot read (a wrong id: Telegram answers
+// "chat not found") is logged at the start with check's fix.
+func TestStartWarnsOfAChatTheBotCannotRead(t *testing.T) {
+	env := goodEnv(t)
+	tg := httptest.NewServer(&fakeBotAPI{token: testToken}) // no member status: "chat not found"
+	t.Cleanup(tg.Close)
+	env["TELEGRAM_API_URL"] = tg.URL
+	cfg, err := LoadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desks, err := loadCheckedDesks(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	m := &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(&logs, nil)), Now: time.Now}
+	m.probeAtStart(t.Context(), desks)
+	want := fmt.Sprintf(`level=WARN msg="telegram chat: chat %d: Bad Request: chat not found (is TELEGRAM_CHAT_ID right? ask /whoami in the group)"`, groupID)
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the start did not log %s; it logged:\n%s", want, &logs)
+	}
+	if strings.Contains(logs.String(), "model ") {
+		t.Errorf("a model that answers was warned of:\n%s", &logs)
 	}
 }
