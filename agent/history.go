@@ -17,13 +17,15 @@ import (
 // always receives a valid conversation.
 
 // triggerText is the user message a trigger becomes: what kind of trigger,
-// when (India time), and its text.
+// when (India time), how long ago when it is read late, and its text.
 func triggerText(tr *deskbot.Trigger, now time.Time) string {
 	at := tr.CreatedAt
 	if at.IsZero() {
 		at = now
 	}
-	clock := words.TriggerClock(at)
+	// A trigger read long after it was sent says how long: the model
+	// must not act on an old "buy now" as if it were said this minute.
+	clock := words.TriggerClock(at) + words.TriggerAge(at, now)
 	switch tr.Kind {
 	case deskbot.TriggerMessage:
 		from := tr.From

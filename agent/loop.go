@@ -225,8 +225,7 @@ func (k *desk) unreachable(ctx context.Context, tr *deskbot.Trigger, failures []
 	k.log.WarnContext(ctx, "no model answered", "trigger", tr.ID, "failures", strings.Join(failures, "; "), "reported", first)
 	if first {
 		k.publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: k.cfg.Name, Time: now, TriggerID: tr.ID,
-			Text: fmt.Sprintf("Desk %s cannot reach any of its models (%s). Its messages wait in its queue; it keeps trying and will say when it is back.",
-				k.cfg.Name, strings.Join(failures, "; "))})
+			Text: words.ModelUnreachable(k.cfg.Name, failures)})
 	}
 }
 

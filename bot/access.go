@@ -19,10 +19,23 @@ func person(u *tele.User) deskbot.Person {
 	return deskbot.PersonOf(u.ID, u.FirstName, u.Username)
 }
 
-// approver reports whether u may decide, flatten, pause, resume, revoke
-// or tell. A nil sender (channel posts, anonymous admins) never may.
+// approver reports whether u may decide, flatten, resume, revoke or tell.
+// A nil sender (channel posts, anonymous admins) never may.
 func (b *Bot) approver(u *tele.User) bool {
 	return u != nil && b.approvers[u.ID]
+}
+
+// mayPause reports whether the sender of c may pause a desk: any approver,
+// and any member of the team's group writing there as themselves. Stopping
+// a desk's turns is always safe, so a member who sees a runaway desk need
+// not wait for an approver; only an approver resumes it. A post made as a
+// chat (an anonymous admin, a channel) names no one the audit could name.
+func (b *Bot) mayPause(c tele.Context) bool {
+	if b.approver(c.Sender()) {
+		return true
+	}
+	m, ch := c.Message(), c.Chat()
+	return c.Sender() != nil && ch != nil && ch.ID == b.cfg.ChatID && (m == nil || m.SenderChat == nil)
 }
 
 // listens reports whether the bot acts on messages in c's chat: the team's

@@ -54,7 +54,7 @@ const helpText = `<b>deskbot</b> holds the desks' guarded tool calls until an ap
 /login – the day's login to the broker (Kite), from a button
 /whoami – your user id and this chat's id
 
-Only approvers can decide, flatten, pause, resume, revoke or tell.`
+Anyone in the group can /pause a desk (stopping is always safe); only approvers can decide, flatten, resume, revoke or tell.`
 
 func (b *Bot) onHelp(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
@@ -153,6 +153,11 @@ func (b *Bot) tell(ctx context.Context, c tele.Context, desk, text string) error
 	if st, err := b.deps.Desks.DeskStatus(ctx, desk); err == nil && st.Paused {
 		return b.reply(ctx, c, "Queued for "+bold(desk)+", which is paused: it reads this after /resume "+esc(desk)+".", nil)
 	}
+	// Nor would it for a desk no model answers: say so, rather than let
+	// the person wait for an answer that comes when a model does.
+	if note, err := b.deps.Notes.Note(ctx, words.ModelOutageNote(desk)); err == nil {
+		return b.reply(ctx, c, "Queued for "+bold(desk)+". "+esc(words.ModelOutage(note)), nil)
+	}
 	return b.acknowledge(c, "Sent to "+bold(desk)+".")
 }
 
@@ -191,7 +196,7 @@ func (b *Bot) onPause(c tele.Context, pause bool) error {
 	if !pause {
 		verb, usage = "resume", "/resume &lt;desk|all&gt;"
 	}
-	if !b.approver(c.Sender()) {
+	if pause && !b.mayPause(c) || !pause && !b.approver(c.Sender()) {
 		return b.reply(ctx, c, "Only approvers can "+verb+" a desk.", nil)
 	}
 	desks, msg := b.target(args(c), usage)

@@ -122,8 +122,9 @@ func (s *Server) thread(chatID int64, p map[string]string) (int, *apiError) {
 
 // chatMember serves getChatMember: the bot is an administrator of a forum
 // with its topic right as set, or of a chat SetBotRights named with its pin
-// right as set, a member elsewhere; people are members unless
-// SetMemberStatus said otherwise, named as AddUser made them known.
+// right as set, a member elsewhere, unless SetMemberStatus set its status;
+// people are members unless SetMemberStatus said otherwise, named as
+// AddUser made them known.
 func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 	chatID, ok := parseInt64(p["chat_id"])
 	user, ok2 := parseInt64(p["user_id"])
@@ -142,6 +143,9 @@ func (s *Server) chatMember(p map[string]string) (any, *apiError) {
 			u = User{ID: user}
 		}
 		return map[string]any{"status": status, "user": toWireUser(u, false)}, nil
+	}
+	if status := s.members[user]; status != "" { // SetMemberStatus of BotUser: a bot that left, or was never added
+		return map[string]any{"status": status, "user": toWireUser(s.bot, true)}, nil
 	}
 	admin, canPin := s.botAdmin(chatID)
 	if !admin {

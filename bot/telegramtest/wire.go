@@ -157,11 +157,21 @@ type upload struct {
 	data []byte
 }
 
-// readParams flattens a JSON or multipart body into strings: strings as they
-// are, other JSON values as their JSON text.
+// readParams flattens a JSON, URL-encoded or multipart body into strings
+// (the Bot API takes all three): strings as they are, other JSON values as
+// their JSON text.
 func readParams(r *http.Request) (map[string]string, map[string]upload, error) {
 	params := map[string]string{}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/x-www-form-urlencoded" {
+		if err := r.ParseForm(); err != nil {
+			return nil, nil, fmt.Errorf("bad form body")
+		}
+		for k, v := range r.PostForm {
+			params[k] = v[0]
+		}
+		return params, nil, nil
+	}
 	if ct == "multipart/form-data" {
 		if err := r.ParseMultipartForm(32 << 20); err != nil {
 			return nil, nil, fmt.Errorf("bad multipart body")

@@ -74,8 +74,16 @@ func (c *checker) print(w io.Writer) {
 }
 
 // runCheck prints the table to w and returns the exit status.
-func runCheck(ctx context.Context, environ map[string]string, w io.Writer) int {
+// envFile is the .env it read ("" when there was none): the first line
+// names it, so nobody wonders which values were checked.
+func runCheck(ctx context.Context, envFile string, environ map[string]string, w io.Writer) int {
 	c := &checker{}
+	if envFile != "" {
+		c.add("env file", statusOK, "read %s (a variable set in the environment wins over it)", envFile)
+	} else {
+		wd, _ := os.Getwd()
+		c.add("env file", statusOK, "no .env in %s: the environment only", wd)
+	}
 	cfg, err := LoadConfig(environ)
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {

@@ -96,7 +96,7 @@ var lineRE = regexp.MustCompile(`(?m)^(\S[^\n]*?)\s{2,}(ok|warn|FAIL)\s{2,}(.*)$
 func checkOut(t *testing.T, env map[string]string) (int, string, map[string]string) {
 	t.Helper()
 	var b strings.Builder
-	code := runCheck(t.Context(), env, &b)
+	code := runCheck(t.Context(), "", env, &b)
 	out := b.String()
 	if strings.Contains(out, testToken) {
 		t.Errorf("check printed the token:\n%s", out)

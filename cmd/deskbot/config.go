@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"reflect"
@@ -142,6 +143,7 @@ type Config struct {
 // map). Each problem is one line naming its variable, never its value (a
 // value may be a secret).
 func LoadConfig(environ map[string]string) (Config, error) {
+	environ = trimLists(environ)
 	cfg, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
 	// A reminder by default comes when a third of the wait is left: the
 	// default depends on APPROVAL_EXPIRY, so no envDefault can say it.
@@ -353,6 +355,30 @@ func envProblems(err error) []string {
 		default:
 			out = append(out, e.Error())
 		}
+	}
+	return out
+}
+
+// trimLists returns environ with the spaces around each item of a list
+// variable (a field with an envSeparator) taken away, so that
+// TELEGRAM_APPROVERS='111, 222' means what it says, as every list does.
+// environ itself is not changed.
+func trimLists(environ map[string]string) map[string]string {
+	out := maps.Clone(environ)
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		sep := f.Tag.Get("envSeparator")
+		name := strings.Split(f.Tag.Get("env"), ",")[0]
+		v, ok := out[name]
+		if sep == "" || !ok {
+			continue
+		}
+		items := strings.Split(v, sep)
+		for j := range items {
+			items[j] = strings.TrimSpace(items[j])
+		}
+		out[name] = strings.Join(items, sep)
 	}
 	return out
 }

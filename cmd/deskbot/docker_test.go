@@ -180,3 +180,54 @@ func TestCompose(t *testing.T) {
 		t.Errorf("ports %v do not publish HTTP_ADDR's port %s", d.Ports, port)
 	}
 }
+
+// The compose file's deskbot reaches a model on the host: localhost is the
+// container itself, so host.docker.internal must resolve (host-gateway on
+// Linux); or a model in an Ollama service of its own, started only with
+// its profile and published nowhere.
+func TestComposeReachesAModel(t *testing.T) {
+	data, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Services map[string]struct {
+			Image      string   `yaml:"image"`
+			Profiles   []string `yaml:"profiles"`
+			ExtraHosts []string `yaml:"extra_hosts"`
+			Ports      []string `yaml:"ports"`
+			Volumes    []string `yaml:"volumes"`
+		} `yaml:"services"`
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatalf("docker-compose.yml does not parse: %v", err)
+	}
+	if hosts := c.Services["deskbot"].ExtraHosts; !slices.Contains(hosts, "host.docker.internal:host-gateway") {
+		t.Errorf("deskbot extra_hosts %v: want host.docker.internal:host-gateway, or a model on the host is unreachable", hosts)
+	}
+	o, ok := c.Services["ollama"]
+	if !ok {
+		t.Fatal("no ollama service")
+	}
+	if !strings.HasPrefix(o.Image, "ollama/ollama") || !slices.Contains(o.Profiles, "ollama") {
+		t.Errorf("ollama service: image %q, profiles %v; want ollama/ollama under the profile ollama (off by default)", o.Image, o.Profiles)
+	}
+	if len(o.Ports) != 0 {
+		t.Errorf("ollama publishes %v: the model needs no port outside the compose network", o.Ports)
+	}
+	if len(o.Volumes) == 0 || !strings.HasSuffix(o.Volumes[0], ":/root/.ollama") {
+		t.Errorf("ollama volumes %v: want the models kept in a volume", o.Volumes)
+	} else if _, ok := c.Volumes[strings.Split(o.Volumes[0], ":")[0]]; !ok {
+		t.Errorf("ollama volume %q is not declared", o.Volumes[0])
+	}
+	example, err := os.ReadFile("../../.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"http://host.docker.internal:11434/v1", "http://ollama:11434/v1"} {
+		if !strings.Contains(string(example), want) {
+			t.Errorf(".env.example does not say %s", want)
+		}
+	}
+}

@@ -2,8 +2,9 @@
 // by a team in a Telegram group, with guarded tool calls held in Redis until
 // a person decides.
 //
-// main stays tiny: it reads the environment, builds a Main and runs it until
-// a signal. Tests start the whole service in-process through Main.
+// main stays tiny: it reads the environment (and .env, cli.go), builds a
+// Main and runs it until a signal. Tests start the whole service in-process
+// through Main.
 package main
 
 import (
@@ -17,16 +18,14 @@ import (
 )
 
 func main() {
-	environ := environMap(os.Environ())
-	if len(os.Args) > 1 && os.Args[1] == "check" {
-		os.Exit(runCheck(context.Background(), environ, os.Stdout))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "demo" {
-		os.Exit(runDemo(context.Background(), environ, os.Stdout, os.Stderr))
-	}
-	if len(os.Args) > 1 {
-		fmt.Fprintf(os.Stderr, "usage: deskbot [check|demo]\n")
+	envFile, err := loadEnvFile(".")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deskbot: "+err.Error())
 		os.Exit(2)
+	}
+	environ := environMap(os.Environ())
+	if len(os.Args) > 1 {
+		os.Exit(command(context.Background(), os.Args[1:], envFile, environ, os.Stdout, os.Stderr))
 	}
 
 	gcDefault(environ)

@@ -166,10 +166,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
 		return err
 	}
-	if err := m.buildBot(names, agent.Policies(desks)); err != nil {
+	if err := m.buildBot(ctx, names, agent.Policies(desks)); err != nil {
 		return err
 	}
 	backlog.bot.Store(m.Bot)
+	m.probeAtStart(ctx, desks)
 	if err := m.serveHTTP(desks, m.loginMounts()); err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 // buildBot builds the Telegram side (it starts polling when this process
 // leads).
-func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
+func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Policies) (err error) {
 	cfg, log := m.Config, m.Log
 	chat := m.Store.Chat()
 	if m.Bot, err = bot.New(bot.Config{
@@ -295,7 +296,7 @@ func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
 		Login: m.brokerLogin(),
 	}, log); err != nil {
-		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
+		return fmt.Errorf("telegram: %s", m.telegramTrouble(ctx, err))
 	}
 	reportAt, err := report.Schedule(cfg.ReportAt)
 	if err != nil {

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/joho/godotenv"
+)
+
+// The commands beside the service (check, demo, version, help), and the
+// .env file every one of them reads first.
+
+// usage is what `deskbot --help` prints: the commands, and where the
+// variables are told.
+const usage = `deskbot runs desks (LLM trading agents) that a team supervises in a
+Telegram group: guarded tool calls wait for an approver's tap.
+
+Usage:
+  deskbot           run the service (configured by environment variables)
+  deskbot check     check the configuration and probe Redis, Telegram, the
+                    models, the broker and the sandbox, without starting
+  deskbot demo      try it on this machine: a local page plays the group
+  deskbot version   print the version and the source revision
+  deskbot help      print this
+
+Configuration: environment variables, and a .env file in the working
+directory when there is one (a variable set in the environment wins over
+the file). Every variable, its default and its meaning: .env.example and
+README.md's "Configuration" section (https://github.com/deskbot/deskbot).
+`
+
+// command runs `deskbot <args...>` other than the service itself and
+// returns the exit status.
+func command(ctx context.Context, args []string, envFile string, environ map[string]string, stdout, stderr io.Writer) int {
+	switch args[0] {
+	case "check":
+		return runCheck(ctx, envFile, environ, stdout)
+	case "demo":
+		return runDemo(ctx, environ, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	case "help", "--help", "-help", "-h":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "deskbot: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// version is the module's version and the revision it was built from, as
+// the Go toolchain recorded them in the binary: "(devel)" for a build from
+// a checkout, a tag for `go install ...@v1.2.3`; the revision is there
+// when the build could read the repository (not with -buildvcs=false).
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "deskbot: no build information in this binary"
+	}
+	v := "deskbot " + info.Main.Version
+	if v == "deskbot " {
+		v += "(unknown)"
+	}
+	var rev, at string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		v += ", revision unknown (built without version control information)"
+	default:
+		v += ", revision " + rev
+		if dirty {
+			v += " with uncommitted changes"
+		}
+		if at != "" {
+			v += " of " + at
+		}
+	}
+	return v + ", " + info.GoVersion
+}
+
+// envFileName is the file of variables deskbot reads from its working
+// directory, the one .env.example describes.
+const envFileName = ".env"
+
+// loadEnvFile reads dir's .env when there is one, with godotenv's reading
+// of the format (quotes, comments, export), and sets each variable the
+// process's environment does not set: the environment wins, so a variable
+// given on the command line or by a supervisor overrides the file. It
+// returns the file's absolute path, or "" when there is no file. The
+// variables go into the process's environment, not only the
+// configuration's map, because some are read from there by name
+// (SANDBOX_ENV's, a desk's api_key_env).
+//
+// A file that cannot be parsed stops the start without quoting the
+// library's words: they quote the file near the mistake, which may be a
+// secret.
+func loadEnvFile(dir string) (string, error) {
+	path, err := filepath.Abs(filepath.Join(dir, envFileName))
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
+	}
+	vars, err := godotenv.UnmarshalBytes(data)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: a line is not in the form NAME=value (see .env.example)", path)
+	}
+	for k, v := range vars {
+		if _, set := os.LookupEnv(k); !set {
+			if err := os.Setenv(k, v); err != nil {
+				return "", fmt.Errorf("%s: cannot set %s: %v", path, k, err)
+			}
+		}
+	}
+	return path, nil
+}
