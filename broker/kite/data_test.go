@@ -117,12 +117,12 @@ func TestKiteCandles(t *testing.T) {
 	if len(got) != 2 || !got[0].At.Equal(at) || got[0].Close != 1505 || got[1].High != 1507 || got[1].Volume != 800 {
 		t.Errorf("candles %+v, want the two within the span", got)
 	}
-	before := r.kt.Requests("GET", "/instruments/historical/*")
+	before := r.kt.Requests("GET", "/instruments/historical/*/*")
 	_, err = b.Candles(t.Context(), deskbot.CandleQuery{Symbol: "INFY", Interval: deskbot.IntervalMinute, From: at.AddDate(0, 0, -61), To: at})
 	if deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "at most 60 days at a time") {
 		t.Errorf("61 days of minutes: %v, want EINVALID saying the cap", err)
 	}
-	if n := r.kt.Requests("GET", "/instruments/historical/*") - before; n != 0 {
+	if n := r.kt.Requests("GET", "/instruments/historical/*/*") - before; n != 0 {
 		t.Errorf("%d candle requests for a refused span, want none", n)
 	}
 	// The fake refuses it too, in Kite's words, should a span reach it.
@@ -145,7 +145,7 @@ func TestKiteCandlesKeepKitesPace(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := r.kt.MaxPerSecond("GET", "/instruments/historical/*"); got > 3 {
+	if got := r.kt.MaxPerSecond("GET", "/instruments/historical/*/*"); got > 3 {
 		t.Errorf("%d candle requests within a second, want at most 3", got)
 	}
 	if got := r.kt.Served429(); got != 0 {
