@@ -108,7 +108,7 @@ func (d *Day) Quotes(ctx context.Context, symbols []string) (map[string]deskbot.
 	for _, s := range symbols {
 		kq, ok := got[quoteKey(s)]
 		if !ok {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "Kite has no quote for %s just now", s)
+			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite gave no quote for %s just now; try again in a moment", s)
 		}
 		out[s] = quoteOf(s, kq, now)
 	}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 var (
@@ -267,5 +269,26 @@ func TestKiteStreamPricesFromTheTicker(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Errorf("StreamPrices ended with %v, want context.Canceled", err)
+	}
+}
+
+// The paper broker on Kite's prices (BROKER=paper-kite) reads Kite's
+// market: its quotes and chains are Kite's, and it fills at Kite's price.
+func TestPaperKiteReadsKitesMarket(t *testing.T) {
+	b, r := mustDataBroker(t)
+	st := storetest.MustReopen(t, r.st)
+	p := broker.NewPaperMarket(st.Client(), st.Key, r.clock.Now, b.day).Reading(b.day).Checking(func(deskbot.Order) error { return nil })
+	r.kt.SetLTP("NSE:INFY", 1612.4)
+	qs, err := p.Quotes(t.Context(), []string{"INFY"})
+	if err != nil || qs["INFY"].Last.Value != 1612.4 {
+		t.Fatalf("paper-kite quote %+v, %v; want Kite's 1612.4", qs, err)
+	}
+	ch, err := p.OptionChain(t.Context(), "NIFTY", "", 1)
+	if err != nil || len(ch.Strikes) != 3 || ch.UnderlyingPrice.Value != 24480 {
+		t.Fatalf("paper-kite chain %+v, %v", ch, err)
+	}
+	po, err := p.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 1, Type: deskbot.OrderMarket, Product: deskbot.ProductCNC})
+	if err != nil || po.AvgPrice != 1612.4 {
+		t.Errorf("paper-kite fill %+v, %v; want at Kite's 1612.4", po, err)
 	}
 }
