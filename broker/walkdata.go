@@ -84,8 +84,7 @@ func (w *Walk) minuteVolume(symbol string, t time.Time) int64 {
 func (w *Walk) quoteOf(symbol string, in deskbot.Instrument, t time.Time) deskbot.Quote {
 	last := w.Price(symbol, t)
 	open, close := sessionOf(t)
-	prevOpen, prevClose := sessionOf(open.Add(-time.Minute))
-	_ = prevOpen
+	_, prevClose := sessionOf(open.Add(-time.Minute))
 	q := deskbot.Quote{Symbol: deskbot.OneSpelling(symbol), Last: deskbot.Price{Value: last, At: t}}
 	q.Close = w.Price(symbol, prevClose.Add(-time.Minute))
 	q.Open = w.Price(symbol, open)
