@@ -65,11 +65,11 @@ type candleCache struct {
 	ring []string
 	wake chan struct{}
 
-	sf                singleflight.Group
-	fundsAt, holdAt   time.Time
-	fundsV            []deskbot.SegmentFunds
-	holdV             []deskbot.Holding
-	requests          int64
+	sf              singleflight.Group
+	fundsAt, holdAt time.Time
+	fundsV          []deskbot.SegmentFunds
+	holdV           []deskbot.Holding
+	requests        int64
 }
 
 type memCandles struct {
