@@ -255,14 +255,14 @@ func (c *candleCache) loop(ctx context.Context) {
 		if retrySleepUntil(ctx, next) != nil {
 			return
 		}
-		start := time.Now()
 		c.mu.Lock()
 		c.requests++
 		c.mu.Unlock()
 		rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		cs, err := c.h.cfg.Market.Candles(rctx, f.q)
 		cancel()
-		next = start.Add(c.h.cfg.HistEvery)
+		// Paced from the answer, as quotes are (quoteLoop).
+		next = time.Now().Add(c.h.cfg.HistEvery)
 		if err != nil {
 			f.err = marketError(err)
 		} else {

@@ -6,8 +6,10 @@
 //   - Quotes and last prices (deskbot.MarketData's Quotes, deskbot.Market's
 //     LastPrice and LastPrices) are served from what the hub holds while it
 //     is fresh; what is missing is queued and fetched by one scheduler
-//     goroutine that makes at most one request of the quote family per
-//     QuoteEvery (Kite: 1 a second), of up to MaxQuote instruments (500) or,
+//     goroutine that makes one request of the quote family at a time, each
+//     at least QuoteEvery (Kite: 1 a second) after the previous one's
+//     answer (so network delays cannot bunch two at Kite), of up to
+//     MaxQuote instruments (500) or,
 //     when only last prices are wanted, MaxLTP (1,000). Every desk asking
 //     within that second rides on the same request.
 //   - Fair share: each desk has its own queue (a lane); the approvers' lane
@@ -19,7 +21,7 @@
 //     streamed from the broker's PriceStream (at most StreamCap symbols:
 //     Kite's 3 connections × 3,000) and, while the stream is down or for
 //     what it cannot hold, polled through the same quote scheduler.
-//   - Candles: at most HistEvery apart (Kite: 3 a second), desks' lanes in
+//   - Candles: HistEvery apart, paced the same way (Kite: 3 a second), desks' lanes in
 //     turn; a span that ended before today's India day is kept as a file
 //     under DATA_DIR/market/candles forever (history does not change), a
 //     span reaching today in memory for CandleFresh; identical asks in

@@ -314,8 +314,8 @@ func (h *Hub) pollSetLocked() []string {
 	return out
 }
 
-// quoteLoop makes the quote family's requests, one at a time and at
-// most one per QuoteEvery.
+// quoteLoop makes the quote family's requests, one at a time, each at
+// least QuoteEvery after the previous one's answer.
 func (h *Hub) quoteLoop(ctx context.Context) {
 	var next time.Time
 	t := time.NewTimer(0)
@@ -344,12 +344,11 @@ func (h *Hub) quoteLoop(ctx context.Context) {
 			}
 			continue
 		}
-		start := time.Now()
 		err := h.fetch(ctx, b)
-		next = start.Add(h.cfg.QuoteEvery)
-		if now := time.Now(); next.Before(now) {
-			next = now
-		}
+		// Paced from the answer, not the ask: the broker saw this request
+		// before it answered, so the next one reaches it at least
+		// QuoteEvery later whatever the network's delays.
+		next = time.Now().Add(h.cfg.QuoteEvery)
 		h.finish(b, err)
 		t.Reset(time.Until(next))
 	}
