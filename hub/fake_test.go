@@ -17,6 +17,7 @@ import (
 // after the last one, or two at once, and counts what it was asked.
 type market struct {
 	every time.Duration
+	now   func() time.Time // the market's clock, the quotes' time
 
 	mu       sync.Mutex
 	prices   map[string]float64
@@ -31,7 +32,7 @@ type market struct {
 }
 
 func newMarket(every time.Duration, symbols int) *market {
-	m := &market{every: every, prices: map[string]float64{}}
+	m := &market{every: every, prices: map[string]float64{}, now: time.Now}
 	for i := range symbols {
 		m.prices[sym(i)] = 100 + float64(i)
 	}
@@ -72,7 +73,7 @@ func (m *market) Quotes(ctx context.Context, symbols []string) (map[string]deskb
 		if !ok {
 			return nil, deskbot.Errorf(deskbot.EINVALID, "%s is not listed", s)
 		}
-		out[s] = deskbot.Quote{Symbol: s, Last: deskbot.Price{Value: p, At: time.Now()}, Close: 100, Open: 99, High: p + 1, Low: 98, Volume: 1000,
+		out[s] = deskbot.Quote{Symbol: s, Last: deskbot.Price{Value: p, At: m.now().Add(-3 * time.Second)}, Close: 100, Change: p - 100, ChangePct: p - 100, Open: 99, High: p + 1, Low: 98, Volume: 1000,
 			Bids: []deskbot.Depth{{Price: p - 0.05, Quantity: 10, Orders: 1}}, Asks: []deskbot.Depth{{Price: p + 0.05, Quantity: 12, Orders: 2}}}
 	}
 	return out, nil

@@ -382,9 +382,9 @@ func QuoteText(symbols []string, qs map[string]deskbot.Quote, now time.Time) str
 			fmt.Fprintf(&b, "%s: no trade yet (last price 0)", s)
 		}
 		fmt.Fprintf(&b, "; change %s (%+.2f%%) from the previous close %s; open %s, high %s, low %s; volume %s",
-			signed(q.Change), q.ChangePct, words.GroupedPrice(q.Close), words.GroupedPrice(q.Open), words.GroupedPrice(q.High), words.GroupedPrice(q.Low), words.GroupedPrice(float64(q.Volume)))
+			signed(q.Change), q.ChangePct, words.GroupedPrice(q.Close), words.GroupedPrice(q.Open), words.GroupedPrice(q.High), words.GroupedPrice(q.Low), whole(q.Volume))
 		if q.OpenInterest > 0 {
-			fmt.Fprintf(&b, "; open interest %s", words.GroupedPrice(float64(q.OpenInterest)))
+			fmt.Fprintf(&b, "; open interest %s", whole(q.OpenInterest))
 		}
 		b.WriteString("\n")
 		for _, side := range []struct {
@@ -396,7 +396,7 @@ func QuoteText(symbols []string, qs map[string]deskbot.Quote, now time.Time) str
 			}
 			parts := make([]string, len(side.d))
 			for i, d := range side.d {
-				parts[i] = fmt.Sprintf("%s × %s", words.GroupedPrice(d.Price), words.GroupedPrice(float64(d.Quantity)))
+				parts[i] = fmt.Sprintf("%s × %s", words.GroupedPrice(d.Price), whole(d.Quantity))
 			}
 			fmt.Fprintf(&b, "  %s: %s\n", side.name, strings.Join(parts, ", "))
 		}
@@ -447,7 +447,7 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 	}
 	if len(cs) <= InlineCandles && c.file == "" {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d %s %s candles, %s (time is each candle's start, India time):\n%s\n", len(cs), c.q.Symbol, c.q.Interval, span, header)
+		fmt.Fprintf(&b, "%d %s %s candles, %s to %s India time (time is each candle's start, India time):\n%s\n", len(cs), c.q.Symbol, c.q.Interval, stamp(cs[0].At), stamp(cs[len(cs)-1].At), header)
 		for _, k := range cs {
 			b.WriteString(row(k) + "\n")
 		}
@@ -494,8 +494,11 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 		"First open %s, last close %s (%+.2f%%); high %s at %s, low %s at %s; volume %s. Analyse the file in your terminal.",
 		len(cs), c.q.Symbol, c.q.Interval, stamp(first.At), stamp(last.At), rel, header,
 		words.GroupedPrice(first.Open), words.GroupedPrice(last.Close), chg,
-		words.GroupedPrice(hi.High), stamp(hi.At), words.GroupedPrice(lo.Low), stamp(lo.At), words.GroupedPrice(float64(vol))), nil
+		words.GroupedPrice(hi.High), stamp(hi.At), words.GroupedPrice(lo.Low), stamp(lo.At), whole(vol)), nil
 }
+
+// whole is a count with Indian digit grouping: "12,34,567".
+func whole(n int64) string { return strings.TrimSuffix(words.GroupedPrice(float64(n)), ".00") }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
@@ -621,7 +624,7 @@ func ChainText(c deskbot.OptionChain, now time.Time) string {
 		if s.Last.Value > 0 {
 			last = words.GroupedPrice(s.Last.Value)
 		}
-		return fmt.Sprintf("%s, OI %s, vol %s, %s", last, words.GroupedPrice(float64(s.OpenInterest)), words.GroupedPrice(float64(s.Volume)), s.Symbol)
+		return fmt.Sprintf("%s, OI %s, vol %s, %s", last, whole(s.OpenInterest), whole(s.Volume), s.Symbol)
 	}
 	for _, k := range c.Strikes {
 		fmt.Fprintf(&b, "%s | %s | %s\n", words.GroupedPrice(k.Strike), side(k.Call), side(k.Put))
