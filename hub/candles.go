@@ -14,41 +14,8 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/exchange"
 )
-
-// MaxSpan is the longest span one request for interval's candles may
-// cover (Kite's caps), and whether Kite has the interval at all.
-func MaxSpan(interval string) (time.Duration, bool) {
-	days := map[string]int{
-		deskbot.IntervalMinute: 60, deskbot.Interval3Minute: 100, deskbot.Interval5Minute: 100,
-		deskbot.Interval10Minute: 100, deskbot.Interval15Minute: 200, deskbot.Interval30Minute: 200,
-		deskbot.Interval60Minute: 400, deskbot.IntervalDay: 2000,
-	}[interval]
-	return time.Duration(days) * 24 * time.Hour, days > 0
-}
-
-// Intervals are the candle intervals, shortest first.
-var Intervals = []string{
-	deskbot.IntervalMinute, deskbot.Interval3Minute, deskbot.Interval5Minute, deskbot.Interval10Minute,
-	deskbot.Interval15Minute, deskbot.Interval30Minute, deskbot.Interval60Minute, deskbot.IntervalDay,
-}
-
-// CheckCandles refuses a query Kite would refuse, in words that tell the
-// model what to fix.
-func CheckCandles(q deskbot.CandleQuery) error {
-	span, ok := MaxSpan(q.Interval)
-	if !ok {
-		return deskbot.Errorf(deskbot.EINVALID, "interval %q is not one the market has: use one of minute, 3minute, 5minute, 10minute, 15minute, 30minute, 60minute, day", q.Interval)
-	}
-	if q.To.Before(q.From) {
-		return deskbot.Errorf(deskbot.EINVALID, "from (%s) is after to (%s): give from before to", stamp(q.From), stamp(q.To))
-	}
-	if q.To.Sub(q.From) > span {
-		return deskbot.Errorf(deskbot.EINVALID, "%s candles can be asked for at most %d days at a time, and %s to %s is %d days: ask for a shorter span (several calls for a longer history), or a longer interval",
-			q.Interval, int(span.Hours()/24), stamp(q.From), stamp(q.To), int(q.To.Sub(q.From).Hours()/24)+1)
-	}
-	return nil
-}
 
 // stamp is t as the texts write it: India date and time.
 func stamp(t time.Time) string { return t.In(deskbot.IST).Format("2006-01-02 15:04") }
@@ -119,7 +86,7 @@ func (c *candleCache) get(ctx context.Context, lane string, q deskbot.CandleQuer
 	if q.To.After(now) {
 		q.To = now
 	}
-	if err := CheckCandles(q); err != nil {
+	if err := exchange.CheckCandles(q); err != nil {
 		return nil, err
 	}
 	if _, err := c.h.cfg.Prices.Instrument(ctx, q.Symbol); err != nil {

@@ -2,9 +2,8 @@ package hub
 
 import (
 	"context"
-	"math"
-	"slices"
-	"strings"
+	"fmt"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -13,9 +12,25 @@ import (
 // may show.
 const MaxChainStrikes = 25
 
-// optionChain builds underlying's chain of expiry from the broker's
-// instruments and the hub's quotes (asked in lane), so a chain costs the
-// quote budget through the hub like any quote.
+// chainAsk is a wait for one option chain. The broker reads a chain with
+// one request of the quote family (Kite: its instruments from the day's
+// list, their prices in one quote request), so a chain takes a slot of
+// the quote scheduler, in its lane, like a quote request.
+type chainAsk struct {
+	key, underlying, expiry string
+	strikes                 int
+	done                    chan struct{}
+	chain                   deskbot.OptionChain
+	err                     error
+}
+
+type heldChain struct {
+	c  deskbot.OptionChain
+	at time.Time
+}
+
+// optionChain serves a chain in lane: one the hub read less than Fresh
+// ago, one already asked for, or a new ask queued in lane.
 func (h *Hub) optionChain(ctx context.Context, lane, underlying, expiry string, strikes int) (deskbot.OptionChain, error) {
 	if strikes <= 0 {
 		strikes = 10
@@ -23,103 +38,85 @@ func (h *Hub) optionChain(ctx context.Context, lane, underlying, expiry string, 
 	if strikes > MaxChainStrikes {
 		return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EINVALID, "strikes may be at most %d on each side of the money; ask for fewer", MaxChainStrikes)
 	}
-	var opts []deskbot.Instrument
-	for _, typ := range []string{deskbot.InstrumentCE, deskbot.InstrumentPE} {
-		in, err := h.cfg.Market.SearchInstruments(ctx, deskbot.InstrumentQuery{Underlying: underlying, Type: typ, Limit: 100000})
-		if err != nil {
-			return deskbot.OptionChain{}, err
-		}
-		opts = append(opts, in...)
+	key := fmt.Sprintf("%s|%s|%d", underlying, expiry, strikes)
+	h.mu.Lock()
+	if c, ok := h.chainsHeld[key]; ok && time.Since(c.at) < h.cfg.Fresh {
+		h.mu.Unlock()
+		return c.c, nil
 	}
-	if len(opts) == 0 {
-		return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EINVALID, "%q has no options listed: give an underlying as search_instruments names it (NIFTY, BANKNIFTY, RELIANCE)", underlying)
-	}
-	today := h.cfg.Now().In(deskbot.IST).Format("2006-01-02")
-	var expiries []string
-	for _, o := range opts {
-		if o.Expiry >= today && !slices.Contains(expiries, o.Expiry) {
-			expiries = append(expiries, o.Expiry)
+	a, ok := h.chainsAsked[key]
+	if !ok {
+		if lane != approvers && len(h.chainQ[lane]) >= MaxLaneWaiting {
+			h.mu.Unlock()
+			return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EINVALID, "this desk already has %d option chains waiting; wait for their answers before asking more", MaxLaneWaiting)
 		}
-	}
-	slices.Sort(expiries)
-	if expiry == "" {
-		if len(expiries) == 0 {
-			return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EINVALID, "%q has no options that have not expired", underlying)
+		a = &chainAsk{key: key, underlying: underlying, expiry: expiry, strikes: strikes, done: make(chan struct{})}
+		h.chainsAsked[key] = a
+		if len(h.chainQ[lane]) == 0 && lane != approvers {
+			h.chainRing = append(h.chainRing, lane)
 		}
-		expiry = expiries[0]
-	} else if !slices.Contains(expiries, expiry) {
-		shown := expiries[:min(len(expiries), 6)]
-		return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EINVALID, "%s has no options expiring %q: its expiries are %s (YYYY-MM-DD)", underlying, expiry, strings.Join(shown, ", "))
+		h.chainQ[lane] = append(h.chainQ[lane], a)
 	}
-	bySide := map[float64]*deskbot.ChainStrike{}
-	var under string
-	for _, o := range opts {
-		if o.Expiry != expiry {
-			continue
-		}
-		under = o.Underlying
-		s := bySide[o.Strike]
-		if s == nil {
-			s = &deskbot.ChainStrike{Strike: o.Strike}
-			bySide[o.Strike] = s
-		}
-		side := &deskbot.ChainSide{Symbol: o.Symbol}
-		if o.Type == deskbot.InstrumentCE {
-			s.Call = side
-		} else {
-			s.Put = side
-		}
+	h.mu.Unlock()
+	h.poke()
+	select {
+	case <-a.done:
+		return a.chain, a.err
+	case <-ctx.Done():
+		return deskbot.OptionChain{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "the option chain did not come in time; ask again")
 	}
-	chain := deskbot.OptionChain{Underlying: underlying, Expiry: expiry}
-	var price float64
-	if under != "" {
-		qs, err := h.quotesFor(ctx, lane, []string{under})
-		if err != nil {
-			return deskbot.OptionChain{}, err
+}
+
+// nextChainLocked takes the next chain ask: the approvers' first, then
+// the desks' in turn. Called with mu held.
+func (h *Hub) nextChainLocked() *chainAsk {
+	pop := func(lane string) *chainAsk {
+		q := h.chainQ[lane]
+		if len(q) == 0 {
+			return nil
 		}
-		chain.UnderlyingPrice = qs[under].Last
-		price = chain.UnderlyingPrice.Value
+		a := q[0]
+		if h.chainQ[lane] = q[1:]; len(h.chainQ[lane]) == 0 {
+			delete(h.chainQ, lane)
+		}
+		return a
 	}
-	all := make([]float64, 0, len(bySide))
-	for k := range bySide {
-		all = append(all, k)
+	if a := pop(approvers); a != nil {
+		return a
 	}
-	slices.Sort(all)
-	// The money: the strike nearest the underlying's price (the middle
-	// strike when there is no price).
-	atm := len(all) / 2
-	if price > 0 {
-		best := math.Inf(1)
-		for i, k := range all {
-			if d := math.Abs(k - price); d < best {
-				best, atm = d, i
+	for len(h.chainRing) > 0 {
+		lane := h.chainRing[0]
+		h.chainRing = h.chainRing[1:]
+		if a := pop(lane); a != nil {
+			if len(h.chainQ[lane]) > 0 {
+				h.chainRing = append(h.chainRing, lane)
 			}
+			return a
 		}
 	}
-	lo, hi := max(0, atm-strikes), min(len(all), atm+strikes+1)
-	var syms []string
-	for _, k := range all[lo:hi] {
-		s := bySide[k]
-		for _, side := range []*deskbot.ChainSide{s.Call, s.Put} {
-			if side != nil {
-				syms = append(syms, side.Symbol)
-			}
-		}
-	}
-	qs, err := h.quotesFor(ctx, lane, syms)
+	return nil
+}
+
+// fetchChain reads a's chain from the broker and answers everyone
+// waiting for it.
+func (h *Hub) fetchChain(ctx context.Context, a *chainAsk) {
+	h.requests.Add(1)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := h.cfg.Market.OptionChain(ctx, a.underlying, a.expiry, a.strikes)
+	h.mu.Lock()
+	delete(h.chainsAsked, a.key)
 	if err != nil {
-		return deskbot.OptionChain{}, err
-	}
-	for _, k := range all[lo:hi] {
-		s := bySide[k]
-		for _, side := range []*deskbot.ChainSide{s.Call, s.Put} {
-			if side == nil {
-				continue
+		a.err = marketError(err)
+	} else {
+		a.chain = c
+		for k, x := range h.chainsHeld {
+			if time.Since(x.at) >= h.cfg.Fresh {
+				delete(h.chainsHeld, k)
 			}
-			q := qs[side.Symbol]
-			side.Last, side.OpenInterest, side.Volume = q.Last, q.OpenInterest, q.Volume
 		}
-		chain.Strikes = append(chain.Strikes, *s)
+		h.chainsHeld[a.key] = heldChain{c: c, at: time.Now()}
 	}
-	return chain, nil
+	h.mu.Unlock()
+	close(a.done)
 }

@@ -99,6 +99,13 @@ type Hub struct {
 	streamed map[string]bool // what the stream holds while it runs
 	streamCh chan []string
 
+	// Option chains: asked (by key), queued by lane, and held for Fresh.
+	chainsAsked map[string]*chainAsk
+	chainQ      map[string][]*chainAsk
+	chainRing   []string
+	chainsHeld  map[string]heldChain
+	chainNext   bool // the next slot goes to a chain when one waits
+
 	wake      chan struct{}
 	streaming atomic.Bool
 	requests  atomic.Int64 // quote-family requests made, for tests and ops
@@ -121,7 +128,7 @@ func New(cfg Config) *Hub {
 	h := &Hub{
 		cfg: cfg, quotes: map[string]held{}, last: map[string]deskbot.Price{}, fetched: map[string]time.Time{},
 		lanes: map[string][]*ask{}, follows: map[string][]string{}, followed: map[string]int{},
-		streamed: map[string]bool{}, wake: make(chan struct{}, 1), subs: map[int]func(deskbot.Tick){},
+		streamed: map[string]bool{}, chainsAsked: map[string]*chainAsk{}, chainQ: map[string][]*chainAsk{}, chainsHeld: map[string]heldChain{}, wake: make(chan struct{}, 1), subs: map[int]func(deskbot.Tick){},
 	}
 	h.candles.init(h)
 	return h
@@ -219,14 +226,13 @@ func (l *Lane) SearchInstruments(ctx context.Context, q deskbot.InstrumentQuery)
 	return l.h.SearchInstruments(ctx, q)
 }
 
-// OptionChain is built by the hub, approvers' lane.
+// OptionChain is the broker's, approvers' lane.
 func (h *Hub) OptionChain(ctx context.Context, underlying, expiry string, strikes int) (deskbot.OptionChain, error) {
 	return h.optionChain(ctx, approvers, underlying, expiry, strikes)
 }
 
-// OptionChain is built by the hub from the broker's instruments and
-// quotes asked in the desk's lane, so a chain costs the quote budget
-// through the hub like any quote.
+// OptionChain is the broker's, read in a slot of the quote scheduler in
+// the desk's lane (a chain is a quote request at the broker).
 func (l *Lane) OptionChain(ctx context.Context, underlying, expiry string, strikes int) (deskbot.OptionChain, error) {
 	return l.h.optionChain(ctx, l.name, underlying, expiry, strikes)
 }

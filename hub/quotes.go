@@ -287,6 +287,19 @@ func (h *Hub) nextBatchLocked(now time.Time) batch {
 	return b
 }
 
+// quotesWaitingLocked reports whether any quote ask waits.
+func (h *Hub) quotesWaitingLocked() bool {
+	if len(h.live(approvers)) > 0 {
+		return true
+	}
+	for _, l := range h.ring {
+		if len(h.live(l)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // live is lane's asks still waited for, with those nobody waits for
 // dropped.
 func (h *Hub) live(lane string) []*ask {
@@ -331,9 +344,25 @@ func (h *Hub) quoteLoop(ctx context.Context) {
 			t.Reset(d)
 			continue
 		}
+		// Chains and quote requests take the slots in turn when both
+		// wait.
 		h.mu.Lock()
-		b := h.nextBatchLocked(time.Now())
+		var ca *chainAsk
+		if h.chainNext || !h.quotesWaitingLocked() {
+			ca = h.nextChainLocked()
+		}
+		h.chainNext = ca == nil
+		var b batch
+		if ca == nil {
+			b = h.nextBatchLocked(time.Now())
+		}
 		h.mu.Unlock()
+		if ca != nil {
+			h.fetchChain(ctx, ca)
+			next = time.Now().Add(h.cfg.QuoteEvery)
+			t.Reset(time.Until(next))
+			continue
+		}
 		if len(b.symbols) == 0 {
 			h.finish(b, nil)
 			h.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskfs"
+	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -255,8 +256,8 @@ func candleArgs(a json.RawMessage, now time.Time) (candleQuery, error) {
 	if err := str(name, "interval", f, &c.q.Interval); err != nil {
 		return c, err
 	}
-	if _, ok := MaxSpan(c.q.Interval); !ok {
-		return c, deskbot.Errorf(deskbot.EINVALID, "get_candles needs interval, one of %s; %s is not one", strings.Join(Intervals, ", "), strconv.QuoteToASCII(c.q.Interval))
+	if _, ok := exchange.CandleSpans[c.q.Interval]; !ok {
+		return c, deskbot.Errorf(deskbot.EINVALID, "get_candles needs interval, one of %s; %s is not one", strings.Join(exchange.Intervals, ", "), strconv.QuoteToASCII(c.q.Interval))
 	}
 	if err := integer(name, "last", f, 1, MaxLast, &c.last); err != nil {
 		return c, err
@@ -288,7 +289,7 @@ func candleArgs(a json.RawMessage, now time.Time) (candleQuery, error) {
 	if c.file != "" && (!strings.HasSuffix(c.file, ".csv") || !validFile(c.file)) {
 		return c, deskbot.Errorf(deskbot.EINVALID, "file %s must be a path inside your folder ending .csv, e.g. market/infy.csv", strconv.QuoteToASCII(c.file))
 	}
-	return c, CheckCandles(c.q)
+	return c, exchange.CheckCandles(c.q)
 }
 
 // validFile is a relative path of plain characters that stays where it
@@ -338,8 +339,7 @@ func lastFrom(interval string, last int, to time.Time) time.Time {
 		perDay := max(1, 375/mins)
 		days = (last+perDay-1)/perDay*7/5 + 7
 	}
-	span, _ := MaxSpan(interval)
-	d := min(time.Duration(days)*24*time.Hour, span)
+	d := time.Duration(min(days, exchange.CandleSpans[interval])) * 24 * time.Hour
 	return to.Add(-d)
 }
 

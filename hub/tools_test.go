@@ -80,7 +80,7 @@ func TestMarketToolsRefuseBadInput(t *testing.T) {
 		{deskbot.ToolGetQuote, `{"symbols":["S0001"],"symbols":["S0002"]}`, "given twice"},
 		{deskbot.ToolGetQuote, `{"symbol":"S0001"}`, `get_quote has no argument "symbol"; it takes symbols`},
 		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"2minute","last":5}`, "one of minute, 3minute"},
-		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"minute","from":"2016-12-01"}`, "minute candles can be asked for at most 60 days at a time"},
+		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"minute","from":"2016-12-01"}`, "minute candles can be read at most 60 days at a time"},
 		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"minute"}`, "either last"},
 		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"day","from":"1/12/2026"}`, "YYYY-MM-DD"},
 		{deskbot.ToolGetCandles, `{"symbol":"S0001","interval":"day","last":40,"file":"../../x.csv"}`, "must be a path inside your folder"},
