@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -457,6 +458,12 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 	if rel == "" {
 		name := strings.NewReplacer(":", "_", "&", "_", "/", "_").Replace(c.q.Symbol)
 		rel = fmt.Sprintf("%s/%s_%s_%s_%s.csv", candleDir, name, c.q.Interval, c.q.From.In(deskbot.IST).Format("20060102"), c.q.To.In(deskbot.IST).Format("20060102"))
+	}
+	// The folder is the desk's own (its name is the service's, never
+	// the desk's); the sandbox makes it at its first command, so it may
+	// not be there yet.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "the desk's folder could not be made: %v", err)
 	}
 	f, err := deskfs.Create(dir, rel)
 	if err != nil {
