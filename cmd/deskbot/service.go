@@ -70,7 +70,7 @@ type Main struct {
 	// Hub is the process's one view of the market, in front of the
 	// broker's: every desk's market tools and the approvers' prices read
 	// through it, so the account's request limits are shared and kept.
-	Hub *hub.Hub
+	Hub     *hub.Hub
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
