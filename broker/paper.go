@@ -68,6 +68,15 @@
 // orders and closes at those prices. A quantity within 1e-9 of zero counts
 // as flat.
 //
+// What desks read of the market (deskbot.MarketData, PriceStream): the
+// paper broker's walk answers quotes, candles (Kite's intervals and span
+// caps), instrument search, NFO option chains priced on the walk, and a
+// tick per followed symbol each time the walk steps (walkdata.go,
+// options.go), so every figure a desk reads is one it would trade at; a
+// paper broker on another market reads that market's (Reading: Kite's,
+// for BROKER=paper-kite; MarketOnly for a test's tape). Funds and holdings
+// are the paper account's: its desks' books (Accounting).
+//
 // Money: amounts are float64. Each fill's realised P&L is rounded to paise
 // (2 decimals) when it is booked, so the fills a person sees add up exactly
 // to the book's total; reports round P&L to paise again to drop float noise.

@@ -37,6 +37,8 @@ var _ MarketSource = (*Walk)(nil)
 const (
 	sessionOpen  = 9*time.Hour + 15*time.Minute
 	sessionClose = 15*time.Hour + 30*time.Minute
+	// MaxQuotes is the most instruments one quote reads, as at Kite.
+	MaxQuotes = 500
 	// MaxSearch is the most instruments one search answers.
 	MaxSearch = 200
 	// DefaultSearch is a search's answer without a limit.
@@ -82,8 +84,7 @@ func (w *Walk) minuteVolume(symbol string, t time.Time) int64 {
 func (w *Walk) quoteOf(symbol string, in deskbot.Instrument, t time.Time) deskbot.Quote {
 	last := w.Price(symbol, t)
 	open, close := sessionOf(t)
-	prevOpen, prevClose := sessionOf(open.Add(-time.Minute))
-	_ = prevOpen
+	_, prevClose := sessionOf(open.Add(-time.Minute))
 	q := deskbot.Quote{Symbol: deskbot.OneSpelling(symbol), Last: deskbot.Price{Value: last, At: t}}
 	q.Close = w.Price(symbol, prevClose.Add(-time.Minute))
 	q.Open = w.Price(symbol, open)
@@ -128,6 +129,9 @@ func (w *Walk) openInterest(symbol string, open time.Time) int64 {
 // Quotes is each symbol's quote now, from the walk. A symbol the paper
 // market does not list is EINVALID naming it.
 func (w *Walk) Quotes(ctx context.Context, symbols []string) (map[string]deskbot.Quote, error) {
+	if len(symbols) > MaxQuotes {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "at most %d instruments can be quoted at once, not %d: ask for fewer", MaxQuotes, len(symbols))
+	}
 	t := w.now()
 	out := make(map[string]deskbot.Quote, len(symbols))
 	for _, s := range symbols {
@@ -179,6 +183,25 @@ func (w *Walk) Candles(ctx context.Context, q deskbot.CandleQuery) ([]deskbot.Ca
 		to = now
 	}
 	step := exchange.IntervalLength(q.Interval)
+	// A candle opens at the close before it: the last two prices read
+	// are kept, so a run of candles reads each minute's price once.
+	var memo [2]struct {
+		at time.Time
+		p  float64
+	}
+	price := func(t time.Time) float64 {
+		for _, m := range memo {
+			if m.at.Equal(t) {
+				return m.p
+			}
+		}
+		p := w.Price(sym, t)
+		memo[0], memo[1] = memo[1], struct {
+			at time.Time
+			p  float64
+		}{t, p}
+		return p
+	}
 	var out []deskbot.Candle
 	from := q.From.In(deskbot.IST)
 	for d := time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, deskbot.IST); !d.After(to); d = d.AddDate(0, 0, 1) {
@@ -193,7 +216,7 @@ func (w *Walk) Candles(ctx context.Context, q deskbot.CandleQuery) ([]deskbot.Ca
 			if d.Before(time.Date(from.Year(), from.Month(), from.Day(), 0, 0, 0, 0, deskbot.IST)) || open.After(to) {
 				continue
 			}
-			out = append(out, w.candle(sym, in, d, open, earliest(close, to.Add(time.Minute).Truncate(time.Minute))))
+			out = append(out, w.candle(sym, in, d, open, earliest(close, to.Add(time.Minute).Truncate(time.Minute)), price))
 			continue
 		}
 		for s := open; s.Before(close); s = s.Add(step) {
@@ -201,21 +224,21 @@ func (w *Walk) Candles(ctx context.Context, q deskbot.CandleQuery) ([]deskbot.Ca
 				continue
 			}
 			e := earliest(s.Add(step), close, to.Add(time.Minute).Truncate(time.Minute))
-			out = append(out, w.candle(sym, in, s, s, e))
+			out = append(out, w.candle(sym, in, s, s, e, price))
 		}
 	}
 	return out, nil
 }
 
 // candle is sym's candle stamped at, over the minutes from s to e.
-func (w *Walk) candle(sym string, in deskbot.Instrument, at, s, e time.Time) deskbot.Candle {
-	c := deskbot.Candle{At: at, Open: w.Price(sym, s.Add(-time.Minute))}
-	c.Close = w.Price(sym, e.Add(-time.Minute))
+func (w *Walk) candle(sym string, in deskbot.Instrument, at, s, e time.Time, price func(time.Time) float64) deskbot.Candle {
+	c := deskbot.Candle{At: at, Open: price(s.Add(-time.Minute))}
+	c.Close = price(e.Add(-time.Minute))
 	c.High, c.Low = max(c.Open, c.Close), min(c.Open, c.Close)
 	n := int(e.Sub(s) / time.Minute)
 	every := max(1, n/25)
-	for i := 0; i < n; i += every {
-		p := w.Price(sym, s.Add(time.Duration(i)*time.Minute))
+	for i := 0; i < n-1; i += every { // the last minute's price is the close
+		p := price(s.Add(time.Duration(i) * time.Minute))
 		c.High, c.Low = max(c.High, p), min(c.Low, p)
 	}
 	for m := s; m.Before(e); m = m.Add(time.Minute) {

@@ -219,3 +219,29 @@ func TestPaperStreamTicksAsTheWalkSteps(t *testing.T) {
 		t.Errorf("StreamPrices ended with %v, want context.Canceled", err)
 	}
 }
+
+// A paper broker on a market of last prices alone (a test's tape) quotes
+// those, refuses candles and chains in words, and refuses a hostile
+// number of symbols on the walk.
+func TestPaperOnATapeQuotesItsPrices(t *testing.T) {
+	p, tape := mustMarket(t)
+	tape.Set("INFY", 1604.35)
+	qs, err := p.Quotes(t.Context(), []string{"INFY"})
+	if err != nil || qs["INFY"].Last.Value != 1604.35 {
+		t.Fatalf("quotes %+v, %v", qs, err)
+	}
+	if _, err := p.Candles(t.Context(), deskbot.CandleQuery{Symbol: "INFY", Interval: deskbot.IntervalDay, From: t0.AddDate(0, 0, -3), To: t0}); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+		t.Errorf("candles on a tape: %v, want EUNAVAILABLE", err)
+	}
+	if _, err := p.OptionChain(t.Context(), "NIFTY", "", 5); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+		t.Errorf("a chain on a tape: %v, want EUNAVAILABLE", err)
+	}
+	w := mustWalkPaper(t, deskbottest.NewClock(inSession))
+	many := make([]string, 10000)
+	for i := range many {
+		many[i] = "INFY"
+	}
+	if _, err := w.Quotes(t.Context(), many); deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "at most 500") {
+		t.Errorf("10,000 symbols: %v, want EINVALID saying at most 500", err)
+	}
+}
