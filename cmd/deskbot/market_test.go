@@ -221,3 +221,35 @@ func TestHundredDesksQuotesOneRequestASecond(t *testing.T) {
 	}
 	t.Logf("100 desks: %d quote request(s) in %v", n, elapsed)
 }
+
+// 100 desks asking quotes at once through the service's tools, and again
+// right after, at the fake Kite with the official client: Kite sees at most one quote
+// request a second and answers no 429, and every desk reads its price.
+func TestKiteHundredDesksQuotes(t *testing.T) {
+	s, kt, _ := mustKiteTrading(t, nil)
+	tl := s.main.Hub.Tools(s.main.Config.DataDir)[0]
+	for wave := range 2 {
+		var wg sync.WaitGroup
+		errs := make(chan string, 100)
+		for d := range 100 {
+			wg.Go(func() {
+				r, err := tl.Run(context.Background(), fmt.Sprintf("desk%d", d), json.RawMessage(`{"symbols":["INFY"]}`))
+				if err != nil || r.IsError || !strings.Contains(r.Text, "INFY: last 1,500.00") {
+					errs <- fmt.Sprintf("wave %d desk %d: %q %v", wave, d, r.Text, err)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
+	if n := kt.MaxPerSecond("GET", "/quote*"); n > 1 {
+		t.Errorf("Kite saw %d quote requests within one second, want at most 1", n)
+	}
+	if n := kt.Served429(); n != 0 {
+		t.Errorf("Kite answered %d 429s", n)
+	}
+	t.Logf("200 desk quotes cost %d Kite quote requests", kt.Requests("GET", "/quote*"))
+}
