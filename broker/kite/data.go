@@ -106,36 +106,23 @@ func (d *Day) Quotes(ctx context.Context, symbols []string) (map[string]deskbot.
 	now := d.now()
 	out := make(map[string]deskbot.Quote, len(symbols))
 	for _, s := range symbols {
-		kq, ok := got[quoteKey(s)]
+		q, ok := quoteOf(s, got, quoteKey(s), now)
 		if !ok {
 			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "Kite gave no quote for %s just now; try again in a moment", s)
 		}
-		out[s] = quoteOf(s, kq, now)
+		out[s] = q
 	}
 	return out, nil
 }
 
-// quoteOf is Kite's quote as deskbot reads it. A last price of 0 (a
-// contract not traded yet) is no price.
-func quoteOf(symbol string, kq struct {
-	InstrumentToken   int          `json:"instrument_token"`
-	Timestamp         models.Time  `json:"timestamp"`
-	LastPrice         float64      `json:"last_price"`
-	LastQuantity      int          `json:"last_quantity"`
-	LastTradeTime     models.Time  `json:"last_trade_time"`
-	AveragePrice      float64      `json:"average_price"`
-	Volume            int          `json:"volume"`
-	BuyQuantity       int          `json:"buy_quantity"`
-	SellQuantity      int          `json:"sell_quantity"`
-	OHLC              models.OHLC  `json:"ohlc"`
-	NetChange         float64      `json:"net_change"`
-	OI                float64      `json:"oi"`
-	OIDayHigh         float64      `json:"oi_day_high"`
-	OIDayLow          float64      `json:"oi_day_low"`
-	LowerCircuitLimit float64      `json:"lower_circuit_limit"`
-	UpperCircuitLimit float64      `json:"upper_circuit_limit"`
-	Depth             models.Depth `json:"depth"`
-}, now time.Time) deskbot.Quote {
+// quoteOf is Kite's quote of key in got as deskbot reads it, for
+// symbol; false when Kite left it out. A last price of 0 (a contract not
+// traded yet) is no price.
+func quoteOf(symbol string, got kiteconnect.Quote, key string, now time.Time) (deskbot.Quote, bool) {
+	kq, ok := got[key]
+	if !ok {
+		return deskbot.Quote{}, false
+	}
 	q := deskbot.Quote{Symbol: deskbot.OneSpelling(symbol), Open: kq.OHLC.Open, High: kq.OHLC.High, Low: kq.OHLC.Low, Close: kq.OHLC.Close,
 		Volume: int64(kq.Volume), OpenInterest: int64(kq.OI)}
 	if kq.LastPrice > 0 {
@@ -162,7 +149,7 @@ func quoteOf(symbol string, kq struct {
 			q.Asks = append(q.Asks, deskbot.Depth{Price: a.Price, Quantity: int64(a.Quantity), Orders: int(a.Orders)})
 		}
 	}
-	return q
+	return q, true
 }
 
 // Candles is Kite's candles for q, oldest first: one request, within the
@@ -334,7 +321,7 @@ func (d *Day) OptionChain(ctx context.Context, underlying, expiry string, strike
 		return deskbot.OptionChain{}, err
 	}
 	now := d.now()
-	uq := quoteOf(spot, more[quoteKey(spot)], now)
+	uq, _ := quoteOf(spot, more, quoteKey(spot), now)
 	ch := deskbot.OptionChain{Underlying: spot, UnderlyingPrice: uq.Last, Expiry: expiry}
 	for _, k := range window(strikeList, uq.Last.Value, strikes) {
 		st := deskbot.ChainStrike{Strike: k}
@@ -342,11 +329,10 @@ func (d *Day) OptionChain(ctx context.Context, underlying, expiry string, strike
 			if in.Strike != k {
 				continue
 			}
-			kq, ok := more[in.Key()]
+			q, ok := quoteOf(in.Key(), more, in.Key(), now)
 			if !ok {
 				continue
 			}
-			q := quoteOf(in.Key(), kq, now)
 			side := &deskbot.ChainSide{Symbol: deskbot.SymbolOf(in.Exchange, in.Tradingsymbol), Last: q.Last, OpenInterest: q.OpenInterest, Volume: q.Volume}
 			if in.Type == deskbot.InstrumentCE {
 				st.Call = side

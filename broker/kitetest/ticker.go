@@ -150,6 +150,7 @@ func (s *Server) tickerInput(c *tickerConn, msg []byte) {
 				delete(c.subs, t)
 			} else if _, ok := c.subs[t]; !ok {
 				c.subs[t] = "quote" // Kite's default mode
+				s.snapshotLocked(c, t)
 			}
 		}
 	case "mode":
@@ -165,10 +166,22 @@ func (s *Server) tickerInput(c *tickerConn, msg []byte) {
 			return
 		}
 		for _, t := range toks {
-			c.subs[t] = mode
+			if _, ok := c.subs[t]; ok {
+				c.subs[t] = mode
+				s.snapshotLocked(c, t)
+			}
 		}
 	default:
 		s.sendLocked(c, errorMsg("Invalid message."))
+	}
+}
+
+// snapshotLocked sends c the instrument token's tick as it stands, in
+// its mode: Kite answers a subscription, and a change of mode, with the
+// instrument's current packet. An unknown token gets nothing.
+func (s *Server) snapshotLocked(c *tickerConn, token uint32) {
+	if inst := s.instrumentByToken(token); inst != nil {
+		s.sendLocked(c, wsMsg{binary: true, data: tickPacket(inst, c.subs[token], s.now())})
 	}
 }
 

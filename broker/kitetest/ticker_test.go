@@ -127,11 +127,11 @@ func TestTickerSendsTicksToSubscribers(t *testing.T) {
 	price := 1500.0
 	// The subscription reaches the fake some time after the connection;
 	// keep moving the price until a tick arrives.
-	deskbottest.Eventually(t, "a tick for INFY", func() bool {
+	deskbottest.Eventually(t, "a full tick for INFY", func() bool {
 		price += 0.05
 		s.SetLTP("NSE:INFY", price)
-		_, ok := h.lastTick()
-		return ok
+		tick, ok := h.lastTick()
+		return ok && tick.Mode == string(kiteticker.ModeFull) && tick.LastPrice > 1500
 	})
 	tick, _ := h.lastTick()
 	if tick.InstrumentToken != infy.Token || tick.Mode != string(kiteticker.ModeFull) || tick.LastPrice < 1500 {
@@ -147,5 +147,20 @@ func TestExpiredSessionClosesTheTicker(t *testing.T) {
 	s.ExpireSession()
 	deskbottest.EventuallyWithin(t, 5*time.Second, "the ticker connection to close", func() bool {
 		return s.TickerConnections() == 0
+	})
+}
+
+// Kite answers a subscription with the instrument's current packet, and a
+// change of mode with the packet of the new mode, before the price moves.
+func TestTickerAnswersASubscriptionWithTheCurrentTick(t *testing.T) {
+	s := newFake(t)
+	login(t, s, testUser)
+	h := startTicker(t, s, s.AccessTokens()[0], func(tk *kiteticker.Ticker) {
+		_ = tk.Subscribe([]uint32{infy.Token})
+		_ = tk.SetMode(kiteticker.ModeLTP, []uint32{infy.Token})
+	})
+	deskbottest.Eventually(t, "an LTP tick of INFY without a price move", func() bool {
+		tick, ok := h.lastTick()
+		return ok && tick.Mode == string(kiteticker.ModeLTP) && tick.LastPrice == 1500
 	})
 }
