@@ -427,7 +427,12 @@ func age(d time.Duration) string {
 // candlesText shows a few candles whole, or writes a long series as CSV
 // into the desk's folder and summarises it.
 func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error) {
-	span := fmt.Sprintf("%s to %s India time", stamp(c.q.From), stamp(c.q.To))
+	// A day's candle is the day's: its date alone.
+	at := stamp
+	if c.q.Interval == deskbot.IntervalDay {
+		at = func(t time.Time) string { return t.In(deskbot.IST).Format("2006-01-02") }
+	}
+	span := fmt.Sprintf("%s to %s India time", at(c.q.From), at(c.q.To))
 	if len(cs) == 0 {
 		return fmt.Sprintf("No %s %s candles from %s: the market was closed then, or the instrument did not trade.", c.q.Symbol, c.q.Interval, span), nil
 	}
@@ -440,7 +445,7 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 		header += ",oi"
 	}
 	row := func(k deskbot.Candle) string {
-		r := fmt.Sprintf("%s,%s,%s,%s,%s,%d", stamp(k.At), num(k.Open), num(k.High), num(k.Low), num(k.Close), k.Volume)
+		r := fmt.Sprintf("%s,%s,%s,%s,%s,%d", at(k.At), num(k.Open), num(k.High), num(k.Low), num(k.Close), k.Volume)
 		if oi {
 			r += fmt.Sprintf(",%d", k.OpenInterest)
 		}
@@ -448,7 +453,7 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 	}
 	if len(cs) <= InlineCandles && c.file == "" {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d %s %s candles, %s to %s India time (time is each candle's start, India time):\n%s\n", len(cs), c.q.Symbol, c.q.Interval, stamp(cs[0].At), stamp(cs[len(cs)-1].At), header)
+		fmt.Fprintf(&b, "%d %s %s candles, %s to %s India time (time is each candle's start, India time):\n%s\n", len(cs), c.q.Symbol, c.q.Interval, at(cs[0].At), at(cs[len(cs)-1].At), header)
 		for _, k := range cs {
 			b.WriteString(row(k) + "\n")
 		}
@@ -499,9 +504,9 @@ func candlesText(dir string, c candleQuery, cs []deskbot.Candle) (string, error)
 	}
 	return fmt.Sprintf("Wrote %d %s %s candles (%s to %s India time) to %s in your folder; columns %s (time is each candle's start, India time). "+
 		"First open %s, last close %s (%+.2f%%); high %s at %s, low %s at %s; volume %s. Analyse the file in your terminal.",
-		len(cs), c.q.Symbol, c.q.Interval, stamp(first.At), stamp(last.At), rel, header,
+		len(cs), c.q.Symbol, c.q.Interval, at(first.At), at(last.At), rel, header,
 		words.GroupedPrice(first.Open), words.GroupedPrice(last.Close), chg,
-		words.GroupedPrice(hi.High), stamp(hi.At), words.GroupedPrice(lo.Low), stamp(lo.At), whole(vol)), nil
+		words.GroupedPrice(hi.High), at(hi.At), words.GroupedPrice(lo.Low), at(lo.At), whole(vol)), nil
 }
 
 // whole is a count with Indian digit grouping: "12,34,567".
@@ -554,7 +559,11 @@ func InstrumentsText(q deskbot.InstrumentQuery, ins []deskbot.Instrument) string
 		return "No instruments match. Try part of the symbol (INFY), the company's name, or an underlying (NIFTY) without an exchange."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d instruments (symbol to trade, type, details):\n", len(ins))
+	noun := "instruments"
+	if len(ins) == 1 {
+		noun = "instrument"
+	}
+	fmt.Fprintf(&b, "%d %s (symbol to trade, type, details):\n", len(ins), noun)
 	for _, in := range ins {
 		fmt.Fprintf(&b, "%s %s", in.Symbol, in.Type)
 		if in.Expiry != "" {

@@ -80,6 +80,7 @@ func TestDeskReadsTheMarket(t *testing.T) {
 	s.tg.InjectText(asha, groupID, "/tell main market please", 0)
 	res := desk.mustResults(t, 6)
 	for i, r := range res {
+		t.Logf("tool result %d:\n%s", i, r.Text)
 		if r.IsError || strings.Contains(r.Text, "not run") {
 			t.Errorf("tool result %d is an error: %q", i, r.Text)
 		}
@@ -107,7 +108,7 @@ func TestDeskReadsTheMarket(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := days[len(days)-1]
-	if row := fmt.Sprintf("%s,%v,%v,%v,%v,%d", last.At.In(deskbot.IST).Format("2006-01-02 15:04"), last.Open, last.High, last.Low, last.Close, last.Volume); !strings.Contains(res[1].Text, row) || !strings.HasPrefix(res[1].Text, "5 INFY day candles") {
+	if row := fmt.Sprintf("%s,%v,%v,%v,%v,%d", last.At.In(deskbot.IST).Format("2006-01-02"), last.Open, last.High, last.Low, last.Close, last.Volume); !strings.Contains(res[1].Text, row) || !strings.HasPrefix(res[1].Text, "5 INFY day candles") {
 		t.Errorf("get_candles answered\n%s\nwant 5 day candles ending with %q", res[1].Text, row)
 	}
 
