@@ -79,3 +79,36 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+// Create writes inside the folder and refuses every way out a desk can
+// plant: "..", an absolute path, a symlinked folder, a symlink as the
+// file; nothing is written outside.
+func TestCreateStaysInTheFolder(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "f.csv"), filepath.Join(dir, "link.csv")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := deskfs.Create(dir, "market/a.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("x\n")
+	f.Close()
+	if b, _ := os.ReadFile(filepath.Join(dir, "market", "a.csv")); string(b) != "x\n" {
+		t.Errorf("got %q", b)
+	}
+	for _, rel := range []string{"../x.csv", "/tmp/x.csv", "out/x.csv", "link.csv", "out/../../x.csv"} {
+		if f, err := deskfs.Create(dir, rel); err == nil || deskbot.ErrorCode(err) != deskbot.EINVALID {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("Create(%q) = %v, want a refusal", rel, err)
+		}
+	}
+	if es, _ := os.ReadDir(outside); len(es) != 0 {
+		t.Errorf("written outside: %v", es)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/hub"
 	"github.com/deskbot/deskbot/leader"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
@@ -69,6 +70,10 @@ type Main struct {
 	Gate    *gate.Gate
 	Sandbox *sandbox.Manager
 	Broker  deskbot.Broker
+	// Hub is the process's one view of the market, in front of the
+	// broker's: every desk's market tools and the approvers' prices read
+	// through it, so the account's request limits are shared and kept.
+	Hub     *hub.Hub
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
@@ -233,11 +238,13 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	rules := agent.RiskRules(desks)
+	m.Hub = hub.New(hub.Config{Market: m.Broker, Prices: m.Broker, Stream: m.Broker, DataDir: cfg.DataDir, Now: m.Now, Log: log})
 	// The broker itself puts each order to the halt and the square-off
 	// just before it makes it (openBroker), so the tools use it as it is.
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
 		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, policies.Product, log) }),
-		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
+		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)),
+		wrap(func(string) []deskbot.Tool { return m.Hub.Tools(cfg.DataDir) }))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
@@ -424,6 +431,8 @@ func (m *Main) startLeading(term *leader.Term) error {
 		m.loginReminder.Start()
 	}
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
+	// The market hub lives as long as the desks that read it.
+	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.hard) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
@@ -515,6 +524,7 @@ func knownTools() []string {
 		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
 		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
 		deskbot.ToolSendMessage,
+		deskbot.ToolGetQuote, deskbot.ToolGetCandles, deskbot.ToolSearchInstruments, deskbot.ToolGetOptionChain, deskbot.ToolGetFunds,
 	}
 }
 
