@@ -49,6 +49,9 @@ type Config struct {
 	// product is shown with its desk's (Policies.Product), the product
 	// that trades.
 	Policies deskbot.Policies
+	// PriceMaxAge is PRICE_MAX_AGE: a held order's last price older than
+	// it is shown as stale, never as current.
+	PriceMaxAge time.Duration
 	// Remind is how long before an unanswered request lapses the bot
 	// reminds the approvers who have not answered (APPROVAL_REMIND;
 	// remind.go); 0: no reminders.
@@ -109,6 +112,9 @@ type Deps struct {
 	// Login, when the broker needs a person's daily login (Kite), starts
 	// one for /login; nil: the broker needs none.
 	Login deskbot.BrokerLogin
+	// Watches are the desks' price watches, which /desk lists; nil: not
+	// listed.
+	Watches deskbot.WatchStore
 }
 
 // Bot is the team's Telegram bot.
@@ -247,6 +253,7 @@ func (b *Bot) sendings() {
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
+		PriceMaxAge: cfg.PriceMaxAge,
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
 		Product:     b.product,

@@ -269,6 +269,9 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	}
 	if order, ok := words.OrderOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceOrder {
 		order = order.ForDesk(l.Product)
+		// The last price read when the order was sized, aged as the
+		// message is drawn.
+		l.Now, l.MaxAge = o.cfg.Now(), o.cfg.PriceMaxAge
 		if words.NeedsLastPrice(order) && o.cfg.LastPrice != nil {
 			last = make(chan float64, 1)
 			go func() {
