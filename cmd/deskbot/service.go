@@ -31,6 +31,7 @@ import (
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/watch"
 	"github.com/deskbot/deskbot/webapp"
 )
 
@@ -92,7 +93,11 @@ type Main struct {
 
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
-	report  *report.Daily // the day's report at REPORT_AT; the leader's
+	// Feed is the market hub's live prices, which the leader's watches
+	// evaluator follows; nil: watches are kept and listed but not fired.
+	Feed    deskbot.Feed
+	watches *watch.Evaluator // the desks' price watches; the leader's
+	report  *report.Daily    // the day's report at REPORT_AT; the leader's
 	// loginReminder asks for Kite's login at KITE_LOGIN_REMINDER on
 	// trading days without a session; the leader's. Nil without Kite.
 	loginReminder *report.Daily
@@ -219,6 +224,7 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog *chatBacklog) (err error) {
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
+	m.watches = &watch.Evaluator{Store: m.Store, Feed: m.Feed, Log: log}
 	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
@@ -233,7 +239,10 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// just before it makes it (openBroker), so the tools use it as it is.
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
 		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, policies.Product, log) }),
-		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)))
+		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)),
+		wrap(func(string) []deskbot.Tool {
+			return watch.Tools(m.Store, m.Broker, cfg.MaxWatches, m.watches.Changed, m.Now)
+		}))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
@@ -283,6 +292,7 @@ func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
+		PriceMaxAge: cfg.PriceMaxAge,
 	}, bot.Deps{
 		// The chat's own pool: a /tell, a status or the outbox never waits
 		// for a connection behind the desks. A decision goes through the
@@ -290,7 +300,7 @@ func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 		// (store/pools.go).
 		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
-		Login: m.brokerLogin(),
+		Login: m.brokerLogin(), Watches: chat,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
@@ -423,6 +433,9 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
+	if m.Feed != nil {
+		m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
+	}
 	if m.kiteDay != nil {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
@@ -510,7 +523,7 @@ func knownTools() []string {
 	return []string{
 		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
 		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
-		deskbot.ToolSendMessage,
+		deskbot.ToolSendMessage, deskbot.ToolWatchPrice, deskbot.ToolCancelWatch,
 	}
 }
 
