@@ -128,6 +128,8 @@ func TestScriptedDesk(t *testing.T) {
 		{says: "flatten everything", wantCall: "flatten_desk", wantArgs: `{}`},
 		{says: "The user denied place_order (request x), so it was not run.", wantText: "Understood"},
 		{says: "The user allowed place_order (request x), and the harness ran it with the arguments you gave. It was run: Filled: bought 1 INFY", wantText: "Done. Filled: bought 1 INFY"},
+		{says: "Asha: quote INFY", wantCall: "get_quote", wantArgs: `{"symbols":["INFY"]}`},
+		{says: "watch INFY above 1,600", wantCall: "watch_price", wantArgs: `{"direction":"above","level":1600,"note":"the team asked: INFY above 1,600","symbol":"INFY"}`},
 		{says: "good morning", wantText: scriptHelp},
 	}
 	for _, tt := range tests {

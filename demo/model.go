@@ -19,12 +19,19 @@ import (
 //   - "buy 10 INFY" or "sell 5 TCS at 4100" (in a /tell or a reply to the
 //     desk): place_order, which the gate holds by default;
 //   - "positions": get_positions; "flatten": flatten_desk;
+//   - "quote INFY": get_quote; "watch INFY above 1,600": watch_price;
 //   - the gate's words on a held, allowed, denied or lapsed call: a short
 //     answer in the desk's words;
 //   - anything else: what it understands.
 
 // orderRx finds an order in a person's words.
 var orderRx = regexp.MustCompile(`(?i)\b(buy|sell)\s+(\d+(?:\.\d+)?)\s+([A-Za-z0-9][A-Za-z0-9&._/-]{0,31})(?:\s+(?:at|@)\s*₹?\s*(\d+(?:\.\d+)?))?`)
+
+// watchRx finds a watch in a person's words: "watch INFY above 1,600".
+var watchRx = regexp.MustCompile(`(?i)\bwatch\s+([A-Za-z0-9][A-Za-z0-9&._:/-]{0,40})\s+(above|below)\s+₹?\s*(\d[\d,]*(?:\.\d+)?)`)
+
+// quoteRx finds a quote asked for: "quote INFY" or "quote INFY TCS".
+var quoteRx = regexp.MustCompile(`(?i)\bquote\s+((?:[A-Za-z0-9][A-Za-z0-9&._:/-]{0,40}\s*)+)`)
 
 // limitFor is the limit price the scripted desk gives an order named
 // without one: a tenth through the paper market's start price (the walk
@@ -40,7 +47,7 @@ func limitFor(symbol, side string) float64 {
 	return math.Round(start*1.1*100) / 100
 }
 
-const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, positions, or flatten."
+const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, quote INFY, watch INFY above 1,600, positions, or flatten."
 
 func scriptedDesk(r modeltest.Request) modeltest.Reply {
 	last := r.Last()
@@ -67,6 +74,17 @@ func scriptedDesk(r modeltest.Request) modeltest.Reply {
 		return modeltest.Text("Understood: I will not do it.")
 	case strings.Contains(text, "lapsed at"):
 		return modeltest.Text("Nobody answered in time, so I did nothing. Tell me again if it still matters.")
+	}
+	if m := watchRx.FindStringSubmatch(text); m != nil {
+		level, _ := strconv.ParseFloat(strings.ReplaceAll(m[3], ",", ""), 64)
+		args, _ := json.Marshal(map[string]any{"symbol": strings.ToUpper(m[1]), "direction": strings.ToLower(m[2]), "level": level,
+			"note": "the team asked: " + strings.ToUpper(m[1]) + " " + strings.ToLower(m[2]) + " " + m[3]})
+		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolWatchPrice, Arguments: string(args)})
+	}
+	if m := quoteRx.FindStringSubmatch(text); m != nil {
+		symbols := strings.Fields(strings.ToUpper(m[1]))
+		args, _ := json.Marshal(map[string]any{"symbols": symbols[:min(len(symbols), 50)]})
+		return modeltest.Calls(modeltest.ToolCall{Name: deskbot.ToolGetQuote, Arguments: string(args)})
 	}
 	if m := orderRx.FindStringSubmatch(text); m != nil {
 		symbol := strings.ToUpper(m[3])
