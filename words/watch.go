@@ -26,9 +26,9 @@ func WatchNote(note string) string {
 
 // WatchLine is one watch as people and its desk read it:
 //
-//	w3f2a1c9 · NSE:INFY above 1,600.00 · "breakout" · set 14:02
+//	w3f2a1c9d04 · NSE:INFY above 1,600.00 · "breakout" · set 14:02
 func WatchLine(w deskbot.Watch) string {
-	s := ShortID(w.ID) + " · " + w.Symbol + " " + w.Direction + " " + GroupedPrice(w.Level)
+	s := w.ID + " · " + w.Symbol + " " + w.Direction + " " + GroupedPrice(w.Level)
 	if w.Note != "" {
 		s += " · \"" + w.Note + "\""
 	}
