@@ -188,6 +188,12 @@ type Broker interface {
 	// positions at its prices. It is part of the port, so no wrapper can
 	// hide it and leave a desk's own price to value its orders.
 	Market
+	// MarketData and PriceStream are the broker's view of the market for
+	// desks and approvers (quotes, candles, chains, the account's funds
+	// and holdings, live prices): part of the port, so every broker
+	// answers them and no wrapper can hide them.
+	MarketData
+	PriceStream
 	Book(ctx context.Context, desk string) (Book, error)
 	// Check refuses, before anyone is asked to approve it, an order this
 	// broker would refuse for what it names or when (CheckOrder's rules,

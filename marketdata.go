@@ -2,6 +2,7 @@ package deskbot
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -216,4 +217,13 @@ func (w Watch) Crossed(p float64) bool {
 		return p >= w.Level
 	}
 	return p <= w.Level
+}
+
+// CheckSymbol refuses, in words for the model, a symbol not spelled as an
+// order's must be (the symbol rule place_order applies).
+func CheckSymbol(symbol string) error {
+	if !validSymbol(symbol) {
+		return Errorf(EINVALID, "%s is not a symbol: %s", strconv.QuoteToASCII(symbol), symbolRule)
+	}
+	return nil
 }

@@ -26,6 +26,9 @@ var StartPrices = map[string]float64{
 	"BAJAJ-AUTO":        9000,
 	"NIFTY24DECFUT":     24500,
 	"BANKNIFTY24DECFUT": 52000,
+	// The indices the paper market's index options are written on.
+	"NIFTY 50":   24500,
+	"NIFTY BANK": 52000,
 }
 
 const (
@@ -69,6 +72,9 @@ type Walk struct {
 	Default    float64            // a symbol not in Start; 0: DefaultStartPrice
 	Volatility float64            // per minute, of the log price; 0: DefaultVolatility
 	Now        deskbot.Now        // nil: time.Now
+	// Poll is how often StreamPrices looks at Now for the walk's next
+	// step; 0: DefaultStreamPoll.
+	Poll time.Duration
 }
 
 var _ deskbot.Market = (*Walk)(nil)
@@ -90,15 +96,41 @@ func (w *Walk) LastPrice(_ context.Context, symbol string) (deskbot.Price, bool,
 
 // Instrument is what the walk's market lists: every symbol of its own
 // exchange, NSE, as shares (contract size 1), or as a future when its
-// name says so ("NIFTY24DECFUT"). It lists no options and nothing on
-// another exchange, whose contract it could not size.
+// name says so ("NIFTY24DECFUT"), and its monthly options on NFO
+// (options.go) until they expire. It lists nothing else on another
+// exchange, whose contract it could not size.
 func (w *Walk) Instrument(_ context.Context, symbol string) (deskbot.Instrument, error) {
-	return PaperInstrument(symbol)
+	in, err := PaperInstrument(symbol)
+	if err == nil && in.Option() && !w.now().Before(optionExpiry(in)) {
+		return deskbot.Instrument{}, deskbot.Errorf(deskbot.EINVALID, "%s expired on %s: send a contract of a later expiry (search_instruments or get_option_chain lists them)", symbol, in.Expiry)
+	}
+	return in, err
+}
+
+func (w *Walk) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+func optionExpiry(in deskbot.Instrument) time.Time {
+	d, _ := time.ParseInLocation("2006-01-02", in.Expiry, deskbot.IST)
+	return d.Add(15*time.Hour + 30*time.Minute)
 }
 
 // PaperInstrument is what a paper market without the broker's instrument
-// list says symbol is (Walk.Instrument).
+// list says symbol is (Walk.Instrument): an NSE share or future, or one
+// of its NFO monthly options (expired or not).
 func PaperInstrument(symbol string) (deskbot.Instrument, error) {
+	if o, ok := parseOption(symbol); ok {
+		lot := paperLots[o.name]
+		if lot == 0 {
+			lot = 1
+		}
+		return deskbot.Instrument{Symbol: o.symbol(), Type: o.typ, ContractSize: 1, LotSize: lot, TickSize: 0.05,
+			Strike: o.strike, Expiry: o.expiry.Format("2006-01-02"), Underlying: o.underlying()}, nil
+	}
 	ex, ts := deskbot.InstrumentOf(symbol)
 	if ex != deskbot.DefaultExchange {
 		return deskbot.Instrument{}, deskbot.Errorf(deskbot.EINVALID, "%s is on %s, but this paper market lists NSE's symbols only, so its contract size is not known: send an NSE symbol", symbol, ex)
@@ -131,8 +163,14 @@ func EachPrice(ctx context.Context, m deskbot.Market, symbols []string) (map[str
 	return out, nil
 }
 
-// Price is symbol's price at t.
+// Price is symbol's price at t: an option's is its value on its
+// underlying's price at t (options.go).
 func (w *Walk) Price(symbol string, t time.Time) float64 {
+	if o, ok := parseOption(symbol); ok {
+		// Valued at the minute's start: the price steps once a minute.
+		t = t.Truncate(time.Minute)
+		return optionPrice(o, w.Price(o.underlying(), t), t)
+	}
 	start, ok := w.Start[symbol]
 	if w.Start == nil {
 		start, ok = StartPrices[symbol]

@@ -111,6 +111,8 @@ type Paper struct {
 	orders *OrderLog
 	now    deskbot.Now
 	market deskbot.Market
+	data   MarketSource              // what desks read of the market (Reading)
+	desks  []string                  // the paper account's desks (Accounting)
 	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
 	admit  Admit                     // the last check before an order is made; nil admits all
 }
@@ -124,13 +126,17 @@ var (
 // in rdb (key is the store's Key, so the books share its prefix), trading
 // at DefaultMarket's prices. now stamps the trade journal and moves the
 // market.
+// Its market data (quotes, candles, chains, live prices) is the same
+// walk's.
 func NewPaper(rdb Redis, key func(parts ...string) string, now deskbot.Now) *Paper {
-	return NewPaperMarket(rdb, key, now, DefaultMarket(now))
+	w := DefaultMarket(now)
+	return NewPaperMarket(rdb, key, now, w).Reading(w)
 }
 
-// NewPaperMarket is NewPaper trading at market's prices.
+// NewPaperMarket is NewPaper trading at market's prices, its market data
+// what market alone can say (MarketOnly) unless Reading says otherwise.
 func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now, market deskbot.Market) *Paper {
-	return &Paper{orders: NewOrderLog(rdb, key, now, nil, nil), now: now, market: market}
+	return &Paper{orders: NewOrderLog(rdb, key, now, nil, nil), now: now, market: market, data: MarketOnly{Market: market}}
 }
 
 // Checking returns p checking orders with check too (an exchange's rules:
@@ -172,8 +178,12 @@ func (p *Paper) Check(o deskbot.Order) error {
 	if p.check != nil {
 		return p.check(o)
 	}
-	// Its prices are NSE's (a bare symbol, deskbot.SymbolOf); another
-	// exchange's symbol would be an instrument it cannot price.
+	// Its prices are NSE's (a bare symbol, deskbot.SymbolOf) and its own
+	// NFO options'; another exchange's symbol would be an instrument it
+	// cannot price.
+	if _, ok := parseOption(o.Symbol); ok {
+		return nil
+	}
 	if ex, ts := deskbot.SplitSymbol(o.Symbol); ex != "" {
 		return deskbot.Errorf(deskbot.EINVALID, "%s is on %s, but this paper broker trades NSE's symbols only: send an NSE symbol, e.g. %s or NSE:%s", o.Symbol, ex, ts, ts)
 	}

@@ -76,3 +76,35 @@ func Dir(dataDir, desk string) string { return filepath.Join(Parent(dataDir), de
 
 // Parent is the folder that holds every desk's folder.
 func Parent(dataDir string) string { return filepath.Join(dataDir, "desks") }
+
+// Create creates (or empties) rel, a path inside the desk folder dir, for
+// the service to write on the desk's behalf (a CSV of candles), making
+// the folders on the way. The same rules as Open: the path is resolved by
+// os.Root, so neither ".." nor a symlink on the way may leave dir; a
+// symlink as the last part is refused rather than followed, the open never
+// blocks, and the handle must be a regular file.
+func Create(dir, rel string) (*os.File, error) {
+	if filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%q must be a path relative to your folder that stays inside it", rel)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.ENOTFOUND, "the desk's folder does not exist yet")
+	}
+	defer root.Close()
+	if d := filepath.Dir(rel); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "%q cannot be written: it leads outside your folder or is not writable", rel)
+		}
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%q cannot be written: it leads outside your folder, is a link, or is not writable", rel)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, deskbot.Errorf(deskbot.EINVALID, "%q is not a regular file", rel)
+	}
+	return f, nil
+}

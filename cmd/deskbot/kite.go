@@ -162,7 +162,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	}
 	admit := risk.Admission{Desks: m.Store, Rules: rules, Now: m.Now}.Admit
 	if cfg.Broker == "paper" {
-		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Admitting(admit).Telling(m.Store, m.Log)
+		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Accounting(desks).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 		return nil
 	}
@@ -172,7 +172,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	m.kiteDay.Sizes = m.sizes
 	switch cfg.Broker {
 	case "paper-kite":
-		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
+		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Reading(m.kiteDay).Accounting(desks).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
