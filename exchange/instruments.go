@@ -287,9 +287,33 @@ func (ins *Instruments) Lookup(exchange, tradingsymbol string) (Instrument, bool
 	if lo == r.end || ins.symbol(lo) != tradingsymbol {
 		return Instrument{}, false
 	}
+	return ins.at(r.name, lo), true
+}
+
+// All calls fn with each instrument of exchange ("" for every exchange),
+// in the list's order (by exchange, then symbol), until fn returns false.
+func (ins *Instruments) All(exchange string, fn func(Instrument) bool) {
+	if ins == nil {
+		return
+	}
+	for _, r := range ins.exchanges {
+		if exchange != "" && r.name != exchange {
+			continue
+		}
+		for i := r.start; i < r.end; i++ {
+			if !fn(ins.at(r.name, i)) {
+				return
+			}
+		}
+	}
+}
+
+// at is the instrument of entry i, on exchange.
+func (ins *Instruments) at(exchange string, i int) Instrument {
+	lo := i
 	e := ins.entries[lo]
 	inst := Instrument{
-		Exchange:      r.name,
+		Exchange:      exchange,
 		Tradingsymbol: ins.symbol(lo),
 		Token:         e.token,
 		LotSize:       int(e.lot),
@@ -301,7 +325,7 @@ func (ins *Instruments) Lookup(exchange, tradingsymbol string) (Instrument, bool
 		c := ins.classes[e.class]
 		inst.Type, inst.Segment, inst.Name = c.typ, c.segment, c.name
 	}
-	return inst, true
+	return inst
 }
 
 // Future is the future on exchange of the underlying name that expires

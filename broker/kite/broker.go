@@ -117,6 +117,10 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	}
 	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
 		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1)}
+	if cfg.Day.TickerURL == "" {
+		// The live prices' ticker is Kite's, like the updates'.
+		cfg.Day.TickerURL = cfg.TickerURL
+	}
 	if b.now == nil {
 		b.now = time.Now
 	}

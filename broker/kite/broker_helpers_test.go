@@ -139,6 +139,7 @@ type options struct {
 	noLogin       bool
 	hours         string       // MARKET_HOURS; "" is always open
 	admit         broker.Admit // the broker's last check of each send
+	exchanges     []string     // the day's lists; nil is NSE's
 }
 
 // mustBroker builds a broker on the rig, as the service does on its own
@@ -166,7 +167,11 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDay(c, l, cal, []string{"NSE"}, r.clock.Now, log)
+	exchanges := opts.exchanges
+	if exchanges == nil {
+		exchanges = []string{"NSE"}
+	}
+	d := NewDay(c, l, cal, exchanges, r.clock.Now, log)
 	orders := broker.NewOrderLog(st.Client(), st.Key, r.clock.Now, r.tell, log)
 	tu := r.kt.TickerURL()
 	b, err := NewBroker(BrokerConfig{Kite: c, Login: l, Day: d, Orders: orders, Now: r.clock.Now, Log: log,

@@ -41,7 +41,10 @@ type Day struct {
 	// contracts (DESKS_FILE's over the defaults); set before use, nil:
 	// deskbot.DefaultContractSizes.
 	Sizes deskbot.ContractSizes
-	log   *slog.Logger
+	// TickerURL is Kite's websocket the live prices are read from
+	// (KITE_TICKER_URL, StreamPrices); "" is wss://ws.kite.trade.
+	TickerURL string
+	log       *slog.Logger
 
 	list   atomic.Pointer[dayList]
 	loadMu sync.Mutex // one load at a time

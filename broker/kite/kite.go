@@ -141,6 +141,8 @@ type Client struct {
 	log    *slog.Logger
 
 	orderLim, callLim, quoteLim *limiter
+	// histLim keeps Kite's pace for historical candles: 3 a second.
+	histLim *limiter
 
 	// settle is how long after a lost answer the day's orders must be read
 	// before a missing tag is believed: Kite may still be working on the
@@ -207,6 +209,7 @@ func New(opts Options) *Client {
 		rule{orPos(opts.OrdersPerMinute, 400), time.Minute})
 	c.callLim = newLimiter(c.now, c.sleep, rule{orPos(opts.CallsPerSecond, 10), time.Second})
 	c.quoteLim = newLimiter(c.now, c.sleep, rule{orPos(opts.QuotesPerSecond, 1), time.Second})
+	c.histLim = newLimiter(c.now, c.sleep, rule{historicalPerSecond, time.Second})
 	return c
 }
 

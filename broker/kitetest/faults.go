@@ -213,6 +213,8 @@ func classify(r *http.Request) string {
 		return "order"
 	case strings.HasPrefix(r.URL.Path, "/quote"):
 		return "quote"
+	case strings.HasPrefix(r.URL.Path, "/instruments/historical/"):
+		return "historical"
 	}
 	return "other"
 }
@@ -224,8 +226,11 @@ func (s *Server) rateLimited(userID, class string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.limits
-	if l == nil {
+	if l == nil && class != "historical" {
 		return false
+	}
+	if l == nil {
+		l = &Limits{}
 	}
 	perSec, perMin := l.OthersPerSecond, 0
 	switch class {
@@ -233,6 +238,9 @@ func (s *Server) rateLimited(userID, class string) bool {
 		perSec, perMin = l.OrdersPerSecond, l.OrdersPerMinute
 	case "quote":
 		perSec = l.QuotesPerSecond
+	case "historical":
+		// Kite's pace for candles, always kept: 3 a second.
+		perSec = HistoricalPerSecond
 	}
 	if s.faults.seen == nil {
 		s.faults.seen = map[string][]time.Time{}

@@ -29,6 +29,11 @@ type Instrument struct {
 	Strike        float64
 	Type          string // instrument_type: EQ, FUT, CE, PE; "" means EQ
 	Segment       string // "" means the exchange, or NFO-FUT / NFO-OPT for F&O types
+	// The day's open, high and low, the previous close, the volume and
+	// open interest that quotes and ticks carry; a zero price is the last
+	// price.
+	Open, High, Low, Close float64
+	Volume, OI             int64
 	// Circuit is the price band either side of the last price, as a
 	// fraction: limit orders priced outside it are rejected as Kite's
 	// circuit and price-band checks do. 0 means 0.2.
@@ -45,6 +50,18 @@ func (i Instrument) bands() (lower, upper float64) {
 		c = 0.2
 	}
 	return roundTick(i.LastPrice*(1-c), i.TickSize), roundTick(i.LastPrice*(1+c), i.TickSize)
+}
+
+// ohlc is the day's open, high, low and the previous close, each the
+// last price where it is not set.
+func (i *Instrument) ohlc() (o, h, l, c float64) {
+	or := func(v float64) float64 {
+		if v == 0 {
+			return i.LastPrice
+		}
+		return v
+	}
+	return or(i.Open), or(i.High), or(i.Low), or(i.Close)
 }
 
 func withDefaults(i Instrument) Instrument {
@@ -190,7 +207,8 @@ func (s *Server) quote(w *recorder, r *http.Request) {
 		if inst == nil {
 			continue
 		}
-		ohlc := map[string]any{"open": inst.LastPrice, "high": inst.LastPrice, "low": inst.LastPrice, "close": inst.LastPrice}
+		o, h, l, c := inst.ohlc()
+		ohlc := map[string]any{"open": o, "high": h, "low": l, "close": c}
 		switch r.URL.Path {
 		case "/quote/ltp":
 			out[id] = map[string]any{"instrument_token": inst.Token, "last_price": inst.LastPrice}
@@ -205,8 +223,8 @@ func (s *Server) quote(w *recorder, r *http.Request) {
 			out[id] = map[string]any{
 				"instrument_token": inst.Token, "timestamp": now, "last_trade_time": now,
 				"last_price": inst.LastPrice, "last_quantity": 0, "buy_quantity": 0, "sell_quantity": 0,
-				"volume": 0, "average_price": inst.LastPrice, "oi": 0, "oi_day_high": 0, "oi_day_low": 0,
-				"net_change": 0, "lower_circuit_limit": lower, "upper_circuit_limit": upper,
+				"volume": inst.Volume, "average_price": inst.LastPrice, "oi": inst.OI, "oi_day_high": inst.OI, "oi_day_low": inst.OI,
+				"net_change": round2(inst.LastPrice - c), "lower_circuit_limit": lower, "upper_circuit_limit": upper,
 				"ohlc": ohlc, "depth": map[string]any{"buy": empty, "sell": empty},
 			}
 		}

@@ -96,6 +96,7 @@ type Server struct {
 	placed        int
 	served429     int
 	tickers       map[*tickerConn]struct{}
+	candles       map[string][]Candle // by "token/interval"
 }
 
 // New starts a fake on loopback for the app apiKey/apiSecret and closes it
@@ -337,6 +338,10 @@ func (s *Server) route(w *recorder, r *http.Request, sess *session) {
 		s.orderMargins(w, r, sess)
 	case m == http.MethodGet && (r.URL.Path == "/quote" || r.URL.Path == "/quote/ltp" || r.URL.Path == "/quote/ohlc"):
 		s.quote(w, r)
+	case m == http.MethodGet && len(p) == 4 && p[0] == "instruments" && p[1] == "historical":
+		s.historical(w, r, p[2], p[3])
+	case m == http.MethodGet && r.URL.Path == "/portfolio/holdings":
+		s.holdings(w, sess)
 	case m == http.MethodGet && len(p) == 2 && p[0] == "instruments":
 		s.instrumentsCSV(w, p[1])
 	case m == http.MethodGet && r.URL.Path == "/instruments":

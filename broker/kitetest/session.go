@@ -34,7 +34,9 @@ type account struct {
 	userID string
 	name   string
 	funds  float64
-	trades []*trade
+	// holdings are the user's delivery holdings (SetHoldings).
+	holdings []Holding
+	trades   []*trade
 }
 
 // Login does what a person's browser login at kite.zerodha.com does: it

@@ -222,8 +222,11 @@ func (s *Server) pushLocked(o *order, status string) {
 }
 
 // tickLocked sends a tick of inst to the connections subscribed to it, in
-// the binary packet of each one's mode. Only the last price (and OHLC, all
-// equal to it) is filled in; the other fields are zero.
+// the binary packet of each one's mode (Kite's layout: LTP 8 bytes, quote
+// 44, full 184): the last price, and in quote and full the average price,
+// volume and OHLC (Instrument's, else the last price), in full the last
+// trade time, open interest and exchange time; the rest (quantities, the
+// depth) are zero.
 func (s *Server) tickLocked(inst *Instrument) {
 	for c := range s.tickers {
 		mode, ok := c.subs[inst.Token]
@@ -257,13 +260,17 @@ func tickPacket(inst *Instrument, mode string, now time.Time) []byte {
 	binary.BigEndian.PutUint32(p[0:], inst.Token)
 	binary.BigEndian.PutUint32(p[4:], price)
 	if n >= 44 {
-		for _, off := range []int{28, 32, 36, 40} { // open, high, low, close
-			binary.BigEndian.PutUint32(p[off:], price)
+		o, h, l, c := inst.ohlc()
+		binary.BigEndian.PutUint32(p[12:], price)               // average traded price
+		binary.BigEndian.PutUint32(p[16:], uint32(inst.Volume)) // volume traded today
+		for i, v := range []float64{o, h, l, c} {               // open, high, low, close
+			binary.BigEndian.PutUint32(p[28+4*i:], uint32(math.Round(v*div)))
 		}
 	}
 	if n == 184 {
 		ts := uint32(now.Unix())
 		binary.BigEndian.PutUint32(p[44:], ts) // last trade time
+		binary.BigEndian.PutUint32(p[48:], uint32(inst.OI))
 		binary.BigEndian.PutUint32(p[60:], ts) // exchange timestamp
 	}
 	out := make([]byte, 4, 4+n)

@@ -170,6 +170,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	// login and the calendar are there.
 	m.kiteDay = kite.NewDay(m.Kite, m.Login, m.calendar, cfg.KiteExchanges, m.Now, m.Log)
 	m.kiteDay.Sizes = m.sizes
+	m.kiteDay.TickerURL = cfg.KiteTickerURL
 	switch cfg.Broker {
 	case "paper-kite":
 		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Reading(m.kiteDay).Accounting(desks).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
