@@ -163,7 +163,7 @@ func (e *Evaluator) Tick(t deskbot.Tick) {
 	if e.firing == nil {
 		e.firing = make(map[string]bool)
 	}
-	for _, w := range e.bySymbol[t.Symbol] {
+	for _, w := range e.bySymbol[deskbot.OneSpelling(t.Symbol)] {
 		if e.firing[w.ID] || !w.Crossed(t.Price.Value) {
 			continue
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/deskbot/deskbot/claudecode"
 	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/hub"
 	"github.com/deskbot/deskbot/leader"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
@@ -93,8 +94,11 @@ type Main struct {
 
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
-	// Feed is the market hub's live prices, which the leader's watches
-	// evaluator follows; nil: watches are kept and listed but not fired.
+	// Hub is the process's one market hub, in front of the broker; the
+	// leader runs it.
+	Hub *hub.Hub
+	// Feed is the hub's live prices, which the leader's watches
+	// evaluator follows (Hub unless a test sets another).
 	Feed    deskbot.Feed
 	watches *watch.Evaluator // the desks' price watches; the leader's
 	report  *report.Daily    // the day's report at REPORT_AT; the leader's
@@ -213,6 +217,10 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 	if err := m.openBroker(ctx, desks, rules); err != nil {
 		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
 	}
+	m.Hub = hub.New(hub.Config{Market: m.Broker, Prices: m.Broker, Stream: m.Broker, DataDir: cfg.DataDir, Now: m.Now, Log: log})
+	if m.Feed == nil {
+		m.Feed = m.Hub
+	}
 
 	return nil
 }
@@ -241,7 +249,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, policies.Product, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)),
 		wrap(func(string) []deskbot.Tool {
-			return watch.Tools(m.Store, m.Broker, cfg.MaxWatches, m.watches.Changed, m.Now)
+			return watch.Tools(m.Store, m.Hub, cfg.MaxWatches, m.watches.Changed, m.Now)
 		}))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
@@ -433,9 +441,8 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
-	if m.Feed != nil {
-		m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
-	}
+	m.goRun(&m.wg, "hub", func() error { return m.Hub.Run(ctx) })
+	m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
 	if m.kiteDay != nil {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
