@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -253,7 +254,7 @@ func (b *Bot) sendings() {
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
-		PriceMaxAge: cfg.PriceMaxAge,
+		PriceMaxAge: cmp.Or(cfg.PriceMaxAge, deskbot.DefaultPriceMaxAge),
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
 		Product:     b.product,
@@ -261,7 +262,7 @@ func (b *Bot) sendings() {
 		Pin:         cfg.Pin,
 	}
 	if deps.Broker != nil {
-		oc.Margin, oc.Orders = deps.Broker.Margin, deps.Broker.Orders
+		oc.Margin, oc.Orders, oc.Price = deps.Broker.Margin, deps.Broker.Orders, deps.Broker.LastPrice
 		oc.LastPrice = func(ctx context.Context, symbol string) (float64, bool, error) {
 			p, ok, err := deps.Broker.LastPrice(ctx, symbol)
 			return p.Value, ok, err
