@@ -192,6 +192,8 @@ func (e *Evaluator) write(ctx context.Context, f fired) {
 		return
 	}
 	if ok {
+		// Read again: a symbol no watch is left on is no longer followed.
+		e.Changed()
 		e.Log.Info("watch fired", "desk", f.w.Desk, "watch", f.w.ID, "symbol", f.w.Symbol, "price", f.p.Value)
 	}
 	if e.afterFire != nil {
