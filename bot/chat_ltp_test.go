@@ -36,7 +36,9 @@ func TestHeldOrderShowsLastPriceAndAge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := h.waitMessage(func(m telegramtest.Message) bool { return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0 })
+		m := h.waitMessage(func(m telegramtest.Message) bool {
+			return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
+		})
 		if !strings.Contains(m.Plain, tc.want) {
 			t.Errorf("%s: the held order reads %q; want %q", tc.id, m.Plain, tc.want)
 		}
