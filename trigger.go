@@ -17,6 +17,7 @@ const (
 	TriggerHalt       TriggerKind = "halt"       // a risk rule halted the desk
 	TriggerWhy        TriggerKind = "why"        // the team asks why a held call (RequestID): a turn with no tools
 	TriggerOrder      TriggerKind = "order"      // one of the desk's orders changed state at the broker
+	TriggerWatch      TriggerKind = "watch"      // the market crossed a level the desk watches (Watch)
 )
 
 // Trigger is one item in a desk's inbox.

@@ -45,6 +45,9 @@ func SystemPrompt(desk DeskConfig, tools []deskbot.ToolSpec, now time.Time) stri
 	if has[deskbot.ToolGetPositions] {
 		trading = append(trading, "Check your positions with get_positions before acting on them.")
 	}
+	if has[deskbot.ToolWatchPrice] {
+		trading = append(trading, "watch_price wakes you once when a price crosses a level you name: use it instead of polling prices in a loop.")
+	}
 	if len(trading) > 0 {
 		b.WriteString("- " + strings.Join(trading, " ") + "\n")
 	}

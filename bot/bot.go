@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -49,6 +50,9 @@ type Config struct {
 	// product is shown with its desk's (Policies.Product), the product
 	// that trades.
 	Policies deskbot.Policies
+	// PriceMaxAge is PRICE_MAX_AGE: a held order's last price older than
+	// it is shown as stale, never as current.
+	PriceMaxAge time.Duration
 	// Remind is how long before an unanswered request lapses the bot
 	// reminds the approvers who have not answered (APPROVAL_REMIND;
 	// remind.go); 0: no reminders.
@@ -109,6 +113,9 @@ type Deps struct {
 	// Login, when the broker needs a person's daily login (Kite), starts
 	// one for /login; nil: the broker needs none.
 	Login deskbot.BrokerLogin
+	// Watches are the desks' price watches, which /desk lists; nil: not
+	// listed.
+	Watches deskbot.WatchStore
 }
 
 // Bot is the team's Telegram bot.
@@ -247,6 +254,7 @@ func (b *Bot) sendings() {
 		Group:       OutboxGroup,
 		Consumer:    cfg.Consumer,
 		Now:         cfg.Now,
+		PriceMaxAge: cmp.Or(cfg.PriceMaxAge, deskbot.DefaultPriceMaxAge),
 		PictureRoot: b.pictureRoot,
 		Book:        b.book,
 		Product:     b.product,
@@ -254,7 +262,7 @@ func (b *Bot) sendings() {
 		Pin:         cfg.Pin,
 	}
 	if deps.Broker != nil {
-		oc.Margin, oc.Orders = deps.Broker.Margin, deps.Broker.Orders
+		oc.Margin, oc.Orders, oc.Price = deps.Broker.Margin, deps.Broker.Orders, deps.Broker.LastPrice
 		oc.LastPrice = func(ctx context.Context, symbol string) (float64, bool, error) {
 			p, ok, err := deps.Broker.LastPrice(ctx, symbol)
 			return p.Value, ok, err

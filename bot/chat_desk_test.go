@@ -76,8 +76,12 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := h.mustHold("alpha")
+	if err := h.st.AddWatch(ctx, deskbot.Watch{ID: "w1", Desk: "alpha", Symbol: "RELIANCE", Direction: deskbot.WatchAbove, Level: 130, Note: "<b>add</b> 2", CreatedAt: h.clock.Now()}, 50); err != nil {
+		t.Fatal(err)
+	}
 	got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
 	for _, want := range []string{
+		"Price watches (1):\nw1 · RELIANCE above 130.00 · \"<b>add</b> 2\" · set " + words.Time(h.clock.Now()),
 		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nTokens today: 1,23,456\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00, open +₹40.00",
 		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none.",
 		"Held calls (1; /requests shows their buttons):\nalpha: BUY 10 RELIANCE MARKET · MIS, notional ≈ ₹1,200.00 at the last price",
@@ -98,7 +102,7 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 		t.Errorf("/desk alpha lists fills of another India day: %q", got)
 	}
 
-	if got := h.replyTo(groupID, h.say(ravi, "/desk beta", 0)).Plain; !strings.Contains(got, "Trades today: none.") || !strings.Contains(got, "Held calls: none waiting.") || !strings.Contains(got, "Last turn: none yet.") {
+	if got := h.replyTo(groupID, h.say(ravi, "/desk beta", 0)).Plain; !strings.Contains(got, "Trades today: none.") || !strings.Contains(got, "Held calls: none waiting.") || !strings.Contains(got, "Last turn: none yet.") || !strings.Contains(got, "Price watches: none.") {
 		t.Errorf("/desk beta shows %q", got)
 	}
 

@@ -78,7 +78,27 @@ func (b *Bot) deskDetail(ctx context.Context, desk string) ([]string, error) {
 	}
 	parts := []string{d.head(len(held)) + "\n" + tokensLine(d.status, b.now()) + "\n" + esc(argtext.Clip(d.book(), 1500, "…"))}
 	parts = append(parts, tradesPart(d.day)+ordersPart(d), heldPart(held, b.product(desk), b.lastPrices(ctx, held)), turnPart(lastTurnOf(msgs)))
+	if b.deps.Watches != nil {
+		ws, err := b.deps.Watches.Watches(ctx, desk)
+		parts = append(parts, watchesPart(ws, err))
+	}
 	return parts, nil
+}
+
+// watchesPart lists the desk's price watches (words.WatchLine), or says
+// they could not be read.
+func watchesPart(ws []deskbot.Watch, err error) string {
+	switch {
+	case err != nil:
+		return "<b>Price watches</b>: not known (they could not be read)."
+	case len(ws) == 0:
+		return "<b>Price watches</b>: none."
+	}
+	s := fmt.Sprintf("<b>Price watches</b> (%d):", len(ws))
+	for _, w := range ws {
+		s += "\n" + esc(words.WatchLine(w))
+	}
+	return s
 }
 
 // tradesPart lists today's fills.

@@ -198,7 +198,7 @@ func (h *e2e) start() {
 		Policies: h.policies,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
-		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st,
+		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st, Watches: h.st,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)

@@ -57,6 +57,13 @@ type OutboxConfig struct {
 	// (deskbot.Policies.Product), which a held order's words name; nil
 	// names none.
 	Product func(desk string) string
+	// PriceMaxAge is PRICE_MAX_AGE: a held order's last price older than
+	// it is shown as stale (words.LastPriceLine).
+	PriceMaxAge time.Duration
+	// Price is the market's last price of a symbol with its time
+	// (deskbot.Market), read for a held option's underlying; nil: the
+	// underlying's price read when the order was sized, if any.
+	Price func(ctx context.Context, symbol string) (deskbot.Price, bool, error)
 	// LastPrice is the market's last price of a symbol (deskbot.Market),
 	// at which a held order at market is valued; nil values it at none.
 	LastPrice func(ctx context.Context, symbol string) (float64, bool, error)

@@ -238,6 +238,7 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	var (
 		book   chan *deskbot.Book
 		last   chan float64
+		under  chan deskbot.Price
 		margin chan *deskbot.OrderMargin
 		orders chan []deskbot.PlacedOrder
 	)
@@ -269,6 +270,19 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	}
 	if order, ok := words.OrderOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceOrder {
 		order = order.ForDesk(l.Product)
+		// The last price read when the order was sized, aged as the
+		// message is drawn.
+		l.Now, l.MaxAge = o.cfg.Now(), o.cfg.PriceMaxAge
+		if s := r.Call().Order; s != nil && s.Instrument.Option() && s.Instrument.Underlying != "" && o.cfg.Price != nil {
+			under = make(chan deskbot.Price, 1)
+			go func() {
+				p, ok, err := o.cfg.Price(ctx, s.Instrument.Underlying)
+				if err != nil || !ok {
+					p = deskbot.Price{}
+				}
+				under <- p
+			}()
+		}
 		if words.NeedsLastPrice(order) && o.cfg.LastPrice != nil {
 			last = make(chan float64, 1)
 			go func() {
@@ -295,8 +309,10 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 	}
 	// A nil channel is never ready: what was not asked for is not waited
 	// for.
-	for book != nil || last != nil || margin != nil || orders != nil {
+	for book != nil || last != nil || under != nil || margin != nil || orders != nil {
 		select {
+		case p := <-under:
+			l.Underlying, under = p, nil
 		case os := <-orders:
 			l.Orders, orders = os, nil
 		case b := <-book:

@@ -167,6 +167,8 @@ func TestScriptedDesk(t *testing.T) {
 		{"a halt stopped its call", append([]map[string]any{personSays("Asha", "buy 1 INFY")}, called("place_order", `{"price":1650,"quantity":1,"side":"buy","symbol":"INFY"}`,
 			"place_order was not run: a risk rule halted this desk. Nothing runs until an approver resumes it. End this turn.")...), "", "",
 			"That did not go through: place_order was not run: a risk rule halted this desk. Nothing runs until an approver resumes it."},
+		{"a quote", []map[string]any{personSays("Asha", "quote INFY")}, "get_quote", `{"symbols":["INFY"]}`, ""},
+		{"a watch", []map[string]any{personSays("Asha", "watch INFY above 1,600")}, "watch_price", `{"direction":"above","level":1600,"note":"the team asked: INFY above 1,600","symbol":"INFY"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

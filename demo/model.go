@@ -22,6 +22,7 @@ import (
 //   - "buy 10 INFY" or "sell 5 TCS at 4100": place_order, which the gate
 //     holds by default;
 //   - "positions": get_positions; "flatten": flatten_desk;
+//   - "quote INFY": get_quote; "watch INFY above 1,600": watch_price;
 //   - anything else: what it understands.
 //
 // The rest of what reaches it is the harness speaking, and it answers as
@@ -48,6 +49,12 @@ var personRx = regexp.MustCompile(`(?m)Message from ([^\n]+?):\n`)
 // whyRx finds the team's question before a decision, and the tool.
 var whyRx = regexp.MustCompile(`The team asks why you want to run (\S+) \(request (\S+)\)`)
 
+// watchRx finds a watch in a person's words: "watch INFY above 1,600".
+var watchRx = regexp.MustCompile(`(?i)\bwatch\s+([A-Za-z0-9][A-Za-z0-9&._:/-]{0,40})\s+(above|below)\s+₹?\s*(\d[\d,]*(?:\.\d+)?)`)
+
+// quoteRx finds a quote asked for: "quote INFY" or "quote INFY TCS".
+var quoteRx = regexp.MustCompile(`(?i)\bquote\s+((?:[A-Za-z0-9][A-Za-z0-9&._:/-]{0,40}\s*)+)`)
+
 // limitFor is the limit price the scripted desk gives an order named
 // without one: a tenth through the paper market's start price (the walk
 // stays within about 7% of it), so the order fills at the market's price.
@@ -62,7 +69,7 @@ func limitFor(symbol, side string) float64 {
 	return math.Round(start*1.1*100) / 100
 }
 
-const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, positions, or flatten."
+const scriptHelp = "I am the demo's scripted desk. Tell me, for example: buy 10 INFY, sell 5 TCS at 4100, quote INFY, watch INFY above 1,600, positions, or flatten."
 
 // nothing ends the turn without a word.
 var nothing = modeltest.Text("")
@@ -109,6 +116,17 @@ func personSaid(text string) (string, bool) {
 
 // callFor is the call a person's words ask for, if any.
 func callFor(said string) (modeltest.ToolCall, bool) {
+	if m := watchRx.FindStringSubmatch(said); m != nil {
+		level, _ := strconv.ParseFloat(strings.ReplaceAll(m[3], ",", ""), 64)
+		args, _ := json.Marshal(map[string]any{"symbol": strings.ToUpper(m[1]), "direction": strings.ToLower(m[2]), "level": level,
+			"note": "the team asked: " + strings.ToUpper(m[1]) + " " + strings.ToLower(m[2]) + " " + m[3]})
+		return modeltest.ToolCall{Name: deskbot.ToolWatchPrice, Arguments: string(args)}, true
+	}
+	if m := quoteRx.FindStringSubmatch(said); m != nil {
+		symbols := strings.Fields(strings.ToUpper(m[1]))
+		args, _ := json.Marshal(map[string]any{"symbols": symbols[:min(len(symbols), 50)]})
+		return modeltest.ToolCall{Name: deskbot.ToolGetQuote, Arguments: string(args)}, true
+	}
 	if m := orderRx.FindStringSubmatch(said); m != nil {
 		symbol := strings.ToUpper(m[3])
 		qty, _ := strconv.ParseFloat(m[2], 64)

@@ -43,6 +43,8 @@ import (
 //	leader:holder     hash: who holds the lease (token, holder identity), with the lease's TTL
 //	wake:<id>         stream: wakes the inbox hub of one process (inboxwait.go), with its TTL
 //	told:<key>        string: a key TellOnce told, for 8 days (tell.go)
+//	watches:<desk>    hash: a desk's price watches, id -> JSON deskbot.Watch (watches.go)
+//	watchdesks        set: the desks that have watches
 //
 // The "broker:" namespace belongs to the paper broker, which names its own
 // keys under it (package broker); nothing here reads or writes it.
@@ -67,6 +69,8 @@ func (s *Store) leaderTermKey() string             { return s.Key("leader", "ter
 func (s *Store) leaderHolderKey() string           { return s.Key("leader", "holder") }
 func (s *Store) wakeKey(id string) string          { return s.Key("wake", id) }
 func (s *Store) toldKey(key string) string         { return s.Key("told", key) }
+func (s *Store) watchesKey(desk string) string     { return s.Key("watches", desk) }
+func (s *Store) watchDesksKey() string             { return s.Key("watchdesks") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

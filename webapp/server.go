@@ -26,6 +26,9 @@ type Config struct {
 	MaxAge time.Duration // WEBAPP_MAX_AGE: how old an initData may be
 	Desks  []Desk        // in the order the page shows them
 	Now    deskbot.Now
+	// PriceMaxAge is PRICE_MAX_AGE: a held order's last price older than
+	// it is shown as stale, never as current.
+	PriceMaxAge time.Duration
 	// Consumer names this process; its event-stream group is
 	// "webapp:<Consumer>", so every process's pages hear every event.
 	Consumer string
@@ -74,6 +77,9 @@ type Deps struct {
 	// Risk is where the report reads the day's P&L samples; nil: the
 	// report's picture is not served.
 	Risk deskbot.RiskStore
+	// Watches are the desks' price watches, which a desk's page lists;
+	// nil: not listed.
+	Watches deskbot.WatchStore
 }
 
 // Server serves the page. Handler is mounted at Path on the HTTP server;

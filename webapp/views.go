@@ -175,8 +175,18 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 		t := trades[i]
 		rows = append(rows, tradeRow{At: t.At.In(deskbot.IST).Format("02 Jan 15:04"), Fill: words.FormatFill(t.Fill), PnL: words.SignedRupees(t.RealisedPnL), Loss: t.RealisedPnL < 0})
 	}
+	var watches []string
+	watchesRead := s.deps.Watches != nil
+	if watchesRead {
+		ws, err := s.deps.Watches.Watches(ctx, name)
+		watchesRead = err == nil
+		for _, w := range ws {
+			watches = append(watches, words.WatchLine(w))
+		}
+	}
 	return "desk", s.page(v, map[string]any{
 		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
+		"Watches": watches, "WatchesRead": watchesRead,
 		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
 	}), nil
 }
@@ -256,6 +266,10 @@ func (s *Server) book(ctx context.Context, desk string) *deskbot.Book {
 func (s *Server) liveOf(ctx context.Context, q *deskbot.Request) words.Live {
 	live := words.Live{Product: s.desks[q.Desk].Product}
 	live.LastPrice, live.Margin = s.priced(ctx, q, live.Product)
+	if s.cfg.Now != nil {
+		// The last price read when the order was sized, aged now.
+		live.Now, live.MaxAge = s.cfg.Now(), s.cfg.PriceMaxAge
+	}
 	return live
 }
 

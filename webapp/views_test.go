@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 // pricedBroker answers the last price and the margin, the margin after
@@ -97,6 +98,32 @@ func TestUnownedOnThePage(t *testing.T) {
 		}
 		if took := time.Since(start); took > 4*time.Second {
 			t.Errorf("%s: took %v; want 2s at most", tt.name, took)
+		}
+	}
+}
+
+// A desk's page lists its price watches, and says so when they could not
+// be read rather than showing none.
+func TestWatchesOnThePage(t *testing.T) {
+	s := mustServer(t, unownedBroker{})
+	at := time.Date(2026, 12, 4, 14, 2, 0, 0, deskbot.IST)
+	w := deskbot.Watch{ID: "wabc123", Desk: "alpha", Symbol: "INFY", Direction: deskbot.WatchAbove, Level: 1600, Note: "<b>breakout</b>", CreatedAt: at}
+	for _, tt := range []struct {
+		name string
+		data map[string]any
+		want string
+	}{
+		{"listed", map[string]any{"Watches": []string{words.WatchLine(w)}, "WatchesRead": true}, "<li>wabc123 · INFY above 1,600.00 · &#34;&lt;b&gt;breakout&lt;/b&gt;&#34; · set 14:02</li>"},
+		{"none", map[string]any{"WatchesRead": true}, "No price watches."},
+		{"unread", map[string]any{}, "Price watches: not known"},
+	} {
+		tt.data["Desk"] = deskCard{Name: "alpha"}
+		var b strings.Builder
+		if err := s.tmpl.ExecuteTemplate(&b, "desk", page{Data: tt.data}); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: the page lacks %q:\n%s", tt.name, tt.want, got)
 		}
 	}
 }

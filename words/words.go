@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
@@ -34,6 +35,16 @@ type Live struct {
 	// Orders are the desk's orders of the day, for a cancel_order's words
 	// (the order it cancels); nil when not read.
 	Orders []deskbot.PlacedOrder
+	// Now is when the words are drawn: an order's last price (read when
+	// it was sized) is shown with its age then (LastPriceLine); zero
+	// leaves the line out.
+	Now time.Time
+	// MaxAge is PRICE_MAX_AGE: a last price older is shown as stale.
+	MaxAge time.Duration
+	// Underlying is an option's underlying's last price, read for the
+	// words; zero when not read (a sold option's, read at sizing, is
+	// used then).
+	Underlying deskbot.Price
 }
 
 // TradingWords renders a broker call the way a trader reads it, as plain
@@ -68,6 +79,16 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 		} else {
 			n := Notional(o, live.LastPrice)
 			lines = append(lines, FormatOrder(o), strings.ToUpper(n[:1])+n[1:])
+		}
+		if s := r.Call().Order; s != nil && !live.Now.IsZero() {
+			lines = append(lines, LastPriceLine(o, s.Market, live.Now, live.MaxAge))
+			if s.Instrument.Option() && s.Instrument.Underlying != "" {
+				u := live.Underlying
+				if !(u.Value > 0) && s.Underlying > 0 {
+					u = deskbot.Price{Value: s.Underlying, At: s.Market.At}
+				}
+				lines = append(lines, UnderlyingLine(s.Instrument, u, live.Now, live.MaxAge))
+			}
 		}
 		if m := live.Margin; m != nil {
 			lines = append(lines, MarginLine(*m))

@@ -62,6 +62,7 @@ type Config struct {
 	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
 	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	PriceMaxAge           time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
+	MaxWatches            int           `env:"MAX_WATCHES" envDefault:"50"`
 	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
 	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
 	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
@@ -191,6 +192,9 @@ func (c Config) validate() []string {
 	p = append(p, c.validateRedis()...)
 	if c.PriceMaxAge <= 0 {
 		bad("PRICE_MAX_AGE", "must be a positive duration such as 60s: how old a last price may be, while the market is open, and still size an order")
+	}
+	if c.MaxWatches < 1 || c.MaxWatches > 1000 {
+		bad("MAX_WATCHES", "must be a whole number from 1 to 1000: how many price watches one desk may have at once")
 	}
 	if c.ApprovalExpiry <= 0 {
 		bad("APPROVAL_EXPIRY", "must be a positive duration such as 5m")

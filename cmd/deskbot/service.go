@@ -32,6 +32,7 @@ import (
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/watch"
 	"github.com/deskbot/deskbot/webapp"
 )
 
@@ -100,7 +101,11 @@ type Main struct {
 
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
-	report  *report.Daily // the day's report at REPORT_AT; the leader's
+	// Feed is the hub's live prices, which the leader's watches
+	// evaluator follows (Hub unless a test sets another).
+	Feed    deskbot.Feed
+	watches *watch.Evaluator // the desks' price watches; the leader's
+	report  *report.Daily    // the day's report at REPORT_AT; the leader's
 	// loginReminder asks for Kite's login at KITE_LOGIN_REMINDER on
 	// trading days without a session; the leader's. Nil without Kite.
 	loginReminder *report.Daily
@@ -217,6 +222,10 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 	if err := m.openBroker(ctx, desks, rules); err != nil {
 		return fmt.Errorf("broker: %s", deskbot.ErrorMessage(err))
 	}
+	m.Hub = hub.New(hub.Config{Market: m.Broker, Prices: m.Broker, Stream: m.Broker, DataDir: cfg.DataDir, Now: m.Now, Log: log})
+	if m.Feed == nil {
+		m.Feed = m.Hub
+	}
 
 	return nil
 }
@@ -228,6 +237,7 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog *chatBacklog) (err error) {
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
+	m.watches = &watch.Evaluator{Store: m.Store, Feed: m.Feed, Log: log}
 	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
@@ -238,13 +248,15 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
 	rules := agent.RiskRules(desks)
-	m.Hub = hub.New(hub.Config{Market: m.Broker, Prices: m.Broker, Stream: m.Broker, DataDir: cfg.DataDir, Now: m.Now, Log: log})
 	// The broker itself puts each order to the halt and the square-off
 	// just before it makes it (openBroker), so the tools use it as it is.
 	regs, err := agent.BuildRegistries(desks, wrap(m.Sandbox.Tools),
 		wrap(func(string) []deskbot.Tool { return broker.Tools(m.Broker, policies.Product, log) }),
 		wrap(agent.MessageTools(m.Store, cfg.DataDir, m.Now, backlog)),
-		wrap(func(string) []deskbot.Tool { return m.Hub.Tools(cfg.DataDir) }))
+		wrap(func(string) []deskbot.Tool { return m.Hub.Tools(cfg.DataDir) }),
+		wrap(func(string) []deskbot.Tool {
+			return watch.Tools(m.Store, m.Hub, cfg.MaxWatches, m.watches.Changed, m.Now)
+		}))
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
@@ -294,6 +306,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
 		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
+		PriceMaxAge: cfg.PriceMaxAge,
 	}, bot.Deps{
 		// The chat's own pool: a /tell, a status or the outbox never waits
 		// for a connection behind the desks. A decision goes through the
@@ -301,7 +314,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		// (store/pools.go).
 		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
-		Login: m.brokerLogin(),
+		Login: m.brokerLogin(), Watches: chat,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", m.telegramTrouble(ctx, err))
 	}
@@ -436,6 +449,7 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
+	m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
 	if m.kiteDay != nil {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
@@ -525,6 +539,7 @@ func knownTools() []string {
 		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
 		deskbot.ToolSendMessage,
 		deskbot.ToolGetQuote, deskbot.ToolGetCandles, deskbot.ToolSearchInstruments, deskbot.ToolGetOptionChain, deskbot.ToolGetFunds,
+		deskbot.ToolWatchPrice, deskbot.ToolCancelWatch,
 	}
 }
 
