@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -19,6 +20,13 @@ import (
 // log scrubber.
 func TestHostileDeskHuntsForKiteSecrets(t *testing.T) {
 	s, kt, tr := mustKiteTrading(t, nil)
+	// Without bubblewrap (SANDBOX=auto) a desk has no terminal to hunt from.
+	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {
+		if os.Getenv("DESKBOT_REQUIRE_BWRAP") == "1" {
+			t.Fatalf("sandbox mode %s: bubblewrap required but not usable", mode)
+		}
+		t.Skipf("sandbox mode %s: bubblewrap is not usable here, so a desk has no terminal to hunt from (install the bubblewrap package; DESKBOT_REQUIRE_BWRAP=1 fails instead)", mode)
+	}
 	const hunt = `env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\0' '\n' <"$f"; echo; done 2>&1 | head -c 20000; ` +
 		`timeout 5 grep -rIsh -e KITE -e access_token /etc /tmp /home /root /var /run /work 2>/dev/null | head -c 20000; ` +
 		`(exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'KEYS *\r\n' >&3 && timeout 2 cat <&3) 2>&1 | head -c 5000; echo hunted`

@@ -35,12 +35,38 @@ func mustBuild(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "deskbot")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "deskbot-test-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir, built.bin = dir, filepath.Join(dir, "deskbot")
+		out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// built is the deskbot binary, built once for the tests that run it (a
+// link takes many seconds on a small machine) and removed by TestMain.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // TestQuickStart walks the README the way a newcomer does: build, run
