@@ -57,7 +57,9 @@ func TestOrderDayIsIndias(t *testing.T) {
 // exposure, never above the policy's threshold; other tools are uncapped.
 func TestGrantCap(t *testing.T) {
 	p := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {Approvals: 2, TwoApproversAbove: 500000}}}
-	shown := func(x float64) deskbot.ToolCall { return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Order: &deskbot.SizedOrder{Exposure: x}} }
+	shown := func(x float64) deskbot.ToolCall {
+		return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Order: &deskbot.SizedOrder{Exposure: x}}
+	}
 	tests := []struct {
 		name   string
 		desk   string

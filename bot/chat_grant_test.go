@@ -46,7 +46,9 @@ func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 	if got := h.grant(ravi, m); got != "Always allowed; running…" {
 		t.Fatalf("confirmed grant answered %q", got)
 	}
-	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Always allowed by Ravi") })
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == m.ID && strings.Contains(x.Plain, "Always allowed by Ravi")
+	})
 	gs, err := h.gate.Grants(ctx)
 	if err != nil || len(gs) != 1 {
 		t.Fatalf("grants = %+v (%v), want one", gs, err)

@@ -53,14 +53,14 @@ import (
 
 // Config is the gate's part of the service configuration.
 type Config struct {
-	Tools          []string      // APPROVAL_TOOLS
-	Expiry         time.Duration // APPROVAL_EXPIRY
-	GrantTTL       time.Duration // GRANT_TTL; 0 keeps grants until revoked
+	Tools    []string      // APPROVAL_TOOLS
+	Expiry   time.Duration // APPROVAL_EXPIRY
+	GrantTTL time.Duration // GRANT_TTL; 0 keeps grants until revoked
 	// GrantMaxNotional (GRANT_MAX_NOTIONAL, rupees) caps what a place_order
 	// grant covers; 0: the exposure of the order it was given on
 	// (deskbot.Policies.GrantCap).
 	GrantMaxNotional float64
-	DenyReasonWait time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
+	DenyReasonWait   time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
 	// Policies say how many distinct approvers a desk's held call needs
 	// (fixed with the request when it is held) and how far a grant reaches;
 	// nil: one approver, grants without limit.
