@@ -168,6 +168,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+p+"v/grants", s.view(s.grantsView))
 	mux.HandleFunc("GET "+p+"v/audit", s.view(s.auditView))
 	mux.HandleFunc("GET "+p+"v/flatten", s.view(s.flattenAsk))
+	mux.HandleFunc("GET "+p+"v/grant", s.view(s.grantAsk))
 	mux.HandleFunc("GET "+p+"r/pnl/{desk}", s.reportPicture(false))
 	mux.HandleFunc("GET "+p+"r/pnl/{desk}/week", s.reportPicture(true))
 	mux.HandleFunc("POST "+p+"a/decide", s.act(s.decide))

@@ -191,6 +191,9 @@ type requestCard struct {
 	Shown      int
 	Changed    string
 	Changeable bool
+	// ConfirmGrant: Always allow asks to confirm the grant first (a
+	// capped tool: deskbot.Policies.GrantCap), as in the chat.
+	ConfirmGrant bool
 }
 
 func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -237,6 +240,7 @@ func renderRequest(q *deskbot.Request, live words.Live) requestCard {
 	card.Words, card.Lapses = words.TradingWords(q, live), words.Time(q.ExpiresAt)+" IST"
 	card.Whole = argtext.Length(args) <= argtext.MaxArguments
 	card.Changeable = card.Whole && q.Content.ToolName == deskbot.ToolPlaceOrder && orderErr == nil
+	card.ConfirmGrant = q.Content.ToolName == deskbot.ToolPlaceOrder
 	return card
 }
 
@@ -311,7 +315,7 @@ func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string)
 }
 
 type grantRow struct {
-	Desk, Tool, By, At, Until string
+	Desk, Tool, By, At, Cap, Until string
 }
 
 func (s *Server) grantsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -321,10 +325,8 @@ func (s *Server) grantsView(ctx context.Context, r *http.Request, v Viewer) (str
 	}
 	var rows []grantRow
 	for _, g := range gs {
-		row := grantRow{Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: g.GrantedAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST", Until: "until revoked"}
-		if !g.ExpiresAt.IsZero() {
-			row.Until = "until " + g.ExpiresAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST"
-		}
+		now := s.cfg.Now()
+		row := grantRow{Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: words.When(g.GrantedAt, now), Cap: words.GrantCap(g), Until: words.GrantEnd(g, now)}
 		rows = append(rows, row)
 	}
 	return "grants", s.page(v, rows), nil
