@@ -84,7 +84,7 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 	})
 	for _, want := range []string{
 		"Allowed once by Asha",
-		"Flattened 2 positions: bought 2 INFY @ 1500.00 (realised +0.00), sold 6 RELIANCE @ 100.00 (realised +0.00). Realised P&L +0.00.",
+		"Flattened 2 positions: bought 2 INFY @ 1,500.00 (realised +₹0.00), sold 6 RELIANCE @ 100.00 (realised +₹0.00). Realised P&L +₹0.00.",
 	} {
 		if !strings.Contains(done.Plain, want) {
 			t.Errorf("decided flatten reads %q; missing %q", done.Plain, want)
