@@ -131,7 +131,6 @@ func pastTense(side string) string {
 // desk's money is written, for its model and for people alike.
 func Money(x float64) string { return SignedRupees(x) }
 
-
 // Price renders a price with at least 2 and at most 4 decimals, so that
 // sub-rupee prices and fractional averages stay readable.
 func Price(x float64) string {
