@@ -366,8 +366,8 @@ func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (stri
 			continue
 		}
 		rows = append(rows, auditRow{
-			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: e.Action, Desk: e.Desk, Tool: e.Tool,
-			By: e.By, Detail: argtext.Clip(argtext.Show(e.Detail), 300, "… (cut)"), Request: e.RequestID,
+			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: words.AuditAction(e.Action), Desk: e.Desk, Tool: e.Tool,
+			By: e.By, Detail: argtext.Clip(argtext.Show(words.AuditDetail(e.Action, e.Detail)), 300, "… (cut)"), Request: e.RequestID,
 		})
 	}
 	names := make([]string, 0, len(s.cfg.Desks))

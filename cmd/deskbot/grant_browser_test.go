@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,18 @@ func TestGrantConfirmOnThePageInBrowser(t *testing.T) {
 	waitFor(t, ctx, "grants", `!!document.querySelector("section.grants .grant")`)
 	if got := eval[string](t, ctx, `document.querySelector("section.grants").innerText`); !strings.Contains(got, "Covers orders up to ₹20,00,000.00 of exposure each and over the India day, until ") {
 		t.Errorf("Grants page lacks the cap and end:\n%s", got)
+	}
+
+	// The audit in words: decisions as people say them, how long a call
+	// took rounded, none of the trail's codes.
+	s.mustRanOnce(t, id)
+	do(t, ctx, "open Audit", chromedp.Click(chromedp.CSS(`#tabs [data-view=audit]`)))
+	waitFor(t, ctx, "audit", `!!document.querySelector("table.trail") && document.querySelector("table.trail").innerText.includes("Ran")`)
+	trail := eval[string](t, ctx, `document.querySelector("table.trail").innerText`)
+	if !strings.Contains(trail, "Always allowed") || !regexp.MustCompile(`took \d+(\.\d)? (ms|s)\b`).MatchString(trail) {
+		t.Errorf("audit lacks the decision or the run in words:\n%s", trail)
+	}
+	if bad := regexp.MustCompile(`always_allow|allow_once|\d+\.\d{3,}m?s`).FindString(trail); bad != "" {
+		t.Errorf("audit shows %q, a code or a raw duration:\n%s", bad, trail)
 	}
 }
