@@ -278,7 +278,7 @@ func (b *Bot) flattenTap(ctx context.Context, c tele.Context, action, target str
 	switch action {
 	case ActFlattenAsk:
 		b.answer(c, "", false)
-		text, kb := b.flattenConfirm(target)
+		text, kb := b.flattenConfirm(ctx, target)
 		b.say(ctx, m.Chat.ID, text, kb)
 	case ActCancel:
 		b.answer(c, "Cancelled; nothing was closed.", false)
