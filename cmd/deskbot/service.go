@@ -294,11 +294,20 @@ func (m *Main) buildBot(names []string, policies deskbot.Policies) (err error) {
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", deskbot.ErrorMessage(err))
 	}
-	reportAt, err := report.Schedule(cfg.ReportAt)
+	reportAt, err := report.Everyday(cfg.ReportAt)
 	if err != nil {
 		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
-	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, m.Bot.SendDayReport, log)
+	// The day's report follows the operator's trading days, as the login
+	// reminder does: the calendar Kite's set-up read, else the same
+	// variables read here (a paper desk's week is the same week).
+	cal := m.calendar
+	if cal == nil {
+		if cal, err = exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays); err != nil {
+			return fmt.Errorf("MARKET_HOURS or MARKET_HOLIDAYS: %w", err)
+		}
+	}
+	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, report.OnTradingDays(m.Now, cal.TradingDay, m.Bot.SendDayReport), log)
 	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
 		return err
 	}
