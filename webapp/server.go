@@ -26,6 +26,9 @@ type Config struct {
 	MaxAge time.Duration // WEBAPP_MAX_AGE: how old an initData may be
 	Desks  []Desk        // in the order the page shows them
 	Now    deskbot.Now
+	// TradingDay is the operator's calendar (MARKET_HOURS, MARKET_HOLIDAYS)
+	// the week's report counts its days on; nil: Monday to Friday.
+	TradingDay func(time.Time) bool
 	// Consumer names this process; its event-stream group is
 	// "webapp:<Consumer>", so every process's pages hear every event.
 	Consumer string
