@@ -17,10 +17,10 @@ func TestWeekCountsTheTradingCalendar(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 30, 16, 0, 0, 0, deskbot.IST) // a Monday
-	if got, want := strings.Join(tradingDays(now, 5, cal.TradingDay), " "), "2026-11-24 2026-11-26 2026-11-27 2026-11-28 2026-11-30"; got != want {
+	if got, want := strings.Join(TradingDays(now, 5, cal.TradingDay), " "), "2026-11-24 2026-11-26 2026-11-27 2026-11-28 2026-11-30"; got != want {
 		t.Errorf("the week on the calendar: %s; want %s", got, want)
 	}
-	if got, want := strings.Join(tradingDays(now, 5, nil), " "), "2026-11-24 2026-11-25 2026-11-26 2026-11-27 2026-11-30"; got != want {
+	if got, want := strings.Join(TradingDays(now, 5, nil), " "), "2026-11-24 2026-11-25 2026-11-26 2026-11-27 2026-11-30"; got != want {
 		t.Errorf("the week with no calendar: %s; want %s", got, want)
 	}
 }

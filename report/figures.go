@@ -192,10 +192,10 @@ func (w DeskWeek) Total() float64 {
 	return deskbot.RoundPaise(t)
 }
 
-// tradingDays are the last n trading days up to now's day, oldest first,
+// TradingDays are the last n trading days up to now's day, oldest first,
 // on the operator's calendar (trading; nil: Monday to Friday): today counts
 // when it trades. A year without one is not searched past.
-func tradingDays(now time.Time, n int, trading func(time.Time) bool) []string {
+func TradingDays(now time.Time, n int, trading func(time.Time) bool) []string {
 	if trading == nil {
 		trading = func(t time.Time) bool {
 			wd := t.In(deskbot.IST).Weekday()
@@ -216,7 +216,7 @@ func tradingDays(now time.Time, n int, trading func(time.Time) bool) []string {
 
 // weeks reads the last five trading days of every desk from its journal.
 func weeks(ctx context.Context, deps Deps, desks []string, now time.Time) ([]DeskWeek, error) {
-	days := tradingDays(now, 5, deps.TradingDay)
+	days := TradingDays(now, 5, deps.TradingDay)
 	if len(days) == 0 {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "No day of the last year trades on MARKET_HOURS and MARKET_HOLIDAYS.")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -177,7 +178,7 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 	}
 	return "desk", s.page(v, map[string]any{
 		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
-		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
+		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, report.TradingDays(now, 5, s.cfg.TradingDay)),
 	}), nil
 }
 
