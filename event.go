@@ -42,6 +42,9 @@ type Event struct {
 	Result    *ToolResult `json:"result,omitempty"`
 	Text      string      `json:"text,omitempty"`    // desk_message, model_unreachable, risk
 	Picture   string      `json:"picture,omitempty"` // desk_message with a photo
+	// Grant is the standing grant a tool_result's call ran under, without
+	// asking anyone (nil: it was held, or is not guarded).
+	Grant *Grant `json:"grant,omitempty"`
 	// Request is the request as it stood when the event was read (the store
 	// fills it in for events that name one).
 	Request *Request `json:"request,omitempty"`

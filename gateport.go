@@ -28,6 +28,10 @@ type Gate interface {
 	// desk's book (ShownState), before the message goes out: an allow runs
 	// the call only while the book still gives the same.
 	Shown(ctx context.Context, id, state string) error
+	// GrantTerms is the grant an always allow of request id would give
+	// now (its desk, tool, cap and end), for the approver to confirm; ok
+	// false: an always allow of it grants nothing and runs it once.
+	GrantTerms(ctx context.Context, id string) (g Grant, ok bool, err error)
 	// Grants lists the standing grants; Revoke removes one.
 	Grants(ctx context.Context) ([]Grant, error)
 	Revoke(ctx context.Context, desk, tool string, by Person) error

@@ -91,6 +91,28 @@ func (p Policies) GrantLimit(desk, tool string) float64 {
 	return p.For(desk, tool).TwoApproversAbove
 }
 
+// GrantCap is how far a standing grant given by an always allow of call
+// on desk reaches, and whether the tool's grants are capped at all: a
+// place_order grant covers orders of at most cap rupees of exposure each
+// (and of the day, Gate.NeedsPermission). The cap is maxNotional
+// (GRANT_MAX_NOTIONAL), or, when that is 0, the exposure of the order the
+// approver was shown (call.Order), and never more than the policy's
+// two-approver threshold. A capped tool with no cap to give (an order not
+// sized, with neither set) gets no grant: cap 0, capped true.
+func (p Policies) GrantCap(desk string, call ToolCall, maxNotional float64) (limit float64, capped bool) {
+	if call.Name != ToolPlaceOrder {
+		return 0, false
+	}
+	limit = maxNotional
+	if limit <= 0 && call.Order != nil {
+		limit = call.Order.Exposure
+	}
+	if policy := p.GrantLimit(desk, call.Name); policy > 0 && (limit <= 0 || policy < limit) {
+		limit = policy
+	}
+	return max(limit, 0), true
+}
+
 // Check refuses policies that a mistake made: a count for a tool the gate
 // does not hold (it would guard nothing), a count more than the approvers
 // could give, a negative number, a hard limit on a tool it cannot apply

@@ -52,3 +52,34 @@ func TestOrderDayIsIndias(t *testing.T) {
 		}
 	}
 }
+
+// A place_order grant's cap: GRANT_MAX_NOTIONAL, else the shown order's
+// exposure, never above the policy's threshold; other tools are uncapped.
+func TestGrantCap(t *testing.T) {
+	p := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {Approvals: 2, TwoApproversAbove: 500000}}}
+	shown := func(x float64) deskbot.ToolCall {
+		return deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Order: &deskbot.SizedOrder{Exposure: x}}
+	}
+	tests := []struct {
+		name   string
+		desk   string
+		call   deskbot.ToolCall
+		max    float64
+		limit  float64
+		capped bool
+	}{
+		{"default: the order shown", "other", shown(25000), 0, 25000, true},
+		{"GRANT_MAX_NOTIONAL", "other", shown(25000), 100000, 100000, true},
+		{"never above the policy", "main", shown(25000), 1e9, 500000, true},
+		{"the order shown, below the policy", "main", shown(25000), 0, 25000, true},
+		{"an order not sized, no variable", "other", deskbot.ToolCall{Name: deskbot.ToolPlaceOrder}, 0, 0, true},
+		{"an order not sized, the policy", "main", deskbot.ToolCall{Name: deskbot.ToolPlaceOrder}, 0, 500000, true},
+		{"another tool", "main", deskbot.ToolCall{Name: "bash"}, 100000, 0, false},
+	}
+	for _, tc := range tests {
+		limit, capped := p.GrantCap(tc.desk, tc.call, tc.max)
+		if limit != tc.limit || capped != tc.capped {
+			t.Errorf("%s: GrantCap = %v, %v; want %v, %v", tc.name, limit, capped, tc.limit, tc.capped)
+		}
+	}
+}

@@ -285,8 +285,8 @@ func TestRefusedRequestEndsTheTurn(t *testing.T) {
 }
 
 func TestFlattenTriggerText(t *testing.T) {
-	tr := words.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +120.00")
-	if got, want := tr.Text, "The user flattened this desk at 15:05 India time: closed 10 RELIANCE, realised +120.00"; got != want {
+	tr := words.FlattenTrigger("main", time.Date(2026, 12, 4, 9, 35, 0, 0, time.UTC), "closed 10 RELIANCE, realised +₹120.00")
+	if got, want := tr.Text, "The user flattened this desk at 15:05 India time: closed 10 RELIANCE, realised +₹120.00"; got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}
 	if tr.Kind != deskbot.TriggerFlatten || tr.Desk != "main" {

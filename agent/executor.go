@@ -12,7 +12,9 @@ import (
 
 // Gatekeeper is the part of the gate the executor needs.
 type Gatekeeper interface {
-	NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error)
+	// Permission says whether the call must be held, and the standing
+	// grant it runs under when a grant lets it run.
+	Permission(ctx context.Context, desk string, call deskbot.ToolCall) (need bool, under *deskbot.Grant, err error)
 	Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error)
 }
 
@@ -126,6 +128,7 @@ type Execution struct {
 	Replayed bool             // the call had already completed for this trigger; it was not run again
 	Refused  bool             // the loop guard, an argument check or a hard limit refused it: nothing ran, nothing was held
 	Request  *deskbot.Request // when Held
+	Grant    *deskbot.Grant   // the standing grant it ran under, when one let it run
 }
 
 // Resume starts a turn for trigger from the calls already completed for it,
@@ -176,7 +179,9 @@ func (e *ToolCallExecutor) Execute(ctx context.Context, t *Turn, call deskbot.To
 	t.callEvent = nil
 	callFirst := pending.takeOver()
 	res := ex.Result
-	resultEv := deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res}
+	// A call run under a standing grant says whose, so the chat can tell
+	// the team who let it run without asking.
+	resultEv := deskbot.Event{Kind: deskbot.EventToolResult, Desk: t.Desk, Time: e.now(), TriggerID: t.TriggerID, Call: &call, Result: &res, Grant: ex.Grant}
 	var first *deskbot.Event
 	if callFirst {
 		first = &callEv
@@ -324,7 +329,7 @@ func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (d
 }
 
 func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
-	need, err := e.Gate.NeedsPermission(ctx, t.Desk, call)
+	need, under, err := e.Gate.Permission(ctx, t.Desk, call)
 	if err == nil && need {
 		// An approver must see the whole call before Allow is offered; a
 		// call that cannot be shown whole never becomes a request.
@@ -364,9 +369,9 @@ func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.
 	res, err := e.Runner.RunTool(withCallKey(ctx, t, call), t.Desk, call)
 	if err != nil {
 		e.log().ErrorContext(ctx, "tool failed", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err, "took", time.Since(start))
-		return Execution{Result: deskbot.ToolResult{IsError: true, Text: call.Name + " could not run: " + deskbot.ErrorMessage(err)}}, err
+		return Execution{Result: deskbot.ToolResult{IsError: true, Text: call.Name + " could not run: " + deskbot.ErrorMessage(err)}, Grant: under}, err
 	}
-	return Execution{Result: res}, nil
+	return Execution{Result: res, Grant: under}, nil
 }
 
 // withCallKey is ctx carrying the key of call run unguarded in t's turn

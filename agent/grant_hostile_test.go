@@ -29,3 +29,21 @@ func TestHostileLimitOrderPricedAcrossTheMarketUnderAGrant(t *testing.T) {
 		})
 	}
 }
+
+// A call a grant lets run says whose grant it ran under, so the chat can
+// tell the team; one the grant does not cover is held, and names none.
+func TestCallRunUnderAGrantNamesIt(t *testing.T) {
+	f := mustLimits(t, deskbot.ToolPolicy{}, true)
+	f.mustGrant(t, 100000)
+	ex := f.place(t, "t", order("buy", 50, 1000)) // ₹50,000: within
+	if ex.Held || ex.Grant == nil {
+		t.Fatalf("an order within the grant: held %v, grant %+v; want it run under the grant", ex.Held, ex.Grant)
+	}
+	if got, want := ex.Grant.GrantedBy, "Asha (1)"; got != want {
+		t.Errorf("ran under a grant by %q, want %q", got, want)
+	}
+	ex = f.place(t, "t2", order("buy", 200, 1000)) // ₹2 lakh: past it
+	if !ex.Held || ex.Grant != nil {
+		t.Errorf("an order past the grant: held %v, grant %+v; want it held under none", ex.Held, ex.Grant)
+	}
+}

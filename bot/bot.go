@@ -27,6 +27,9 @@ type Config struct {
 	Desks       []string // the desks, in the order /desks shows them
 	DataDir     string   // pictures are trusted only under DataDir/desks/<desk>
 	Now         deskbot.Now
+	// TradingDay is the operator's calendar (MARKET_HOURS,
+	// MARKET_HOLIDAYS) /pnl week counts its days on; nil: Monday to Friday.
+	TradingDay func(time.Time) bool
 	// Sender tunes pacing and retries; zero values keep Telegram's limits.
 	// Tests shorten the gaps.
 	Sender SenderOptions

@@ -27,6 +27,8 @@ const (
 	ActWhy            = "wy" // arg: request id; asks its desk why
 	ActChange         = "ch" // arg: request id, and ".<changes>" once changed; asks for a change of the call
 	ActLogin          = "li" // arg: "kite"; answers the approver with the broker's login page, as /login
+	ActGrantConfirm   = "ag" // arg: as ActAlwaysAllow; the confirmed Always allow of a capped tool
+	ActGrantCancel    = "gx" // arg: request id; the grant's confirmation cancelled, nothing decided
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
@@ -72,9 +74,9 @@ func ParseCallback(raw string) (action, arg string, err error) {
 
 func validArg(action, arg string) bool {
 	switch action {
-	case ActDeny, ActSkipReason, ActOpen, ActWhy:
+	case ActDeny, ActSkipReason, ActOpen, ActWhy, ActGrantCancel:
 		return isRequestID(arg)
-	case ActAllowOnce, ActAlwaysAllow, ActChange:
+	case ActAllowOnce, ActAlwaysAllow, ActChange, ActGrantConfirm:
 		_, _, ok := ShownCall(arg)
 		return ok
 	case ActFlattenAsk, ActFlattenConfirm:

@@ -45,7 +45,14 @@ func (b *Bot) onCallback(c tele.Context) error {
 		b.decide(ctx, c, id, changes, deskbot.AllowOnce)
 	case ActAlwaysAllow:
 		id, changes, _ := ShownCall(arg)
+		b.askGrant(ctx, c, arg, id, changes)
+	case ActGrantConfirm:
+		id, changes, _ := ShownCall(arg)
 		b.decide(ctx, c, id, changes, deskbot.AlwaysAllow)
+		b.closeGrantConfirm(ctx, c, "")
+	case ActGrantCancel:
+		b.answer(c, "No grant given.", false)
+		b.closeGrantConfirm(ctx, c, words.GrantCancelled)
 	case ActDeny:
 		b.decide(ctx, c, arg, -1, deskbot.Deny)
 	case ActChange:
@@ -112,6 +119,66 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, changes int
 	b.answer(c, ans.Text, false)
 	if ans.AwaitsReason {
 		b.askReason(ctx, c, ans.Request, p)
+	}
+}
+
+// askGrant takes an Always allow tap. A grant of a capped tool (an order:
+// deskbot.Policies.GrantCap) is given only once confirmed: the tap is
+// answered with what the grant would cover and until when, under buttons
+// of its own, and nothing is decided yet. Any other always allow is
+// decided at once.
+func (b *Bot) askGrant(ctx context.Context, c tele.Context, arg, id string, changes int) {
+	g, ok, err := b.deps.Gate.GrantTerms(ctx, id)
+	if err != nil {
+		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if !ok || g.Limit <= 0 {
+		// Nothing to confirm: a tool whose grants are not capped, or an
+		// always allow that grants nothing and runs the call once.
+		b.decide(ctx, c, id, changes, deskbot.AlwaysAllow)
+		return
+	}
+	r, err := b.deps.Gate.Request(ctx, id)
+	if err != nil {
+		b.answer(c, b.tapRefusal(ctx, err), false)
+		return
+	}
+	if r.State != deskbot.StateOpen {
+		b.answer(c, words.Describe(r), false)
+		return
+	}
+	now := b.now()
+	yes, err := NewButton(words.GrantConfirmButton(g, now), ActGrantConfirm, arg)
+	if err != nil {
+		b.answer(c, refusedData, true)
+		return
+	}
+	no, err := NewButton("Cancel", ActGrantCancel, id)
+	if err != nil {
+		b.answer(c, refusedData, true)
+		return
+	}
+	b.answer(c, "Confirm the grant below.", false)
+	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{yes}, {no}}}
+	b.say(WithLane(ctx, LaneRequest), c.Callback().Message.Chat.ID, esc(words.GrantConfirm(g, now)), kb)
+}
+
+// closeGrantConfirm takes the buttons off a grant's confirmation once it
+// was used, so it is tapped once: text replaces it ("": it keeps its
+// words, and the request's own message shows the outcome).
+func (b *Bot) closeGrantConfirm(ctx context.Context, c tele.Context, text string) {
+	m := c.Callback().Message
+	if m == nil {
+		return
+	}
+	if text == "" {
+		text = esc(m.Text)
+	} else {
+		text = esc(text)
+	}
+	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
+		b.log.WarnContext(ctx, "could not close a grant's confirmation", "err", b.scrub(err.Error()))
 	}
 }
 
@@ -211,7 +278,7 @@ func (b *Bot) flattenTap(ctx context.Context, c tele.Context, action, target str
 	switch action {
 	case ActFlattenAsk:
 		b.answer(c, "", false)
-		text, kb := b.flattenConfirm(target)
+		text, kb := b.flattenConfirm(ctx, target)
 		b.say(ctx, m.Chat.ID, text, kb)
 	case ActCancel:
 		b.answer(c, "Cancelled; nothing was closed.", false)

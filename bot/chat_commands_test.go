@@ -186,9 +186,10 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
 	_, m := h.mustHold("alpha")
-	h.answer(h.tap(asha, m, "Always allow"))
+	h.grant(asha, m)
 	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Ran") })
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", deskbot.ToolCall{Name: "place_order"}); need {
+	sized := deskbot.ToolCall{Name: "place_order", Order: &deskbot.SizedOrder{Exposure: 25000}}
+	if need, _ := h.gate.NeedsPermission(ctx, "alpha", sized); need {
 		t.Fatalf("always allow left the gate closed")
 	}
 	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))
@@ -198,7 +199,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	if got, _ := h.answer(h.tap(ravi, grants, "Revoke alpha/place_order")); !strings.HasPrefix(got, "Revoked") {
 		t.Errorf("revoke answered %q", got)
 	}
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", deskbot.ToolCall{Name: "place_order"}); !need {
+	if need, _ := h.gate.NeedsPermission(ctx, "alpha", sized); !need {
 		t.Errorf("the gate does not hold place_order again after the revoke")
 	}
 	h.waitMessage(func(x telegramtest.Message) bool {

@@ -84,7 +84,7 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 	})
 	for _, want := range []string{
 		"Allowed once by Asha",
-		"Flattened 2 positions: bought 2 INFY @ 1500.00 (realised +0.00), sold 6 RELIANCE @ 100.00 (realised +0.00). Realised P&L +0.00.",
+		"Flattened 2 positions: bought 2 INFY @ 1,500.00 (realised +₹0.00), sold 6 RELIANCE @ 100.00 (realised +₹0.00). Realised P&L +₹0.00.",
 	} {
 		if !strings.Contains(done.Plain, want) {
 			t.Errorf("decided flatten reads %q; missing %q", done.Plain, want)
@@ -143,5 +143,34 @@ func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
 	})
 	if book, _ := h.broker.Book(ctx, "alpha"); len(book.Positions) != 0 {
 		t.Errorf("book after the allow of the plan shown = %+v; want flat", book)
+	}
+}
+
+// /flatten's confirmation lists what it will close, desk by desk, before
+// anyone taps Yes.
+func TestFlattenConfirmationListsWhatItCloses(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	for _, o := range []deskbot.Order{
+		{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 6, Price: 100},
+		{Symbol: "INFY", Side: deskbot.Sell, Quantity: 2, Price: 1500},
+	} {
+		if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := h.replyTo(groupID, h.say(asha, "/flatten all", 0))
+	for _, want := range []string{
+		"alpha would close 2:\n",
+		"• SELL 6 RELIANCE MARKET (closes long 6 at about ₹100.00, open +₹0.00)",
+		"• BUY 2 INFY MARKET (closes short 2 at about ₹1,500.00, open +₹0.00)",
+		"beta: no open positions.",
+	} {
+		if !strings.Contains(got.Plain, want) {
+			t.Errorf("/flatten all asks:\n%s\nwant %q", got.Plain, want)
+		}
+	}
+	if trs := h.triggers("alpha"); len(trs) != 0 {
+		t.Errorf("asking to confirm flattened: %+v", trs)
 	}
 }

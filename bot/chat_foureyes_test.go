@@ -48,7 +48,7 @@ func TestTwoApproversNeededInTheChat(t *testing.T) {
 	}
 	// Asha again, from another device; a stranger; Ravi with a forged
 	// callback naming Asha's id: none counts.
-	if got, _ := h.answer(h.tap(asha, m, "Always allow")); got != "You already approved; it needs one more." {
+	if got := h.grant(asha, m); got != "You already approved; it needs one more." {
 		t.Errorf("Asha's second tap answered %q", got)
 	}
 	if got, _ := h.answer(h.tap(stranger, m, "Allow once")); got != "Only approvers can decide; nothing was changed." {
@@ -146,13 +146,13 @@ func TestRestartBetweenApprovalsInTheChat(t *testing.T) {
 func TestGrantThatNeededTwoInTheChat(t *testing.T) {
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000})
 	_, m := h.mustHold("alpha") // no price: its size cannot be read, so it needs two
-	if got, _ := h.answer(h.tap(asha, m, "Always allow")); !strings.HasPrefix(got, "Approved (1 of 2)") {
+	if got := h.grant(asha, m); !strings.HasPrefix(got, "Approved (1 of 2)") {
 		t.Fatalf("Asha's always allow answered %q", got)
 	}
 	if gs, _ := h.gate.Grants(t.Context()); len(gs) != 0 {
 		t.Fatalf("one person's always allow granted %+v", gs)
 	}
-	if got, _ := h.answer(h.tap(ravi, m, "Always allow")); got != "Always allowed; running…" {
+	if got := h.grant(ravi, m); got != "Always allowed; running…" {
 		t.Fatalf("Ravi's always allow answered %q", got)
 	}
 	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))

@@ -238,7 +238,7 @@ func (b *Bot) onFlatten(c tele.Context) error {
 	if desks == nil {
 		return b.reply(ctx, c, msg, nil)
 	}
-	text, kb := b.flattenConfirm(arg)
+	text, kb := b.flattenConfirm(ctx, arg)
 	return b.reply(ctx, c, text, kb)
 }
 
@@ -252,12 +252,34 @@ func (b *Bot) flattenChoices() *tele.ReplyMarkup {
 	return kb
 }
 
-func (b *Bot) flattenConfirm(target string) (string, *tele.ReplyMarkup) {
+func (b *Bot) flattenConfirm(ctx context.Context, target string) (string, *tele.ReplyMarkup) {
 	what := "desk " + bold(target)
+	desks := []string{target}
 	if target == deskbot.AllDesks {
 		what = "<b>every desk</b> (" + b.deskList() + ")"
+		desks = b.cfg.Desks
 	}
 	text := "Flatten " + what + "? Every open position is closed at its last price, and the desk is told."
+	// What it will close, desk by desk, as its books stand now: the one
+	// plan a held flatten_desk shows too (words.FlattenPlan).
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	for _, d := range desks {
+		book, err := b.book(ctx, d)
+		if err != nil {
+			text += "\n" + bold(d) + ": its book could not be read just now; every open position of it is closed."
+			continue
+		}
+		plan := words.FlattenPlan(book)
+		if len(plan) == 0 {
+			text += "\n" + bold(d) + ": no open positions."
+			continue
+		}
+		text += "\n" + bold(d) + fmt.Sprintf(" would close %d:", len(plan))
+		for _, l := range plan {
+			text += "\n• " + esc(l)
+		}
+	}
 	kb := &tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{
 		{Unique: ActFlattenConfirm, Data: target, Text: "Yes, flatten " + target},
 		{Unique: ActCancel, Data: target, Text: "Cancel"},

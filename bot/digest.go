@@ -102,7 +102,7 @@ func (o *Outbox) closeAll(ctx context.Context, evs []deskbot.Event) error {
 		// An order event may name the request whose call placed the
 		// order; it is still a message of its own, not that request's
 		// outcome.
-		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Kind == deskbot.EventRequestChanged || ev.Kind == deskbot.EventOrder || ev.Request == nil {
+		if ev.Kind == deskbot.EventModelUnreachable || ev.Kind == deskbot.EventRequestApproved || ev.Kind == deskbot.EventRequestChanged || ev.Kind == deskbot.EventOrder || ev.Kind == deskbot.EventToolResult || ev.Request == nil {
 			if err := o.finish(ctx, ev); err != nil {
 				return err
 			}

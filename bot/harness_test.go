@@ -172,7 +172,8 @@ func mustE2E(t testing.TB) *e2e {
 		}
 	}
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool, flatten), "beta": agent.NewRegistry(h.tool, flatten)}
-	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker},
+	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker,
+		GrantTTL: 2 * time.Hour, GrantMaxNotional: 50000},
 		h.st, regs, h.clock.Now, quiet())
 	h.start()
 	return h
@@ -301,6 +302,27 @@ func (h *e2e) tap(user telegramtest.User, m telegramtest.Message, label string) 
 	}
 	h.t.Fatalf("message %d has no button %q; it has %q", m.ID, label, m.Labels())
 	return ""
+}
+
+// grant taps Always allow on m as user and, when the chat asks to confirm
+// the grant, confirms it: the answer to the tap that decided.
+func (h *e2e) grant(user telegramtest.User, m telegramtest.Message) string {
+	h.t.Helper()
+	got, _ := h.answer(h.tap(user, m, "Always allow"))
+	if got != "Confirm the grant below." {
+		return got
+	}
+	c := h.grantConfirm()
+	got, _ = h.answer(h.tap(user, c, c.Labels()[0]))
+	return got
+}
+
+// grantConfirm waits for the latest grant confirmation with its buttons.
+func (h *e2e) grantConfirm() telegramtest.Message {
+	h.t.Helper()
+	return h.waitMessage(func(x telegramtest.Message) bool {
+		return strings.HasPrefix(x.Plain, "Always allow ") && len(x.Keyboard) > 0
+	})
 }
 
 // answer waits for the answer to a tap.

@@ -199,6 +199,12 @@ func (o *Outbox) enqueue(ctx context.Context, evs []deskbot.Event) error {
 			deskbot.EventRequestApproved, deskbot.EventRequestChanged, deskbot.EventDeskMessage, deskbot.EventModelUnreachable,
 			deskbot.EventRisk, deskbot.EventBroker, deskbot.EventBrokerLogin, deskbot.EventOrder:
 			chat = append(chat, ev)
+		case deskbot.EventToolResult:
+			if ev.Grant == nil || ev.Call == nil {
+				other = append(other, ev.ID) // held or unguarded: its request, if any, speaks
+				break
+			}
+			chat = append(chat, ev) // ran under a grant: the team is told whose
 		default:
 			other = append(other, ev.ID)
 		}
@@ -285,6 +291,14 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.s.Send(WithLane(ctx, LaneClose), o.cfg.ChatID, esc(argtext.Clip(ev.Text, 3000, "…")), htmlOpts(kb))
 		}, noAfter)
+	case deskbot.EventToolResult:
+		// A guarded call that ran without asking, under a standing grant:
+		// told with the outcomes of held calls, in the desk's topic.
+		failed := ev.Result != nil && ev.Result.IsError
+		text := words.RanUnderGrantText(ev.Desk, *ev.Call, failed, *ev.Grant, o.cfg.Now())
+		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
+			return o.sendDesk(WithLane(ctx, LaneClose), ev.Desk, esc(argtext.Clip(text, 3000, "…")))
+		}, o.noteDesk(ev.Desk))
 	case deskbot.EventOrder:
 		// A fill or a rejection is the outcome of trading, an allowed held
 		// call's most often: it goes with the outcomes of held calls, not

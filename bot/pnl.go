@@ -65,7 +65,7 @@ func (b *Bot) report(ctx context.Context, week bool, desk string) (report.Report
 	if b.deps.Risk == nil {
 		return report.Report{}, deskbot.Errorf(deskbot.EUNAVAILABLE, "The report is not available here: no risk store is configured.")
 	}
-	deps := report.Deps{Broker: b.deps.Broker, Desks: b.deps.Desks, Risk: b.deps.Risk, Audit: b.deps.Audit}
+	deps := report.Deps{Broker: b.deps.Broker, Desks: b.deps.Desks, Risk: b.deps.Risk, Audit: b.deps.Audit, TradingDay: b.cfg.TradingDay}
 	scope := report.Scope{Desks: b.cfg.Desks, Only: desk}
 	if week {
 		return report.Week(ctx, deps, scope, b.now())

@@ -88,16 +88,16 @@ func TestPlaceOrderTool(t *testing.T) {
 		want    string // the whole text, or for errors a part of it
 	}{
 		{name: "opens a position", args: `{"symbol":"RELIANCE","side":"buy","quantity":10,"price":2500}`,
-			want: "Now RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00."},
+			want: "Now RELIANCE: long 10, avg 2,500.00, last 2,500.00, unrealised +₹0.00."},
 		{name: "a market order fills at the market", before: []string{`{"symbol":"TCS","side":"buy","quantity":1,"price":4000}`},
 			args: `{"symbol":"TCS","side":"buy","quantity":3}`,
-			want: "Now TCS: long 4, avg 4000.00, last 4000.00, unrealised +0.00."},
+			want: "Now TCS: long 4, avg 4,000.00, last 4,000.00, unrealised +₹0.00."},
 		{name: "partial sell", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
 			args: `{"price":110,"quantity":4,"side":"sell","symbol":"INFY"}`,
-			want: "Now INFY: long 6, avg 100.00, last 110.00, unrealised +60.00."},
+			want: "Now INFY: long 6, avg 100.00, last 110.00, unrealised +₹60.00."},
 		{name: "sell to flat", before: []string{`{"symbol":"INFY","side":"buy","quantity":10,"price":100}`},
 			args: `{"symbol":"INFY","side":"sell","quantity":10,"price":104.5}`,
-			want: "INFY is now flat. Realised P&L to date +45.00."},
+			want: "INFY is now flat. Realised P&L to date +₹45.00."},
 		{name: "broken JSON", args: `{"symbol":`, wantErr: true, want: "place_order arguments must be a JSON object"},
 		{name: "not an object", args: `[1,2]`, wantErr: true, want: "must be a JSON object"},
 		{name: "no arguments", args: ``, wantErr: true, want: "missing: symbol, side, quantity"},
@@ -144,7 +144,7 @@ func TestPlaceOrderTool(t *testing.T) {
 				t.Errorf("text\n got %q\nwant %q", r.Text, tt.want)
 			}
 			if tt.wantErr && len(tt.before) == 0 {
-				if got, want := mustRun(t, tools["get_positions"], desk, `{}`).Text, "No open positions. Realised P&L to date +0.00."; got != want {
+				if got, want := mustRun(t, tools["get_positions"], desk, `{}`).Text, "No open positions. Realised P&L to date +₹0.00."; got != want {
 					t.Errorf("after a refused order the book reads %q, want %q", got, want)
 				}
 			}
@@ -161,9 +161,9 @@ func TestPositionsAndFlattenTools(t *testing.T) {
 	} {
 		mustRun(t, tools["place_order"], "main", a)
 	}
-	wantBook := "RELIANCE: long 10, avg 2500.00, last 2500.00, unrealised +0.00\n" +
-		"TCS: short 4, avg 4000.00, last 3950.00, unrealised +200.00\n" +
-		"Total: unrealised +200.00, realised +50.00, net +250.00"
+	wantBook := "RELIANCE: long 10, avg 2,500.00, last 2,500.00, unrealised +₹0.00\n" +
+		"TCS: short 4, avg 4,000.00, last 3,950.00, unrealised +₹200.00\n" +
+		"Total: unrealised +₹200.00, realised +₹50.00, net +₹250.00"
 	for _, args := range []string{`{}`, ``, `null`, ` { } `} {
 		if got := mustRun(t, tools["get_positions"], "main", args); got.IsError || got.Text != wantBook {
 			t.Errorf("get_positions(%q) = %+v\nwant %q", args, got, wantBook)
@@ -174,12 +174,12 @@ func TestPositionsAndFlattenTools(t *testing.T) {
 			t.Errorf("%s with an argument = %+v, want a model error", name, got)
 		}
 	}
-	want := "Flattened 2 positions: sold 10 RELIANCE @ 2500.00 (realised +0.00), " +
-		"bought 4 TCS @ 3950.00 (realised +200.00). Realised P&L +200.00."
+	want := "Flattened 2 positions: sold 10 RELIANCE @ 2,500.00 (realised +₹0.00), " +
+		"bought 4 TCS @ 3,950.00 (realised +₹200.00). Realised P&L +₹200.00."
 	if got := mustRun(t, tools["flatten_desk"], "main", `{}`); got.IsError || got.Text != want {
 		t.Errorf("flatten_desk = %+v\nwant %q", got, want)
 	}
-	if got, want := mustRun(t, tools["get_positions"], "main", `{}`).Text, "No open positions. Realised P&L to date +250.00."; got != want {
+	if got, want := mustRun(t, tools["get_positions"], "main", `{}`).Text, "No open positions. Realised P&L to date +₹250.00."; got != want {
 		t.Errorf("after flatten get_positions = %q, want %q", got, want)
 	}
 }

@@ -39,7 +39,7 @@ func DecideShown(ctx context.Context, g deskbot.Gate, start Start, log *slog.Log
 	if err != nil {
 		return Answer{}, err
 	}
-	return answer(ctx, g, start, log, resp, d)
+	return answer(ctx, g, start, log, resp)
 }
 
 // Change takes by's change of request id's call through g (Gate.Change):
@@ -59,7 +59,7 @@ func Change(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, 
 	return Answer{Text: words.ChangedCountedMessage(resp.Request), Request: resp.Request}, nil
 }
 
-func answer(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, resp *deskbot.PermissionResponse, d deskbot.Decision) (Answer, error) {
+func answer(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, resp *deskbot.PermissionResponse) (Answer, error) {
 	if resp.Counted {
 		return Answer{Text: words.CountedMessage(resp.Request), Request: resp.Request}, nil
 	}
@@ -70,10 +70,9 @@ func answer(ctx context.Context, g deskbot.Gate, start Start, log *slog.Logger, 
 	if !start(func(life context.Context) { run(life, g, log, resp) }) {
 		log.WarnContext(ctx, "held call allowed while stopping; not run, the next start reports it", "desk", r.Desk, "request", r.ID)
 	}
-	if r.Changed != nil {
-		d = resp.Decision // a changed call is never granted: an allow once
-	}
-	return Answer{Text: words.AllowedAnswer(d), Request: r}, nil
+	// The decision that ran, not the tap: a changed call, or an order
+	// that no grant can be capped for, is allowed once.
+	return Answer{Text: words.AllowedAnswer(resp.Decision), Request: r}, nil
 }
 
 // run runs an allowed call. Its outcome reaches the chat through the

@@ -19,6 +19,10 @@ var mira = deskbot.Person{ID: 103, Name: "Mira"}
 
 // twoForFlatten makes flatten_desk on desk main need two approvers, and
 // place_order two above ₹5,00,000 notional.
+// grantsUpToThreshold sets GRANT_MAX_NOTIONAL far above the policy's
+// threshold, so a grant reaches the threshold and no further.
+func grantsUpToThreshold(c *gate.Config) { c.GrantMaxNotional = 1e12 }
+
 func twoForFlatten(c *gate.Config) {
 	c.Policies = deskbot.Policies{"main": {
 		"flatten_desk": {Approvals: 2},
@@ -276,8 +280,25 @@ func TestGrantUnderFourEyes(t *testing.T) {
 			t.Fatal("a grant one person gave covers a call that needs two")
 		}
 	})
+	t.Run("by default a grant covers no order larger than the one shown", func(t *testing.T) {
+		f := mustFixture(t, twoForFlatten) // no GRANT_MAX_NOTIONAL
+		r := f.mustHold(t, "main", "place_order", smallOrder)
+		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
+		gs, err := f.gate.Grants(ctx)
+		if err != nil || len(gs) != 1 || gs[0].Limit != 400000 {
+			t.Fatalf("grants = %+v, %v; want one up to the shown ₹4,00,000", gs, err)
+		}
+		for _, tc := range []struct {
+			args string
+			want bool
+		}{{smallOrder, false}, {edgeOrder, true}, {largeOrder, true}} {
+			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
+				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+			}
+		}
+	})
 	t.Run("a grant never covers an order above the threshold", func(t *testing.T) {
-		f := mustFixture(t, twoForFlatten)
+		f := mustFixture(t, twoForFlatten, grantsUpToThreshold)
 		r := f.mustHold(t, "main", "place_order", smallOrder)
 		if resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha); resp.Counted {
 			t.Fatal("a small order needed two")
@@ -368,7 +389,7 @@ func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 // grant covers it; the next India day starts afresh.
 func TestFourEyesCountsTheDesksDay(t *testing.T) {
 	ctx := context.Background()
-	f := mustFixture(t, twoForFlatten)
+	f := mustFixture(t, twoForFlatten, grantsUpToThreshold)
 	r := f.mustHold(t, "main", "place_order", smallOrder)
 	f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha) // a one-person grant up to ₹5,00,000
 	day := deskbot.OrderDay(f.clock.Now())

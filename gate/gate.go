@@ -53,10 +53,14 @@ import (
 
 // Config is the gate's part of the service configuration.
 type Config struct {
-	Tools          []string      // APPROVAL_TOOLS
-	Expiry         time.Duration // APPROVAL_EXPIRY
-	GrantTTL       time.Duration // GRANT_TTL; 0 keeps grants until revoked
-	DenyReasonWait time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
+	Tools    []string      // APPROVAL_TOOLS
+	Expiry   time.Duration // APPROVAL_EXPIRY
+	GrantTTL time.Duration // GRANT_TTL; 0 keeps grants until revoked
+	// GrantMaxNotional (GRANT_MAX_NOTIONAL, rupees) caps what a place_order
+	// grant covers; 0: the exposure of the order it was given on
+	// (deskbot.Policies.GrantCap).
+	GrantMaxNotional float64
+	DenyReasonWait   time.Duration // DENY_REASON_WAIT; 0 tells the desk at once
 	// Policies say how many distinct approvers a desk's held call needs
 	// (fixed with the request when it is held) and how far a grant reaches;
 	// nil: one approver, grants without limit.
@@ -157,28 +161,39 @@ func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
 // order above the two-approver threshold is always held). An error means
 // the answer is unknown, and the caller must not run the call.
 func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
+	need, _, err := g.Permission(ctx, desk, call)
+	return need, err
+}
+
+// Permission is NeedsPermission with the standing grant a call that need
+// not be held runs under (nil: the tool is not guarded), so what runs
+// under a grant says whose.
+func (g *Gate) Permission(ctx context.Context, desk string, call deskbot.ToolCall) (need bool, under *deskbot.Grant, err error) {
 	if !g.tools[call.Name] {
-		return false, nil
+		return false, nil, nil
 	}
 	gr, err := g.store.Grant(ctx, desk, call.Name, g.now())
 	switch deskbot.ErrorCode(err) {
 	case "":
 		n, total, err := g.required(ctx, desk, call)
 		if err != nil {
-			return true, err
+			return true, nil, err
 		}
 		// However many gave the grant: it covers no order above its limit
 		// (Grant.Covers: the order's exposure as it was sized, an order
 		// not sized never), and past its limit over the day, the order is
 		// as large as one order past it.
 		if gr.Limit > 0 && total > gr.Limit {
-			return true, nil
+			return true, nil, nil
 		}
-		return !gr.Covers(call, n), nil
+		if !gr.Covers(call, n) {
+			return true, nil, nil
+		}
+		return false, gr, nil
 	case deskbot.ENOTFOUND:
-		return true, nil
+		return true, nil, nil
 	}
-	return true, err
+	return true, nil, err
 }
 
 // required is how many approvers call needs now
@@ -246,6 +261,31 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 	g.held.put(r)
 	g.log.InfoContext(ctx, "held", "desk", desk, "request", r.ID, "tool", call.Name, "trigger", triggerID)
 	return r, deskbot.ToolResult{Text: HoldMessage(r)}, nil
+}
+
+// GrantTerms is the grant an always allow of request id would give now,
+// as the approver confirms it: its desk, tool, cap and end (GrantedBy and
+// GrantedAt are the decision's). ok is false when an always allow of it
+// would grant nothing (a changed call, or a capped tool with no cap to
+// give): it runs once.
+func (g *Gate) GrantTerms(ctx context.Context, id string) (gr deskbot.Grant, ok bool, err error) {
+	r, err := g.asHeld(ctx, id)
+	if err != nil {
+		return deskbot.Grant{}, false, err
+	}
+	gr, ok = g.grantOf(r, g.now())
+	return gr, ok && r.Changed == nil, nil
+}
+
+// grantOf is the grant an always allow of r gives at now, and whether it
+// gives one at all (deskbot.Policies.GrantCap).
+func (g *Gate) grantOf(r *deskbot.Request, now time.Time) (deskbot.Grant, bool) {
+	limit, capped := g.cfg.Policies.GrantCap(r.Desk, r.Call(), g.cfg.GrantMaxNotional)
+	gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedAt: now, RequestID: r.ID, Limit: limit, Approvers: r.Needs()}
+	if g.cfg.GrantTTL > 0 {
+		gr.ExpiresAt = now.Add(g.cfg.GrantTTL)
+	}
+	return gr, !capped || limit > 0
 }
 
 // Grants lists the standing grants.

@@ -59,6 +59,9 @@ func (g *Gate) DecideShown(ctx context.Context, id string, version int, d deskbo
 	if r.Changed != nil && d == deskbot.AlwaysAllow {
 		d = deskbot.AllowOnce // a changed call is never granted
 	}
+	if _, ok := g.grantOf(r, g.now()); !ok && d == deskbot.AlwaysAllow {
+		d = deskbot.AllowOnce // nothing to cap the grant with: it runs once
+	}
 	fence, err := g.fence()
 	if err != nil {
 		return nil, err
@@ -142,11 +145,8 @@ func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, b
 	}
 	switch d {
 	case deskbot.AlwaysAllow:
-		gr := deskbot.Grant{Desk: r.Desk, Tool: r.Content.ToolName, GrantedBy: g.grantors(ctx, r, by), GrantedAt: now, RequestID: id,
-			Limit: g.cfg.Policies.GrantLimit(r.Desk, r.Content.ToolName), Approvers: r.Needs()}
-		if g.cfg.GrantTTL > 0 {
-			gr.ExpiresAt = now.Add(g.cfg.GrantTTL)
-		}
+		gr, _ := g.grantOf(r, now) // DecideShown gives none where it cannot
+		gr.GrantedBy = g.grantors(ctx, r, by)
 		t.Grant = &gr
 	case deskbot.Deny:
 		t.To = deskbot.StateDenied

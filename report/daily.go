@@ -18,6 +18,21 @@ import (
 // trades. The error's words name no variable; the caller says which.
 func Schedule(at string) (cron.Schedule, error) { return dailyAt(at, "1-5") }
 
+// OnTradingDays is send run only on the operator's trading days (trading:
+// MARKET_HOURS' days less MARKET_HOLIDAYS, plus its special sessions,
+// exchange.Calendar.TradingDay), judged at now when it is due: the day's
+// report, scheduled Everyday, so that a Saturday's special session gets
+// its report and a holiday gets none, on the one calendar the login
+// reminder follows too.
+func OnTradingDays(now deskbot.Now, trading func(time.Time) bool, send func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if !trading(now()) {
+			return nil
+		}
+		return send(ctx)
+	}
+}
+
 // Everyday is at ("08:45", India time) on every day of the week, for a job
 // that asks the operator's calendar itself whether the day trades: the
 // morning's reminder to log in to Kite, which a Saturday's special session

@@ -1,12 +1,15 @@
 package report_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/exchange"
 	"github.com/deskbot/deskbot/report"
 )
 
@@ -89,5 +92,35 @@ func TestEverydayFiresEveryDay(t *testing.T) {
 	}
 	if _, err := report.Everyday("8:45"); deskbot.ErrorCode(err) != deskbot.EINVALID {
 		t.Errorf("Everyday(%q) = %v, want EINVALID", "8:45", err)
+	}
+}
+
+// The day's report follows the operator's calendar: a Saturday's special
+// session gets its report, a holiday none, whatever the weekday.
+func TestReportFollowsTheTradingCalendar(t *testing.T) {
+	cal, err := exchange.ParseCalendar("Mon-Fri 09:15-15:30", "2026-11-24, 2026-11-28 10:00-11:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := report.Everyday("15:45")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := deskbottest.NewClock(time.Date(2026, 11, 23, 0, 0, 0, 0, deskbot.IST)) // a Monday
+	var sent []string
+	run := report.OnTradingDays(clock.Now, cal.TradingDay, func(context.Context) error {
+		sent = append(sent, clock.Now().In(deskbot.IST).Format("Mon 2 Jan"))
+		return nil
+	})
+	end := clock.Now().AddDate(0, 0, 7)
+	for next := s.Next(clock.Now()); !next.After(end); next = s.Next(clock.Now()) {
+		clock.Set(next)
+		if err := run(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "Mon 23 Nov, Wed 25 Nov, Thu 26 Nov, Fri 27 Nov, Sat 28 Nov" // Tue 24 a holiday, Sat 28 a special session
+	if got := strings.Join(sent, ", "); got != want {
+		t.Errorf("reports went out on %s; want %s", got, want)
 	}
 }

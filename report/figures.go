@@ -15,6 +15,10 @@ type Deps struct {
 	Desks  deskbot.DeskStore
 	Risk   deskbot.RiskStore // only PnLSamples is read
 	Audit  deskbot.Auditor
+	// TradingDay says whether t's India day trades (the operator's
+	// calendar, MARKET_HOURS and MARKET_HOLIDAYS: a Saturday's special
+	// session counts, a holiday does not); nil: Monday to Friday.
+	TradingDay func(t time.Time) bool
 }
 
 // journalDepth is how many of a desk's last fills are read: as many as the
@@ -188,14 +192,20 @@ func (w DeskWeek) Total() float64 {
 	return deskbot.RoundPaise(t)
 }
 
-// tradingDays are the last n weekdays (India's calendar) up to now's day,
-// oldest first: today counts when it is a weekday. There is no holiday
-// calendar: an exchange holiday is a day with no trades.
-func tradingDays(now time.Time, n int) []string {
+// TradingDays are the last n trading days up to now's day, oldest first,
+// on the operator's calendar (trading; nil: Monday to Friday): today counts
+// when it trades. A year without one is not searched past.
+func TradingDays(now time.Time, n int, trading func(time.Time) bool) []string {
+	if trading == nil {
+		trading = func(t time.Time) bool {
+			wd := t.In(deskbot.IST).Weekday()
+			return wd != time.Saturday && wd != time.Sunday
+		}
+	}
 	t := now.In(deskbot.IST)
 	var out []string
-	for len(out) < n {
-		if wd := t.Weekday(); wd != time.Saturday && wd != time.Sunday {
+	for i := 0; len(out) < n && i < 366; i++ {
+		if trading(t) {
 			out = append(out, t.Format("2006-01-02"))
 		}
 		t = t.AddDate(0, 0, -1)
@@ -206,7 +216,10 @@ func tradingDays(now time.Time, n int) []string {
 
 // weeks reads the last five trading days of every desk from its journal.
 func weeks(ctx context.Context, deps Deps, desks []string, now time.Time) ([]DeskWeek, error) {
-	days := tradingDays(now, 5)
+	days := TradingDays(now, 5, deps.TradingDay)
+	if len(days) == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "No day of the last year trades on MARKET_HOURS and MARKET_HOLIDAYS.")
+	}
 	out := make([]DeskWeek, 0, len(desks))
 	for _, desk := range desks {
 		trades, err := deps.Broker.Trades(ctx, desk, journalDepth)

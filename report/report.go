@@ -73,7 +73,7 @@ func Week(ctx context.Context, deps Deps, s Scope, now time.Time) (Report, error
 	if err != nil {
 		return Report{}, err
 	}
-	days := tradingDays(now, 5)
+	days := TradingDays(now, 5, deps.TradingDay)
 	pic, err := drawWeek(ws, colours, days)
 	if err != nil {
 		return Report{}, err

@@ -57,6 +57,7 @@ type storedEvent struct {
 	Result    *storedResult     `json:"o,omitempty"`
 	Text      string            `json:"x,omitempty"`
 	Picture   string            `json:"p,omitempty"`
+	Grant     *deskbot.Grant    `json:"gr,omitempty"` // the grant a call ran under
 	// Hold is a held call's result, by its words: "tool id clock"; CallID
 	// is its call's id.
 	Hold   string `json:"h,omitempty"`
@@ -109,7 +110,7 @@ func decodeKind(k deskbot.EventKind) deskbot.EventKind {
 }
 
 func encodeEvent(e deskbot.Event) (string, error) {
-	se := storedEvent{Kind: e.Kind, Desk: e.Desk, TriggerID: e.TriggerID, RequestID: e.RequestID, Text: e.Text, Picture: e.Picture}
+	se := storedEvent{Kind: e.Kind, Desk: e.Desk, TriggerID: e.TriggerID, RequestID: e.RequestID, Text: e.Text, Picture: e.Picture, Grant: e.Grant}
 	if c, ok := kindCodes[e.Kind]; ok {
 		se.Kind = c
 	}
@@ -145,7 +146,7 @@ func encodeEvent(e deskbot.Event) (string, error) {
 func heldResult(e deskbot.Event) (words.HoldWords, bool) {
 	r, c := e.Result, e.Call
 	if e.Kind != deskbot.EventToolResult || r == nil || c == nil || !r.Held || r.IsError || r.Picture != "" ||
-		e.RequestID != "" || e.Text != "" || e.Picture != "" {
+		e.RequestID != "" || e.Text != "" || e.Picture != "" || e.Grant != nil {
 		return words.HoldWords{}, false
 	}
 	w, ok := words.ParseHoldWords(r.Text)
@@ -166,7 +167,7 @@ func decodeEvent(data string) (e deskbot.Event, held string, err error) {
 		err := json.Unmarshal([]byte(data), &e)
 		return e, "", err
 	}
-	e = deskbot.Event{Kind: decodeKind(se.Kind), Desk: se.Desk, TriggerID: se.TriggerID, RequestID: se.RequestID, Text: se.Text, Picture: se.Picture}
+	e = deskbot.Event{Kind: decodeKind(se.Kind), Desk: se.Desk, TriggerID: se.TriggerID, RequestID: se.RequestID, Text: se.Text, Picture: se.Picture, Grant: se.Grant}
 	if se.Time != 0 {
 		e.Time = time.UnixMilli(se.Time).UTC()
 	}

@@ -135,6 +135,31 @@ func (s *Server) flattenAsk(ctx context.Context, r *http.Request, v Viewer) (str
 	return "flatten", s.page(v, map[string]string{"Desk": desk, "Token": token}), nil
 }
 
+// grantAsk is the confirmation an Always allow of a capped tool (an
+// order) asks for, as the chat's: what the grant would cover and until
+// when, over a button that decides it through the one decision flow.
+func (s *Server) grantAsk(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
+	if !s.deps.Team.Approver(v.ID) {
+		return "", nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "Only approvers can decide.")
+	}
+	id := r.URL.Query().Get("id")
+	shown := r.URL.Query().Get("shown")
+	if _, ok := shownArg(shown); !ok || id == "" {
+		return "", nil, deskbot.Errorf(deskbot.EINVALID, "That request could not be read; nothing was changed.")
+	}
+	g, ok, err := s.deps.Gate.GrantTerms(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	now := s.cfg.Now()
+	data := map[string]any{"ID": id, "Shown": shown, "Lines": strings.Split(words.GrantConfirm(g, now), "\n"), "Button": words.GrantConfirmButton(g, now)}
+	if !ok {
+		data["Lines"] = []string{"This call can be allowed once only: no grant can be capped for it."}
+		data["Button"] = "Allow once"
+	}
+	return "grant", s.page(v, data), nil
+}
+
 // flatten acts on a confirmation, once, however often it is sent: the
 // chat's /flatten path (Team.FlattenFromPage).
 func (s *Server) flatten(w http.ResponseWriter, r *http.Request, v Viewer) {

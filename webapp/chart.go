@@ -95,15 +95,15 @@ func dayChart(trades []deskbot.Trade, unrealised float64, now time.Time) templat
 	return template.HTML(b.String())
 }
 
-// daysChart is realised P&L per India day over the last n days, today
-// last, as bars from zero.
-func daysChart(trades []deskbot.Trade, now time.Time, n int) template.HTML {
-	now = now.In(deskbot.IST)
-	days := make([]string, n)
-	sums := map[string]float64{}
-	for i := range n {
-		days[i] = deskbot.OrderDay(now.AddDate(0, 0, i-n+1))
+// daysChart is realised P&L per India day over the given trading days
+// (report.TradingDays: the operator's calendar, as /pnl week counts them),
+// today last, as bars from zero.
+func daysChart(trades []deskbot.Trade, days []string) template.HTML {
+	n := len(days)
+	if n == 0 {
+		return ""
 	}
+	sums := map[string]float64{}
 	for _, t := range trades {
 		sums[deskbot.OrderDay(t.At)] += t.RealisedPnL
 	}
@@ -117,7 +117,7 @@ func daysChart(trades []deskbot.Trade, now time.Time, n int) template.HTML {
 	yv := func(v float64) float64 { return padT + (chartH-padT-padB)*(hi-v)/(hi-lo) }
 	slot := (chartW - padL - padR) / float64(n)
 	var b strings.Builder
-	svgOpen(&b, fmt.Sprintf("Realised P&L over the last %d days", n))
+	svgOpen(&b, fmt.Sprintf("Realised P&L over the last %d trading days", n))
 	axes(&b, lo, hi, yv)
 	for i, d := range days {
 		v := sums[d]

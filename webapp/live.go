@@ -165,9 +165,16 @@ func (rc *recentCalls) note(ev deskbot.Event) {
 	switch {
 	case ev.Kind == deskbot.EventToolResult && ev.Call != nil && ev.Result != nil:
 		row = callRow{Tool: ev.Call.Name, Args: argtext.Arguments(ev.Call.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+		if w, ok := words.ParseHoldWords(ev.Result.Text); ok && ev.Result.Held {
+			// The hold message is the model's; people read what it means.
+			row.Result = "Held for the team's decision (request " + words.ShortID(w.RequestID) + ")."
+		}
+		if ev.Grant != nil {
+			row.Tool += " (" + words.RanUnderGrant(*ev.Grant) + ")"
+		}
 	case ev.Kind == deskbot.EventRequestDecided && ev.Result != nil && ev.Request != nil:
 		r := ev.Request
-		row = callRow{Tool: r.Content.ToolName + " (" + string(r.Decision) + " by " + r.DecidedBy + ")",
+		row = callRow{Tool: r.Content.ToolName + " (" + words.AuditAction(string(r.Decision)) + " by " + r.DecidedBy + ")",
 			Args: argtext.Arguments(r.Content.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
 	default:
 		return

@@ -31,7 +31,7 @@ func (s *Server) reportPicture(week bool) http.HandlerFunc {
 		// Drawing takes a fraction of a second; the reads are the page's.
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
-		deps := report.Deps{Broker: s.deps.Broker, Desks: s.deps.Desks, Risk: s.deps.Risk, Audit: s.deps.Audit}
+		deps := report.Deps{Broker: s.deps.Broker, Desks: s.deps.Desks, Risk: s.deps.Risk, Audit: s.deps.Audit, TradingDay: s.cfg.TradingDay}
 		scope := report.Scope{Desks: s.deskNames(), Only: desk}
 		draw := report.Day
 		if week {

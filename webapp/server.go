@@ -29,6 +29,9 @@ type Config struct {
 	// PriceMaxAge is PRICE_MAX_AGE: a held order's last price older than
 	// it is shown as stale, never as current.
 	PriceMaxAge time.Duration
+	// TradingDay is the operator's calendar (MARKET_HOURS, MARKET_HOLIDAYS)
+	// the week's report counts its days on; nil: Monday to Friday.
+	TradingDay func(time.Time) bool
 	// Consumer names this process; its event-stream group is
 	// "webapp:<Consumer>", so every process's pages hear every event.
 	Consumer string
@@ -174,6 +177,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+p+"v/grants", s.view(s.grantsView))
 	mux.HandleFunc("GET "+p+"v/audit", s.view(s.auditView))
 	mux.HandleFunc("GET "+p+"v/flatten", s.view(s.flattenAsk))
+	mux.HandleFunc("GET "+p+"v/grant", s.view(s.grantAsk))
 	mux.HandleFunc("GET "+p+"r/pnl/{desk}", s.reportPicture(false))
 	mux.HandleFunc("GET "+p+"r/pnl/{desk}/week", s.reportPicture(true))
 	mux.HandleFunc("POST "+p+"a/decide", s.act(s.decide))

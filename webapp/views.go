@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/retry"
 	"github.com/deskbot/deskbot/words"
 )
@@ -187,7 +188,7 @@ func (s *Server) deskView(ctx context.Context, r *http.Request, v Viewer) (strin
 	return "desk", s.page(v, map[string]any{
 		"Desk": c, "Schedule": d.Schedule, "Trades": rows, "Calls": s.recent.of(name),
 		"Watches": watches, "WatchesRead": watchesRead,
-		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, now, 7),
+		"Today": dayChart(trades, unreal, now), "Days": daysChart(trades, report.TradingDays(now, 5, s.cfg.TradingDay)),
 	}), nil
 }
 
@@ -201,6 +202,9 @@ type requestCard struct {
 	Shown      int
 	Changed    string
 	Changeable bool
+	// ConfirmGrant: Always allow asks to confirm the grant first (a
+	// capped tool: deskbot.Policies.GrantCap), as in the chat.
+	ConfirmGrant bool
 }
 
 func (s *Server) requestsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -247,6 +251,7 @@ func renderRequest(q *deskbot.Request, live words.Live) requestCard {
 	card.Words, card.Lapses = words.TradingWords(q, live), words.Time(q.ExpiresAt)+" IST"
 	card.Whole = argtext.Length(args) <= argtext.MaxArguments
 	card.Changeable = card.Whole && q.Content.ToolName == deskbot.ToolPlaceOrder && orderErr == nil
+	card.ConfirmGrant = q.Content.ToolName == deskbot.ToolPlaceOrder
 	return card
 }
 
@@ -325,7 +330,7 @@ func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string)
 }
 
 type grantRow struct {
-	Desk, Tool, By, At, Until string
+	Desk, Tool, By, At, Cap, Until string
 }
 
 func (s *Server) grantsView(ctx context.Context, r *http.Request, v Viewer) (string, any, error) {
@@ -335,10 +340,8 @@ func (s *Server) grantsView(ctx context.Context, r *http.Request, v Viewer) (str
 	}
 	var rows []grantRow
 	for _, g := range gs {
-		row := grantRow{Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: g.GrantedAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST", Until: "until revoked"}
-		if !g.ExpiresAt.IsZero() {
-			row.Until = "until " + g.ExpiresAt.In(deskbot.IST).Format("02 Jan 15:04") + " IST"
-		}
+		now := s.cfg.Now()
+		row := grantRow{Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: words.When(g.GrantedAt, now), Cap: words.GrantCap(g), Until: words.GrantEnd(g, now)}
 		rows = append(rows, row)
 	}
 	return "grants", s.page(v, rows), nil
@@ -378,8 +381,8 @@ func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (stri
 			continue
 		}
 		rows = append(rows, auditRow{
-			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: e.Action, Desk: e.Desk, Tool: e.Tool,
-			By: e.By, Detail: argtext.Clip(argtext.Show(e.Detail), 300, "… (cut)"), Request: e.RequestID,
+			At: e.At.In(deskbot.IST).Format("02 Jan 15:04:05"), Action: words.AuditAction(e.Action), Desk: e.Desk, Tool: e.Tool,
+			By: e.By, Detail: argtext.Clip(argtext.Show(words.AuditDetail(e.Action, e.Detail)), 300, "… (cut)"), Request: e.RequestID,
 		})
 	}
 	names := make([]string, 0, len(s.cfg.Desks))

@@ -167,7 +167,7 @@ func TestFlattenWordsOfARealBroker(t *testing.T) {
 				"could not close SBIN: the account holds 5 of the desk's 10"},
 		{"Closed of nothing", words.Closed(deskbot.FlattenReport{}), "had no open positions to close"},
 		{"Closed of a paper flatten", words.Closed(deskbot.FlattenReport{Closed: []deskbot.Fill{{Order: sell("INFY", 10, 1646.36), RealisedPnL: -2.6}}, RealisedPnL: -2.6}),
-			"closed 1 position (sold 10 INFY @ 1646.36 (realised -2.60)), realised -₹2.60"},
+			"closed 1 position (sold 10 INFY @ 1,646.36 (realised -₹2.60)), realised -₹2.60"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

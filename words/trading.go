@@ -15,8 +15,8 @@ import (
 // FormatBook renders a book for a model or a person: one line per open
 // position, then the totals.
 //
-//	RELIANCE: long 6, avg 100.00, last 110.00, unrealised +60.00
-//	Total: unrealised +60.00, realised +40.00, net +100.00
+//	RELIANCE: long 6, avg 100.00, last 110.00, unrealised +₹60.00
+//	Total: unrealised +₹60.00, realised +₹40.00, net +₹100.00
 func FormatBook(b deskbot.Book) string {
 	if len(b.Positions) == 0 {
 		return "No open positions. Realised P&L to date " + Money(b.RealisedPnL) + "."
@@ -46,20 +46,20 @@ func UnownedLine(p deskbot.Position) string {
 // FormatPosition renders one position on one line.
 func FormatPosition(p deskbot.Position) string {
 	if p.Quantity == 0 {
-		return fmt.Sprintf("%s: flat, last %s", p.Symbol, Price(p.LastPrice))
+		return fmt.Sprintf("%s: flat, last %s", p.Symbol, GroupedPrice(p.LastPrice))
 	}
 	dir := "long"
 	if p.Quantity < 0 {
 		dir = "short"
 	}
 	return fmt.Sprintf("%s: %s %s, avg %s, last %s, unrealised %s", p.Symbol, dir,
-		Quantity(math.Abs(p.Quantity)), Price(p.AvgPrice), Price(p.LastPrice), Money(p.UnrealisedPnL()))
+		GroupedQuantity(math.Abs(p.Quantity)), GroupedPrice(p.AvgPrice), GroupedPrice(p.LastPrice), Money(p.UnrealisedPnL()))
 }
 
-// FormatFill renders a fill as "bought 10 RELIANCE @ 100.00 (realised +0.00)".
+// FormatFill renders a fill as "bought 10 RELIANCE @ 100.00 (realised +₹0.00)".
 func FormatFill(f deskbot.Fill) string {
 	return fmt.Sprintf("%s %s %s @ %s (realised %s)", pastTense(f.Side),
-		Quantity(f.Quantity), f.Symbol, Price(f.Price), Money(f.RealisedPnL))
+		GroupedQuantity(f.Quantity), f.Symbol, GroupedPrice(f.Price), Money(f.RealisedPnL))
 }
 
 // FormatFlatten renders a flatten on one line, for /flatten and for the text
@@ -127,8 +127,9 @@ func pastTense(side string) string {
 	return side
 }
 
-// Money renders an amount signed, in paise: "+40.00", "-12.50", "+0.00".
-func Money(x float64) string { return fmt.Sprintf("%+.2f", deskbot.RoundPaise(x)) }
+// Money renders a profit or loss as SignedRupees does: the one way a
+// desk's money is written, for its model and for people alike.
+func Money(x float64) string { return SignedRupees(x) }
 
 // Price renders a price with at least 2 and at most 4 decimals, so that
 // sub-rupee prices and fractional averages stay readable.
@@ -164,7 +165,7 @@ func Rupees(x float64) string {
 	return sign + "₹" + groupIndian(strconv.FormatFloat(x, 'f', 2, 64))
 }
 
-// SignedRupees renders a profit or loss with its sign: "+₹40.00", "-₹12.50".
+// SignedRupees renders a profit or loss with its sign: "+₹40.00", "-₹12.50"
 func SignedRupees(x float64) string {
 	if deskbot.RoundPaise(x) >= 0 {
 		return "+" + Rupees(x)

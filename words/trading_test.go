@@ -14,16 +14,31 @@ func TestNumbers(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"money positive", words.Money(40), "+40.00"},
-		{"money negative rounds half away from zero", words.Money(-12.375), "-12.38"},
-		{"money float noise", words.Money(0.1 + 0.2), "+0.30"},
-		{"money never negative zero", words.Money(-0.001), "+0.00"},
+		{"money positive", words.Money(40), "+₹40.00"},
+		{"money negative rounds half away from zero", words.Money(-12.375), "-₹12.38"},
+		{"money float noise", words.Money(0.1 + 0.2), "+₹0.30"},
+		{"money never negative zero", words.Money(-0.001), "+₹0.00"},
+		{"money grouped the Indian way", words.Money(1234567.5), "+₹12,34,567.50"},
+		{"money a crore", words.Money(-10000000), "-₹1,00,00,000.00"},
+		{"rupees", words.Rupees(1225625), "₹12,25,625.00"},
+		{"rupees negative", words.Rupees(-1250.5), "-₹1,250.50"},
+		{"rupees under a thousand", words.Rupees(999.999), "₹1,000.00"},
 		{"price whole", words.Price(2500), "2500.00"},
 		{"price one decimal", words.Price(104.5), "104.50"},
 		{"price fractional average", words.Price(100.0 / 3), "33.3333"},
 		{"price below a rupee", words.Price(0.0525), "0.0525"},
+		{"price grouped", words.GroupedPrice(1604.36), "1,604.36"},
+		{"price grouped, lakhs", words.GroupedPrice(100000), "1,00,000.00"},
+		{"price grouped keeps its decimals", words.GroupedPrice(24512.5), "24,512.50"},
+		{"price grouped, four decimals", words.GroupedPrice(1604.3625), "1,604.3625"},
 		{"quantity whole", words.Quantity(10), "10"},
 		{"quantity float noise", words.Quantity(0.1 + 0.2), "0.3"},
+		{"quantity grouped", words.GroupedQuantity(100000), "1,00,000"},
+		// One message, one way: the book a fill tells reads as the order.
+		{"a position", words.FormatPosition(deskbot.Position{Symbol: "INFY", Quantity: 10, AvgPrice: 1604.36, LastPrice: 1604.36}),
+			"INFY: long 10, avg 1,604.36, last 1,604.36, unrealised +₹0.00"},
+		{"a fill", words.FormatFill(deskbot.Fill{Order: deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1604.36}}),
+			"bought 10 INFY @ 1,604.36 (realised +₹0.00)"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -38,13 +53,13 @@ func TestFormatBook(t *testing.T) {
 		book deskbot.Book
 		want string
 	}{
-		{"empty", deskbot.Book{}, "No open positions. Realised P&L to date +0.00."},
-		{"flat with history", deskbot.Book{RealisedPnL: -45.5}, "No open positions. Realised P&L to date -45.50."},
+		{"empty", deskbot.Book{}, "No open positions. Realised P&L to date +₹0.00."},
+		{"flat with history", deskbot.Book{RealisedPnL: -45.5}, "No open positions. Realised P&L to date -₹45.50."},
 		{"long and short", deskbot.Book{Positions: []deskbot.Position{
 			pos("INFY", 6, 100, 110, 40), pos("SBIN", -5, 90, 92.25, -100)}, RealisedPnL: -60},
-			"INFY: long 6, avg 100.00, last 110.00, unrealised +60.00\n" +
-				"SBIN: short 5, avg 90.00, last 92.25, unrealised -11.25\n" +
-				"Total: unrealised +48.75, realised -60.00, net -11.25"},
+			"INFY: long 6, avg 100.00, last 110.00, unrealised +₹60.00\n" +
+				"SBIN: short 5, avg 90.00, last 92.25, unrealised -₹11.25\n" +
+				"Total: unrealised +₹48.75, realised -₹60.00, net -₹11.25"},
 	}
 	for _, tt := range tests {
 		if got := words.FormatBook(tt.book); got != tt.want {
@@ -61,10 +76,10 @@ func TestFormatFlatten(t *testing.T) {
 	}{
 		{"nothing open", deskbot.FlattenReport{}, "Nothing to flatten: the desk had no open positions."},
 		{"one position", deskbot.FlattenReport{Closed: []deskbot.Fill{{Order: sell("INFY", 6, 110), RealisedPnL: 60}}, RealisedPnL: 60},
-			"Flattened 1 position: sold 6 INFY @ 110.00 (realised +60.00). Realised P&L +60.00."},
+			"Flattened 1 position: sold 6 INFY @ 110.00 (realised +₹60.00). Realised P&L +₹60.00."},
 		{"long and short", deskbot.FlattenReport{Closed: []deskbot.Fill{
 			{Order: sell("INFY", 6, 110), RealisedPnL: 60}, {Order: buy("SBIN", 5, 92.25), RealisedPnL: -11.25}}, RealisedPnL: 48.75},
-			"Flattened 2 positions: sold 6 INFY @ 110.00 (realised +60.00), bought 5 SBIN @ 92.25 (realised -11.25). Realised P&L +48.75."},
+			"Flattened 2 positions: sold 6 INFY @ 110.00 (realised +₹60.00), bought 5 SBIN @ 92.25 (realised -₹11.25). Realised P&L +₹48.75."},
 	}
 	for _, tt := range tests {
 		if got := words.FormatFlatten(tt.r); got != tt.want {

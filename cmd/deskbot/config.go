@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/url"
 	"reflect"
@@ -58,16 +59,19 @@ type Config struct {
 	RedisSentinelPassword string        `env:"REDIS_SENTINEL_PASSWORD"`
 	RedisPrefix           string        `env:"REDIS_PREFIX" envDefault:"deskbot:"`
 	GrantTTL              time.Duration `env:"GRANT_TTL" envDefault:"0s"`
-	AuditRetention        time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
-	ApprovalTools         []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
-	ApprovalExpiry        time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
-	PriceMaxAge           time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
-	MaxWatches            int           `env:"MAX_WATCHES" envDefault:"50"`
-	SweepSchedule         string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
-	RiskCheckEvery        time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
-	DataDir               string        `env:"DATA_DIR" envDefault:"./data"`
-	LogLevel              string        `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat             string        `env:"LOG_FORMAT" envDefault:"text"`
+	// GrantMaxNotional caps, in rupees of exposure, the orders a
+	// place_order grant covers; 0: the exposure of the order it was given on.
+	GrantMaxNotional float64       `env:"GRANT_MAX_NOTIONAL" envDefault:"0"`
+	AuditRetention   time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
+	ApprovalTools    []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
+	ApprovalExpiry   time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
+	PriceMaxAge      time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
+	MaxWatches       int           `env:"MAX_WATCHES" envDefault:"50"`
+	SweepSchedule    string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	RiskCheckEvery   time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
+	DataDir          string        `env:"DATA_DIR" envDefault:"./data"`
+	LogLevel         string        `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat        string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// ApprovalRemind is how long before a request lapses its unanswered
 	// approvers are reminded; unset or empty: a third of ApprovalExpiry
@@ -203,6 +207,9 @@ func (c Config) validate() []string {
 	}
 	if _, err := bot.ParseQuiet(c.TelegramQuiet); err != nil {
 		p = append(p, deskbot.ErrorMessage(err))
+	}
+	if c.GrantMaxNotional < 0 || math.IsNaN(c.GrantMaxNotional) || math.IsInf(c.GrantMaxNotional, 0) {
+		bad("GRANT_MAX_NOTIONAL", "must be 0 (the order's own exposure) or a positive number of rupees")
 	}
 	if c.GrantTTL < 0 {
 		bad("GRANT_TTL", "must be 0 (until revoked) or a positive duration")

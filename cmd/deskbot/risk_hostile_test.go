@@ -223,7 +223,13 @@ func TestHostileStandingGrantDoesNotRunAHaltedDesksOrder(t *testing.T) {
 		return modeltest.Text("Noted.")
 	})
 	held, id := s.holdOrder(t, "buy INFY first", "INFY")
-	if got := s.tapAnswer(t, asha, held, button(t, held, "Always allow")); strings.Contains(got, "Not run") {
+	if got := s.tapAnswer(t, asha, held, button(t, held, "Always allow")); got != "Confirm the grant below." {
+		t.Fatalf("Always allow answered %q; want it to ask to confirm the grant", got)
+	}
+	confirm := s.mustBotMessage(t, "the grant's confirmation", func(m telegramtest.Message) bool {
+		return strings.HasPrefix(m.Plain, "Always allow place_order for desk main?") && len(m.Keyboard) > 0
+	})
+	if got := s.tapAnswer(t, asha, confirm, confirm.Keyboard[0][0].Data); strings.Contains(got, "Not run") {
 		t.Fatalf("the grant's tap answered %q", got)
 	}
 	s.mustRanOnce(t, id)

@@ -91,7 +91,11 @@ type Main struct {
 	brokerUpdates func(ctx context.Context)
 	// calendar is MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite.
 	calendar *exchange.Calendar
-	Elector  *leader.Elector
+	// days is the calendar the days are counted on (the day's report,
+	// /pnl week, the page's week): calendar, else the same variables read
+	// without Kite.
+	days    *exchange.Calendar
+	Elector *leader.Elector
 
 	lead     leadership
 	leadMu   sync.Mutex // guards closing against a campaign that just won
@@ -278,7 +282,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
-		GrantTTL: cfg.GrantTTL, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
+		GrantTTL: cfg.GrantTTL, GrantMaxNotional: cfg.GrantMaxNotional, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
 		Approvers: cfg.TelegramApprovers, Leader: &m.lead, Books: m.Broker, Limits: limits,
 	}, m.Store, regs, m.Now, log)
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
@@ -300,6 +304,15 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Policies) (err error) {
 	cfg, log := m.Config, m.Log
 	chat := m.Store.Chat()
+	// One calendar counts the days: the day's report, /pnl week and the
+	// page's week follow the operator's trading days, as the login
+	// reminder does (the calendar Kite's set-up read, else the same
+	// variables read here: a paper desk's week is the same week).
+	if m.days = m.calendar; m.days == nil {
+		if m.days, err = exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays); err != nil {
+			return fmt.Errorf("MARKET_HOURS or MARKET_HOLIDAYS: %w", err)
+		}
+	}
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
@@ -307,6 +320,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
 		PriceMaxAge: cfg.PriceMaxAge,
+		TradingDay:  m.days.TradingDay,
 	}, bot.Deps{
 		// The chat's own pool: a /tell, a status or the outbox never waits
 		// for a connection behind the desks. A decision goes through the
@@ -318,11 +332,11 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", m.telegramTrouble(ctx, err))
 	}
-	reportAt, err := report.Schedule(cfg.ReportAt)
+	reportAt, err := report.Everyday(cfg.ReportAt)
 	if err != nil {
 		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
-	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, m.Bot.SendDayReport, log)
+	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, report.OnTradingDays(m.Now, m.days.TradingDay, m.Bot.SendDayReport), log)
 	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 	m.Web, err = webapp.New(webapp.Config{
 		URL: cfg.WebAppURL, Token: cfg.TelegramToken, MaxAge: cfg.WebAppMaxAge, Desks: shown, Now: m.Now,
 		PriceMaxAge: cfg.PriceMaxAge,
+		TradingDay:  m.days.TradingDay,
 	}, webapp.Deps{
 		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker,
 		Audit: m.Store, Notes: m.Store, Events: m.Store, Risk: m.Store, Watches: m.Store,

@@ -303,7 +303,7 @@ func TestDesksPageInBrowser(t *testing.T) {
 	// Filter by tool and person: only Asha's allow of the order is left
 	// among the decisions.
 	eval[bool](t, ctx, `(function(){var f=document.querySelector("form[data-filter]");f.tool.value="place_order";f.by.value="Ravi (102)";f.by.dispatchEvent(new Event("change",{bubbles:true}));return true})()`)
-	waitFor(t, ctx, "the filtered audit", `(function(){var t=document.querySelector("table.trail");return !!t && t.innerText.includes("deny") && !t.innerText.includes("allow_once")})()`)
+	waitFor(t, ctx, "the filtered audit", `(function(){var t=document.querySelector("table.trail");return !!t && t.innerText.includes("Denied") && !t.innerText.includes("Allowed once")})()`)
 	shot(t, ctx, dir, "audit")
 	t.Logf("screenshots in %s", dir)
 }

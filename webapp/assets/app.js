@@ -125,7 +125,10 @@
   }
 
   function ask(btn) {
-    call("GET", "v/flatten?desk=" + encodeURIComponent(btn.dataset.desk)).then(function (r) {
+    var path = btn.dataset.ask === "grant"
+      ? "v/grant?id=" + encodeURIComponent(btn.dataset.id) + "&shown=" + encodeURIComponent(btn.dataset.shown || "")
+      : "v/flatten?desk=" + encodeURIComponent(btn.dataset.desk);
+    call("GET", path).then(function (r) {
       if (!r.ok) { say(r.text, true); return; }
       dialog.innerHTML = r.text;
       dialog.hidden = false;

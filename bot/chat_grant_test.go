@@ -1,0 +1,96 @@
+package bot_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot/telegramtest"
+)
+
+// Always allow on an order grants nothing until confirmed: the chat says
+// what the grant would cover (desk, tool, cap, end) under buttons of its
+// own, Cancel gives none, and the confirmation gives exactly what it said.
+func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
+	h := mustE2E(t) // GRANT_MAX_NOTIONAL ₹50,000, GRANT_TTL 2h; 14:00 IST
+	ctx := t.Context()
+	r, m := h.mustHold("alpha")
+	if got, _ := h.answer(h.tap(asha, m, "Always allow")); got != "Confirm the grant below." {
+		t.Fatalf("Always allow answered %q", got)
+	}
+	c := h.grantConfirm()
+	want := "Always allow place_order for desk alpha?\n" +
+		"alpha may then call place_order without asking for orders up to ₹50,000.00 of exposure each and over the India day, until 16:00 IST.\n" +
+		"Larger orders are still held. Confirming also runs this call now."
+	if c.Plain != want {
+		t.Errorf("confirmation:\n%s\nwant:\n%s", c.Plain, want)
+	}
+	if got := c.Labels(); !slicesEqual(got, []string{"⚠️ Grant until 16:00 IST", "Cancel"}) {
+		t.Errorf("confirmation buttons = %q", got)
+	}
+	if gs, _ := h.gate.Grants(ctx); len(gs) != 0 || h.tool.Runs() != 0 {
+		t.Fatalf("asking to confirm granted %+v and ran %d", gs, h.tool.Runs())
+	}
+
+	if got, _ := h.answer(h.tap(asha, c, "Cancel")); got != "No grant given." {
+		t.Errorf("Cancel answered %q", got)
+	}
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == c.ID && len(x.Keyboard) == 0 && strings.HasPrefix(x.Plain, "No grant given")
+	})
+	if cur, _ := h.gate.Request(ctx, r.ID); cur.State != deskbot.StateOpen {
+		t.Fatalf("cancelled confirmation left the request %s", cur.State)
+	}
+
+	if got := h.grant(ravi, m); got != "Always allowed; running…" {
+		t.Fatalf("confirmed grant answered %q", got)
+	}
+	h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == m.ID && strings.Contains(x.Plain, "Always allowed by Ravi")
+	})
+	gs, err := h.gate.Grants(ctx)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("grants = %+v (%v), want one", gs, err)
+	}
+	if g := gs[0]; g.Limit != 50000 || !g.ExpiresAt.Equal(h.clock.Now().Add(2*time.Hour)) {
+		t.Errorf("grant covers ₹%v until %v; want ₹50,000 until 2h from now", g.Limit, g.ExpiresAt)
+	}
+	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))
+	if want := "for orders up to ₹50,000.00 notional; granted by Ravi (102) at 14:00 IST, until 16:00 IST"; !strings.Contains(grants.Plain, want) {
+		t.Errorf("/grants:\n%s\nwant %q", grants.Plain, want)
+	}
+}
+
+// A stranger cannot confirm a grant: the confirmation's buttons are an
+// approver's, as the request's are.
+func TestStrangerCannotConfirmAGrant(t *testing.T) {
+	h := mustE2E(t)
+	_, m := h.mustHold("alpha")
+	h.answer(h.tap(asha, m, "Always allow"))
+	c := h.grantConfirm()
+	if got, alert := h.answer(h.tap(stranger, c, c.Labels()[0])); got != "Only approvers can decide; nothing was changed." || !alert {
+		t.Errorf("a stranger's confirmation answered %q", got)
+	}
+	if gs, _ := h.gate.Grants(t.Context()); len(gs) != 0 {
+		t.Errorf("a stranger's tap granted %+v", gs)
+	}
+}
+
+// A call run under a grant is told in the chat, with whose grant it was
+// and what it covers; the tool's answer, written for the model, is not.
+func TestCallRunUnderAGrantIsToldInTheChat(t *testing.T) {
+	h := mustE2E(t)
+	at := h.clock.Now().Add(-30 * time.Minute)
+	g := &deskbot.Grant{Desk: "alpha", Tool: "place_order", GrantedBy: "Ravi (102)", GrantedAt: at, ExpiresAt: at.Add(2 * time.Hour), Limit: 50000}
+	call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"NSE:INFY","side":"buy","quantity":10,"order_type":"LIMIT","price":1604.35}`)}
+	res := deskbot.ToolResult{Text: "Order 1 placed. End this turn now."}
+	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventToolResult, Desk: "alpha", Time: h.clock.Now(), Call: &call, Result: &res, Grant: g}); err != nil {
+		t.Fatal(err)
+	}
+	m := h.waitMessage(func(x telegramtest.Message) bool { return strings.Contains(x.Plain, "grant") })
+	want := "alpha: BUY 10 INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:30 (orders up to ₹50,000.00 of exposure each and over the India day, until 15:30 IST)."
+	if m.Plain != want {
+		t.Errorf("chat:\n%s\nwant:\n%s", m.Plain, want)
+	}
+}

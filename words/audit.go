@@ -1,0 +1,94 @@
+package words
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// The audit trail as people read it: the trail keeps its own codes
+// ("allow_once", "ran" with a Go duration), the page and the chat show
+// them in words.
+
+// auditActions are the trail's actions in words.
+var auditActions = map[string]string{
+	"allow_once":     "Allowed once",
+	"always_allow":   "Always allowed",
+	"deny":           "Denied",
+	"hold":           "Held",
+	"ran":            "Ran",
+	"failed":         "Failed",
+	"lapse":          "Lapsed",
+	"not_run":        "Not run",
+	"interrupted":    "Interrupted",
+	"refuse":         "Refused by a hard limit",
+	"reason":         "Reason given",
+	"reason_skipped": "No reason given",
+	"revoke":         "Grant revoked",
+	"grant":          "Granted",
+	"flatten":        "Flattened",
+	"halt":           "Halted",
+	"resume":         "Resumed",
+	"pause":          "Paused",
+	"why":            "Asked why",
+	"change":         "Changed",
+}
+
+// AuditAction is an audit entry's action in words: "Allowed once" for
+// allow_once. An action without words is shown as it is, its underscores
+// as spaces.
+func AuditAction(action string) string {
+	if w, ok := auditActions[action]; ok {
+		return w
+	}
+	return strings.ReplaceAll(action, "_", " ")
+}
+
+// AuditDetail is an audit entry's detail as people read it: how long a
+// call took (the trail keeps a Go duration) as Duration says it, anything
+// else as it is.
+func AuditDetail(action, detail string) string {
+	if action == "ran" || action == "failed" {
+		if d, err := time.ParseDuration(detail); err == nil {
+			return "took " + Duration(d)
+		}
+	}
+	return detail
+}
+
+// Duration is a duration rounded as people say it: "5 ms", "1.2 s",
+// "42 s", "3 min", "3 min 20 s", "2 h", "2 h 5 min".
+func Duration(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = -d
+	case d == 0:
+		return "0 s"
+	}
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", max(int64(math.Round(float64(d)/float64(time.Millisecond))), 1))
+	case d < 10*time.Second:
+		s := math.Round(d.Seconds()*10) / 10
+		if s == math.Trunc(s) {
+			return fmt.Sprintf("%.0f s", s)
+		}
+		return fmt.Sprintf("%.1f s", s)
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int64(math.Round(d.Seconds())))
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
+		if s == 0 {
+			return fmt.Sprintf("%d min", m)
+		}
+		return fmt.Sprintf("%d min %d s", m, s)
+	}
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
+}
