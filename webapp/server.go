@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 //go:embed assets templates
@@ -354,7 +355,10 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, data any) 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_, _ = w.Write([]byte(b.String()))
+	// Signed amounts stay whole on a phone's narrow lines. html/template
+	// writes "+" as "&#43;"; a "+" is plain text in HTML, so it is written
+	// back before its ₹ for the join.
+	_, _ = w.Write([]byte(words.OnOneLine(strings.ReplaceAll(b.String(), "&#43;₹", "+₹"))))
 }
 
 // funcs are the templates' helpers; html/template escapes everything else.

@@ -173,6 +173,17 @@ func SignedRupees(x float64) string {
 	return Rupees(x)
 }
 
+// signJoin keeps a sign on the line of its ₹ (WORD JOINER, U+2060): a
+// browser may break between "+" and "₹", and "+" at a line's end over
+// "₹0.00" reads as two things.
+var signJoin = strings.NewReplacer("+₹", "+\u2060₹", "-₹", "-\u2060₹")
+
+// OnOneLine is text laid out for a person's screen with every signed
+// amount kept whole ("+₹0.00" never wraps after its sign). It is for what
+// a layout wraps (the desks page), never for a model: the joiner is
+// invisible, and argtext shows invisible characters where it meets them.
+func OnOneLine(text string) string { return signJoin.Replace(text) }
+
 // GroupedPrice renders a price as Price does, its whole part grouped the
 // Indian way: "24,512.50", "1,00,000.00".
 func GroupedPrice(x float64) string {

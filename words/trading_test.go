@@ -174,3 +174,19 @@ func TestFlattenWordsFollowTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// A signed amount laid out for a screen cannot break after its sign: the
+// sign and the ₹ are joined, and nothing else of the text changes.
+func TestOnOneLineKeepsASignWithItsRupee(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"realised " + words.SignedRupees(0), "realised +\u2060₹0.00"},
+		{"P&L " + words.SignedRupees(-50100), "P&L -\u2060₹50,100.00"},
+		{"limit ₹20,00,000.00", "limit ₹20,00,000.00"},
+		{"BUY 10 INFY @ 1,650.00", "BUY 10 INFY @ 1,650.00"},
+	}
+	for _, tt := range tests {
+		if got := words.OnOneLine(tt.in); got != tt.want {
+			t.Errorf("OnOneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
