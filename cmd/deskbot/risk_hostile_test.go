@@ -100,6 +100,9 @@ func TestHostileNobodyLiftsAHaltButAConfirmedResume(t *testing.T) {
 	}
 	s.mustStillHalted(t, "main", h, "/resume all")
 
+	// Resumed, the desk reads the notices its halt left it: its model
+	// answers them.
+	s.model.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("Noted.") })
 	real := button(t, ask, "Yes, resume main")
 	if !strings.HasSuffix(real, "/"+strconv.FormatInt(h.At.UnixMilli(), 10)) {
 		t.Fatalf("the button's data %q does not name the halt's time %d", real, h.At.UnixMilli())
@@ -318,6 +321,9 @@ func TestHostileUnreadableHaltCanStillBeResumed(t *testing.T) {
 	if !strings.Contains(ask.Plain, "could not be read") {
 		t.Errorf("the confirmation does not say the halt's record could not be read: %q", ask.Plain)
 	}
+	// Resumed, the desk reads the notices its halt left it: its model
+	// answers them.
+	s.model.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("Noted.") })
 	if got := s.tapAnswer(t, asha, ask, button(t, ask, "Yes, resume main")); got != "Resumed main." {
 		t.Errorf("the approver's tap answered %q", got)
 	}
@@ -361,6 +367,9 @@ func TestHostileTwoApproversResumeOnce(t *testing.T) {
 	s.tg.InjectText(asha, groupID, "/resume main", 0)
 	ask := s.mustBotMessage(t, "the confirmation", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "Resume it?") })
 	data := button(t, ask, "Yes, resume main")
+	// Resumed, the desk reads the notices its halt left it: its model
+	// answers them.
+	s.model.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("Noted.") })
 	qs := []string{s.tg.InjectCallback(asha, groupID, ask.ID, data), s.tg.InjectCallback(ravi, groupID, ask.ID, data)}
 	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool {
 		for _, q := range qs {
