@@ -116,7 +116,7 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		unreal += u
 		c.Positions = append(c.Positions, positionRow{
 			Symbol: p.Symbol, Holding: words.Holding(p.Quantity), Avg: words.GroupedPrice(p.AvgPrice),
-			Last: words.GroupedPrice(p.LastPrice), PnL: words.SignedRupees(u), Loss: u < 0,
+			Last: s.positionLast(ctx, p), PnL: words.SignedRupees(u), Loss: u < 0,
 		})
 	}
 	today, _, _, _ := deskbot.DayPnL(trades, book, deskbot.OrderDay(s.cfg.Now()), false)
@@ -401,4 +401,27 @@ func sorted(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// marketWait bounds a read of the market's last price: the hub runs only on
+// the leader, and a standby's page must not hang on it.
+const marketWait = 2 * time.Second
+
+// positionLast is p's last price as the market has it, with its age, or the
+// book's marked as the broker's (words.PositionLast).
+func (s *Server) positionLast(ctx context.Context, p deskbot.Position) string {
+	var (
+		got deskbot.Price
+		ok  bool
+	)
+	if s.deps.Market != nil {
+		ctx, cancel := context.WithTimeout(ctx, marketWait)
+		defer cancel()
+		var err error
+		got, ok, err = s.deps.Market.LastPrice(ctx, p.Symbol)
+		if err != nil {
+			ok = false
+		}
+	}
+	return words.PositionLast(p.LastPrice, got, ok, s.cfg.Now(), s.cfg.PriceMaxAge)
 }
