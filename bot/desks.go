@@ -158,9 +158,11 @@ func (b *Bot) readDesk(ctx context.Context, desk string) (deskRead, error) {
 		return d, err
 	}
 	d.lasts = make(map[string]string, len(d.books.Positions))
+	mctx, cancel := context.WithTimeout(ctx, marketWait) // one wait for the whole book
 	for _, p := range d.books.Positions {
-		d.lasts[p.Symbol] = b.positionLast(ctx, p)
+		d.lasts[p.Symbol] = b.positionLast(mctx, p)
 	}
+	cancel()
 	switch v, err := b.deps.Notes.Note(ctx, words.ModelOutageNote(desk)); deskbot.ErrorCode(err) {
 	case "":
 		d.outage = v
@@ -358,7 +360,7 @@ func (b *Bot) say(ctx context.Context, chatID int64, text string, kb *tele.Reply
 	return msg
 }
 
-// marketWait bounds a read of the market's last price: the hub runs only on
+// marketWait bounds the reads of a book's last prices (ctx carries it): the hub runs only on
 // the leader, and a reply must not hang on it.
 const marketWait = 2 * time.Second
 
@@ -370,8 +372,6 @@ func (b *Bot) positionLast(ctx context.Context, p deskbot.Position) string {
 		ok  bool
 	)
 	if b.deps.Market != nil {
-		ctx, cancel := context.WithTimeout(ctx, marketWait)
-		defer cancel()
 		var err error
 		if got, ok, err = b.deps.Market.LastPrice(ctx, p.Symbol); err != nil {
 			ok = false

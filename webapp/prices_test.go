@@ -48,7 +48,9 @@ func TestPositionLastPrice(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if got := s.positionLast(t.Context(), pos); got != tt.want {
+		ctx, cancel := context.WithTimeout(t.Context(), marketWait)
+		defer cancel()
+		if got := s.positionLast(ctx, pos); got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
 		}
 		if took := time.Since(start); took > 4*time.Second {

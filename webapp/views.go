@@ -108,6 +108,8 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		c.Last = words.Time(st.LastActivity) + " IST"
 	}
 	var unreal float64
+	mctx, cancel := context.WithTimeout(ctx, marketWait) // one wait for the whole book
+	defer cancel()
 	for _, p := range book.Positions {
 		if p.Quantity == 0 {
 			continue
@@ -116,7 +118,7 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		unreal += u
 		c.Positions = append(c.Positions, positionRow{
 			Symbol: p.Symbol, Holding: words.Holding(p.Quantity), Avg: words.GroupedPrice(p.AvgPrice),
-			Last: s.positionLast(ctx, p), PnL: words.SignedRupees(u), Loss: u < 0,
+			Last: s.positionLast(mctx, p), PnL: words.SignedRupees(u), Loss: u < 0,
 		})
 	}
 	today, _, _, _ := deskbot.DayPnL(trades, book, deskbot.OrderDay(s.cfg.Now()), false)
@@ -403,7 +405,7 @@ func sorted(m map[string]bool) []string {
 	return out
 }
 
-// marketWait bounds a read of the market's last price: the hub runs only on
+// marketWait bounds the reads of a book's last prices (ctx carries it): the hub runs only on
 // the leader, and a standby's page must not hang on it.
 const marketWait = 2 * time.Second
 
@@ -415,8 +417,6 @@ func (s *Server) positionLast(ctx context.Context, p deskbot.Position) string {
 		ok  bool
 	)
 	if s.deps.Market != nil {
-		ctx, cancel := context.WithTimeout(ctx, marketWait)
-		defer cancel()
 		var err error
 		got, ok, err = s.deps.Market.LastPrice(ctx, p.Symbol)
 		if err != nil {
