@@ -119,6 +119,10 @@ type Deps struct {
 	// Watches are the desks' price watches, which /desk lists; nil: not
 	// listed.
 	Watches deskbot.WatchStore
+	// Market is where a shown position's last price is read with its time
+	// (the hub); nil, or no price within marketWait: the book's, marked
+	// as the broker's.
+	Market deskbot.Market
 }
 
 // Bot is the team's Telegram bot.

@@ -1,10 +1,12 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"html"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
@@ -130,6 +132,8 @@ type deskRead struct {
 	// known, and the rest is still shown).
 	orders    []deskbot.PlacedOrder
 	ordersErr error
+	// lasts are each position's last price as shown (words.PositionLast).
+	lasts map[string]string
 }
 
 // day is a desk's fills today (India's day), from its journal.
@@ -153,6 +157,12 @@ func (b *Bot) readDesk(ctx context.Context, desk string) (deskRead, error) {
 	if d.books, err = b.deps.Broker.Book(ctx, desk); err != nil {
 		return d, err
 	}
+	d.lasts = make(map[string]string, len(d.books.Positions))
+	mctx, cancel := context.WithTimeout(ctx, marketWait) // one wait for the whole book
+	for _, p := range d.books.Positions {
+		d.lasts[p.Symbol] = b.positionLast(mctx, p)
+	}
+	cancel()
 	switch v, err := b.deps.Notes.Note(ctx, words.ModelOutageNote(desk)); deskbot.ErrorCode(err) {
 	case "":
 		d.outage = v
@@ -217,7 +227,7 @@ func (d deskRead) book() string {
 		lines = append(lines, "No open positions.")
 	}
 	for _, p := range d.books.Positions {
-		lines = append(lines, words.PositionLine(p))
+		lines = append(lines, words.PositionLineAt(p, d.lasts[p.Symbol]))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -348,4 +358,24 @@ func (b *Bot) say(ctx context.Context, chatID int64, text string, kb *tele.Reply
 		return nil
 	}
 	return msg
+}
+
+// marketWait bounds the reads of a book's last prices (ctx carries it): the hub runs only on
+// the leader, and a reply must not hang on it.
+const marketWait = 2 * time.Second
+
+// positionLast is p's last price as the market has it, with its age, or the
+// book's marked as the broker's (words.PositionLast).
+func (b *Bot) positionLast(ctx context.Context, p deskbot.Position) string {
+	var (
+		got deskbot.Price
+		ok  bool
+	)
+	if b.deps.Market != nil {
+		var err error
+		if got, ok, err = b.deps.Market.LastPrice(ctx, p.Symbol); err != nil {
+			ok = false
+		}
+	}
+	return words.PositionLast(p.LastPrice, got, ok, b.now(), cmp.Or(b.cfg.PriceMaxAge, deskbot.DefaultPriceMaxAge))
 }

@@ -113,6 +113,8 @@ type e2e struct {
 	hush   bot.Quiet
 	// policies are the next start's desk policies (a held order's product).
 	policies deskbot.Policies
+	// market is the next start's market (the hub) for positions' prices.
+	market deskbot.Market
 }
 
 // atMarket is the paper broker over a market that the harness's own
@@ -199,7 +201,7 @@ func (h *e2e) start() {
 		Policies: h.policies,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
-		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st, Watches: h.st,
+		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st, Watches: h.st, Market: h.market,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)

@@ -108,6 +108,8 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		c.Last = words.Time(st.LastActivity) + " IST"
 	}
 	var unreal float64
+	mctx, cancel := context.WithTimeout(ctx, marketWait) // one wait for the whole book
+	defer cancel()
 	for _, p := range book.Positions {
 		if p.Quantity == 0 {
 			continue
@@ -116,7 +118,7 @@ func (s *Server) card(ctx context.Context, desk string, open int) (deskCard, err
 		unreal += u
 		c.Positions = append(c.Positions, positionRow{
 			Symbol: p.Symbol, Holding: words.Holding(p.Quantity), Avg: words.GroupedPrice(p.AvgPrice),
-			Last: words.GroupedPrice(p.LastPrice), PnL: words.SignedRupees(u), Loss: u < 0,
+			Last: s.positionLast(mctx, p), PnL: words.SignedRupees(u), Loss: u < 0,
 		})
 	}
 	today, _, _, _ := deskbot.DayPnL(trades, book, deskbot.OrderDay(s.cfg.Now()), false)
@@ -401,4 +403,25 @@ func sorted(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// marketWait bounds the reads of a book's last prices (ctx carries it): the hub runs only on
+// the leader, and a standby's page must not hang on it.
+const marketWait = 2 * time.Second
+
+// positionLast is p's last price as the market has it, with its age, or the
+// book's marked as the broker's (words.PositionLast).
+func (s *Server) positionLast(ctx context.Context, p deskbot.Position) string {
+	var (
+		got deskbot.Price
+		ok  bool
+	)
+	if s.deps.Market != nil {
+		var err error
+		got, ok, err = s.deps.Market.LastPrice(ctx, p.Symbol)
+		if err != nil {
+			ok = false
+		}
+	}
+	return words.PositionLast(p.LastPrice, got, ok, s.cfg.Now(), s.cfg.PriceMaxAge)
 }

@@ -75,11 +75,17 @@ func TodayPnL(realised float64, known, partial bool, b deskbot.Book) string {
 // PositionLine renders an open position for people, its open P&L in
 // rupees: "RELIANCE: long 6, avg 100.00, last 110.00, open +₹60.00".
 func PositionLine(p deskbot.Position) string {
+	return PositionLineAt(p, GroupedPrice(p.LastPrice))
+}
+
+// PositionLineAt is PositionLine with its last price as given: the
+// market's with its age (PositionLast).
+func PositionLineAt(p deskbot.Position, last string) string {
 	if math.Round(p.Quantity*1e8) == 0 {
-		return fmt.Sprintf("%s: flat, last %s", p.Symbol, GroupedPrice(p.LastPrice))
+		return fmt.Sprintf("%s: flat, last %s", p.Symbol, last)
 	}
 	return fmt.Sprintf("%s: %s, avg %s, last %s, open %s", p.Symbol, Holding(p.Quantity),
-		GroupedPrice(p.AvgPrice), GroupedPrice(p.LastPrice), SignedRupees(p.UnrealisedPnL()))
+		GroupedPrice(p.AvgPrice), last, SignedRupees(p.UnrealisedPnL()))
 }
 
 // TradeLine renders a fill of the desk's journal with its India time:

@@ -145,3 +145,17 @@ func UnderlyingLine(in deskbot.Instrument, p deskbot.Price, now time.Time, maxAg
 	}
 	return "Underlying " + in.Underlying + " " + GroupedPrice(p.Value) + " · " + Age(now, p.At)
 }
+
+// PositionLast is a shown position's last price with its age: "1,604.35 ·
+// 12 s ago", "1,604.35 · stale, 3 min old" when older than maxAge (the same
+// rule as LastPriceLine), or the book's own price marked as the broker's
+// when the market has none (ok false).
+func PositionLast(book float64, p deskbot.Price, ok bool, now time.Time, maxAge time.Duration) string {
+	if !ok || !(p.Value > 0) || p.At.IsZero() {
+		return GroupedPrice(book) + " · broker's"
+	}
+	if maxAge > 0 && now.Sub(p.At) > maxAge {
+		return GroupedPrice(p.Value) + " · stale, " + strings.TrimSuffix(Age(now, p.At), " ago") + " old"
+	}
+	return GroupedPrice(p.Value) + " · " + Age(now, p.At)
+}

@@ -58,3 +58,24 @@ func TestTradingWordsShowLastPrice(t *testing.T) {
 		t.Errorf("drawn without a time, the words show an LTP:\n%s", got)
 	}
 }
+
+// A position's last price reads with its age, stale past maxAge, and the
+// book's own marked as the broker's when the market has none.
+func TestPositionLast(t *testing.T) {
+	now := time.Date(2026, 12, 4, 14, 2, 0, 0, deskbot.IST)
+	for _, tc := range []struct {
+		p    deskbot.Price
+		ok   bool
+		want string
+	}{
+		{deskbot.Price{Value: 1604.35, At: now.Add(-12 * time.Second)}, true, "1,604.35 · 12 s ago"},
+		{deskbot.Price{Value: 1604.35, At: now.Add(-60 * time.Second)}, true, "1,604.35 · 1 min ago"},
+		{deskbot.Price{Value: 1604.35, At: now.Add(-3 * time.Minute)}, true, "1,604.35 · stale, 3 min old"},
+		{deskbot.Price{}, false, "1,500.00 · broker's"},
+		{deskbot.Price{Value: 1604.35}, true, "1,500.00 · broker's"},
+	} {
+		if got := PositionLast(1500, tc.p, tc.ok, now, time.Minute); got != tc.want {
+			t.Errorf("PositionLast(%v, %v) = %q, want %q", tc.p, tc.ok, got, tc.want)
+		}
+	}
+}

@@ -326,7 +326,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		// for a connection behind the desks. A decision goes through the
 		// gate, on the work pool, sized so that desks leave it room
 		// (store/pools.go).
-		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat,
+		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat, Market: m.Hub,
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
 		Login: m.brokerLogin(), Watches: chat,
 	}, log); err != nil {
