@@ -174,11 +174,14 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 	if msgs[4].Photo || !strings.Contains(msgs[4].Plain, "picture was left out") {
 		t.Errorf("a picture outside the desk's folder was sent: %+v", msgs[4])
 	}
+	// A message's route for replies is noted once Telegram has answered
+	// its send, a moment after the message itself shows.
 	for _, m := range msgs[2:5] {
-		desk, err := r.st.Note(t.Context(), deskMessageKey(dlGroup, m.ID))
-		if err != nil || desk != strings.Fields(m.Plain)[1] {
-			t.Errorf("message %d routes replies to %q (%v)", m.ID, desk, err)
-		}
+		want := strings.Fields(m.Plain)[1]
+		deskbottest.Eventually(t, fmt.Sprintf("message %d routing replies to %s", m.ID, want), func() bool {
+			desk, err := r.st.Note(t.Context(), deskMessageKey(dlGroup, m.ID))
+			return err == nil && desk == want
+		})
 	}
 
 	// The decision edits the request's message: outcome shown, keyboard gone.
