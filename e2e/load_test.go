@@ -100,7 +100,9 @@ func TestLoad(t *testing.T) {
 	// The plan: a tenth lapse; the rest get one tap, a third of them a
 	// second one (a double tap by the same person or a colleague at once).
 	rng := rand.New(rand.NewPCG(7, 7))
-	actions := []string{bot.ActAllowOnce, bot.ActAllowOnce, bot.ActAllowOnce, bot.ActAllowOnce, bot.ActDeny, bot.ActDeny, bot.ActAlwaysAllow}
+	// Always allow on an order is given by its confirmation (the first tap
+	// only shows what the grant would cover): the drill taps that.
+	actions := []string{bot.ActAllowOnce, bot.ActAllowOnce, bot.ActAllowOnce, bot.ActAllowOnce, bot.ActDeny, bot.ActDeny, bot.ActGrantConfirm}
 	fates := make([]*fate, len(open))
 	type job struct {
 		f *fate
