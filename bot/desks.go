@@ -227,7 +227,7 @@ func (d deskRead) book() string {
 		lines = append(lines, "No open positions.")
 	}
 	for _, p := range d.books.Positions {
-		lines = append(lines, words.PositionLineAt(p, d.lasts[p.Symbol]))
+		lines = append(lines, words.PositionLine(p, d.lasts[p.Symbol]))
 	}
 	return strings.Join(lines, "\n")
 }

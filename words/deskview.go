@@ -73,14 +73,9 @@ func TodayPnL(realised float64, known, partial bool, b deskbot.Book) string {
 }
 
 // PositionLine renders an open position for people, its open P&L in
-// rupees: "RELIANCE: long 6, avg 100.00, last 110.00, open +₹60.00".
-func PositionLine(p deskbot.Position) string {
-	return PositionLineAt(p, GroupedPrice(p.LastPrice))
-}
-
-// PositionLineAt is PositionLine with its last price as given: the
-// market's with its age (PositionLast).
-func PositionLineAt(p deskbot.Position, last string) string {
+// rupees, with its last price as given (the market's with its age:
+// PositionLast): "RELIANCE: long 6, avg 100.00, last 110.00, open +₹60.00".
+func PositionLine(p deskbot.Position, last string) string {
 	if math.Round(p.Quantity*1e8) == 0 {
 		return fmt.Sprintf("%s: flat, last %s", p.Symbol, last)
 	}
