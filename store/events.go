@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,21 +31,13 @@ func (s *Store) Publish(ctx context.Context, e deskbot.Event) error {
 // instead). A call's arguments stay raw JSON inside it, never a quoted
 // string.
 //
-// What a request the event names already holds is not repeated:
-//   - a user_request leaves out its trigger, which is its request's
-//     (gate.Hold makes them one); Held (the "t" flag) says to take it back
-//     from the request;
-//   - a held call's tool_result keeps only the hold message's words ("h":
-//     tool, request id and clock, words.HoldWords) and the call's id,
-//     not the message (about 330 characters), the call's arguments or the
-//     trigger: the text is rebuilt word for word from the words, the rest
-//     read from the request. The call's id is kept because a repeat of a
-//     held call is answered with the same message under its own id; its
-//     arguments are the request's but for formatting (a repeat is one with
-//     the same canonical arguments), and its trigger is the request's (a
-//     repeat is answered only within the trigger). A reader that finds the
-//     request gone (its retention ended) gets the call's id and name and
-//     the text, without its arguments.
+// What a request the event names already holds is not repeated: a
+// user_request leaves out its trigger, which is its request's (gate.Hold
+// makes them one); TriggerOfRequest (the "t" flag) says to take it back
+// from the request. A held call's tool_result is kept as said: its text is
+// words meant for a model, which the store keeps and never reads. Events
+// written when a held result kept only the hold message's words ("h")
+// still read (decodeHeldWords).
 type storedEvent struct {
 	Kind      deskbot.EventKind `json:"k"`
 	Desk      string            `json:"d,omitempty"`
@@ -58,8 +49,8 @@ type storedEvent struct {
 	Text      string            `json:"x,omitempty"`
 	Picture   string            `json:"p,omitempty"`
 	Grant     *deskbot.Grant    `json:"gr,omitempty"` // the grant a call ran under
-	// Hold is a held call's result, by its words: "tool id clock"; CallID
-	// is its call's id.
+	// Hold and CallID: a held call's result in the earlier encoding, by
+	// its words ("tool id clock") and its call's id; no longer written.
 	Hold   string `json:"h,omitempty"`
 	CallID string `json:"i,omitempty"`
 	// TriggerOfRequest: the trigger is the request's.
@@ -120,10 +111,6 @@ func encodeEvent(e deskbot.Event) (string, error) {
 	if e.Kind == deskbot.EventUserRequest && e.RequestID != "" && e.TriggerID != "" {
 		se.TriggerID, se.TriggerOfRequest = "", true
 	}
-	if w, ok := heldResult(e); ok {
-		se.TriggerID, se.Hold, se.CallID = "", w.Tool+" "+w.RequestID+" "+w.Clock, e.Call.ID
-		return encode(se)
-	}
 	if c := e.Call; c != nil {
 		se.Call = &storedCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
@@ -138,22 +125,6 @@ func encodeEvent(e deskbot.Event) (string, error) {
 		se.Result = &storedResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}
 	}
 	return encode(se)
-}
-
-// heldResult gives the words of a held call's tool_result when the event
-// says nothing else that its request does not hold: the result is the hold
-// message of this very call, exactly.
-func heldResult(e deskbot.Event) (words.HoldWords, bool) {
-	r, c := e.Result, e.Call
-	if e.Kind != deskbot.EventToolResult || r == nil || c == nil || !r.Held || r.IsError || r.Picture != "" ||
-		e.RequestID != "" || e.Text != "" || e.Picture != "" || e.Grant != nil {
-		return words.HoldWords{}, false
-	}
-	w, ok := words.ParseHoldWords(r.Text)
-	if !ok || w.Tool != c.Name {
-		return words.HoldWords{}, false
-	}
-	return w, true
 }
 
 // decodeEvent decodes a stream entry; held is the request id whose call and
@@ -172,14 +143,8 @@ func decodeEvent(data string) (e deskbot.Event, held string, err error) {
 		e.Time = time.UnixMilli(se.Time).UTC()
 	}
 	if se.Hold != "" {
-		f := strings.Split(se.Hold, " ")
-		if len(f) != 3 {
-			return e, "", fmt.Errorf("held result %q has %d words, not 3", se.Hold, len(f))
-		}
-		w := words.HoldWords{Tool: f[0], RequestID: f[1], Clock: f[2]}
-		e.Call = &deskbot.ToolCall{ID: se.CallID, Name: w.Tool}
-		e.Result = &deskbot.ToolResult{Text: w.Message(), Held: true}
-		return e, w.RequestID, nil
+		id, err := decodeHeldWords(&e, se.Hold, se.CallID)
+		return e, id, err
 	}
 	if c := se.Call; c != nil {
 		e.Call = &deskbot.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}

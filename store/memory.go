@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,11 +48,10 @@ func decodeCompletedCalls(key string, vals []string) ([]deskbot.CompletedCall, e
 
 // storedCompleted is a completed call as the call memory keeps it: the
 // call whole (what a replayed turn matches a repeat by, so nothing of it is
-// left to another key), one-letter keys, and for a held call the hold
-// message's request id and clock ("w") instead of the message: the text is
-// rebuilt word for word (words.HoldWords, the tool being the call's).
-// Entries written before this encoding (CompletedCall's own JSON) still
-// read.
+// left to another key) and its result as said, one-letter keys. Entries
+// written before this encoding (CompletedCall's own JSON) still read, and
+// so do held calls written with only the hold message's request id and
+// clock ("w", no longer written; decodeHeldWords).
 type storedCompleted struct {
 	Call   *storedCall  `json:"c"`
 	Result storedResult `json:"o"`
@@ -67,9 +65,6 @@ func encodeCompleted(c deskbot.CompletedCall) (string, error) {
 		// As in an event: broken arguments are kept as a string.
 		q, _ := json.Marshal(string(c.Call.Arguments))
 		sc.Call.Name, sc.Call.Arguments = "\x00"+c.Call.Name, q
-	}
-	if w, ok := words.ParseHoldWords(c.Result.Text); ok && c.Result.Held && w.Tool == c.Call.Name {
-		sc.Result.Text, sc.Words = "", w.RequestID+" "+w.Clock
 	}
 	return encode(sc)
 }
@@ -99,7 +94,7 @@ func decodeCompleted(data string) (deskbot.CompletedCall, error) {
 		if !ok {
 			return c, fmt.Errorf("held call's words %q are not an id and a clock", sc.Words)
 		}
-		c.Result.Text = words.HoldWords{Tool: c.Call.Name, RequestID: id, Clock: clock}.Message()
+		c.Result.Text = heldMessage(c.Call.Name, id, clock)
 	}
 	return c, nil
 }

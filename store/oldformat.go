@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -149,4 +151,29 @@ func (s *Store) MigrateRequests(ctx context.Context) (int, error) {
 		n += done
 	}
 	return n, nil
+}
+
+// Held calls were once kept by the hold message's words alone (an event's
+// "h": "tool id clock"; the call memory's "w": "id clock") and the message
+// rebuilt on reading. Nothing writes them any more (the store keeps words
+// meant for a model as said, and never reads them); entries still kept
+// from then read as they were written, until the events stream's cap and
+// the call memory's week drop them.
+
+// decodeHeldWords completes e, an event in that encoding, from its words
+// and its call's id, and returns the request id whose call and trigger e
+// is completed from.
+func decodeHeldWords(e *deskbot.Event, held, callID string) (string, error) {
+	f := strings.Split(held, " ")
+	if len(f) != 3 {
+		return "", fmt.Errorf("held result %q has %d words, not 3", held, len(f))
+	}
+	e.Call = &deskbot.ToolCall{ID: callID, Name: f[0]}
+	e.Result = &deskbot.ToolResult{Text: heldMessage(f[0], f[1], f[2]), Held: true}
+	return f[1], nil
+}
+
+// heldMessage is the hold message those words stood for, word for word.
+func heldMessage(tool, id, clock string) string {
+	return words.HoldWords{Tool: tool, RequestID: id, Clock: clock}.Message()
 }

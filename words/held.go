@@ -8,10 +8,9 @@ import (
 // The hold message is what a desk's model reads when its call was held for
 // a person (package gate says it; README quotes it). It is made of three
 // words only: the tool, the request's id and the clock at which the request
-// lapses. The store keeps those words instead of the text wherever a held
-// call's answer is kept (its result event, the trigger's call memory), and
-// rebuilds the text from them when it is read, so both sides must share
-// one definition: this one.
+// lapses. Whoever reads a hold message back (the page) and whoever rebuilt
+// one from its words (the store, for entries kept that way before it kept
+// the text as said) share one definition: this one.
 
 // HoldWords are what a hold message says that varies: the tool held, the
 // request's id, and the India clock ("15:04") at which it lapses.
