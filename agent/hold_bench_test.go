@@ -36,7 +36,7 @@ func BenchmarkExecuteHeldOrder(b *testing.B) {
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC) }
 	q := &brokertest.Quotes{Now: now}
 	q.Set("TCS", 1000)
-	paper := broker.NewPaperMarket(s.Client(), s.Key, now, q)
+	paper := broker.NewPaperMarket(s, now, q)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(paper, nil, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": {Approvals: 2, TwoApproversAbove: 1e12, MaxOrderNotional: 1e12, MaxOrdersPerDay: 1 << 30}}}

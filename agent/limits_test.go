@@ -42,7 +42,7 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	now := func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }
 	f.market = &brokertest.Quotes{}
 	f.market.Set("TCS", 1000)
-	f.paper = broker.NewPaperMarket(s.Client(), s.Key, now, f.market)
+	f.paper = broker.NewPaperMarket(s, now, f.market)
 	regs := agent.Registries{"main": agent.NewRegistry(broker.Tools(f.paper, nil, nil)...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": tp}}

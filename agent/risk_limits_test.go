@@ -48,7 +48,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 	now := func() time.Time { return *f.now.Load() }
 	q := &brokertest.Quotes{}
 	q.Set("TCS", 1000)
-	f.paper = broker.NewPaperMarket(f.st.Client(), f.st.Key, now, q)
+	f.paper = broker.NewPaperMarket(f.st, now, q)
 	f.desks = &countingDesks{st: f.st}
 	f.limits = &agent.Limits{Risk: map[string]deskbot.RiskRules{"main": rules}, Desks: f.desks, Broker: f.paper,
 		Sizer:    &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now},

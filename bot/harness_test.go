@@ -164,7 +164,7 @@ func mustE2E(t testing.TB) *e2e {
 	}
 	t.Cleanup(h.checkToken)
 	market := &brokertest.Quotes{}
-	h.broker = atMarket{Paper: broker.NewPaperMarket(h.st.Client(), h.st.Key, h.clock.Now, market), market: market}
+	h.broker = atMarket{Paper: broker.NewPaperMarket(h.st, h.clock.Now, market), market: market}
 	// The broker's own flatten_desk runs beside the counting place_order,
 	// so a held flatten closes real paper positions.
 	var flatten deskbot.Tool

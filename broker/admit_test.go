@@ -135,9 +135,9 @@ func TestPaperOrderStaysInViewUntilItEnds(t *testing.T) {
 // never withdrawn (it may be at the broker; only the broker's orders can
 // end it).
 func TestOrderLogWithdrawsOnlyWhatWasNotSent(t *testing.T) {
-	rdb, key := mustRedis(t)
+	st := mustStore(t)
 	clock := deskbottest.NewClock(t0)
-	l := broker.NewOrderLog(rdb, key, clock.Now, &brokertest.Teller{}, nil)
+	l := broker.NewOrderLog(st, clock.Now, &brokertest.Teller{}, nil)
 	start := func(t *testing.T) deskbot.PlacedOrder {
 		t.Helper()
 		po := deskbot.PlacedOrder{Tag: broker.Tag(deskbottest.NewKey()), Desk: "main", Order: limit(deskbot.Buy, "INFY", 1, 1500),

@@ -13,23 +13,23 @@ import (
 // implementation can beat: one round trip carrying a read and a write of the
 // position (a pipelined HGET+HSET). x-floor is the ratio.
 func BenchmarkPlaceOrder(b *testing.B) {
-	rdb, key := mustRedis(b)
-	p := broker.NewPaper(rdb, key, time.Now)
+	st := mustStore(b)
+	p := broker.NewPaper(st, time.Now)
 	ctx := b.Context()
 	// Priced through the market (RELIANCE walks near ₹1,250), so both fill.
 	orders := []deskbot.Order{buy("RELIANCE", 1, 2500), sell("RELIANCE", 1, 1)}
 	if _, err := p.PlaceOrder(ctx, "bench", deskbottest.NewKey(), orders[0]); err != nil { // loads the script
 		b.Fatal(err)
 	}
-	floorKey := key("floor")
+	floorKey := st.Key("floor")
 	floor := func() error {
-		pipe := rdb.Pipeline()
+		pipe := st.Client().Pipeline()
 		pipe.HGet(ctx, floorKey, "RELIANCE")
 		pipe.HSet(ctx, floorKey, "RELIANCE", "1 2500 2500 0")
 		_, err := pipe.Exec(ctx)
 		return err
 	}
-	if err := rdb.HSet(ctx, floorKey, "RELIANCE", "0 0 0 0").Err(); err != nil {
+	if err := st.Client().HSet(ctx, floorKey, "RELIANCE", "0 0 0 0").Err(); err != nil {
 		b.Fatal(err)
 	}
 

@@ -17,8 +17,8 @@ import (
 // price under another spelling. The paper broker, which trades on no
 // exchange, must refuse the prefix (or treat it as the same instrument).
 func TestPaperRefusesAnExchangeItDoesNotTradeOn(t *testing.T) {
-	rdb, key := mustRedis(t)
-	p := broker.NewPaper(rdb, key, func() time.Time { return t0 })
+	st := mustStore(t)
+	p := broker.NewPaper(st, func() time.Time { return t0 })
 	for _, sym := range []string{"NSE:RELIANCE", "BSE:RELIANCE", "MCX:RELIANCE"} {
 		o := deskbot.Order{Symbol: sym, Side: deskbot.Buy, Quantity: 1, Price: 1e6}
 		if err := p.Check(o); err == nil {
@@ -34,11 +34,11 @@ func TestPaperRefusesAnExchangeItDoesNotTradeOn(t *testing.T) {
 // max_drawdown) see a loss of ₹5,000 where the price moved 50 paise on
 // ten contracts, not ₹5.
 func TestBookCountsPnLByContractSize(t *testing.T) {
-	rdb, key := mustRedis(t)
+	st := mustStore(t)
 	q := &brokertest.Quotes{}
 	q.SetInstrument(deskbot.Instrument{Symbol: "CDS:USDINR26DECFUT", Type: deskbot.InstrumentFUT, ContractSize: 1000, LotSize: 1, TickSize: 0.0025})
 	q.Set("CDS:USDINR26DECFUT", 83.5)
-	p := broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, q).Checking(deskbot.CheckOrder)
+	p := broker.NewPaperMarket(st, func() time.Time { return t0 }, q).Checking(deskbot.CheckOrder)
 	if _, err := p.PlaceOrder(t.Context(), "main", "k1", deskbot.Order{Symbol: "CDS:USDINR26DECFUT", Side: deskbot.Buy, Quantity: 10, Type: deskbot.OrderMarket, Product: deskbot.ProductNRML}); err != nil {
 		t.Fatal(err)
 	}

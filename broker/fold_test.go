@@ -13,9 +13,9 @@ import (
 // average would make it, realised P&L kept; other exchanges stay; folding
 // again changes nothing.
 func TestFoldBooksMakesOnePositionOfTwoSpellings(t *testing.T) {
-	rdb, key := mustRedis(t)
-	book := key("broker", "book", "alpha")
-	if err := rdb.HSet(t.Context(), book,
+	st := mustStore(t)
+	book := st.Key("broker", "book", "alpha")
+	if err := st.Client().HSet(t.Context(), book,
 		"NSE:INFY", "10 1500 1510 0", "INFY", "5 1490 1512 20", // both long: one long of 15
 		"NSE:SBIN", "10 500 505 0", "SBIN", "-4 510 505 0", // opposite: 4 closed, long 6 at 500
 		"NSE:TCS", "-3 3000 2990 7", // only the old spelling
@@ -23,7 +23,7 @@ func TestFoldBooksMakesOnePositionOfTwoSpellings(t *testing.T) {
 	).Err(); err != nil {
 		t.Fatal(err)
 	}
-	orders := broker.NewOrderLog(rdb, key, time.Now, nil, nil)
+	orders := broker.NewOrderLog(st, time.Now, nil, nil)
 	n, err := orders.FoldBooks(t.Context(), []string{"alpha", "beta"})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestFoldBooksMakesOnePositionOfTwoSpellings(t *testing.T) {
 	if n != 3 {
 		t.Errorf("folded %d positions, want 3", n)
 	}
-	got, err := rdb.HGetAll(t.Context(), book).Result()
+	got, err := st.Client().HGetAll(t.Context(), book).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
+	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 var t0 = time.Date(2025, 3, 3, 9, 15, 0, 0, deskbot.IST)
@@ -23,13 +23,12 @@ var t0 = time.Date(2025, 3, 3, 9, 15, 0, 0, deskbot.IST)
 // own rules are tested over a tape the test moves (mustMarket).
 func mustPaper(t testing.TB) *following {
 	t.Helper()
-	rdb, key := mustRedis(t)
-	return newFollowing(rdb, key)
+	return newFollowing(mustStore(t))
 }
 
-func newFollowing(rdb broker.Redis, key func(parts ...string) string) *following {
+func newFollowing(st deskbot.OrderStore) *following {
 	tp := &brokertest.Quotes{}
-	return &following{Paper: broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tape: tp}
+	return &following{Paper: broker.NewPaperMarket(st, func() time.Time { return t0 }, tp), tape: tp}
 }
 
 // following is a paper broker whose market is wherever the last order
@@ -49,17 +48,16 @@ func (f *following) PlaceOrder(ctx context.Context, desk, key string, o deskbot.
 // mustMarket is a paper broker over a tape of prices the test sets.
 func mustMarket(t testing.TB) (*broker.Paper, *brokertest.Quotes) {
 	t.Helper()
-	rdb, key := mustRedis(t)
+	st := mustStore(t)
 	tp := &brokertest.Quotes{}
-	return broker.NewPaperMarket(rdb, key, func() time.Time { return t0 }, tp), tp
+	return broker.NewPaperMarket(st, func() time.Time { return t0 }, tp), tp
 }
 
-// mustRedis is the test binary's Redis under a key prefix of this test's
-// own, whose keys are deleted when the test ends.
-func mustRedis(t testing.TB) (redis.UniversalClient, func(parts ...string) string) {
+// mustStore is a store on the test binary's Redis under a key prefix of
+// this test's own, whose keys are deleted when the test ends.
+func mustStore(t testing.TB) *store.Store {
 	t.Helper()
-	s := storetest.MustOpen(t)
-	return s.Client(), s.Key
+	return storetest.MustOpen(t)
 }
 
 func mustOrder(t testing.TB, p deskbot.Broker, desk string, o deskbot.Order) deskbot.Fill {

@@ -16,8 +16,8 @@ import (
 // service's, over the default market, where TCS starts at ₹4,000): a price
 // is only a limit, and every fill is at the market's price.
 func TestHostilePaperFillsAtTheMarketNotTheDesksPrice(t *testing.T) {
-	rdb, key := mustRedis(t)
-	p := broker.NewPaper(rdb, key, func() time.Time { return t0 }) // before the walk's origin: start prices
+	st := mustStore(t)
+	p := broker.NewPaper(st, func() time.Time { return t0 }) // before the walk's origin: start prices
 	steps := []struct {
 		name string
 		o    deskbot.Order

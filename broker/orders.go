@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/words"
@@ -19,10 +16,6 @@ import (
 // MaxTagLen is the longest order tag a broker takes: Kite's, at most 20
 // letters and digits.
 const MaxTagLen = 20
-
-// orderLife is how long a day's orders are kept: a week and a day, so the
-// last trading week's orders can still be read.
-const orderLife = 8 * 24 * time.Hour
 
 // Tag is the tag of the order made for one call, key being that call's key
 // (a held request's id, a random UUID, or a turn's trigger and call). It is
@@ -62,26 +55,26 @@ func isHex(s string) bool {
 // the chat, every change of its orders once. Both brokers keep their
 // orders in it.
 //
-// Every change to an order is one Lua step (recordScript) that also books
-// what it filled since it was last recorded: the book never counts a fill
-// twice, whoever records it and however often. Telling is a second step
-// made idempotent by its key (deskbot.Teller): an update read again after a
-// crash between the two is told then, and never twice.
+// Every change to an order is one atomic step of the store
+// (deskbot.OrderStore.RecordOrder) that also books what it filled since it
+// was last recorded: the book never counts a fill twice, whoever records it
+// and however often. Telling is a second step made idempotent by its key
+// (deskbot.Teller): an update read again after a crash between the two is
+// told then, and never twice.
 type OrderLog struct {
-	rdb  Redis
-	key  func(parts ...string) string
-	now  deskbot.Now
-	tell deskbot.Teller // nil: nobody is told (a tool's own answer says it)
-	log  *slog.Logger
+	store deskbot.OrderStore
+	now   deskbot.Now
+	tell  deskbot.Teller // nil: nobody is told (a tool's own answer says it)
+	log   *slog.Logger
 }
 
-// NewOrderLog keeps orders under key("broker", ...) in rdb, telling
-// updates through tell (nil: none are told). A nil log discards.
-func NewOrderLog(rdb Redis, key func(parts ...string) string, now deskbot.Now, tell deskbot.Teller, log *slog.Logger) *OrderLog {
+// NewOrderLog keeps orders in store, telling updates through tell (nil:
+// none are told). A nil log discards.
+func NewOrderLog(store deskbot.OrderStore, now deskbot.Now, tell deskbot.Teller, log *slog.Logger) *OrderLog {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &OrderLog{rdb: rdb, key: key, now: now, tell: tell, log: log}
+	return &OrderLog{store: store, now: now, tell: tell, log: log}
 }
 
 // Version is what a desk is told about once, and what a change of the
@@ -107,12 +100,12 @@ var ErrNoKey = deskbot.Errorf(deskbot.EINTERNAL, "this order came without its ca
 // order already recorded under po's tag is returned instead, with
 // existed: the call was made before, and must not be sent again.
 func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskbot.PlacedOrder, existed bool, err error) {
-	res, err := l.record(ctx, po, "-", true, "")
+	res, err := l.record(ctx, po, "-", true, deskbot.SendUnchanged)
 	if err != nil {
 		return po, false, err
 	}
-	if res.existing != nil {
-		return *res.existing, true, nil
+	if res.Existing != nil {
+		return *res.Existing, true, nil
 	}
 	return po, false, nil
 }
@@ -124,7 +117,7 @@ func (l *OrderLog) Start(ctx context.Context, po deskbot.PlacedOrder) (rec deskb
 // other changed. moved is false, with the order as it stands, when it was
 // no longer at from.
 func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool) (rec deskbot.PlacedOrder, moved bool, err error) {
-	return l.move(ctx, from, po, told, "")
+	return l.move(ctx, from, po, told, deskbot.SendUnchanged)
 }
 
 // Sending records that the pending order po (as read at version from,
@@ -132,7 +125,7 @@ func (l *OrderLog) Move(ctx context.Context, from string, po deskbot.PlacedOrder
 // the order may be at the broker, so Withdraw no longer takes it. A broker
 // marks each send with it just before the send leaves.
 func (l *OrderLog) Sending(ctx context.Context, from string, po deskbot.PlacedOrder) (rec deskbot.PlacedOrder, moved bool, err error) {
-	return l.move(ctx, from, po, true, "send")
+	return l.move(ctx, from, po, true, deskbot.SendMarked)
 }
 
 // Withdraw records the pending order rec as never placed, for why, only
@@ -147,68 +140,29 @@ func (l *OrderLog) Withdraw(ctx context.Context, rec deskbot.PlacedOrder, why st
 	}
 	po = rec
 	po.State, po.Reason, po.Updated = deskbot.OrderNotPlaced, why, l.now()
-	return l.move(ctx, Version(rec), po, true, "unsent")
+	return l.move(ctx, Version(rec), po, true, deskbot.SendNever)
 }
 
-func (l *OrderLog) move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool, send string) (deskbot.PlacedOrder, bool, error) {
+func (l *OrderLog) move(ctx context.Context, from string, po deskbot.PlacedOrder, told bool, send deskbot.OrderSend) (deskbot.PlacedOrder, bool, error) {
 	res, err := l.record(ctx, po, from, told, send)
 	if err != nil {
 		return po, false, err
 	}
-	if res.existing != nil {
-		return *res.existing, false, nil
+	if res.Existing != nil {
+		return *res.Existing, false, nil
 	}
-	return po, true, l.told(ctx, po, res.told)
+	return po, true, l.told(ctx, po, res.Told)
 }
 
-type recorded struct {
-	existing *deskbot.PlacedOrder // Start found one, Move found it moved
-	told     string               // the version its desk was told last
-}
-
-func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from string, told bool, send string) (recorded, error) {
-	if err := deskbot.ValidDeskName(po.Desk); err != nil {
-		return recorded{}, err
-	}
+func (l *OrderLog) record(ctx context.Context, po deskbot.PlacedOrder, from string, told bool, send deskbot.OrderSend) (deskbot.OrderRecorded, error) {
 	// Booked in its one spelling, whoever built the order: "NSE:INFY" and
 	// "INFY" are one position.
 	po.Order.Symbol = deskbot.OneSpelling(po.Order.Symbol)
 	if po.Updated.IsZero() {
 		po.Updated = l.now()
 	}
-	data, err := json.Marshal(po)
-	if err != nil {
-		return recorded{}, fmt.Errorf("broker: encode order: %w", err)
-	}
-	day := po.TradingDay()
-	res, err := recordScript.Run(ctx, l.rdb, []string{l.ordersKey(day, po.Desk), l.openKey(), l.bookKey(po.Desk), l.journalKey(po.Desk)},
-		po.Tag, data, Version(po), from, fmtExact(po.Filled), fmtExact(po.AvgPrice), po.Order.Symbol, po.Order.Side,
-		l.now().UnixMilli(), journalCap, flag(po.State.Final()), day+" "+po.Desk, flag(told), int64(orderLife/time.Second), send).StringSlice()
-	if err != nil {
-		return recorded{}, wrapRedis(err)
-	}
-	switch {
-	case len(res) == 3 && res[0] == "ok":
-		return recorded{told: res[2]}, nil
-	case len(res) == 2 && (res[0] == "exists" || res[0] == "moved"):
-		var cur deskbot.PlacedOrder
-		if res[1] != "" {
-			if err := json.Unmarshal([]byte(res[1]), &cur); err != nil {
-				return recorded{}, fmt.Errorf("broker: corrupt order %s: %w", po.Tag, err)
-			}
-		}
-		return recorded{existing: &cur}, nil
-	case len(res) == 1 && res[0] == "overflow":
-		return recorded{}, deskbot.Errorf(deskbot.EINVALID, "order for %s is too large: the position would overflow", po.Order.Symbol)
-	}
-	return recorded{}, fmt.Errorf("broker: unexpected record reply %q", res)
-}
-
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
+	res, err := l.store.RecordOrder(ctx, deskbot.OrderChange{Order: po, Version: Version(po), From: from, Told: told, Send: send, At: l.now()})
+	return res, storeErr(err)
 }
 
 // told tells po's desk about po unless it was told this version already
@@ -217,7 +171,7 @@ func flag(b bool) string {
 func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string) error {
 	v := Version(po)
 	if v == last || po.State == deskbot.OrderPending || l.tell == nil {
-		return l.closed(ctx, po)
+		return storeErr(l.store.OrderTold(ctx, po, ""))
 	}
 	now := l.now()
 	t := &deskbot.Trigger{Desk: po.Desk, Kind: deskbot.TriggerOrder, Text: words.OrderUpdate(po), CreatedAt: now}
@@ -230,36 +184,15 @@ func (l *OrderLog) told(ctx context.Context, po deskbot.PlacedOrder, last string
 	if _, err := l.tell.TellOnce(ctx, "order:"+po.Tag+":"+v, t, e); err != nil {
 		return err
 	}
-	if err := l.rdb.HSet(ctx, l.ordersKey(po.TradingDay(), po.Desk), po.Tag+"|t", v).Err(); err != nil {
-		return wrapRedis(err)
-	}
-	return l.closed(ctx, po)
-}
-
-// closed drops a final order, told, from the open index: nothing moves it
-// any more.
-func (l *OrderLog) closed(ctx context.Context, po deskbot.PlacedOrder) error {
-	if !po.State.Final() {
-		return nil
-	}
-	return wrapRedis(l.rdb.HDel(ctx, l.openKey(), po.Tag).Err())
+	return storeErr(l.store.OrderTold(ctx, po, v))
 }
 
 // Order is the order recorded under tag for desk on day (the India date
 // of the trading day it belongs to, PlacedOrder.TradingDay); ENOTFOUND
 // when there is none.
 func (l *OrderLog) Order(ctx context.Context, desk, day, tag string) (deskbot.PlacedOrder, error) {
-	data, err := l.rdb.HGet(ctx, l.ordersKey(day, desk), tag).Result()
-	if isNil(err) {
-		return deskbot.PlacedOrder{}, deskbot.Errorf(deskbot.ENOTFOUND, "This desk has no order %s today.", tag)
-	} else if err != nil {
-		return deskbot.PlacedOrder{}, wrapRedis(err)
-	}
-	var po deskbot.PlacedOrder
-	if err := json.Unmarshal([]byte(data), &po); err != nil {
-		return po, fmt.Errorf("broker: corrupt order %s: %w", tag, err)
-	}
-	return po, nil
+	po, err := l.store.LoggedOrder(ctx, desk, day, tag)
+	return po, storeErr(err)
 }
 
 // Orders is desk's orders of the trading day day (an India date), and
@@ -268,50 +201,8 @@ func (l *OrderLog) Order(ctx context.Context, desk, day, tag string) (deskbot.Pl
 // broker has not ended yet), oldest first: an order stays in view until
 // its broker ends it.
 func (l *OrderLog) Orders(ctx context.Context, desk, day string) ([]deskbot.PlacedOrder, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return nil, err
-	}
-	all, err := l.rdb.HGetAll(ctx, l.ordersKey(day, desk)).Result()
-	if err != nil {
-		return nil, wrapRedis(err)
-	}
-	idx, err := l.rdb.HGetAll(ctx, l.openKey()).Result()
-	if err != nil {
-		return nil, wrapRedis(err)
-	}
-	var out []deskbot.PlacedOrder
-	for tag, data := range all {
-		if strings.Contains(tag, "|") {
-			continue
-		}
-		var po deskbot.PlacedOrder
-		if err := json.Unmarshal([]byte(data), &po); err != nil {
-			return nil, fmt.Errorf("broker: corrupt order %s: %w", tag, err)
-		}
-		out = append(out, po)
-	}
-	for tag, where := range idx {
-		d, dk, ok := strings.Cut(where, " ")
-		if !ok || dk != desk || d == day {
-			continue
-		}
-		po, err := l.Order(ctx, desk, d, tag)
-		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
-			continue // expired with its day's orders (Open drops it)
-		} else if err != nil {
-			return nil, err
-		}
-		if po.Open() {
-			out = append(out, po)
-		}
-	}
-	slices.SortFunc(out, func(a, b deskbot.PlacedOrder) int {
-		if c := a.At.Compare(b.At); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Tag, b.Tag)
-	})
-	return out, nil
+	out, err := l.store.DeskOrders(ctx, desk, day)
+	return out, storeErr(err)
 }
 
 // Find is desk's order id of day: the order whose broker id, or tag, is id.
@@ -333,66 +224,42 @@ func (l *OrderLog) Find(ctx context.Context, desk, day, id string) (deskbot.Plac
 // told of (the store failed, or the process stopped, between recording
 // and telling) is told now, once, and left out.
 func (l *OrderLog) Open(ctx context.Context) ([]deskbot.PlacedOrder, error) {
-	idx, err := l.rdb.HGetAll(ctx, l.openKey()).Result()
+	idx, err := l.store.OpenOrders(ctx)
 	if err != nil {
-		return nil, wrapRedis(err)
+		return nil, storeErr(err)
 	}
 	var out []deskbot.PlacedOrder
-	for tag, where := range idx {
-		day, desk, ok := strings.Cut(where, " ")
-		if !ok {
-			continue
-		}
-		po, err := l.Order(ctx, desk, day, tag)
-		if deskbot.ErrorCode(err) == deskbot.ENOTFOUND {
-			// Its day's orders expired: nothing can move it any more.
-			l.rdb.HDel(ctx, l.openKey(), tag)
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		if po.State.Final() {
-			last, err := l.rdb.HGet(ctx, l.ordersKey(day, desk), tag+"|t").Result()
-			if err != nil && !isNil(err) {
-				return nil, wrapRedis(err)
-			}
-			if err := l.told(ctx, po, last); err != nil {
+	for _, o := range idx {
+		if o.Order.State.Final() {
+			if err := l.told(ctx, o.Order, o.Told); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		out = append(out, po)
+		out = append(out, o.Order)
 	}
-	slices.SortFunc(out, func(a, b deskbot.PlacedOrder) int { return a.At.Compare(b.At) })
 	return out, nil
 }
 
 // HasOpen reports whether any desk's order is still open.
 func (l *OrderLog) HasOpen(ctx context.Context) (bool, error) {
-	n, err := l.rdb.HLen(ctx, l.openKey()).Result()
-	return n > 0, wrapRedis(err)
+	open, err := l.store.HasOpenOrders(ctx)
+	return open, storeErr(err)
 }
 
 // Book is desk's positions from its orders' fills, each priced at the
 // market's last price (one read for them all; none with a nil market), and
 // its realised P&L to date.
 func (l *OrderLog) Book(ctx context.Context, desk string, market deskbot.Market) (deskbot.Book, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return deskbot.Book{}, err
-	}
-	all, err := l.rdb.HGetAll(ctx, l.bookKey(desk)).Result()
+	all, err := l.store.BookPositions(ctx, desk)
 	if err != nil {
-		return deskbot.Book{}, wrapRedis(err)
+		return deskbot.Book{}, storeErr(err)
 	}
 	var b deskbot.Book
-	for sym, v := range all {
-		pos, err := parsePosition(sym, v)
-		if err != nil {
-			return deskbot.Book{}, err
-		}
+	for _, pos := range all {
 		// The book keeps P&L per unit of quantity; a contract's unit is
 		// its whole size (a USDINR contract is $1,000).
-		if pos.ContractSize = ContractSize(ctx, market, sym); pos.ContractSize != 1 {
+		if pos.ContractSize = ContractSize(ctx, market, pos.Symbol); pos.ContractSize != 1 {
 			pos.RealisedPnL *= pos.ContractSize
 		}
 		b.RealisedPnL += pos.RealisedPnL
@@ -438,26 +305,15 @@ func ContractSize(ctx context.Context, market deskbot.Market, symbol string) flo
 // Trades is desk's last limit fills, oldest first (Paper.Trades), their
 // realised P&L by each contract's size (ContractSize).
 func (l *OrderLog) Trades(ctx context.Context, desk string, limit int, market deskbot.Market) ([]deskbot.Trade, error) {
-	if err := deskbot.ValidDeskName(desk); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, nil
-	}
-	lines, err := l.rdb.LRange(ctx, l.journalKey(desk), int64(-limit), -1).Result()
+	out, err := l.store.TradeJournal(ctx, desk, limit)
 	if err != nil {
-		return nil, wrapRedis(err)
+		return nil, storeErr(err)
 	}
-	out := make([]deskbot.Trade, 0, len(lines))
-	for _, ln := range lines {
-		t, err := parseTrade(ln)
-		if err != nil {
-			return nil, err
-		}
+	for i := range out {
+		t := &out[i]
 		if size := ContractSize(ctx, market, t.Symbol); size != 1 {
 			t.RealisedPnL *= size
 		}
-		out = append(out, t)
 	}
 	return out, nil
 }
@@ -474,12 +330,9 @@ func paperID(tag string) string { return tag }
 func (l *OrderLog) FoldBooks(ctx context.Context, desks []string) (int, error) {
 	n := 0
 	for _, desk := range desks {
-		if err := deskbot.ValidDeskName(desk); err != nil {
-			return n, err
-		}
-		got, err := foldScript.Run(ctx, l.rdb, []string{l.bookKey(desk)}).Int()
+		got, err := l.store.FoldBook(ctx, desk)
 		if err != nil {
-			return n, wrapRedis(err)
+			return n, storeErr(err)
 		}
 		n += got
 	}

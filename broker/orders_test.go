@@ -23,13 +23,12 @@ type paperDesk struct {
 
 func mustPaperDesk(t *testing.T) paperDesk {
 	t.Helper()
-	rdb, key := mustRedis(t)
-	return paperDeskOn(rdb, key)
+	return paperDeskOn(mustStore(t))
 }
 
-func paperDeskOn(rdb broker.Redis, key func(parts ...string) string) paperDesk {
+func paperDeskOn(st deskbot.OrderStore) paperDesk {
 	d := paperDesk{tape: &brokertest.Quotes{}, clock: deskbottest.NewClock(t0), told: &brokertest.Teller{}}
-	d.Paper = broker.NewPaperMarket(rdb, key, d.clock.Now, d.tape).Telling(d.told, nil)
+	d.Paper = broker.NewPaperMarket(st, d.clock.Now, d.tape).Telling(d.told, nil)
 	return d
 }
 
@@ -206,8 +205,8 @@ func TestPaperFlattenCancelsOpenOrdersFirst(t *testing.T) {
 // Two instances (a leader and a standby in a hand-over) syncing the same
 // orders at once tell each change once, and book each fill once.
 func TestPaperTwoSyncsTellOnce(t *testing.T) {
-	rdb, key := mustRedis(t)
-	a, b := paperDeskOn(rdb, key), paperDeskOn(rdb, key)
+	st := mustStore(t)
+	a, b := paperDeskOn(st), paperDeskOn(st)
 	b.told = a.told
 	b.Paper = b.Paper.Telling(a.told, nil)
 	a.tape.Set("INFY", 1500)

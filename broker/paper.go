@@ -6,14 +6,9 @@
 // (get_positions, place_order, get_orders, cancel_order, flatten_desk),
 // which work with any deskbot.Broker.
 //
-// Redis: the package keeps its books and orders in the service's Redis,
-// under keys of its own (keys.go, the "broker:" namespace) that no other
-// package reads or writes, and changes them only through its own Lua
-// scripts (script.go). It talks to Redis through the narrow Redis
-// interface below, which the service fills with the store's client: the
-// one place where a package other than store talks to Redis directly,
-// stated in both packages. It never touches the store's own keys; what it
-// tells goes through deskbot.Teller.
+// Storage: the package keeps its books and orders through
+// deskbot.OrderStore (package store: its keys, its scripts); it never
+// talks to Redis itself. What it tells goes through deskbot.Teller.
 //
 // What runs is what was shown: place_order's arguments are checked, never
 // normalised (CheckOrder), both before the gate holds a call
@@ -41,12 +36,12 @@
 // never sent; once its send is marked (OrderLog.Sending) only the broker's
 // orders can end it.
 //
-// Concurrency: every change to an order or a book is one Lua script, so it
-// is atomic in Redis: any number of goroutines or processes may trade on
-// one desk, and sync its orders, at once and no update is lost, no fill
-// booked twice. The same step appends each fill to the desk's capped trade
+// Concurrency: every change to an order or a book is one atomic step of
+// the order store: any number of goroutines or processes may trade on one
+// desk, and sync its orders, at once and no update is lost, no fill booked
+// twice. The same step appends each fill to the desk's capped trade
 // journal (Trades), so the journal never disagrees with the book. A Book is
-// one HGETALL, a consistent snapshot.
+// one read, a consistent snapshot.
 //
 // Semantics of the paper broker: prices come from a market no desk
 // controls (deskbot.Market; by default Walk, a seeded random walk from
@@ -85,37 +80,18 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/redis/go-redis/v9"
 )
 
-// journalCap is how many fills each desk's trade journal keeps.
-const journalCap = 1000
-
-// Redis is what the broker package needs of a Redis client: its own
-// scripts, and a few reads and writes of its own hashes and lists. Every go-redis client has it (redis.UniversalClient: the
-// store's, in the service, a single server's, Sentinel's or a Cluster's).
-type Redis interface {
-	redis.Scripter
-	HGet(ctx context.Context, key, field string) *redis.StringCmd
-	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
-	HSet(ctx context.Context, key string, values ...any) *redis.IntCmd
-	HDel(ctx context.Context, key string, fields ...string) *redis.IntCmd
-	HLen(ctx context.Context, key string) *redis.IntCmd
-	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
-}
-
 // Paper is the paper broker: orders fill at the market's price, books in
-// Redis (OrderLog).
+// the order log (OrderLog).
 type Paper struct {
 	orders *OrderLog
 	now    deskbot.Now
@@ -131,21 +107,20 @@ var (
 	_ deskbot.Market = (*Paper)(nil)
 )
 
-// NewPaper returns a paper broker keeping its books under key("broker", ...)
-// in rdb (key is the store's Key, so the books share its prefix), trading
-// at DefaultMarket's prices. now stamps the trade journal and moves the
+// NewPaper returns a paper broker keeping its orders and books in store,
+// trading at DefaultMarket's prices. now stamps the trade journal and moves the
 // market.
 // Its market data (quotes, candles, chains, live prices) is the same
 // walk's.
-func NewPaper(rdb Redis, key func(parts ...string) string, now deskbot.Now) *Paper {
+func NewPaper(store deskbot.OrderStore, now deskbot.Now) *Paper {
 	w := DefaultMarket(now)
-	return NewPaperMarket(rdb, key, now, w).Reading(w)
+	return NewPaperMarket(store, now, w).Reading(w)
 }
 
 // NewPaperMarket is NewPaper trading at market's prices, its market data
 // what market alone can say (MarketOnly) unless Reading says otherwise.
-func NewPaperMarket(rdb Redis, key func(parts ...string) string, now deskbot.Now, market deskbot.Market) *Paper {
-	return &Paper{orders: NewOrderLog(rdb, key, now, nil, nil), now: now, market: market, data: MarketOnly{Market: market}}
+func NewPaperMarket(store deskbot.OrderStore, now deskbot.Now, market deskbot.Market) *Paper {
+	return &Paper{orders: NewOrderLog(store, now, nil, nil), now: now, market: market, data: MarketOnly{Market: market}}
 }
 
 // Checking returns p checking orders with check too (an exchange's rules:
@@ -428,40 +403,28 @@ func (p *Paper) Flatten(ctx context.Context, desk, key string) (deskbot.FlattenR
 
 // close closes every open position of desk at the market's price.
 func (p *Paper) close(ctx context.Context, desk string) ([]deskbot.Fill, float64, error) {
-	l := p.orders
-	all, err := l.rdb.HGetAll(ctx, l.bookKey(desk)).Result()
+	book, err := p.orders.store.BookPositions(ctx, desk)
 	if err != nil {
-		return nil, 0, wrapRedis(err)
+		return nil, 0, storeErr(err)
 	}
-	// The script closes at these prices; a symbol it finds that was not
+	// The store closes at these prices; a symbol it finds that was not
 	// here yet (bought meanwhile) closes at its last fill, moments old.
-	args := []any{p.now().UnixMilli(), journalCap}
-	prices, err := p.market.LastPrices(ctx, slices.Collect(maps.Keys(all)))
+	syms := make([]string, len(book))
+	for i, pos := range book {
+		syms[i] = pos.Symbol
+	}
+	prices, err := p.market.LastPrices(ctx, syms)
 	if err != nil {
 		return nil, 0, err
 	}
-	for sym, price := range prices {
-		args = append(args, sym, fmtExact(price))
-	}
-	res, err := flattenScript.Run(ctx, l.rdb, []string{l.bookKey(desk), l.journalKey(desk)}, args...).StringSlice()
+	closed, err := p.orders.store.FlattenBook(ctx, desk, p.now(), prices)
 	if err != nil {
-		return nil, 0, wrapRedis(err)
+		return nil, 0, storeErr(err)
 	}
-	if len(res)%5 != 0 {
-		return nil, 0, fmt.Errorf("paper broker: unexpected flatten reply %q", res)
-	}
-	var closed []deskbot.Fill
 	var pnl float64
-	for i := 0; i < len(res); i += 5 {
-		nums, err := parseFloats(res[i+2 : i+5])
-		if err != nil {
-			return nil, 0, fmt.Errorf("paper broker: flatten reply: %w", err)
-		}
-		closed = append(closed, deskbot.Fill{
-			Order:       deskbot.Order{Symbol: res[i], Side: res[i+1], Quantity: nums[0], Price: nums[1]},
-			RealisedPnL: deskbot.RoundPaise(nums[2]),
-		})
-		pnl += nums[2]
+	for i := range closed {
+		pnl += closed[i].RealisedPnL
+		closed[i].RealisedPnL = deskbot.RoundPaise(closed[i].RealisedPnL)
 	}
 	slices.SortFunc(closed, func(a, b deskbot.Fill) int { return strings.Compare(a.Symbol, b.Symbol) })
 	return closed, deskbot.RoundPaise(pnl), nil
@@ -480,27 +443,6 @@ func (p *Paper) Trades(ctx context.Context, desk string, limit int) ([]deskbot.T
 	return p.orders.Trades(ctx, desk, limit, p.market)
 }
 
-// parsePosition reads the stored form "quantity avg last realised".
-func parsePosition(sym, v string) (deskbot.Position, error) {
-	nums, err := parseFloats(strings.Fields(v))
-	if err != nil || len(nums) != 4 {
-		return deskbot.Position{}, fmt.Errorf("paper broker: corrupt position %s=%q", sym, v)
-	}
-	return deskbot.Position{Symbol: sym, Quantity: nums[0], AvgPrice: nums[1], LastPrice: nums[2], RealisedPnL: nums[3]}, nil
-}
-
-func parseFloats(ss []string) ([]float64, error) {
-	out := make([]float64, len(ss))
-	for i, s := range ss {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = f
-	}
-	return out, nil
-}
-
 // fmtExact renders f so that Lua's tonumber, in Redis and in the embedded
 // Redis alike, reads back the same float64: shortest exact digits, with
 // a decimal point before any exponent ("1.0e+22", not "1e+22").
@@ -514,19 +456,12 @@ func fmtExact(f float64) string {
 
 var errUnavailable = deskbot.Errorf(deskbot.EUNAVAILABLE, "The paper broker's store (Redis) is unavailable.")
 
-// wrapRedis (nil for nil) keeps the cause for logs while giving people and models a code
-// and a message without addresses: a connection failure is EUNAVAILABLE, an
-// error reply from Redis (a bug here) stays internal.
-func wrapRedis(err error) error {
-	if err == nil {
-		return nil
+// storeErr (nil for nil) keeps the store's error for logs while giving
+// people and models the broker's words when the store is unavailable;
+// every other error is the store's as it is.
+func storeErr(err error) error {
+	if deskbot.ErrorCode(err) == deskbot.EUNAVAILABLE {
+		return fmt.Errorf("%w: %w", errUnavailable, err)
 	}
-	var re redis.Error
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("paper broker: %w", err)
-	}
-	if errors.As(err, &re) && !errors.Is(err, redis.ErrPoolTimeout) {
-		return fmt.Errorf("paper broker: %w", err)
-	}
-	return fmt.Errorf("%w: %w", errUnavailable, err)
+	return err
 }

@@ -277,7 +277,7 @@ func TestPaperExactNumbersOnEveryRedis(t *testing.T) {
 			if embedded {
 				s = storetest.MustOpenEmbedded(t)
 			}
-			p := newFollowing(s.Client(), s.Key)
+			p := newFollowing(s)
 			for i, q := range []float64{1e-7, 1e5, 1e22, 1e300, 0.1, 123456789.123} {
 				sym := fmt.Sprintf("S%d", i)
 				mustOrder(t, p, "main", buy(sym, q, 1e-3))

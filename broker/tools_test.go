@@ -6,12 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
-	"github.com/redis/go-redis/v9"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 func mustTools(t *testing.T, b deskbot.Broker) map[string]deskbot.Tool {
@@ -187,9 +186,11 @@ func TestPositionsAndFlattenTools(t *testing.T) {
 // A broker that cannot reach Redis is a system failure, not the model's
 // mistake, and what people see of it carries no address.
 func TestToolsRedisDownIsSystemError(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DisableIdentity: true, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond})
-	t.Cleanup(func() { rdb.Close() })
-	p := newFollowing(rdb, func(parts ...string) string { return strings.Join(parts, ":") })
+	st := storetest.MustReopen(t, mustStore(t))
+	if err := st.Close(); err != nil { // its Redis is gone from under it
+		t.Fatal(err)
+	}
+	p := newFollowing(st)
 	tools := mustTools(t, p)
 	calls := map[string]string{
 		"get_positions": `{}`,

@@ -18,8 +18,8 @@ var inSession = time.Date(2026, 3, 4, 11, 30, 20, 0, deskbot.IST)
 
 func mustWalkPaper(t *testing.T, clock *deskbottest.Clock) *broker.Paper {
 	t.Helper()
-	rdb, key := mustRedis(t)
-	return broker.NewPaper(rdb, key, clock.Now).Accounting([]string{"main", "fno"})
+	st := mustStore(t)
+	return broker.NewPaper(st, clock.Now).Accounting([]string{"main", "fno"})
 }
 
 // What a desk reads of the paper market is what it fills at: a quote's

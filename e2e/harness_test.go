@@ -427,7 +427,7 @@ func fileSize(p string) int64 {
 // mustTrades returns the desk's fills from the paper broker's journal.
 func mustTrades(t *testing.T, w *world, desk string) []deskbot.Trade {
 	t.Helper()
-	tr, err := broker.NewPaper(w.st.Client(), w.st.Key, time.Now).Trades(context.Background(), desk, 100_000)
+	tr, err := broker.NewPaper(w.st, time.Now).Trades(context.Background(), desk, 100_000)
 	if err != nil {
 		t.Fatalf("trades of %s: %v", desk, err)
 	}

@@ -48,7 +48,7 @@ func mustWorld(t testing.TB) *world {
 	t.Helper()
 	st := storetest.MustOpen(t)
 	w := &world{st: st, quote: &brokertest.Quotes{}, clock: deskbottest.NewClock(openAt)}
-	w.br = broker.NewPaperMarket(st.Client(), st.Key, w.clock.Now, w.quote)
+	w.br = broker.NewPaperMarket(st, w.clock.Now, w.quote)
 	return w
 }
 

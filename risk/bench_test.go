@@ -55,7 +55,7 @@ func BenchmarkHaltAfterFill(b *testing.B) {
 	s := storetest.MustOpen(b)
 	ctx := context.Background()
 	market := &prices{p: map[string]float64{}}
-	paper := broker.NewPaperMarket(s.Client(), s.Key, time.Now, market)
+	paper := broker.NewPaperMarket(s, time.Now, market)
 	desks := make([]string, b.N)
 	rules := map[string]deskbot.RiskRules{}
 	for i := range desks {

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{st: storetest.MustOpen(t), quotes: &brokertest.Quotes{}, Clock: deskbottest.NewClock(thursday)}
 	w.quotes.Set("TCS", 1000)
-	w.paper = broker.NewPaperMarket(w.st.Client(), w.st.Key, w.Now, w.quotes)
+	w.paper = broker.NewPaperMarket(w.st, w.Now, w.quotes)
 	w.broker = &flaky{Paper: w.paper}
 	if err := w.st.CreateEventGroupAtEnd(t.Context(), "test"); err != nil {
 		t.Fatal(err)

@@ -18,9 +18,9 @@ import (
 // the sweep reads the indexes across desks: no narrower tag keeps those
 // together. The cost is that one Cluster node holds all of a deployment's
 // keys; a deployment is small (requests, streams capped by length and age),
-// and another deployment (another prefix) lands on its own slot. Anything
-// else that keeps keys through the store (the bot's notes, the paper
-// broker's books) inherits the tag through Key.
+// and another deployment (another prefix) lands on its own slot. The order
+// log's scripts touch a desk's orders, book and journal and the open index
+// together, which the tag keeps on one slot too.
 //
 //	audit             stream: the audit trail
 //	events            stream: events for the chat and for operations
@@ -45,9 +45,21 @@ import (
 //	told:<key>        string: a key TellOnce told, for 8 days (tell.go)
 //	watches:<desk>    hash: a desk's price watches, id -> JSON deskbot.Watch (watches.go)
 //	watchdesks        set: the desks that have watches
+//	broker:book:<desk>          hash: the desk's book, symbol -> "quantity avg last realised" (book.lua)
+//	broker:trades:<desk>        list: the desk's capped trade journal
+//	broker:orders:<day>:<desk>  hash: the desk's orders of a trading day (an
+//	                            India date: the day an order is placed, or for
+//	                            an after-market order the day it executes on;
+//	                            tag -> JSON, and per tag its version, what of it
+//	                            is booked, what was told and whether it was
+//	                            sent: order_record.lua)
+//	broker:open                 hash: tag -> "day desk" of every order not yet
+//	                            final, whatever its day
 //
-// The "broker:" namespace belongs to the paper broker, which names its own
-// keys under it (package broker); nothing here reads or writes it.
+// The "broker:" keys are the order log's (orderlog.go), which both brokers
+// keep their orders in; their names are kept from when package broker named
+// them. The desk name is last in every key that has one so that no desk name
+// can make one desk's keys collide with another's.
 
 func (s *Store) auditKey() string                  { return s.Key("audit") }
 func (s *Store) eventsKey() string                 { return s.Key("events") }
@@ -64,13 +76,19 @@ func (s *Store) historyKey(desk string) string     { return s.Key("history", des
 func (s *Store) noteKey(key string) string         { return s.Key("note", key) }
 func (s *Store) pnlKey(desk, day string) string    { return s.Key("pnl", desk, day) }
 func (s *Store) ordersKey(desk, day string) string { return s.Key("orders", desk, day) }
-func (s *Store) leaderKey() string                 { return s.Key("leader") }
-func (s *Store) leaderTermKey() string             { return s.Key("leader", "term") }
-func (s *Store) leaderHolderKey() string           { return s.Key("leader", "holder") }
-func (s *Store) wakeKey(id string) string          { return s.Key("wake", id) }
-func (s *Store) toldKey(key string) string         { return s.Key("told", key) }
-func (s *Store) watchesKey(desk string) string     { return s.Key("watches", desk) }
-func (s *Store) watchDesksKey() string             { return s.Key("watchdesks") }
+func (s *Store) bookKey(desk string) string        { return s.Key("broker", "book", desk) }
+func (s *Store) journalKey(desk string) string     { return s.Key("broker", "trades", desk) }
+func (s *Store) dayOrdersKey(day, desk string) string {
+	return s.Key("broker", "orders", day, desk)
+}
+func (s *Store) openOrdersKey() string         { return s.Key("broker", "open") }
+func (s *Store) leaderKey() string             { return s.Key("leader") }
+func (s *Store) leaderTermKey() string         { return s.Key("leader", "term") }
+func (s *Store) leaderHolderKey() string       { return s.Key("leader", "holder") }
+func (s *Store) wakeKey(id string) string      { return s.Key("wake", id) }
+func (s *Store) toldKey(key string) string     { return s.Key("told", key) }
+func (s *Store) watchesKey(desk string) string { return s.Key("watches", desk) }
+func (s *Store) watchDesksKey() string         { return s.Key("watchdesks") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

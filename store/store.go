@@ -3,12 +3,12 @@
 // inbox, status, call memory and history, adapters' notes, and what was
 // told once (TellOnce: a broker's order updates, queued to a desk's inbox
 // and the event stream together). One *Store implements every storage
-// interface of package deskbot.
+// interface of package deskbot, the brokers' order log included
+// (deskbot.OrderStore, orderlog.go): no other package talks to Redis.
 //
 // Keys: every key is named in keys.go, all of a deployment's keys under one
 // Redis Cluster hash tag (the prefix in braces), so that every script and
-// MULTI touches one slot. The paper broker shares the Redis and the prefix
-// through Client, under a namespace of its own.
+// MULTI touches one slot.
 //
 // Redis: a single server (URL), a primary watched by Sentinel, or a Cluster
 // (client.go), through go-redis's universal client. A command that meets a
@@ -215,11 +215,8 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Client is the underlying client: a single server's, Sentinel's or a
-// Cluster's, with the store's retry of short outages. Its one user outside
-// this package is the paper broker (package broker), which keeps its books
-// in the same Redis under its own "broker:" keys and changes them with its
-// own scripts, through a narrow interface it declares; it never touches the
-// store's keys (keys.go), and this package never touches its.
+// Cluster's, with the store's retry of short outages. Only tests use it
+// outside this package (to look at what is stored, or to break it).
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
 // Prefix is the prefix the Store was opened with (REDIS_PREFIX).

@@ -63,7 +63,7 @@ func New(t testing.TB) *World {
 		Desk:    agent.DeskConfig{Name: "main"},
 		Metrics: ops.NewMetrics(func(context.Context) (int64, int64, error) { return 0, 0, nil }),
 	}
-	w.Paper = broker.NewPaper(w.Store.Client(), w.Store.Key, w.Clock.Now)
+	w.Paper = broker.NewPaper(w.Store, w.Clock.Now)
 	return w
 }
 

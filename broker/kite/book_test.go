@@ -42,13 +42,13 @@ func TestBookOfManyPositionsIsOneQuoteCall(t *testing.T) {
 	d := NewDay(l.kite, l, nil, []string{"NSE"}, time.Now, nil)
 	loginAs(t, l, kt, deskbot.Person{ID: 1, Name: "Asha"})
 
-	setup := broker.NewPaperMarket(st.Client(), st.Key, time.Now, fixedMarket(100)).Checking(func(deskbot.Order) error { return nil })
+	setup := broker.NewPaperMarket(st, time.Now, fixedMarket(100)).Checking(func(deskbot.Order) error { return nil })
 	for i := 0; i < n; i++ {
 		if _, err := setup.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: fmt.Sprintf("NSE:STOCK%d", i), Side: deskbot.Buy, Quantity: 1, Price: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p := broker.NewPaperMarket(st.Client(), st.Key, time.Now, d)
+	p := broker.NewPaperMarket(st, time.Now, d)
 	start := time.Now()
 	b, err := p.Book(ctxFor(t, 30*time.Second), "main")
 	took := time.Since(start)

@@ -29,8 +29,8 @@ type BrokerConfig struct {
 	Login *Login // the day's session: orders are refused in its words until someone logs in
 	Day   *Day   // prices and the exchange's checks
 	// Orders is the order log, built as broker.NewOrderLog is for the
-	// paper broker: the service's Redis, the store's Key, the clock, the
-	// Teller that tells desks and the chat, the log.
+	// paper broker: the service's order store, the clock, the Teller that
+	// tells desks and the chat, the log.
 	Orders *broker.OrderLog
 	// Desks are the service's desks: what the account holds beyond their
 	// books belongs to no desk (Unowned).

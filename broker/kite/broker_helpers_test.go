@@ -172,7 +172,7 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 		exchanges = []string{"NSE"}
 	}
 	d := NewDay(c, l, cal, exchanges, r.clock.Now, log)
-	orders := broker.NewOrderLog(st.Client(), st.Key, r.clock.Now, r.tell, log)
+	orders := broker.NewOrderLog(st, r.clock.Now, r.tell, log)
 	tu := r.kt.TickerURL()
 	b, err := NewBroker(BrokerConfig{Kite: c, Login: l, Day: d, Orders: orders, Now: r.clock.Now, Log: log,
 		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit})

@@ -277,7 +277,7 @@ func TestKiteStreamPricesFromTheTicker(t *testing.T) {
 func TestPaperKiteReadsKitesMarket(t *testing.T) {
 	b, r := mustDataBroker(t)
 	st := storetest.MustReopen(t, r.st)
-	p := broker.NewPaperMarket(st.Client(), st.Key, r.clock.Now, b.day).Reading(b.day).Checking(func(deskbot.Order) error { return nil })
+	p := broker.NewPaperMarket(st, r.clock.Now, b.day).Reading(b.day).Checking(func(deskbot.Order) error { return nil })
 	r.kt.SetLTP("NSE:INFY", 1612.4)
 	qs, err := p.Quotes(t.Context(), []string{"INFY"})
 	if err != nil || qs["INFY"].Last.Value != 1612.4 {

@@ -35,7 +35,7 @@ func (h aroundHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 func hookedOrders(t *testing.T, r *rig, h aroundHook) *broker.OrderLog {
 	st := storetest.MustReopen(t, r.st)
 	st.Client().AddHook(h)
-	return broker.NewOrderLog(st.Client(), st.Key, r.clock.Now, r.tell, slog.New(slog.DiscardHandler))
+	return broker.NewOrderLog(st, r.clock.Now, r.tell, slog.New(slog.DiscardHandler))
 }
 
 // records reports whether cmd records the order tagged tag at a version

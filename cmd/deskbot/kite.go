@@ -154,7 +154,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	}
 	// Books kept before a bare symbol meant NSE (BROKER=paper-kite booked
 	// "NSE:INFY") are written in the one spelling before any order is.
-	orders := broker.NewOrderLog(m.Store.Client(), m.Store.Key, m.Now, m.Store, m.Log)
+	orders := broker.NewOrderLog(m.Store, m.Now, m.Store, m.Log)
 	if n, err := orders.FoldBooks(ctx, desks); err != nil {
 		return fmt.Errorf("the desks' books could not be read: %s", deskbot.ErrorMessage(err))
 	} else if n > 0 {
@@ -162,7 +162,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	}
 	admit := risk.Admission{Desks: m.Store, Rules: rules, Now: m.Now}.Admit
 	if cfg.Broker == "paper" {
-		p := broker.NewPaper(m.Store.Client(), m.Store.Key, m.Now).Accounting(desks).Admitting(admit).Telling(m.Store, m.Log)
+		p := broker.NewPaper(m.Store, m.Now).Accounting(desks).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 		return nil
 	}
@@ -173,7 +173,7 @@ func (m *Main) openBroker(ctx context.Context, desks []string, rules map[string]
 	m.kiteDay.TickerURL = cfg.KiteTickerURL
 	switch cfg.Broker {
 	case "paper-kite":
-		p := broker.NewPaperMarket(m.Store.Client(), m.Store.Key, m.Now, m.kiteDay).Reading(m.kiteDay).Accounting(desks).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
+		p := broker.NewPaperMarket(m.Store, m.Now, m.kiteDay).Reading(m.kiteDay).Accounting(desks).Checking(m.kiteDay.Check).Admitting(admit).Telling(m.Store, m.Log)
 		m.Broker, m.brokerUpdates = p, p.Run
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
