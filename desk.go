@@ -46,6 +46,9 @@ type DeskStore interface {
 	// ECONFLICT and changes nothing: an approver who read one halt does
 	// not lift the next, and two taps resume once.
 	Resume(ctx context.Context, desk string, halt time.Time, audit AuditEntry) error
+	// History returns up to the desk's last limit messages, oldest first
+	// (/desk shows the desk's last turn from it).
+	History(ctx context.Context, desk string, limit int) ([]Message, error)
 }
 
 // Message is one entry of a desk's conversation with its model, in a form
@@ -120,4 +123,15 @@ type Notes interface {
 	// Note returns ENOTFOUND when key is absent.
 	Note(ctx context.Context, key string) (string, error)
 	DeleteNote(ctx context.Context, key string) error
+}
+
+// FencedNotes is Notes with the fenced write a leader keeps its own
+// bookkeeping with (the bot's update offset). It is one type, not an
+// optional method found by assertion, so a wrapper around the store cannot
+// hide the fenced write and leave a leader without it.
+type FencedNotes interface {
+	Notes
+	// PutNoteFenced sets key only while token is the lease's current one,
+	// and reports whether it did.
+	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
 }
