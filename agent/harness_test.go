@@ -51,8 +51,6 @@ type deskWorld struct {
 	// statusReads counts the desks' looks at their pause switch, so a test
 	// can wait for the loop to go round rather than sleep.
 	statusReads atomic.Int64
-	// takes counts the desks' asks to take a queued trigger (TakeTurn).
-	takes atomic.Int64
 	// model, when set, stands between the desks and each model of the chain.
 	model func(deskbot.Model) deskbot.Model
 	// inbox, when set, stands between the desks and the store (a benchmark
@@ -77,10 +75,11 @@ func (s slowRecorder) RecordResult(ctx context.Context, triggerID string, call *
 }
 
 // counting is the store, counting the desks' looks at the pause switch
-// (every read of it, alone or with a turn's) and their takes.
+// (every read of it, alone or with a turn's: an OpenTurn that took a
+// trigger).
 type counting struct {
 	deskbot.TurnStore
-	reads, takes *atomic.Int64
+	reads *atomic.Int64
 }
 
 var _ deskbot.TurnStore = counting{}
@@ -90,15 +89,12 @@ func (c counting) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStat
 	return c.TurnStore.DeskStatus(ctx, desk)
 }
 
-func (c counting) OpenTurn(ctx context.Context, desk, triggerID string, limit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	c.reads.Add(1)
-	return c.TurnStore.OpenTurn(ctx, desk, triggerID, limit, at)
-}
-
-func (c counting) TakeTurn(ctx context.Context, desk string, limit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	c.reads.Add(1)
-	c.takes.Add(1)
-	return c.TurnStore.TakeTurn(ctx, desk, limit, at)
+func (c counting) OpenTurn(ctx context.Context, desk string, block time.Duration, limit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
+	o, err := c.TurnStore.OpenTurn(ctx, desk, block, limit, now)
+	if o.Trigger != nil {
+		c.reads.Add(1)
+	}
+	return o, err
 }
 
 func newDeskWorld(t testing.TB) *deskWorld {
@@ -109,7 +105,7 @@ func newDeskWorld(t testing.TB) *deskWorld {
 		if w.recordDelay > 0 {
 			ts = slowRecorder{ts, w.recordDelay}
 		}
-		ts = counting{ts, &w.statusReads, &w.takes}
+		ts = counting{ts, &w.statusReads}
 		if w.inbox != nil {
 			ts = w.inbox(ts)
 		}

@@ -178,23 +178,3 @@ func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {
 		t.Errorf("completed calls when the backend heard the result = %+v; want the get_quote call", got)
 	}
 }
-
-// A desk with nothing queued waits on its inbox: it does not ask to take a
-// queued trigger (a round trip and a read of its history) every poll.
-func TestIdleDeskWaitsWithoutTakingEveryPoll(t *testing.T) {
-	w := newDeskWorld(t)
-	w.primary.Push(modeltest.Text("Done."))
-	w.start(t, w.Store)
-	w.Tell(t, "Anything?")
-	w.WaitMessage(t, "Done.")
-	w.WaitSettled(t, deskbot.DeskIdle)
-	before := w.takes.Load()
-	time.Sleep(300 * time.Millisecond) // fifteen polls of 20 ms
-	if got := w.takes.Load() - before; got > 1 {
-		t.Errorf("an idle desk asked to take a queued trigger %d times in 15 polls; want at most once", got)
-	}
-	// Woken by a trigger, it takes the queue again.
-	w.primary.Push(modeltest.Text("Again."))
-	w.Tell(t, "And now?")
-	w.WaitMessage(t, "Again.")
-}

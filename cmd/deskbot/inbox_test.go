@@ -35,32 +35,74 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // The desks' store as Main wires it (the stop's wrapper around the store)
 // takes a queued trigger and opens its turn in one round trip to Redis:
 // the trigger, the desk's status, its history and the trigger's completed
-// calls, with "working" saved, not NextTrigger then OpenTurn.
+// calls, with "working" saved, not a wait on the inbox then a read.
 func TestServiceInboxTakesTurn(t *testing.T) {
 	st := storetest.MustOpen(t)
 	in := &inbox{TurnStore: st, d: newDrain(context.Background())}
 	ctx := t.Context()
-	// A first ask with nothing queued loads the script, as a desk's first
-	// ask after a start does.
-	if tr, _, _, _, err := in.TakeTurn(ctx, "main", 40, time.Now()); err != nil || tr != nil {
-		t.Fatalf("TakeTurn on an empty inbox = %v, %v; want none", tr, err)
+	// A first turn loads the script, as a desk's first after a start does;
+	// the next trigger was queued meanwhile, as in a desk working through
+	// a queue.
+	for _, text := range []string{"first", "hi"} {
+		if err := st.Enqueue(ctx, deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: text, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := st.Enqueue(ctx, deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: "hi", CreatedAt: time.Now()}); err != nil {
+	first, err := in.OpenTurn(ctx, "main", 0, 40, time.Now)
+	if err != nil || first.Trigger == nil || first.Trigger.Text != "first" {
+		t.Fatalf("OpenTurn = %+v, %v; want the first trigger", first, err)
+	}
+	if _, err := in.CloseTurn(ctx, "main", deskbot.TurnEnd{At: time.Now(), Ack: first.Trigger}); err != nil {
 		t.Fatal(err)
 	}
 	trips := &tripCounter{}
 	st.Client().AddHook(trips)
-	tr, status, _, _, err := in.TakeTurn(ctx, "main", 40, time.Now())
-	if err != nil || tr == nil {
-		t.Fatalf("TakeTurn = %v, %v; want the queued trigger", tr, err)
+	o, err := in.OpenTurn(ctx, "main", 0, 40, time.Now)
+	if err != nil || o.Trigger == nil || o.Trigger.Text != "hi" {
+		t.Fatalf("OpenTurn = %+v, %v; want the queued trigger", o, err)
 	}
 	if got, want := trips.n.Load(), int64(1); got != want {
 		t.Errorf("round trips to take a queued trigger and open its turn = %d, want %d", got, want)
 	}
-	if got, want := status.Paused, false; got != want {
-		t.Errorf("status.Paused = %v, want %v", got, want)
+	if got, want := o.Status.Paused, false; got != want {
+		t.Errorf("o.Status.Paused = %v, want %v", got, want)
 	}
 	if st, err := st.DeskStatus(ctx, "main"); err != nil || st.State != deskbot.DeskWorking {
-		t.Errorf("desk state after TakeTurn = %q, %v; want %q", st.State, err, deskbot.DeskWorking)
+		t.Errorf("desk state after OpenTurn = %q, %v; want %q", st.State, err, deskbot.DeskWorking)
+	}
+}
+
+// The stop's wrapper sees every turn: a desk that closed its turn, its
+// trigger acknowledged with the turn's last writes, is no longer busy, so a
+// stop that comes then finds every desk idle without waiting for the
+// desk's next ask.
+func TestServiceInboxSeesTheTurnClose(t *testing.T) {
+	st := storetest.MustOpen(t)
+	d := newDrain(context.Background())
+	in := &inbox{TurnStore: st, d: d}
+	ctx := t.Context()
+	if err := st.Enqueue(ctx, deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: "hi", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := in.OpenTurn(ctx, "main", 0, 40, time.Now)
+	if err != nil || o.Trigger == nil {
+		t.Fatalf("OpenTurn = %+v, %v; want the queued trigger", o, err)
+	}
+	d.stop()
+	select {
+	case <-d.idle:
+		t.Fatal("idle with a turn open; want the desk busy until its turn closes")
+	default:
+	}
+	if _, err := in.CloseTurn(ctx, "main", deskbot.TurnEnd{At: time.Now(), Ack: o.Trigger}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.idle:
+	default:
+		t.Error("a desk whose turn closed is still busy; want idle at once")
+	}
+	if n, _ := st.PendingTriggers(ctx, "main"); n != 0 {
+		t.Errorf("pending = %d; want the trigger acknowledged", n)
 	}
 }

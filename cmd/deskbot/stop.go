@@ -118,8 +118,10 @@ func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage
 }
 
 // inbox is the desks' store during a stop: a desk that has finished with
-// its trigger (acknowledged it, or asks for the next) is no longer busy,
-// and once stopping it is handed nothing more. All else is the store's.
+// its trigger (closed its turn, or asks to open the next) is no longer
+// busy, and once stopping it is handed nothing more. It sees every turn:
+// OpenTurn is the only way one opens and CloseTurn the only way a trigger
+// is acknowledged. All else is the store's.
 type inbox struct {
 	deskbot.TurnStore // the store
 	d                 *drain
@@ -127,51 +129,36 @@ type inbox struct {
 
 var _ deskbot.TurnStore = (*inbox)(nil)
 
-func (in *inbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
+// OpenTurn: asking means the desk is done with its last trigger, taking one
+// makes it busy, and once stopping it takes nothing (the trigger stays
+// queued, or in hand for the next start).
+func (in *inbox) OpenTurn(ctx context.Context, desk string, block time.Duration, historyLimit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
 	in.d.setBusy(desk, false)
 	if in.d.stopping() {
 		<-ctx.Done() // the desks run on the hard context: wait for it
-		return nil, ctx.Err()
+		return deskbot.OpenedTurn{}, ctx.Err()
 	}
-	tr, err := in.TurnStore.NextTrigger(ctx, desk, block)
-	if tr != nil {
+	o, err := in.TurnStore.OpenTurn(ctx, desk, block, historyLimit, now)
+	if o.Trigger != nil {
 		in.d.setBusy(desk, true)
 		if in.d.stopping() {
-			// The stop came while we waited. Leaving the trigger unacknowledged
-			// hands it back at the next start.
+			// The stop came while we waited. Unacknowledged, the trigger
+			// is handed back at the next start, which also clears the
+			// "working" just saved.
 			in.d.setBusy(desk, false)
 			<-ctx.Done()
-			return nil, ctx.Err()
+			return deskbot.OpenedTurn{}, ctx.Err()
 		}
 	}
-	return tr, err
+	return o, err
 }
 
-func (in *inbox) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
-	err := in.TurnStore.AckTrigger(ctx, t)
-	in.d.setBusy(t.Desk, false)
-	return err
-}
-
-// TakeTurn is NextTrigger's bookkeeping around the store's TakeTurn: asking
-// means the desk is done with its last trigger, taking one makes it busy,
-// and once stopping it takes nothing (the trigger stays queued, or in hand
-// for the next start).
-func (in *inbox) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	in.d.setBusy(desk, false)
-	if in.d.stopping() {
-		return nil, deskbot.DeskStatus{}, nil, nil, nil // the desk then waits in NextTrigger
+// CloseTurn: a turn that acknowledged its trigger (or tried to) leaves the
+// desk no longer busy.
+func (in *inbox) CloseTurn(ctx context.Context, desk string, end deskbot.TurnEnd) (deskbot.DeskState, error) {
+	st, err := in.TurnStore.CloseTurn(ctx, desk, end)
+	if end.Ack != nil {
+		in.d.setBusy(desk, false)
 	}
-	tr, st, hist, prior, err := in.TurnStore.TakeTurn(ctx, desk, historyLimit, at)
-	if tr != nil {
-		in.d.setBusy(desk, true)
-		if in.d.stopping() {
-			// As in NextTrigger: unacknowledged, the trigger is handed back at
-			// the next start, which also clears the "working" just saved.
-			in.d.setBusy(desk, false)
-			<-ctx.Done()
-			return nil, deskbot.DeskStatus{}, nil, nil, ctx.Err()
-		}
-	}
-	return tr, st, hist, prior, err
+	return st, err
 }
