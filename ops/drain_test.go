@@ -1,4 +1,4 @@
-package main
+package ops_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -32,13 +33,14 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
-// The desks' store as Main wires it (the stop's wrapper around the store)
+// The desks' store as the service wires it (the stop's wrapper around the
+// store)
 // takes a queued trigger and opens its turn in one round trip to Redis:
 // the trigger, the desk's status, its history and the trigger's completed
 // calls, with "working" saved, not a wait on the inbox then a read.
 func TestServiceInboxTakesTurn(t *testing.T) {
 	st := storetest.MustOpen(t)
-	in := &inbox{TurnStore: st, d: newDrain(context.Background())}
+	in := ops.NewDrain(context.Background()).WrapTurns(st)
 	ctx := t.Context()
 	// A first turn loads the script, as a desk's first after a start does;
 	// the next trigger was queued meanwhile, as in a desk working through
@@ -78,8 +80,8 @@ func TestServiceInboxTakesTurn(t *testing.T) {
 // desk's next ask.
 func TestServiceInboxSeesTheTurnClose(t *testing.T) {
 	st := storetest.MustOpen(t)
-	d := newDrain(context.Background())
-	in := &inbox{TurnStore: st, d: d}
+	d := ops.NewDrain(context.Background())
+	in := d.WrapTurns(st)
 	ctx := t.Context()
 	if err := st.Enqueue(ctx, deskbot.Trigger{Desk: "main", Kind: deskbot.TriggerMessage, Text: "hi", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -88,9 +90,9 @@ func TestServiceInboxSeesTheTurnClose(t *testing.T) {
 	if err != nil || o.Trigger == nil {
 		t.Fatalf("OpenTurn = %+v, %v; want the queued trigger", o, err)
 	}
-	d.stop()
+	d.Stop()
 	select {
-	case <-d.idle:
+	case <-d.Idle():
 		t.Fatal("idle with a turn open; want the desk busy until its turn closes")
 	default:
 	}
@@ -98,7 +100,7 @@ func TestServiceInboxSeesTheTurnClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-d.idle:
+	case <-d.Idle():
 	default:
 		t.Error("a desk whose turn closed is still busy; want idle at once")
 	}

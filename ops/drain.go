@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/deskbot/deskbot"
 )
 
-// drain is the service's graceful stop. A stop has two phases:
+// Drain is the service's graceful stop. A stop has two phases:
 //
 //  1. Soft: no new work starts. The bot stops polling, the sweeper stops,
 //     and a desk asking its inbox for the next trigger is told there is
@@ -21,7 +21,7 @@ import (
 //
 // Triggers that arrive meanwhile (a schedule firing) wait in Redis for the
 // next start.
-type drain struct {
+type Drain struct {
 	soft, hard       context.Context
 	stopSoft, killed context.CancelFunc
 
@@ -30,25 +30,39 @@ type drain struct {
 	idle chan struct{}   // closed when stopping and no desk is busy
 }
 
-func newDrain(parent context.Context) *drain {
-	d := &drain{busy: map[string]bool{}, idle: make(chan struct{})}
+// NewDrain is the stop of a service whose lifetime is parent.
+func NewDrain(parent context.Context) *Drain {
+	d := &Drain{busy: map[string]bool{}, idle: make(chan struct{})}
 	d.hard, d.killed = context.WithCancel(parent)
 	d.soft, d.stopSoft = context.WithCancel(d.hard)
 	return d
 }
 
-// stop begins the soft phase; idle closes once no desk is busy.
-func (d *drain) stop() {
+// Soft is the service's lifetime until the stop begins: what starts new
+// work runs on it.
+func (d *Drain) Soft() context.Context { return d.soft }
+
+// Hard is the service's lifetime until the hard stop: the desks run on it.
+func (d *Drain) Hard() context.Context { return d.hard }
+
+// Idle is closed once stopping with no desk busy.
+func (d *Drain) Idle() <-chan struct{} { return d.idle }
+
+// Kill is the hard stop: everything left is cancelled.
+func (d *Drain) Kill() { d.killed() }
+
+// Stop begins the soft phase; Idle closes once no desk is busy.
+func (d *Drain) Stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopSoft()
 	d.checkIdle()
 }
 
-func (d *drain) stopping() bool { return d.soft.Err() != nil }
+func (d *Drain) stopping() bool { return d.soft.Err() != nil }
 
 // checkIdle closes idle once stopping with no desk busy; mu is held.
-func (d *drain) checkIdle() {
+func (d *Drain) checkIdle() {
 	if d.stopping() && len(d.busy) == 0 {
 		select {
 		case <-d.idle:
@@ -58,7 +72,7 @@ func (d *drain) checkIdle() {
 	}
 }
 
-func (d *drain) setBusy(desk string, busy bool) {
+func (d *Drain) setBusy(desk string, busy bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if busy {
@@ -72,7 +86,7 @@ func (d *drain) setBusy(desk string, busy bool) {
 // runContext is ctx for a tool call: when ctx ends because of a stop, the
 // call keeps running until the hard stop; any other end (a deadline, a
 // caller giving up) cancels it at once, as before.
-func (d *drain) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (d *Drain) runContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	run, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	unhook := context.AfterFunc(ctx, func() {
 		if d.stopping() {
@@ -86,22 +100,23 @@ func (d *drain) runContext(ctx context.Context) (context.Context, context.Cancel
 	return run, func() { unhook(); cancel(context.Canceled) }
 }
 
-// tool wraps t so that a stop does not cut its runs short (runContext).
-func (d *drain) tool(t deskbot.Tool) deskbot.Tool { return &drainedTool{Tool: t, d: d} }
+// WrapTool wraps t so that a stop does not cut its runs short
+// (runContext).
+func (d *Drain) WrapTool(t deskbot.Tool) deskbot.Tool { return &drainedTool{Tool: t, d: d} }
 
-func (d *drain) tools(src func(string) []deskbot.Tool) func(string) []deskbot.Tool {
-	return func(desk string) []deskbot.Tool {
-		ts := src(desk)
-		for i, t := range ts {
-			ts[i] = d.tool(t)
-		}
-		return ts
-	}
+// WrapTools wraps a source of tools (agent.ToolSource's shape).
+func (d *Drain) WrapTools(src func(desk string) []deskbot.Tool) func(desk string) []deskbot.Tool {
+	return wrapTools(src, d.WrapTool)
+}
+
+// WrapTurns is the desks' store during a stop (drainedTurns).
+func (d *Drain) WrapTurns(ts deskbot.TurnStore) deskbot.TurnStore {
+	return &drainedTurns{TurnStore: ts, d: d}
 }
 
 type drainedTool struct {
 	deskbot.Tool
-	d *drain
+	d *Drain
 }
 
 var _ deskbot.Tool = (*drainedTool)(nil)
@@ -117,22 +132,22 @@ func (t *drainedTool) Run(ctx context.Context, desk string, args json.RawMessage
 	return t.Tool.Run(ctx, desk, args)
 }
 
-// inbox is the desks' store during a stop: a desk that has finished with
+// drainedTurns is the desks' store during a stop: a desk that has finished with
 // its trigger (closed its turn, or asks to open the next) is no longer
 // busy, and once stopping it is handed nothing more. It sees every turn:
 // OpenTurn is the only way one opens and CloseTurn the only way a trigger
 // is acknowledged. All else is the store's.
-type inbox struct {
+type drainedTurns struct {
 	deskbot.TurnStore // the store
-	d                 *drain
+	d                 *Drain
 }
 
-var _ deskbot.TurnStore = (*inbox)(nil)
+var _ deskbot.TurnStore = (*drainedTurns)(nil)
 
 // OpenTurn: asking means the desk is done with its last trigger, taking one
 // makes it busy, and once stopping it takes nothing (the trigger stays
 // queued, or in hand for the next start).
-func (in *inbox) OpenTurn(ctx context.Context, desk string, block time.Duration, historyLimit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
+func (in *drainedTurns) OpenTurn(ctx context.Context, desk string, block time.Duration, historyLimit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
 	in.d.setBusy(desk, false)
 	if in.d.stopping() {
 		<-ctx.Done() // the desks run on the hard context: wait for it
@@ -155,7 +170,7 @@ func (in *inbox) OpenTurn(ctx context.Context, desk string, block time.Duration,
 
 // CloseTurn: a turn that acknowledged its trigger (or tried to) leaves the
 // desk no longer busy.
-func (in *inbox) CloseTurn(ctx context.Context, desk string, end deskbot.TurnEnd) (deskbot.DeskState, error) {
+func (in *drainedTurns) CloseTurn(ctx context.Context, desk string, end deskbot.TurnEnd) (deskbot.DeskState, error) {
 	st, err := in.TurnStore.CloseTurn(ctx, desk, end)
 	if end.Ack != nil {
 		in.d.setBusy(desk, false)
