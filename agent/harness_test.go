@@ -2,9 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,38 +9,18 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/agent/agenttest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
 )
-
-// tally is a side-effect-free tool that counts its runs, so a test can see
-// that a call was not repeated.
-type tally struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (*tally) Name() string        { return "get_quote" }
-func (*tally) Description() string { return "Quote a symbol." }
-func (*tally) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
-}
-func (*tally) CheckArguments(json.RawMessage) error { return nil }
-func (c *tally) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return deskbot.ToolResult{Text: "quote #" + strconv.Itoa(c.n) + " for " + string(args) + ": 1500.00"}, nil
-}
-func (c *tally) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // deskWorld is the shared desk world (agenttest) with this package's
 // chain: two fake model servers over HTTP, primary then backup, and a
 // quote tool that counts its runs.
 type deskWorld struct {
 	*agenttest.World
-	quotes  *tally
+	quotes  *deskbottest.Tool
 	primary *modeltest.Server
 	backup  *modeltest.Server
 	// backupAPI is the backup's provider (default OpenAI-compatible).
@@ -99,7 +76,7 @@ func (c counting) OpenTurn(ctx context.Context, desk string, block time.Duration
 
 func newDeskWorld(t testing.TB) *deskWorld {
 	t.Helper()
-	w := &deskWorld{World: agenttest.New(t), quotes: &tally{}, primary: modeltest.New(t), backup: modeltest.New(t)}
+	w := &deskWorld{World: agenttest.New(t), quotes: deskbottest.QuoteTool(), primary: modeltest.New(t), backup: modeltest.New(t)}
 	w.Tools = func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} }
 	w.Wrap = func(ts deskbot.TurnStore) deskbot.TurnStore {
 		if w.recordDelay > 0 {

@@ -98,14 +98,14 @@ func TestExecutorNextCallWaitsForTheLastRecord(t *testing.T) {
 		second <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // time enough for a call that does not wait to run
-	if got := f.lookup.runs(); got != 1 {
+	if got := f.lookup.Runs(); got != 1 {
 		t.Fatalf("the second call ran before the first was remembered (%d runs)", got)
 	}
 	close(release)
 	if err := <-second; err != nil {
 		t.Fatal(err)
 	}
-	if got := f.lookup.runs(); got != 2 {
+	if got := f.lookup.Runs(); got != 2 {
 		t.Errorf("runs = %d, want 2", got)
 	}
 }

@@ -48,7 +48,7 @@ func TestCallRememberedOnEveryWayOutOfTheTurn(t *testing.T) {
 			if len(done) != 1 || done[0].Call.Name != "get_quote" {
 				t.Errorf("remembered once the desk stopped: %+v; want the get_quote call", done)
 			}
-			if got := w.quotes.runs(); got != 1 {
+			if got := w.quotes.Runs(); got != 1 {
 				t.Errorf("runs = %d; want 1", got)
 			}
 		})
