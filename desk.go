@@ -46,6 +46,9 @@ type DeskStore interface {
 	// ECONFLICT and changes nothing: an approver who read one halt does
 	// not lift the next, and two taps resume once.
 	Resume(ctx context.Context, desk string, halt time.Time, audit AuditEntry) error
+	// History returns up to the desk's last limit messages, oldest first
+	// (/desk shows the desk's last turn from it).
+	History(ctx context.Context, desk string, limit int) ([]Message, error)
 }
 
 // Message is one entry of a desk's conversation with its model, in a form
@@ -83,29 +86,39 @@ type TurnEnd struct {
 	Ack     *Trigger
 }
 
-// TurnStore is everything a desk reads and writes, whole: its inbox, its
-// state, its history, its calls' memory, its notes and its events, with a
-// turn opened and closed in one round trip each. The desks take it as one
-// port, so a wrapper either forwards all of it or does not compile, and
-// there is no slower second path for a wrapper to fall back to unseen.
+// OpenedTurn is what a desk's turn starts from: the trigger taken (nil:
+// none came), the desk's status as read once it was in hand, its last
+// messages of history, and the calls already completed for the trigger.
+type OpenedTurn struct {
+	Trigger   *Trigger
+	Status    DeskStatus
+	History   []Message
+	Completed []CompletedCall
+}
+
+// TurnStore is everything a desk reads and writes, whole: its inbox (its
+// schedule queues triggers), its state, its history, its calls' memory, its notes and its events, with a turn opened
+// and closed in one call each. A turn is opened only by OpenTurn and its
+// trigger acknowledged only by CloseTurn: one way per step, so a wrapper
+// that sees one sees every turn. The desks take it as one port, so a
+// wrapper either forwards all of it or does not compile.
 type TurnStore interface {
 	Inbox
 	Notes
 	Publisher
 	CallMemory
 	DeskStatus(ctx context.Context, desk string) (DeskStatus, error)
-	// TakeTurn takes the desk's trigger in hand or queued, when there is
-	// one, and opens its turn as OpenTurn does; a nil trigger when it took
-	// none (the desk then waits in NextTrigger).
-	TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*Trigger, DeskStatus, []Message, []CompletedCall, error)
-	// OpenTurn reads the desk's status, its last historyLimit messages and
-	// the calls already completed for the trigger, and unless the desk is
-	// paused saves and announces it working at at.
-	OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (DeskStatus, []Message, []CompletedCall, error)
+	// OpenTurn takes the desk's trigger in hand, else the next queued one,
+	// waiting up to block when there is none, and reads what its turn
+	// starts from (OpenedTurn); unless the desk is paused it saves and
+	// announces it working at now(). A paused desk keeps the trigger in
+	// hand. A nil Trigger when none came.
+	OpenTurn(ctx context.Context, desk string, block time.Duration, historyLimit int, now Now) (OpenedTurn, error)
 	// AnnounceDeskState saves the desk's state and publishes its event.
 	AnnounceDeskState(ctx context.Context, desk string, state DeskState, at time.Time) error
 	// CloseTurn writes what a desk's turn ends with, all or nothing, and
-	// returns the state the desk rests in.
+	// returns the state the desk rests in. Its Ack is the only
+	// acknowledgement of a trigger.
 	CloseTurn(ctx context.Context, desk string, end TurnEnd) (DeskState, error)
 	// OpenRequestCount counts the desk's open requests.
 	OpenRequestCount(ctx context.Context, desk string) (int64, error)
@@ -120,4 +133,15 @@ type Notes interface {
 	// Note returns ENOTFOUND when key is absent.
 	Note(ctx context.Context, key string) (string, error)
 	DeleteNote(ctx context.Context, key string) error
+}
+
+// FencedNotes is Notes with the fenced write a leader keeps its own
+// bookkeeping with (the bot's update offset). It is one type, not an
+// optional method found by assertion, so a wrapper around the store cannot
+// hide the fenced write and leave a leader without it.
+type FencedNotes interface {
+	Notes
+	// PutNoteFenced sets key only while token is the lease's current one,
+	// and reports whether it did.
+	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
 }

@@ -291,6 +291,12 @@ const (
 	Rechanged               // Version: the call was changed since the caller's view showed it; nothing changed
 )
 
+// OpenRequests lists the requests still waiting for a decision.
+type OpenRequests interface {
+	// OpenRequests returns every open request, soonest expiry first.
+	OpenRequests(ctx context.Context) ([]*Request, error)
+}
+
 // RequestStore keeps requests. Keys vanish by themselves some time after the
 // request closes (the store's retention window).
 type RequestStore interface {
@@ -306,8 +312,7 @@ type RequestStore interface {
 	DueRequests(ctx context.Context, now time.Time, limit int) ([]string, error)
 	// DenialsDue returns ids of denied requests whose response is due.
 	DenialsDue(ctx context.Context, now time.Time, limit int) ([]string, error)
-	// OpenRequests returns every open request, soonest expiry first.
-	OpenRequests(ctx context.Context) ([]*Request, error)
+	OpenRequests
 	// RunningRequests returns requests that were allowed and not yet finished.
 	RunningRequests(ctx context.Context) ([]*Request, error)
 }

@@ -33,16 +33,13 @@ type Trigger struct {
 	StreamID string `json:"-"`
 }
 
-// Inbox is the per-desk queue of triggers. It survives restarts: a trigger
-// read and not acknowledged is read again by the next NextTrigger.
+// Inbox is the per-desk queue of triggers as its producers see it. It
+// survives restarts: a trigger taken and not acknowledged is taken again
+// first. A desk takes its triggers only by opening a turn
+// (TurnStore.OpenTurn) and acknowledges them only by closing one
+// (TurnStore.CloseTurn).
 type Inbox interface {
 	Enqueue(ctx context.Context, t Trigger) error
-	// NextTrigger returns the desk's next trigger, waiting up to block; nil
-	// when none came. With block 0 it looks at the inbox and returns at
-	// once (a drain); a wait may end without a trigger queued just before
-	// it, which the next ask finds (the desks ask again at once).
-	NextTrigger(ctx context.Context, desk string, block time.Duration) (*Trigger, error)
-	AckTrigger(ctx context.Context, t *Trigger) error
 	// PendingTriggers counts triggers queued or in hand for the desk.
 	PendingTriggers(ctx context.Context, desk string) (int64, error)
 }

@@ -171,20 +171,13 @@ type gatedInbox struct {
 
 var _ deskbot.TurnStore = (*gatedInbox)(nil)
 
-func (g *gatedInbox) NextTrigger(ctx context.Context, desk string, block time.Duration) (*deskbot.Trigger, error) {
-	if err := g.letThrough(ctx); err != nil {
-		return nil, err
-	}
-	return g.TurnStore.NextTrigger(ctx, desk, block)
-}
-
-// TakeTurn is the store's, let through as NextTrigger is: the desk takes a
+// OpenTurn is the store's, let through one ask at a time: the desk takes a
 // queued trigger and opens its turn in one round trip.
-func (g *gatedInbox) TakeTurn(ctx context.Context, desk string, limit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+func (g *gatedInbox) OpenTurn(ctx context.Context, desk string, block time.Duration, limit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
 	if err := g.letThrough(ctx); err != nil {
-		return nil, deskbot.DeskStatus{}, nil, nil, err
+		return deskbot.OpenedTurn{}, err
 	}
-	return g.TurnStore.TakeTurn(ctx, desk, limit, at)
+	return g.TurnStore.OpenTurn(ctx, desk, block, limit, now)
 }
 
 // letThrough says the desk asks, then waits until the benchmark lets it.

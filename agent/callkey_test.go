@@ -12,27 +12,30 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/agent/agenttest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-// keyTool records the call key (deskbot.CallKey) of each of its runs, as
-// a broker tool reads it.
+// keyTool is a place_order that records the call key (deskbot.CallKey)
+// of each of its runs, as a broker tool reads it.
 type keyTool struct {
+	*deskbottest.Tool
 	mu   sync.Mutex
 	keys []string
 }
 
-func (*keyTool) Name() string                         { return deskbot.ToolPlaceOrder }
-func (*keyTool) Description() string                  { return "records its call key" }
-func (*keyTool) Schema() json.RawMessage              { return json.RawMessage(`{"type":"object"}`) }
-func (*keyTool) CheckArguments(json.RawMessage) error { return nil }
-func (k *keyTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	key, ok := deskbot.CallKey(ctx)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.keys = append(k.keys, fmt.Sprintf("%s %v", key, ok))
-	return deskbot.ToolResult{Text: "placed"}, nil
+func newKeyTool() *keyTool {
+	k := &keyTool{}
+	k.Tool = &deskbottest.Tool{ToolName: deskbot.ToolPlaceOrder, About: "records its call key",
+		Answer: func(ctx context.Context, _ int, _ string, _ json.RawMessage) (deskbot.ToolResult, error) {
+			key, ok := deskbot.CallKey(ctx)
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			k.keys = append(k.keys, fmt.Sprintf("%s %v", key, ok))
+			return deskbot.ToolResult{Text: "placed"}, nil
+		}}
+	return k
 }
 
 func (k *keyTool) seen() []string {
@@ -46,8 +49,8 @@ func (k *keyTool) seen() []string {
 func mustKeyExecutor(t *testing.T) (*agent.ToolCallExecutor, *keyTool) {
 	t.Helper()
 	s := storetest.MustOpen(t)
-	k := &keyTool{}
-	regs := agent.Registries{"main": agent.NewRegistry(k)}
+	k := newKeyTool()
+	regs := agent.Registries{"main": agent.NewRegistry(k.Tool)}
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC) }
 	log := slog.New(slog.DiscardHandler)
 	g := gate.New(gate.Config{Expiry: 5 * time.Minute}, s, regs, now, log)

@@ -29,7 +29,7 @@ func TestTriggerLeadsToToolsAndWords(t *testing.T) {
 	if msg.Desk != "main" || msg.TriggerID == "" {
 		t.Errorf("desk_message = %+v", msg)
 	}
-	if got := w.quotes.runs(); got != 1 {
+	if got := w.quotes.Runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
 	}
 	reqs := w.primary.Requests()
@@ -123,7 +123,7 @@ func TestFailoverContinuesTheTurnWithoutRepeating(t *testing.T) {
 
 	w.WaitMessage(t, "TCS is at 1500.")
 	w.WaitSettled(t, deskbot.DeskIdle)
-	if got := w.quotes.runs(); got != 1 {
+	if got := w.quotes.Runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
 	}
 	breqs := w.backup.Requests()
@@ -153,7 +153,7 @@ func TestBrokenArgumentsTwiceFailOver(t *testing.T) {
 	if got := len(w.primary.Requests()); got != 2 {
 		t.Errorf("primary asked %d times, want 2 (one retry)", got)
 	}
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("a malformed call ran %d times", got)
 	}
 }
@@ -219,7 +219,7 @@ func TestRestartLosesNoTriggerAndRepeatsNoCall(t *testing.T) {
 		w.WaitMessage(t, "done: "+s)
 	}
 	w.WaitSettled(t, deskbot.DeskIdle)
-	if got := w.quotes.runs(); got != 1 {
+	if got := w.quotes.Runs(); got != 1 {
 		t.Errorf("get_quote ran %d times across the restart, want 1", got)
 	}
 	resumed := w.primary.Requests()[2]
@@ -320,7 +320,7 @@ func TestFailoverToAnthropicKeepsAValidConversation(t *testing.T) {
 	if res := r.ToolResults(); len(res) != 2 || !strings.Contains(res[0].Text, "TCS") || !strings.Contains(res[1].Text, "INFY") {
 		t.Errorf("tool results = %+v", res)
 	}
-	if got := w.quotes.runs(); got != 2 {
+	if got := w.quotes.Runs(); got != 2 {
 		t.Errorf("get_quote ran %d times, want 2", got)
 	}
 }
@@ -462,7 +462,7 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 	w.start(t, w.Store)
 	w.Tell(t, "Quote everything.")
 	w.WaitMessage(t, "Backup here.")
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("calls of an oversized reply ran %d times", got)
 	}
 
@@ -479,7 +479,7 @@ func TestOversizedRepliesFailOverAndAreToldOnce(t *testing.T) {
 	if got := w.Count(t, deskbot.EventModelUnreachable); got != 1 {
 		t.Errorf("%d model_unreachable events, want 1", got)
 	}
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("calls of an oversized reply ran %d times", got)
 	}
 }

@@ -1,12 +1,10 @@
 package agent_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,37 +21,23 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// countTool counts its runs and echoes its arguments.
-type countTool struct {
-	name string
-	mu   sync.Mutex
-	n    int
+// countTool is a tool that counts its runs and echoes its arguments.
+func countTool(name string) *deskbottest.Tool {
+	return &deskbottest.Tool{ToolName: name, About: "counts"}
 }
-
-func (c *countTool) Name() string                       { return c.name }
-func (c *countTool) Description() string                { return "counts" }
-func (c *countTool) Schema() json.RawMessage            { return json.RawMessage(`{"type":"object"}`) }
-func (*countTool) CheckArguments(json.RawMessage) error { return nil }
-func (c *countTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return deskbot.ToolResult{Text: c.name + " ran with " + string(args)}, nil
-}
-func (c *countTool) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 type execFixture struct {
 	store  *store.Store
 	exec   *agent.ToolCallExecutor
 	gate   *gate.Gate
-	lookup *countTool
-	guard  *countTool
+	lookup *deskbottest.Tool
+	guard  *deskbottest.Tool
 }
 
 func mustExecutor(t *testing.T) *execFixture {
 	t.Helper()
 	s := storetest.MustOpen(t)
-	f := &execFixture{store: s, lookup: &countTool{name: "get_positions"}, guard: &countTool{name: "flatten_desk"}}
+	f := &execFixture{store: s, lookup: countTool("get_positions"), guard: countTool("flatten_desk")}
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, f.guard)}
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -80,8 +64,8 @@ func TestExecutorRunsPublishesAndRemembers(t *testing.T) {
 	f := mustExecutor(t)
 	turn := agenttest.Begin(t, f.exec, "main", "trig-1")
 	ex := f.mustExecute(t, turn, call("c1", "get_positions", `{}`))
-	if ex.Result.IsError || ex.Held || f.lookup.runs() != 1 {
-		t.Fatalf("execution = %+v, runs %d", ex, f.lookup.runs())
+	if ex.Result.IsError || ex.Held || f.lookup.Runs() != 1 {
+		t.Fatalf("execution = %+v, runs %d", ex, f.lookup.Runs())
 	}
 	events, err := f.store.ReadEvents(t.Context(), "test", "t", 10, time.Millisecond)
 	if err != nil {
@@ -111,7 +95,7 @@ func TestExecutorLoopGuard(t *testing.T) {
 			t.Errorf("call %d refused = %v, want %v (%s)", i+1, ex.Result.IsError, want, ex.Result.Text)
 		}
 	}
-	if got := f.lookup.runs(); got != 2 {
+	if got := f.lookup.Runs(); got != 2 {
 		t.Errorf("runs = %d, want 2", got)
 	}
 	// A different argument is a different call.
@@ -124,8 +108,8 @@ func TestExecutorHoldsGuardedCall(t *testing.T) {
 	f := mustExecutor(t)
 	turn := agenttest.Begin(t, f.exec, "main", "trig-hold")
 	ex := f.mustExecute(t, turn, call("c1", "flatten_desk", `{}`))
-	if !ex.Held || ex.Request == nil || f.guard.runs() != 0 {
-		t.Fatalf("execution = %+v, runs %d; want held, not run", ex, f.guard.runs())
+	if !ex.Held || ex.Request == nil || f.guard.Runs() != 0 {
+		t.Fatalf("execution = %+v, runs %d; want held, not run", ex, f.guard.Runs())
 	}
 	if ex.Result.Text != gate.HoldMessage(ex.Request) {
 		t.Errorf("model told %q", ex.Result.Text)
@@ -134,7 +118,7 @@ func TestExecutorHoldsGuardedCall(t *testing.T) {
 	if _, err := gatetest.Resolve(t.Context(), f.gate, ex.Request.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.guard.runs(); got != 1 {
+	if got := f.guard.Runs(); got != 1 {
 		t.Errorf("runs after allow = %d, want 1", got)
 	}
 }
@@ -158,7 +142,7 @@ func TestExecutorReplaysCompletedCallsAfterFailoverAndRestart(t *testing.T) {
 	if ex := f.mustExecute(t, again, call("c9", "get_positions", `{"x":1}`)); !ex.Replayed {
 		t.Errorf("repeat after restart ran again")
 	}
-	if got := f.lookup.runs(); got != 1 {
+	if got := f.lookup.Runs(); got != 1 {
 		t.Errorf("get_positions ran %d times, want 1", got)
 	}
 	open, _ := f.store.OpenRequests(t.Context())
@@ -168,7 +152,7 @@ func TestExecutorReplaysCompletedCallsAfterFailoverAndRestart(t *testing.T) {
 }
 
 func TestRegistryModelMistakes(t *testing.T) {
-	reg := agent.NewRegistry(&countTool{name: "bash"})
+	reg := agent.NewRegistry(countTool("bash"))
 	tests := []struct {
 		call deskbot.ToolCall
 		want string
@@ -188,13 +172,9 @@ func TestRegistryModelMistakes(t *testing.T) {
 	}
 }
 
-// checkedTool is a guarded tool that refuses some arguments before any
-// request exists, as the broker refuses a look-alike symbol.
-type checkedTool struct {
-	countTool
-}
-
-func (c *checkedTool) CheckArguments(args json.RawMessage) error {
+// checkSymbol refuses some arguments before any request exists, as the
+// broker refuses a look-alike symbol.
+func checkSymbol(args json.RawMessage) error {
 	var a struct{ Symbol string }
 	if err := json.Unmarshal(args, &a); err != nil {
 		return err
@@ -209,11 +189,12 @@ func (c *checkedTool) CheckArguments(args json.RawMessage) error {
 
 // mustGuardedExecutor is an executor whose desk has a guarded bash and a
 // guarded place_order that checks its arguments.
-func mustGuardedExecutor(t *testing.T) (*execFixture, *countTool, *checkedTool) {
+func mustGuardedExecutor(t *testing.T) (*execFixture, *deskbottest.Tool, *deskbottest.Tool) {
 	t.Helper()
 	f := mustExecutor(t)
-	bash := &countTool{name: "bash"}
-	order := &checkedTool{countTool{name: "place_order"}}
+	bash := countTool("bash")
+	order := countTool("place_order")
+	order.Check = checkSymbol
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, bash, order)}
 	log := slog.New(slog.DiscardHandler)
 	f.gate = gate.New(gate.Config{Tools: []string{"bash", "place_order"}, Expiry: 5 * time.Minute}, f.store, regs, f.exec.Now, log)
@@ -266,8 +247,8 @@ func TestExecutorRefusesGuardedCallTooLongToShow(t *testing.T) {
 	if got, want := ex.Result.Text, words.TooLongToShowMessage("bash", n); got != want || !ex.Result.IsError {
 		t.Errorf("model told %q (error %v), want %q", got, ex.Result.IsError, want)
 	}
-	if ex.Held || ex.Request != nil || !ex.Refused || bash.runs() != 0 {
-		t.Errorf("execution = held %v, refused %v, runs %d; want refused, not held, not run", ex.Held, ex.Refused, bash.runs())
+	if ex.Held || ex.Request != nil || !ex.Refused || bash.Runs() != 0 {
+		t.Errorf("execution = held %v, refused %v, runs %d; want refused, not held, not run", ex.Held, ex.Refused, bash.Runs())
 	}
 	mustNoOpenRequests(t, f)
 	if res := mustResultEvents(t, f); len(res) != 1 || res[0].Result.Text != ex.Result.Text {
@@ -285,8 +266,8 @@ func TestExecutorLongUnguardedCallRuns(t *testing.T) {
 	f, _, _ := mustGuardedExecutor(t)
 	turn := agenttest.Begin(t, f.exec, "main", "trig-long-free")
 	long := `{"note":"` + strings.Repeat("y", 2*argtext.MaxArguments) + `"}`
-	if ex := f.mustExecute(t, turn, call("c1", "get_positions", long)); ex.Result.IsError || f.lookup.runs() != 1 {
-		t.Errorf("unguarded long call: %+v, runs %d; want run (no approver needs to read it)", ex, f.lookup.runs())
+	if ex := f.mustExecute(t, turn, call("c1", "get_positions", long)); ex.Result.IsError || f.lookup.Runs() != 1 {
+		t.Errorf("unguarded long call: %+v, runs %d; want run (no approver needs to read it)", ex, f.lookup.Runs())
 	}
 }
 
@@ -297,8 +278,8 @@ func TestExecutorToolRefusesArgumentsBeforeTheGate(t *testing.T) {
 	if got, want := ex.Result.Text, "The symbol must be plain printable ASCII."; got != want || !ex.Result.IsError {
 		t.Errorf("model told %q (error %v), want %q", got, ex.Result.IsError, want)
 	}
-	if ex.Held || !ex.Refused || order.runs() != 0 {
-		t.Errorf("execution = held %v, refused %v, runs %d; want refused", ex.Held, ex.Refused, order.runs())
+	if ex.Held || !ex.Refused || order.Runs() != 0 {
+		t.Errorf("execution = held %v, refused %v, runs %d; want refused", ex.Held, ex.Refused, order.Runs())
 	}
 	mustNoOpenRequests(t, f)
 	if mem, _ := f.store.CompletedCalls(t.Context(), "trig-check"); len(mem) != 0 {
@@ -347,19 +328,6 @@ func TestExecutorReplayedHeldCallKnownByField(t *testing.T) {
 	}
 }
 
-// slowTool runs until released, so a test can look at the stream mid-call.
-type slowTool struct{ started, release chan struct{} }
-
-func (*slowTool) Name() string                         { return "run_job" }
-func (*slowTool) Description() string                  { return "Run a long job." }
-func (*slowTool) Schema() json.RawMessage              { return json.RawMessage(`{"type":"object"}`) }
-func (*slowTool) CheckArguments(json.RawMessage) error { return nil }
-func (s *slowTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	close(s.started)
-	<-s.release
-	return deskbot.ToolResult{Text: "job done"}, nil
-}
-
 func mustEventKinds(t *testing.T, s *store.Store, group string) []string {
 	t.Helper()
 	events, err := s.ReadEvents(t.Context(), group, "t", 100, 0)
@@ -377,7 +345,10 @@ func mustEventKinds(t *testing.T, s *store.Store, group string) []string {
 // with its result; its event is published once.
 func TestExecutorSlowCallIsSeenWhileItRuns(t *testing.T) {
 	f := mustExecutor(t)
-	slow := &slowTool{started: make(chan struct{}), release: make(chan struct{})}
+	// A call that runs until released, so the test can look at the stream
+	// mid-call.
+	slow := &deskbottest.Tool{ToolName: "run_job", About: "Run a long job.", Result: deskbot.ToolResult{Text: "job done"},
+		Started: make(chan struct{}, 1), Release: make(chan struct{})}
 	regs := agent.Registries{"main": agent.NewRegistry(slow)}
 	f.exec.Runner = regs
 	turn := agenttest.Begin(t, f.exec, "main", "trig-slow")
@@ -387,11 +358,11 @@ func TestExecutorSlowCallIsSeenWhileItRuns(t *testing.T) {
 		turn.Record()
 		done <- err
 	}()
-	<-slow.started
+	<-slow.Started
 	deskbottest.Eventually(t, "the running call's event", func() bool {
 		return strings.Join(mustEventKinds(t, f.store, "mid"), ",") == "tool_call"
 	})
-	close(slow.release)
+	close(slow.Release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,38 +9,18 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/agent/agenttest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
 )
-
-// tally is a side-effect-free tool that counts its runs, so a test can see
-// that a call was not repeated.
-type tally struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (*tally) Name() string        { return "get_quote" }
-func (*tally) Description() string { return "Quote a symbol." }
-func (*tally) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
-}
-func (*tally) CheckArguments(json.RawMessage) error { return nil }
-func (c *tally) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return deskbot.ToolResult{Text: "quote #" + strconv.Itoa(c.n) + " for " + string(args) + ": 1500.00"}, nil
-}
-func (c *tally) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // deskWorld is the shared desk world (agenttest) with this package's
 // chain: two fake model servers over HTTP, primary then backup, and a
 // quote tool that counts its runs.
 type deskWorld struct {
 	*agenttest.World
-	quotes  *tally
+	quotes  *deskbottest.Tool
 	primary *modeltest.Server
 	backup  *modeltest.Server
 	// backupAPI is the backup's provider (default OpenAI-compatible).
@@ -51,8 +28,6 @@ type deskWorld struct {
 	// statusReads counts the desks' looks at their pause switch, so a test
 	// can wait for the loop to go round rather than sleep.
 	statusReads atomic.Int64
-	// takes counts the desks' asks to take a queued trigger (TakeTurn).
-	takes atomic.Int64
 	// model, when set, stands between the desks and each model of the chain.
 	model func(deskbot.Model) deskbot.Model
 	// inbox, when set, stands between the desks and the store (a benchmark
@@ -77,10 +52,11 @@ func (s slowRecorder) RecordResult(ctx context.Context, triggerID string, call *
 }
 
 // counting is the store, counting the desks' looks at the pause switch
-// (every read of it, alone or with a turn's) and their takes.
+// (every read of it, alone or with a turn's: an OpenTurn that took a
+// trigger).
 type counting struct {
 	deskbot.TurnStore
-	reads, takes *atomic.Int64
+	reads *atomic.Int64
 }
 
 var _ deskbot.TurnStore = counting{}
@@ -90,26 +66,23 @@ func (c counting) DeskStatus(ctx context.Context, desk string) (deskbot.DeskStat
 	return c.TurnStore.DeskStatus(ctx, desk)
 }
 
-func (c counting) OpenTurn(ctx context.Context, desk, triggerID string, limit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	c.reads.Add(1)
-	return c.TurnStore.OpenTurn(ctx, desk, triggerID, limit, at)
-}
-
-func (c counting) TakeTurn(ctx context.Context, desk string, limit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
-	c.reads.Add(1)
-	c.takes.Add(1)
-	return c.TurnStore.TakeTurn(ctx, desk, limit, at)
+func (c counting) OpenTurn(ctx context.Context, desk string, block time.Duration, limit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
+	o, err := c.TurnStore.OpenTurn(ctx, desk, block, limit, now)
+	if o.Trigger != nil {
+		c.reads.Add(1)
+	}
+	return o, err
 }
 
 func newDeskWorld(t testing.TB) *deskWorld {
 	t.Helper()
-	w := &deskWorld{World: agenttest.New(t), quotes: &tally{}, primary: modeltest.New(t), backup: modeltest.New(t)}
+	w := &deskWorld{World: agenttest.New(t), quotes: deskbottest.QuoteTool(), primary: modeltest.New(t), backup: modeltest.New(t)}
 	w.Tools = func(string) []deskbot.Tool { return []deskbot.Tool{w.quotes} }
 	w.Wrap = func(ts deskbot.TurnStore) deskbot.TurnStore {
 		if w.recordDelay > 0 {
 			ts = slowRecorder{ts, w.recordDelay}
 		}
-		ts = counting{ts, &w.statusReads, &w.takes}
+		ts = counting{ts, &w.statusReads}
 		if w.inbox != nil {
 			ts = w.inbox(ts)
 		}

@@ -26,55 +26,37 @@ type desk struct {
 	// start, since a previous process may have reported it), so the next
 	// answer checks the note and announces the recovery.
 	mayBeDown bool
-	// idle says the last ask for a trigger found none: the next ask waits
-	// on the inbox at once, rather than first trying to take a queued one
-	// (a round trip and a read of the history for nothing, every poll).
-	idle bool
 }
 
 // run handles the desk's triggers one at a time until ctx ends. A trigger is
-// acknowledged only after its turn ends; one whose turn could not finish is
-// left in hand, and the inbox hands it back first.
+// acknowledged only when its turn closes (CloseTurn); one whose turn could
+// not finish is left in hand, and the inbox hands it back first.
 func (k *desk) run(ctx context.Context) {
 	k.recoverState(ctx)
 	poll := k.d.deps.Poll
 	for ctx.Err() == nil {
-		tr, start, ok, err := k.take(ctx)
-		if err == nil && tr == nil {
-			tr, err = k.d.deps.Store.NextTrigger(ctx, k.cfg.Name, poll)
-			if err == nil && tr != nil {
-				// The pause switch is read once the trigger is in hand, so
-				// a pause that came while we waited wins: a paused desk
-				// keeps the trigger in hand, and the inbox hands it back
-				// after the resume.
-				start, ok = k.open(ctx, tr)
-			}
-		}
+		tr, start, ok, err := k.open(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				k.log.WarnContext(ctx, "could not read inbox", "err", err)
+				k.log.WarnContext(ctx, "could not open a turn", "err", err)
 				retry.Sleep(ctx, poll)
 			}
 			continue
 		}
-		if k.idle = tr == nil; k.idle {
+		if tr == nil {
 			continue
 		}
 		if !ok {
 			retry.Sleep(ctx, poll)
 			continue
 		}
-		end := k.turn(ctx, tr, start)
-		if end == turnLeft {
+		if k.turn(ctx, tr, start) == turnLeft {
 			if ctx.Err() == nil {
 				k.retryLater(ctx)
 			}
 			continue
 		}
 		k.backoff.Reset()
-		if end == turnDone {
-			k.ack(ctx, tr)
-		}
 	}
 }
 
@@ -83,7 +65,6 @@ type turnEnd int
 
 const (
 	turnLeft  turnEnd = iota // not done with: the trigger stays in hand for a later attempt
-	turnDone                 // done with: the trigger is to be acknowledged
 	turnAcked                // done with and acknowledged with the turn's last writes
 )
 
@@ -94,66 +75,39 @@ type turnStart struct {
 	t    *Turn
 }
 
-// take takes the trigger in hand or queued and opens its turn in one round
-// trip, unless the desk was idle (else, or when it took none, tr is nil
-// and the caller waits on the inbox). ok is as open's. An error is the
-// store's: whether a trigger was taken is unknown, and the next ask finds
-// it in hand.
-func (k *desk) take(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
-	if k.idle {
-		return nil, turnStart{}, false, nil
-	}
+// open takes the desk's next trigger, waiting up to a poll, and opens its
+// turn (TurnStore.OpenTurn, the one way a turn starts). It reports false
+// when the desk is paused: the desk keeps the trigger in hand and waits a
+// poll, since starting work on a paused desk is the worse mistake. tr is
+// nil when none came. An error is the store's: whether working was saved
+// is unknown, so the next state is written whatever it is.
+func (k *desk) open(ctx context.Context) (tr *deskbot.Trigger, start turnStart, ok bool, err error) {
 	deps := k.d.deps
-	tr, st, hist, prior, err := deps.Store.TakeTurn(ctx, k.cfg.Name, deps.HistoryMessages, deps.Now())
+	o, err := deps.Store.OpenTurn(ctx, k.cfg.Name, deps.Poll, deps.HistoryMessages, deps.Now)
 	if err != nil {
-		k.state = "" // working may have been saved before the reply was lost
+		k.state = ""
 		return nil, turnStart{}, false, err
 	}
-	if tr == nil {
-		return nil, turnStart{}, false, nil
-	}
-	start, ok = k.opened(st, hist, prior, tr)
-	return tr, start, ok, nil
-}
-
-// opened is the turn the store opened: none on a paused desk, which keeps
-// the trigger in hand.
-func (k *desk) opened(st deskbot.DeskStatus, hist []deskbot.Message, prior []deskbot.CompletedCall, tr *deskbot.Trigger) (turnStart, bool) {
-	if st.Paused {
-		return turnStart{}, false
+	if o.Trigger == nil || o.Status.Paused {
+		return o.Trigger, turnStart{}, false, nil
 	}
 	k.state = deskbot.DeskWorking // saved and announced with the reads
-	return turnStart{hist: hist, t: k.d.exec.Resume(k.cfg.Name, tr.ID, prior)}, true
+	return o.Trigger, turnStart{hist: o.History, t: k.d.exec.Resume(k.cfg.Name, o.Trigger.ID, o.Completed)}, true, nil
 }
 
-// open reads the pause switch, the history and the trigger's completed
-// calls in one round trip, which also marks the desk working unless it is
-// paused. It reports false when the desk is paused or they could not be
-// read: the desk keeps the trigger in hand and waits a poll, since
-// starting work on a paused desk is the worse mistake.
-func (k *desk) open(ctx context.Context, tr *deskbot.Trigger) (turnStart, bool) {
-	deps := k.d.deps
-	st, hist, prior, err := deps.Store.OpenTurn(ctx, k.cfg.Name, tr.ID, deps.HistoryMessages, deps.Now())
-	if err != nil {
-		if ctx.Err() == nil {
-			k.log.WarnContext(ctx, "could not read the desk's status, history and the trigger's completed calls", "trigger", tr.ID, "err", err)
-		}
-		// Whether working was saved is unknown: the next state is
-		// written whatever it is.
-		k.state = ""
-		return turnStart{}, false
-	}
-	return k.opened(st, hist, prior, tr)
-}
-
-// ack acknowledges a finished trigger, trying a few times: an unacked
-// trigger would run its turn again (its completed calls replayed, not run).
-// A shutdown stops the waiting between tries, not the first try.
-func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger) {
+// ack acknowledges a finished trigger whose turn could not be closed,
+// trying a few times: an unacked trigger would run its turn again (its
+// completed calls replayed, not run). It closes the turn again with nothing
+// but the resting state and the acknowledgement, so what the failed close
+// may have written is not written twice. A shutdown stops the waiting
+// between tries, not the first try.
+func (k *desk) ack(ctx context.Context, tr *deskbot.Trigger, heldNow bool) {
 	b := retry.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
 	var err error
 	for try := 1; ; try++ {
-		if err = k.d.deps.Store.AckTrigger(context.WithoutCancel(ctx), tr); err == nil {
+		var st deskbot.DeskState
+		if st, err = k.d.deps.Store.CloseTurn(context.WithoutCancel(ctx), k.cfg.Name, deskbot.TurnEnd{HeldNow: heldNow, At: k.d.deps.Now(), Ack: tr}); err == nil {
+			k.state = st
 			return
 		}
 		if try == 5 || retry.Sleep(ctx, b.Next()) != nil {

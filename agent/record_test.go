@@ -98,14 +98,14 @@ func TestExecutorNextCallWaitsForTheLastRecord(t *testing.T) {
 		second <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // time enough for a call that does not wait to run
-	if got := f.lookup.runs(); got != 1 {
+	if got := f.lookup.Runs(); got != 1 {
 		t.Fatalf("the second call ran before the first was remembered (%d runs)", got)
 	}
 	close(release)
 	if err := <-second; err != nil {
 		t.Fatal(err)
 	}
-	if got := f.lookup.runs(); got != 2 {
+	if got := f.lookup.Runs(); got != 2 {
 		t.Errorf("runs = %d, want 2", got)
 	}
 }
@@ -177,24 +177,4 @@ func TestTurnBackendHearsResultsOnlyOnceRemembered(t *testing.T) {
 	if got := <-found; len(got) != 1 || got[0].Call.Name != "get_quote" {
 		t.Errorf("completed calls when the backend heard the result = %+v; want the get_quote call", got)
 	}
-}
-
-// A desk with nothing queued waits on its inbox: it does not ask to take a
-// queued trigger (a round trip and a read of its history) every poll.
-func TestIdleDeskWaitsWithoutTakingEveryPoll(t *testing.T) {
-	w := newDeskWorld(t)
-	w.primary.Push(modeltest.Text("Done."))
-	w.start(t, w.Store)
-	w.Tell(t, "Anything?")
-	w.WaitMessage(t, "Done.")
-	w.WaitSettled(t, deskbot.DeskIdle)
-	before := w.takes.Load()
-	time.Sleep(300 * time.Millisecond) // fifteen polls of 20 ms
-	if got := w.takes.Load() - before; got > 1 {
-		t.Errorf("an idle desk asked to take a queued trigger %d times in 15 polls; want at most once", got)
-	}
-	// Woken by a trigger, it takes the queue again.
-	w.primary.Push(modeltest.Text("Again."))
-	w.Tell(t, "And now?")
-	w.WaitMessage(t, "Again.")
 }

@@ -22,8 +22,10 @@ func TestCallRememberedOnEveryWayOutOfTheTurn(t *testing.T) {
 	}{
 		{"shutdown while the model reads", modeltest.Reply{Hang: true}, modeltest.Reply{Hang: true},
 			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }},
+		// The desk tries the trigger again a poll later, asking the backup
+		// again: the stop may come after that.
 		{"every model fails", modeltest.Status(503), modeltest.Status(503),
-			func(w *deskWorld) bool { return len(w.backup.Requests()) == 1 }},
+			func(w *deskWorld) bool { return len(w.backup.Requests()) >= 1 }},
 		{"the model refuses", modeltest.Status(400), modeltest.Status(400),
 			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }},
 	} {
@@ -46,7 +48,7 @@ func TestCallRememberedOnEveryWayOutOfTheTurn(t *testing.T) {
 			if len(done) != 1 || done[0].Call.Name != "get_quote" {
 				t.Errorf("remembered once the desk stopped: %+v; want the get_quote call", done)
 			}
-			if got := w.quotes.runs(); got != 1 {
+			if got := w.quotes.Runs(); got != 1 {
 				t.Errorf("runs = %d; want 1", got)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -186,7 +187,7 @@ func TestSchedulerRunFiresEachMinuteOnce(t *testing.T) {
 	})
 }
 
-func mustNextTrigger(t *testing.T, in deskbot.Inbox, desk string) *deskbot.Trigger {
+func mustNextTrigger(t *testing.T, in *store.Store, desk string) *deskbot.Trigger {
 	t.Helper()
 	tr, err := in.NextTrigger(t.Context(), desk, 100*time.Millisecond)
 	if err != nil || tr == nil {

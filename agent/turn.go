@@ -22,8 +22,8 @@ type turnLog struct {
 
 // turn handles one trigger: the model sees the history and the trigger and
 // calls tools until it answers without any, or the step cap. It reports
-// whether the trigger is done with (turnDone: to be acknowledged; turnAcked:
-// acknowledged already); turnLeft leaves it in hand for a later attempt
+// whether the trigger is done with (turnAcked: acknowledged when the turn
+// closed); turnLeft leaves it in hand for a later attempt
 // (every model failed, Redis failed, shutdown). Opening the turn saved the
 // desk working; closing it writes the state it rests in, last.
 func (k *desk) turn(ctx context.Context, tr *deskbot.Trigger, start turnStart) turnEnd {
@@ -199,12 +199,13 @@ func (k *desk) closeTurn(ctx context.Context, c *conv) turnEnd {
 		Words: words, History: history, Tokens: c.used.Total(), HeldNow: c.tl.held, At: now, Ack: c.tr,
 	})
 	if err != nil {
-		// The turn's calls are remembered; the trigger is acknowledged by
-		// the caller, with its tries. The state is unknown, so the next
-		// one is written whatever it is.
+		// The turn's calls are remembered; the trigger is acknowledged
+		// with the resting state alone, with tries. The state is unknown
+		// until then, so the next one is written whatever it is.
 		c.log.WarnContext(ctx, "could not save the end of the turn (words, history, state)", "err", err)
 		k.state = ""
-		return turnDone
+		k.ack(ctx, c.tr, c.tl.held)
+		return turnAcked
 	}
 	k.state = st
 	return turnAcked

@@ -33,7 +33,7 @@ func BenchmarkTapToRun(b *testing.B) {
 		// The message need not exist for the tap: the data names the request.
 		h.tg.InjectCallback(asha, groupID, 1, bot.CallbackData(bot.ActAllowOnce, r.ID))
 		select {
-		case <-h.tool.started:
+		case <-h.tool.Started:
 		case <-time.After(10 * time.Second):
 			b.Fatal("the held call did not start within 10s of the tap")
 		}

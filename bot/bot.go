@@ -71,39 +71,14 @@ type Config struct {
 	StopGrace time.Duration
 }
 
-// OpenRequests lists the requests still waiting for a decision.
-type OpenRequests interface {
-	OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
-}
-
-// Notes is the notes port the bot needs whole: the domain's notes and the
-// fenced write a leader keeps its update offset with. It is one type, not
-// an optional method found by assertion, so a wrapper around the store
-// cannot hide the fenced write and leave a leader without its offset.
-type Notes interface {
-	deskbot.Notes
-	// PutNoteFenced sets key only while token is the lease's current one,
-	// and reports whether it did.
-	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
-}
-
-// DeskStore is the desks as the bot reads and switches them: each desk's
-// state and pause switch, and its conversation, which /desk reads the
-// desk's last turn from.
-type DeskStore interface {
-	deskbot.DeskStore
-	// History returns up to the desk's last limit messages, oldest first.
-	History(ctx context.Context, desk string, limit int) ([]deskbot.Message, error)
-}
-
 // Deps are the parts of the service the bot acts on.
 type Deps struct {
 	Gate     deskbot.Gate
 	Inbox    deskbot.Inbox
-	Desks    DeskStore
+	Desks    deskbot.DeskStore
 	Broker   deskbot.Broker
-	Requests OpenRequests
-	Notes    Notes
+	Requests deskbot.OpenRequests
+	Notes    deskbot.FencedNotes
 	Events   OutboxEvents
 	Audit    deskbot.Auditor
 	// Risk is where the day's P&L samples are read for /pnl and the day's
@@ -132,6 +107,7 @@ type Bot struct {
 	log       *slog.Logger
 	now       deskbot.Now
 	tb        *tele.Bot // long polling and routing; stopped first on shutdown
+	poll      *poller   // tb's poller, kept typed: its leader check is the only path for updates
 	out       *tele.Bot // sends, edits and answers; never stopped
 	sender    *Sender
 	outbox    *Outbox
@@ -229,7 +205,7 @@ func (b *Bot) clients() error {
 		}
 		return deskbot.Errorf(deskbot.EUNAVAILABLE, "Telegram refused to start the bot: %s", b.scrub(err.Error()))
 	}
-	b.tb = tb
+	b.tb, b.poll = tb, p
 	// Sends go through a second client that is never stopped: telebot's
 	// Stop cancels every request of the client it stops, and a send cut off
 	// that way is lost, or sent twice when Telegram had already taken it.

@@ -24,9 +24,9 @@ func (h *e2e) trade(desk string, o deskbot.Order) {
 func (h *e2e) tradeAcrossMidnight() {
 	h.t.Helper()
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100})
-	h.clock.Advance(9*time.Hour + 50*time.Minute)
+	h.clock.Add(9*time.Hour + 50*time.Minute)
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 5, Price: 110})
-	h.clock.Advance(20 * time.Minute)
+	h.clock.Add(20 * time.Minute)
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 3, Price: 120})
 }
 

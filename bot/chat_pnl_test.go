@@ -33,7 +33,7 @@ func (h *e2e) mustPnLDay() {
 		}
 	}
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100})
-	h.clock.Advance(30 * time.Minute)
+	h.clock.Add(30 * time.Minute)
 	h.trade("alpha", deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Sell, Quantity: 10, Price: 112.5})
 	if _, err := h.st.CloseTurn(ctx, "alpha", deskbot.TurnEnd{Tokens: 5000, At: h.clock.Now()}); err != nil {
 		h.t.Fatal(err)
@@ -136,7 +136,7 @@ func TestDayReportIsSentOnce(t *testing.T) {
 		t.Errorf("%d reports sent, want 1", n)
 	}
 	// The next day's report is that day's.
-	h.clock.Advance(24 * time.Hour)
+	h.clock.Add(24 * time.Hour)
 	if err := h.bot.SendDayReport(t.Context()); err != nil {
 		t.Fatal(err)
 	}

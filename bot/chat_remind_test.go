@@ -85,17 +85,17 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 	if got, _ := h.answer(h.tap(asha, m1, "Allow once")); !strings.HasPrefix(got, "Approved (1 of 2)") {
 		t.Fatalf("Asha's tap answered %q", got)
 	}
-	h.clock.Advance(10 * time.Second)
+	h.clock.Add(10 * time.Second)
 	_, m2 := h.holdOwn("alpha", "call_r2")
 
 	// Before the window (expiry 5m, reminded 100s before): nothing.
-	h.clock.Advance(3*time.Minute + 9*time.Second) // r1 held 3m19s ago
+	h.clock.Add(3*time.Minute + 9*time.Second) // r1 held 3m19s ago
 	scans()
 	if got := h.reminders(m1.ID); len(got) != 0 {
 		t.Fatalf("reminded 101s before the lapse: %q", got[0].Plain)
 	}
 
-	h.clock.Advance(2 * time.Second) // r1: 99s left; r2: 109s left
+	h.clock.Add(2 * time.Second) // r1: 99s left; r2: 109s left
 	rem := h.waitReminder(m1.ID)
 	if !strings.Contains(rem.Text, mention(ravi)) || strings.Contains(rem.Text, "id=101") {
 		t.Errorf("reminder of r1 is %q; want Ravi mentioned, not Asha (she approved)", rem.Text)
@@ -116,7 +116,7 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 	}
 
 	h.restart()
-	h.clock.Advance(10 * time.Second) // r1: 89s left, still in its window; r2: 99s
+	h.clock.Add(10 * time.Second) // r1: 89s left, still in its window; r2: 99s
 	rem2 := h.waitReminder(m2.ID)
 	if !strings.Contains(rem2.Text, mention(asha)) || !strings.Contains(rem2.Text, mention(ravi)) {
 		t.Errorf("reminder of r2 is %q; want both approvers mentioned (neither answered)", rem2.Text)
@@ -145,7 +145,7 @@ func TestNoReminderForADecidedOrLapsedRequestOrAHaltedDesk(t *testing.T) {
 	h.answer(h.tap(asha, denied, "Deny"))
 	h.answer(h.tap(ravi, allowed, "Allow once"))
 	// Past the expiry in one step, the window jumped over; no sweep runs here.
-	h.clock.Advance(5*time.Minute + time.Second)
+	h.clock.Add(5*time.Minute + time.Second)
 	if got, err := h.gate.Request(t.Context(), r.ID); err != nil || got.State != deskbot.StateOpen {
 		t.Fatalf("the unswept request: %+v, %v; want still open", got, err)
 	}
@@ -156,7 +156,7 @@ func TestNoReminderForADecidedOrLapsedRequestOrAHaltedDesk(t *testing.T) {
 	}
 	// A request in its window now shows that the scans run.
 	_, control := h.holdOwn("beta", "call_control")
-	h.clock.Advance(3*time.Minute + 30*time.Second)
+	h.clock.Add(3*time.Minute + 30*time.Second)
 	h.waitReminder(control.ID)
 	scans()
 	for name, m := range map[string]telegramtest.Message{"denied": denied, "allowed": allowed, "lapsed": lapsed, "halted desk's": halted} {
@@ -192,7 +192,7 @@ func TestPinnedWhileOpen(t *testing.T) {
 	h.answer(h.tap(asha, m1, "Allow once"))
 	pinned(m2.ID)
 
-	h.clock.Advance(5*time.Minute + time.Second)
+	h.clock.Add(5*time.Minute + time.Second)
 	if _, err := h.gate.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -322,17 +322,17 @@ func TestDigestRowsAreRemindedInOneReply(t *testing.T) {
 					t.Fatalf("hold: %v", err)
 				}
 				rs = append(rs, r)
-				h.clock.Advance(tt.apart)
+				h.clock.Add(tt.apart)
 			}
 			h.start()
 			digest := h.waitMessage(func(m telegramtest.Message) bool {
 				return strings.Contains(m.Plain, "5 held calls waiting") && len(m.Keyboard) == 5
 			})
 
-			h.clock.Advance(rs[0].ExpiresAt.Add(-h.remind + time.Second).Sub(h.clock.Now())) // the first is due
+			h.clock.Add(rs[0].ExpiresAt.Add(-h.remind + time.Second).Sub(h.clock.Now())) // the first is due
 			rem := h.waitReminder(digest.ID)
 			scans()
-			h.clock.Advance(4*tt.apart + time.Second) // and the last
+			h.clock.Add(4*tt.apart + time.Second) // and the last
 			scans()
 
 			var got []telegramtest.Message

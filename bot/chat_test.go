@@ -112,7 +112,7 @@ func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
 	}
 
 	_, m2 := h.mustHold("beta")
-	h.clock.Advance(6 * time.Minute) // past the 5-minute expiry, before any sweep
+	h.clock.Add(6 * time.Minute) // past the 5-minute expiry, before any sweep
 	q = h.tap(asha, m2, "Allow once")
 	if got, _ := h.answer(q); got != "This request lapsed at 14:05 IST." {
 		t.Errorf("tap on a lapsed request answered %q", got)

@@ -37,53 +37,6 @@ const (
 	testToken = "123456:TEST-token-never-shown"
 )
 
-// e2eClock is the service's injected clock; it starts at 14:00 IST.
-type e2eClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *e2eClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *e2eClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// countingTool is a guarded tool that counts its runs and says when one
-// starts, so a test sees exactly how often a held call ran.
-type countingTool struct {
-	mu      sync.Mutex
-	runs    int
-	started chan struct{}
-	release chan struct{} // when non-nil, a run waits for it
-}
-
-func (t *countingTool) Name() string                       { return "place_order" }
-func (t *countingTool) Description() string                { return "Places an order." }
-func (t *countingTool) Schema() json.RawMessage            { return json.RawMessage(`{"type":"object"}`) }
-func (*countingTool) CheckArguments(json.RawMessage) error { return nil }
-func (t *countingTool) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	t.mu.Lock()
-	t.runs++
-	release := t.release
-	t.mu.Unlock()
-	select {
-	case t.started <- struct{}{}:
-	default:
-	}
-	if release != nil {
-		<-release
-	}
-	return deskbot.ToolResult{Text: "bought 10 RELIANCE @ 100.00"}, nil
-}
-
-func (t *countingTool) Runs() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.runs
-}
-
 // e2e is the whole service in-process: real Redis, the real gate with a
 // real registry, the paper broker, the fake Bot API and the real telebot
 // client under the bot.
@@ -93,8 +46,8 @@ type e2e struct {
 	st     *store.Store
 	gate   *gate.Gate
 	broker atMarket
-	tool   *countingTool
-	clock  *e2eClock
+	tool   *deskbottest.Tool  // a guarded place_order that counts its runs and says when one starts
+	clock  *deskbottest.Clock // the service's injected clock; it starts at 14:00 IST
 	bot    *bot.Bot
 	stop   context.CancelFunc
 	done   chan error
@@ -155,11 +108,12 @@ func (l *logBuffer) String() string {
 func mustE2E(t testing.TB) *e2e {
 	t.Helper()
 	h := &e2e{
-		t:     t,
-		tg:    telegramtest.New(t, testToken),
-		st:    storetest.MustOpen(t),
-		tool:  &countingTool{started: make(chan struct{}, 16)},
-		clock: &e2eClock{t: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)},
+		t:  t,
+		tg: telegramtest.New(t, testToken),
+		st: storetest.MustOpen(t),
+		tool: &deskbottest.Tool{ToolName: deskbot.ToolPlaceOrder, About: "Places an order.",
+			Result: deskbot.ToolResult{Text: "bought 10 RELIANCE @ 100.00"}, Started: make(chan struct{}, 16)},
+		clock: deskbottest.NewClock(time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)),
 		logs:  &logBuffer{},
 	}
 	t.Cleanup(h.checkToken)

@@ -27,13 +27,10 @@ func (c *pollClock) last() time.Time {
 // LastPoll is when the long poll last got an answer from Telegram (or
 // started); zero when the bot is not polling. Safe on a nil Bot.
 func (b *Bot) LastPoll() time.Time {
-	if b == nil || b.tb == nil {
+	if b == nil || b.poll == nil {
 		return time.Time{}
 	}
-	if p, ok := b.tb.Poller.(*poller); ok {
-		return p.alive.last()
-	}
-	return time.Time{}
+	return b.poll.alive.last()
 }
 
 // PollingAlive returns nil when the long poll is running and Telegram

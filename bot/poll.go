@@ -46,7 +46,7 @@ type poller struct {
 	alive pollClock // for health checks (health.go)
 
 	// offsets keeps the offset; nil without a leader (one process).
-	offsets offsetStore
+	offsets deskbot.FencedNotes
 	leader  deskbot.Leadership
 	saved   int // the offset last written to the store
 	savedAt time.Time
@@ -54,13 +54,6 @@ type poller struct {
 	// an update up to it.
 	confirmed atomic.Int64
 	handed    int // the last update telebot took off its channel, batch complete
-}
-
-// offsetStore is where a leader keeps the update offset (the store's notes,
-// written only with the lease's token).
-type offsetStore interface {
-	Note(ctx context.Context, key string) (string, error)
-	PutNoteFenced(ctx context.Context, key, value string, ttl time.Duration, token int64) (bool, error)
 }
 
 // Poll implements tele.Poller. After a failed getUpdates it waits 250ms,
@@ -210,14 +203,10 @@ func (p *poller) mayHandle(id int) bool {
 }
 
 // mayHandle reports whether this process may act on the update numbered
-// id (poller.mayHandle); an update that came another way than the poller
-// (none in the service) may.
-func (b *Bot) mayHandle(id int) bool {
-	if p, ok := b.tb.Poller.(*poller); ok {
-		return p.mayHandle(id)
-	}
-	return true
-}
+// id (poller.mayHandle). The bot's own poller answers, held typed since it
+// was built: every update, however it reached the handlers, passes the
+// same leader check.
+func (b *Bot) mayHandle(id int) bool { return b.poll.mayHandle(id) }
 
 func stopped(stop chan struct{}) bool {
 	select {

@@ -21,37 +21,13 @@ const (
 	dlGroup int64 = -1009876543210
 )
 
-// deliveryClock is a fake clock whose Sleep advances it, so pacing and
-// backoff run in no time. Each Sleep also yields for a moment in real time,
-// so a retry loop cannot spin the CPU.
-type deliveryClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	slept time.Duration
-}
-
-func newDeliveryClock() *deliveryClock {
-	return &deliveryClock{t: time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC)}
-}
-
-func (c *deliveryClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *deliveryClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	time.Sleep(100 * time.Microsecond)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d > 0 {
-		c.t = c.t.Add(d)
-		c.slept += d
-	}
-	return nil
+// newDeliveryClock is the fake clock deliveries run on: its Sleep moves it
+// on, so pacing and backoff run in no time, and also yields for a moment
+// in real time, so a retry loop cannot spin the CPU.
+func newDeliveryClock() *deskbottest.Clock {
+	c := deskbottest.NewClock(time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC))
+	c.SetYield(100 * time.Microsecond)
+	return c
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -59,7 +35,7 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // deliveryRig is a fake Telegram on the fake clock and a Sender to it.
 type deliveryRig struct {
 	tg      *telegramtest.Server
-	clock   *deliveryClock
+	clock   *deskbottest.Clock
 	s       *Sender
 	retries map[int]int // code -> count
 	mu      sync.Mutex
@@ -316,7 +292,7 @@ func TestSenderRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustDeliveryRig(t)
 			r.tg.Fail(tt.failure)
-			before := r.clock.slept
+			before := r.clock.Slept()
 			_, err := r.s.Send(t.Context(), dlGroup, "hello", nil)
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -324,7 +300,7 @@ func TestSenderRetries(t *testing.T) {
 			if got := r.tg.Count("sendMessage"); got != tt.wantCalls {
 				t.Errorf("%d calls, want %d", got, tt.wantCalls)
 			}
-			if slept := r.clock.slept - before; slept < tt.minSlept {
+			if slept := r.clock.Slept() - before; slept < tt.minSlept {
 				t.Errorf("waited %v in all, want at least %v", slept, tt.minSlept)
 			}
 			if tt.retryCode != 0 && r.retried(tt.retryCode) != tt.wantCalls-1 {

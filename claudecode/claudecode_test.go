@@ -25,7 +25,7 @@ func TestTurnRunsToolsThroughTheExecutor(t *testing.T) {
 	w.WaitMessage(t, "TCS and INFY quoted.")
 	w.WaitSettled(t, deskbot.DeskIdle)
 
-	if got := w.quotes.runs(); got != 2 {
+	if got := w.quotes.Runs(); got != 2 {
 		t.Errorf("get_quote ran %d times, want 2", got)
 	}
 	rec := w.record(t, 1)
@@ -124,7 +124,7 @@ func TestWhyTurnOffersTheCLINoTools(t *testing.T) {
 	if len(rec.Tools) != 0 || rec.Flags["--allowedTools"] != "" {
 		t.Errorf("a why turn offered the CLI tools %d and allowed %q", len(rec.Tools), rec.Flags["--allowedTools"])
 	}
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("get_quote ran %d times in a why turn", got)
 	}
 	var answer *deskbot.Event
@@ -193,7 +193,7 @@ func TestCrashMidTurnFailsOverWithoutRepeatingACall(t *testing.T) {
 	w.WaitMessage(t, "TCS is at 1500.")
 	w.WaitSettled(t, deskbot.DeskIdle)
 
-	if got := w.quotes.runs(); got != 1 {
+	if got := w.quotes.Runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
 	}
 	first := w.backup.Requests()[0]
@@ -226,7 +226,7 @@ func TestOtherDesksOrNoTokenIsRefused(t *testing.T) {
 			t.Errorf("run %d: tools %d, errors %v; want refused", n, len(rec.Tools), rec.Errors)
 		}
 	}
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("get_quote ran %d times", got)
 	}
 	if n := len(w.OfKind(deskbot.EventToolCall)); n != 0 {
@@ -361,7 +361,7 @@ func TestLimitsAndTimeoutFailOver(t *testing.T) {
 			w.start(t)
 			w.Tell(t, "Quote TCS.")
 			w.WaitMessage(t, "The backup answered.")
-			if got := w.quotes.runs(); got != 1 {
+			if got := w.quotes.Runs(); got != 1 {
 				t.Errorf("get_quote ran %d times, want 1", got)
 			}
 			if res := w.backup.Requests()[0].ToolResults(); len(res) != 1 {
@@ -405,7 +405,7 @@ func TestRetriedTurnShowsCompletedCallsWithoutRepeating(t *testing.T) {
 	w.WaitMessage(t, "TCS is at 1500.")
 	w.WaitSettled(t, deskbot.DeskIdle)
 
-	if got := w.quotes.runs(); got != 1 {
+	if got := w.quotes.Runs(); got != 1 {
 		t.Errorf("get_quote ran %d times, want 1", got)
 	}
 	rec := w.record(t, 2)

@@ -1,14 +1,12 @@
 package claudecode_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,26 +39,6 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
-
-// tally is a side-effect-free tool that counts its runs.
-type tally struct {
-	mu sync.Mutex
-	n  int
-}
-
-func (*tally) Name() string        { return "get_quote" }
-func (*tally) Description() string { return "Quote a symbol." }
-func (*tally) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
-}
-func (*tally) CheckArguments(json.RawMessage) error { return nil }
-func (c *tally) Run(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return deskbot.ToolResult{Text: "quote #" + strconv.Itoa(c.n) + " for " + string(args) + ": 1500.00"}, nil
-}
-func (c *tally) runs() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 // run is one scripted run of the fake CLI (see testdata/fakeclaude).
 type run struct {
@@ -101,7 +79,7 @@ type record struct {
 // server.
 type world struct {
 	*agenttest.World
-	quotes  *tally
+	quotes  *deskbottest.Tool
 	backup  *modeltest.Server
 	mcp     *mcpserve.Server
 	script  string
@@ -148,7 +126,7 @@ func newWorld(t *testing.T, runs ...run) *world {
 	t.Helper()
 	dir := t.TempDir()
 	w := &world{
-		World: agenttest.New(t), quotes: &tally{}, backup: modeltest.New(t),
+		World: agenttest.New(t), quotes: deskbottest.QuoteTool(), backup: modeltest.New(t),
 		script: filepath.Join(dir, "claude.script.json"), bin: filepath.Join(dir, "claude"), timeout: 20 * time.Second,
 		logs: &syncLogs{},
 	}

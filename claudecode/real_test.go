@@ -71,8 +71,8 @@ func TestRealCLI(t *testing.T) {
 	w.start(t)
 	w.Tell(t, "Quote TCS.")
 	msg := w.WaitMessage(t, "TCS quoted by the real CLI")
-	if !strings.Contains(msg.Text, "quote #1") || w.quotes.runs() != 1 {
-		t.Errorf("message %q, get_quote ran %d times", msg.Text, w.quotes.runs())
+	if !strings.Contains(msg.Text, "quote #1") || w.quotes.Runs() != 1 {
+		t.Errorf("message %q, get_quote ran %d times", msg.Text, w.quotes.Runs())
 	}
 	calls := w.OfKind(deskbot.EventToolCall)
 	if len(calls) != 1 || calls[0].Call.Name != "get_quote" {
@@ -283,7 +283,7 @@ func TestRealCLIRefusedMCPLinkFailsOver(t *testing.T) {
 			t.Errorf("posted: %q", e.Text)
 		}
 	}
-	if got := w.quotes.runs(); got != 0 {
+	if got := w.quotes.Runs(); got != 0 {
 		t.Errorf("get_quote ran %d times", got)
 	}
 }

@@ -20,6 +20,10 @@ type Clock struct {
 	// since the real time at; 0 stands still.
 	speed int
 	at    time.Time
+	// slept is how far Sleep moved the clock on in all; yield is how long
+	// each Sleep also waits in real time (SetYield).
+	slept time.Duration
+	yield time.Duration
 }
 
 // NewClock is a clock standing at t.
@@ -53,6 +57,22 @@ func (c *Clock) Add(d time.Duration) {
 	c.now, c.at = c.nowLocked().Add(d), time.Now()
 }
 
+// SetYield has each Sleep also wait d in real time, so a retry loop on a
+// clock standing still cannot spin the CPU.
+func (c *Clock) SetYield(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.yield = d
+}
+
+// Slept is how far Sleep has moved the clock standing still on, in all: a
+// test of pacing or backoff reads how long the service waited.
+func (c *Clock) Slept() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slept
+}
+
 // Run sets the clock running, speed times faster than real time, from the
 // time it shows. Everything that happens in real time (a request's round
 // trip, a goroutine's turn) takes speed times as long by the clock, so
@@ -76,10 +96,14 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 	c.mu.Lock()
-	speed := c.speed
+	speed, yield := c.speed, c.yield
 	if speed == 0 {
 		c.now = c.now.Add(d)
+		c.slept += d
 		c.mu.Unlock()
+		if yield > 0 {
+			time.Sleep(yield)
+		}
 		return nil
 	}
 	c.mu.Unlock()

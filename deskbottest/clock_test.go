@@ -41,3 +41,21 @@ func TestRunningClockMovesOnItsOwnAndSleepsByIt(t *testing.T) {
 		t.Errorf("Add(1h) on a running clock: %v on, want at least an hour", got)
 	}
 }
+
+// Sleep on a clock standing still moves it on and counts what it slept.
+func TestClockSleptCountsSleeps(t *testing.T) {
+	start := time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC)
+	c := NewClock(start)
+	c.SetYield(time.Microsecond)
+	for _, d := range []time.Duration{time.Second, 0, 2 * time.Second} {
+		if err := c.Sleep(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := c.Slept(), 3*time.Second; got != want {
+		t.Errorf("Slept = %v; want %v", got, want)
+	}
+	if got, want := c.Now(), start.Add(3*time.Second); !got.Equal(want) {
+		t.Errorf("Now = %v; want %v", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/agent"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,7 +170,9 @@ func TestOneTurnPerDeskAndObjectSchemasOnly(t *testing.T) {
 // The cost of one tool call over MCP (HTTP on the loopback, JSON-RPC,
 // the SDK on both sides) against the same call made on the registry.
 func BenchmarkToolCall(b *testing.B) {
-	reg := agent.NewRegistry(quoteTool{})
+	reg := agent.NewRegistry(&deskbottest.Tool{ToolName: deskbot.ToolGetQuote, About: "Quote a symbol.",
+		ArgSchema: json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`),
+		Result:    deskbot.ToolResult{Text: "1500.00"}})
 	call := func(ctx context.Context, c deskbot.ToolCall) deskbot.ToolResult {
 		res, err := reg.Run(ctx, "alpha", c)
 		if err != nil {
@@ -198,16 +201,4 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}
 	})
-}
-
-type quoteTool struct{}
-
-func (quoteTool) Name() string        { return "get_quote" }
-func (quoteTool) Description() string { return "Quote a symbol." }
-func (quoteTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"symbol":{"type":"string"}}}`)
-}
-func (quoteTool) CheckArguments(json.RawMessage) error { return nil }
-func (quoteTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
-	return deskbot.ToolResult{Text: "1500.00"}, nil
 }

@@ -71,11 +71,17 @@ func (m *Metrics) WrapTool(t deskbot.Tool) deskbot.Tool { return &countedTool{To
 
 // WrapTools wraps a source of tools (agent.ToolSource's shape).
 func (m *Metrics) WrapTools(src func(desk string) []deskbot.Tool) func(desk string) []deskbot.Tool {
+	return wrapTools(src, m.WrapTool)
+}
+
+// wrapTools is src with every tool it gives wrapped by wrap: the one way
+// the decorators here wrap a desk's tools.
+func wrapTools(src func(desk string) []deskbot.Tool, wrap func(deskbot.Tool) deskbot.Tool) func(desk string) []deskbot.Tool {
 	return func(desk string) []deskbot.Tool {
 		ts := src(desk)
 		out := make([]deskbot.Tool, len(ts))
 		for i, t := range ts {
-			out[i] = m.WrapTool(t)
+			out[i] = wrap(t)
 		}
 		return out
 	}

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,22 +67,9 @@ func mustScrape(t *testing.T, s *ops.Server) map[string]float64 {
 	return out
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
-type flattenTool struct{}
-
-func (flattenTool) Name() string                         { return "flatten_desk" }
-func (flattenTool) Description() string                  { return "Closes every position." }
-func (flattenTool) Schema() json.RawMessage              { return json.RawMessage(`{"type":"object"}`) }
-func (flattenTool) CheckArguments(json.RawMessage) error { return nil }
-func (flattenTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
-	return deskbot.ToolResult{Text: "flat"}, nil
+// flattenTool is a guarded flatten_desk that answers "flat".
+func flattenTool() *deskbottest.Tool {
+	return &deskbottest.Tool{ToolName: deskbot.ToolFlattenDesk, About: "Closes every position.", Result: deskbot.ToolResult{Text: "flat"}}
 }
 
 func mustHold(t *testing.T, g *gate.Gate) *deskbot.Request {
@@ -104,9 +90,9 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 	if err := st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventUserRequest, Desk: "alpha", Time: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Now()} // keys expire on the real Redis clock
+	clk := deskbottest.NewClock(time.Now()) // keys expire on the real Redis clock
 	g := gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute},
-		st, agent.Registries{"alpha": agent.NewRegistry(flattenTool{})}, clk.Now, slog.New(slog.DiscardHandler))
+		st, agent.Registries{"alpha": agent.NewRegistry(flattenTool())}, clk.Now, slog.New(slog.DiscardHandler))
 	m := ops.NewMetrics(nil)
 	srv := mustServe(t, m)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -120,15 +106,15 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 
 	allowed, denied := mustHold(t, g), mustHold(t, g)
 	mustHold(t, g) // lapses
-	clk.Advance(30 * time.Second)
+	clk.Add(30 * time.Second)
 	if _, err := gatetest.Resolve(t.Context(), g, allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	clk.Advance(30 * time.Second)
+	clk.Add(30 * time.Second)
 	if _, err := g.Decide(t.Context(), denied.ID, deskbot.Deny, "too risky", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
-	clk.Advance(10 * time.Minute)
+	clk.Add(10 * time.Minute)
 	if _, err := g.Sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +167,10 @@ func groupExists(t *testing.T, st *store.Store) bool {
 	return false
 }
 
-type mistakeTool struct{ flattenTool }
-
-func (mistakeTool) Name() string { return "place_order" }
-func (mistakeTool) Run(context.Context, string, json.RawMessage) (deskbot.ToolResult, error) {
-	return deskbot.ToolResult{Text: "quantity must be positive", IsError: true}, nil
+// mistakeTool is a place_order whose every answer marks the model's
+// mistake (an error result).
+func mistakeTool() *deskbottest.Tool {
+	return &deskbottest.Tool{ToolName: deskbot.ToolPlaceOrder, About: "Closes every position.", Result: deskbot.ToolResult{Text: "quantity must be positive", IsError: true}}
 }
 
 // Model calls and failures by backend, against a real fake endpoint and an
@@ -222,7 +207,7 @@ func TestCallMetrics(t *testing.T) {
 		t.Errorf("wrapped model's name = %q, want local", got)
 	}
 
-	tools := m.WrapTools(func(string) []deskbot.Tool { return []deskbot.Tool{flattenTool{}, mistakeTool{}} })("alpha")
+	tools := m.WrapTools(func(string) []deskbot.Tool { return []deskbot.Tool{flattenTool(), mistakeTool()} })("alpha")
 	reg := agent.NewRegistry(tools...)
 	for _, name := range []string{"flatten_desk", "place_order", "place_order"} {
 		if _, err := reg.Run(t.Context(), "alpha", deskbot.ToolCall{ID: "c", Name: name, Arguments: json.RawMessage(`{}`)}); err != nil {

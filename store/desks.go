@@ -59,9 +59,9 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 	return nil
 }
 
-// A desk's turn, in as few round trips as its order allows: TakeTurn
-// (inbox.go) takes a queued trigger and reads what its turn starts from,
-// OpenTurn reads the same for a trigger the desk waited for, RecordResult
+// A desk's turn, in as few round trips as its order allows: OpenTurn
+// (inbox.go) takes a trigger and reads what its turn starts from (takeTurn
+// a queued one, openTurn for one the desk waited for), RecordResult
 // (below) writes what a call leaves, AnnounceDeskState records and
 // announces a state, CloseTurn writes everything the turn ends with. Only
 // the desk's own goroutines call them, one turn at a time.
@@ -92,14 +92,14 @@ local function open(desk, events, state, at, event, maxlen)
 end
 `
 
-// OpenTurn reads, in one round trip, what a desk's turn starts from: the
+// openTurn reads, in one round trip, what a desk's turn starts from: the
 // desk's status (its pause switch), its last historyLimit messages of
 // history (all when historyLimit <= 0) and the calls already completed for
 // the trigger; and, unless the desk is paused, saves and announces it
 // working at at, in the same step. The caller reads them after taking the
 // trigger, so a pause set while the desk waited is seen. The status
 // returned is the one read, before working.
-func (s *Store) OpenTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+func (s *Store) openTurn(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
 	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
 	if err != nil {
 		return deskbot.DeskStatus{}, nil, nil, err
@@ -203,8 +203,9 @@ return state
 // script (one round trip, EVALSHA) and in this order: its closing words
 // (an event), its history messages (the history trimmed to HistoryLimit),
 // the state the desk rests in, announced, with the day's tokens counted;
-// and last the acknowledgement of the trigger (read from the inbox), as
-// AckTrigger would. It returns that state. Once Redis has the script it runs it whole, and replicates
+// and last the acknowledgement of the trigger (read from the inbox): the
+// one way a trigger is acknowledged (XACK and XDEL). It returns that
+// state. Once Redis has the script it runs it whole, and replicates
 // and persists its writes as one transaction, so a crash never leaves the
 // words without the history, the state saved before either, or the trigger
 // acknowledged before all of them.

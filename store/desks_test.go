@@ -47,7 +47,7 @@ func TestOpenTurnReadsWhatTheTurnStartsFrom(t *testing.T) {
 			{"beta", "none", 3},
 		} {
 			wantSt, _ := s.DeskStatus(ctx, tc.desk)
-			st, hist, calls, err := s.OpenTurn(ctx, tc.desk, tc.trigger, tc.limit, base)
+			st, hist, calls, err := s.OpenTurnFor(ctx, tc.desk, tc.trigger, tc.limit, base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestOpenTurnMarksWorkingUnlessPaused(t *testing.T) {
 		open func(t *testing.T, s *store.Store) deskbot.DeskStatus
 	}{
 		{"OpenTurn", func(t *testing.T, s *store.Store) deskbot.DeskStatus {
-			st, _, _, err := s.OpenTurn(t.Context(), "alpha", "trig", 10, base.Add(time.Minute))
+			st, _, _, err := s.OpenTurnFor(t.Context(), "alpha", "trig", 10, base.Add(time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,4 +55,50 @@ func (s *Store) pushHistory(ctx context.Context, p redis.Pipeliner, desk string,
 	key := s.historyKey(desk)
 	p.RPush(ctx, key, vals...)
 	p.LTrim(ctx, key, int64(-s.opts.HistoryLimit), -1)
+}
+
+// TakeTurn is OpenTurn's take of a trigger in hand or queued, without
+// waiting, and the reads of its turn, in one round trip (takeTurn).
+func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	return s.takeTurn(ctx, desk, historyLimit, at)
+}
+
+// OpenTurnFor is OpenTurn's reads for a trigger the desk waited for
+// (openTurn).
+func (s *Store) OpenTurnFor(ctx context.Context, desk, triggerID string, historyLimit int, at time.Time) (deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+	return s.openTurn(ctx, desk, triggerID, historyLimit, at)
+}
+
+// CountTakes counts from now on the round trips that ask to take a queued
+// trigger (takeTurn's script).
+func CountTakes(s *Store) *atomic.Int64 {
+	n := new(atomic.Int64)
+	s.rdb.AddHook(takeCounter{n})
+	return n
+}
+
+type takeCounter struct{ n *atomic.Int64 }
+
+func (takeCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c takeCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c takeCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (c takeCounter) count(cmd redis.Cmder) {
+	if args := cmd.Args(); len(args) > 1 && args[1] == takeScript.Hash() {
+		c.n.Add(1)
+	}
 }

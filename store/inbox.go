@@ -168,7 +168,7 @@ func decodeTrigger(id, data string) (*deskbot.Trigger, error) {
 // hand, {stream id} alone when the entry is one the general path must deal
 // with (trimmed, or data that is not a trigger), else {stream id, data,
 // hash, completed calls, the trigger id it read}. A group not yet made is
-// an error (NOGROUP: TakeTurn makes it and asks again).
+// an error (NOGROUP: takeTurn makes it and asks again).
 var takeScript = redis.NewScript(luaOpen + `
 local function first(id)
   local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1, 'STREAMS', KEYS[1], id)
@@ -184,17 +184,54 @@ local h = open(KEYS[2], KEYS[3], ARGV[4], ARGV[3], ARGV[5], ARGV[6])
 return {e[1], f[2], h, redis.call('LRANGE', ARGV[7] .. t.id, 0, -1), t.id}
 `)
 
-// TakeTurn is NextTrigger without waiting and OpenTurn in one round trip:
+// OpenTurn is the one way a desk's turn starts: it takes the desk's
+// trigger in hand, else the next queued one, waiting up to block when
+// there is neither, and reads what its turn starts from: the desk's status
+// (its pause switch, read once the trigger is in hand, so a pause that came
+// while the desk waited wins), its last historyLimit messages and the
+// calls already completed for the trigger; unless the desk is paused it
+// saves and announces it working at now(). A paused desk keeps the
+// trigger in hand (the inbox hands it back first). OpenedTurn.Trigger is
+// nil when none came. An error is the store's: whether a trigger was taken
+// is unknown, and the next ask finds it in hand.
+//
+// A desk that works through a queue starts each turn after one round trip
+// (takeTurn); a desk whose last ask took none waits on the inbox at once,
+// without asking to take a queued trigger every poll (a round trip and a
+// read of its history for nothing); a trigger it waited for is opened in a
+// second round trip (openTurn).
+func (s *Store) OpenTurn(ctx context.Context, desk string, block time.Duration, historyLimit int, now deskbot.Now) (deskbot.OpenedTurn, error) {
+	d := s.sh.hub.desk(s.inboxKey(desk))
+	if !d.idle.Load() {
+		tr, st, hist, done, err := s.takeTurn(ctx, desk, historyLimit, now())
+		if err != nil || tr != nil {
+			return deskbot.OpenedTurn{Trigger: tr, Status: st, History: hist, Completed: done}, err
+		}
+	}
+	tr, err := s.NextTrigger(ctx, desk, block)
+	if err != nil {
+		return deskbot.OpenedTurn{}, err
+	}
+	if d.idle.Store(tr == nil); tr == nil {
+		return deskbot.OpenedTurn{}, nil
+	}
+	st, hist, done, err := s.openTurn(ctx, desk, tr.ID, historyLimit, now())
+	if err != nil {
+		return deskbot.OpenedTurn{}, err
+	}
+	return deskbot.OpenedTurn{Trigger: tr, Status: st, History: hist, Completed: done}, nil
+}
+
+// takeTurn is NextTrigger without waiting and openTurn in one round trip:
 // it takes the trigger in hand, else the next queued one, and reads what
-// its turn starts from, as OpenTurn does (and, unless the desk is paused,
+// its turn starts from, as openTurn does (and, unless the desk is paused,
 // saves and announces it working at at). The history is read in the same
 // round trip, beside the script rather than through it (Lua would copy
 // every message twice). It returns a nil trigger when it took none: the
 // inbox is empty, or holds something only NextTrigger deals with (a
-// trimmed entry, data that is not a trigger); the caller then waits on
-// NextTrigger and calls OpenTurn. A desk that works through a queue thus
-// starts each turn after one round trip, not two.
-func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
+// trimmed entry, data that is not a trigger); OpenTurn then waits on
+// NextTrigger and calls openTurn.
+func (s *Store) takeTurn(ctx context.Context, desk string, historyLimit int, at time.Time) (*deskbot.Trigger, deskbot.DeskStatus, []deskbot.Message, []deskbot.CompletedCall, error) {
 	ev, err := encodeEvent(deskStateEvent(desk, deskbot.DeskWorking, at))
 	if err != nil {
 		return nil, deskbot.DeskStatus{}, nil, nil, err
@@ -256,7 +293,9 @@ func (s *Store) TakeTurn(ctx context.Context, desk string, historyLimit int, at 
 	return t, st, msgs, done, err
 }
 
-// AckTrigger marks t handled and deletes it, in one MULTI.
+// AckTrigger marks t handled and deletes it, in one MULTI. It is for
+// drains outside a desk's turn (test fixtures): a desk acknowledges its
+// trigger only by closing its turn (CloseTurn).
 func (s *Store) AckTrigger(ctx context.Context, t *deskbot.Trigger) error {
 	if t == nil || t.StreamID == "" {
 		return deskbot.Errorf(deskbot.EINVALID, "Only a trigger read from the inbox can be acknowledged")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot/retry"
@@ -32,7 +33,7 @@ import (
 // includes the desk. Wakes are coalesced: one in flight at a time.
 //
 // An entry the read takes for a desk that stopped waiting meanwhile is in
-// hand, as if the desk had read it itself: the desk's next TakeTurn or
+// hand, as if the desk had read it itself: the desk's next take or
 // NextTrigger reads what is in hand first. fresh says a desk has nothing in
 // hand but what the hub hands it, so its NextTrigger can wait without a
 // round trip of its own (for freshFor at most: another process may take
@@ -69,6 +70,11 @@ type deskWait struct {
 	fresh   bool                // nothing is in hand for the desk, as of freshAt
 	freshAt time.Time
 	taken   uint64 // entries the hub took for the desk
+	// idle says the desk's last OpenTurn took none: its next waits on the
+	// inbox at once, rather than first asking to take a queued trigger (a
+	// round trip and a read of the history for nothing, every poll). Only
+	// the desk's own goroutine opens its turns.
+	idle atomic.Bool
 }
 
 // hubBlock is how long one read blocks when nothing comes: a read with

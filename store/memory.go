@@ -34,7 +34,7 @@ func (s *Store) CompletedCalls(ctx context.Context, triggerID string) ([]deskbot
 }
 
 // decodeCompletedCalls reads the entries of call memory key, whoever read
-// them (CompletedCalls, OpenTurn).
+// them (CompletedCalls, openTurn, takeTurn).
 func decodeCompletedCalls(key string, vals []string) ([]deskbot.CompletedCall, error) {
 	out := make([]deskbot.CompletedCall, len(vals))
 	for i, v := range vals {

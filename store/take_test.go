@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 	"github.com/redis/go-redis/v9"
@@ -158,4 +160,81 @@ func TestTakeTurnReadsCallsUnderTheTurnsID(t *testing.T) {
 	if len(got.calls) != 1 || got.calls[0].Call.ID != "c1" {
 		t.Errorf("calls = %+v; want the one made under the turn's id", got.calls)
 	}
+}
+
+// OpenTurn is the one way a desk's turn opens: it takes a queued trigger
+// with what its turn starts from, waits for one when there is none, and
+// opens the one that arrives; a paused desk keeps its trigger in hand.
+// A desk with nothing queued waits on its inbox: it does not ask to take a
+// queued trigger (a round trip and a read of its history) every poll.
+func TestOpenTurnTakesWaitsAndOpens(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		now := func() time.Time { return base }
+		if err := s.AppendHistory(ctx, "alpha", deskbot.Message{Role: "user", Content: "before"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enqueue(ctx, deskbot.Trigger{Desk: "alpha", Kind: deskbot.TriggerMessage, Text: "queued"}); err != nil {
+			t.Fatal(err)
+		}
+		o, err := s.OpenTurn(ctx, "alpha", 20*time.Millisecond, 10, now)
+		if err != nil || o.Trigger == nil || o.Trigger.Text != "queued" {
+			t.Fatalf("OpenTurn with one queued = %+v, %v; want the queued trigger", o, err)
+		}
+		if len(o.History) != 1 || o.History[0].Content != "before" {
+			t.Errorf("history = %+v; want the one message", o.History)
+		}
+		if st, _ := s.DeskStatus(ctx, "alpha"); st.State != deskbot.DeskWorking {
+			t.Errorf("state after OpenTurn = %q; want working", st.State)
+		}
+		if _, err := s.CloseTurn(ctx, "alpha", deskbot.TurnEnd{At: base, Ack: o.Trigger}); err != nil {
+			t.Fatal(err)
+		}
+
+		takes := store.CountTakes(s)
+		if o, err := s.OpenTurn(ctx, "alpha", 20*time.Millisecond, 10, now); err != nil || o.Trigger != nil {
+			t.Fatalf("OpenTurn on an empty inbox = %+v, %v; want none", o, err)
+		}
+		before := takes.Load()
+		for range 15 {
+			if o, err := s.OpenTurn(ctx, "alpha", 20*time.Millisecond, 10, now); err != nil || o.Trigger != nil {
+				t.Fatalf("OpenTurn on an empty inbox = %+v, %v; want none", o, err)
+			}
+		}
+		if got := takes.Load() - before; got > 1 {
+			t.Errorf("an idle desk asked to take a queued trigger %d times in 15 polls; want at most once", got)
+		}
+
+		// Woken by a trigger, it opens its turn.
+		type opened struct {
+			o   deskbot.OpenedTurn
+			err error
+		}
+		got := make(chan opened, 1)
+		go func() {
+			o, err := s.OpenTurn(ctx, "alpha", 5*time.Second, 10, now)
+			got <- opened{o, err}
+		}()
+		deskbottest.Eventually(t, "the desk to wait", func() bool { return s.InboxHubStats().Waiting == 1 })
+		if err := s.Enqueue(ctx, deskbot.Trigger{Desk: "alpha", Kind: deskbot.TriggerMessage, Text: "later"}); err != nil {
+			t.Fatal(err)
+		}
+		w := <-got
+		if w.err != nil || w.o.Trigger == nil || w.o.Trigger.Text != "later" || len(w.o.History) != 1 {
+			t.Fatalf("OpenTurn woken = %+v, %v; want the trigger queued while it waited, with the history", w.o, w.err)
+		}
+
+		// Paused, the desk keeps the trigger in hand: the next open hands it
+		// back.
+		if err := s.SetPaused(ctx, "alpha", true, deskbot.AuditEntry{Action: "pause", By: "Asha", At: base}); err != nil {
+			t.Fatal(err)
+		}
+		o, err = s.OpenTurn(ctx, "alpha", 20*time.Millisecond, 10, now)
+		if err != nil || o.Trigger == nil || o.Trigger.ID != w.o.Trigger.ID || !o.Status.Paused {
+			t.Fatalf("OpenTurn of a paused desk = %+v, %v; want the trigger in hand, paused", o, err)
+		}
+		if n, _ := s.PendingTriggers(ctx, "alpha"); n != 1 {
+			t.Errorf("pending = %d; want the trigger kept in hand", n)
+		}
+	})
 }

@@ -70,14 +70,12 @@ type Events interface {
 type Deps struct {
 	Team     Team
 	Gate     deskbot.Gate
-	Requests interface {
-		OpenRequests(ctx context.Context) ([]*deskbot.Request, error)
-	}
-	Desks  deskbot.DeskStore
-	Broker deskbot.Broker
-	Audit  deskbot.Auditor
-	Notes  deskbot.Notes
-	Events Events
+	Requests deskbot.OpenRequests
+	Desks    deskbot.DeskStore
+	Broker   deskbot.Broker
+	Audit    deskbot.Auditor
+	Notes    deskbot.Notes
+	Events   Events
 	// Risk is where the report reads the day's P&L samples; nil: the
 	// report's picture is not served.
 	Risk deskbot.RiskStore

@@ -138,7 +138,7 @@ func (h *heard) texts() []string {
 
 // mustLoginOn builds a Login, on a client of its own, against the fake,
 // keeping its notes in st (instances of one deployment share st).
-func mustLoginOn(t *testing.T, kt *kitetest.Server, st Notes, now deskbot.Now) (*Login, *heard) {
+func mustLoginOn(t *testing.T, kt *kitetest.Server, st deskbot.Notes, now deskbot.Now) (*Login, *heard) {
 	t.Helper()
 	ev := &heard{}
 	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,

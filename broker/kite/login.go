@@ -28,13 +28,8 @@ import (
 // until about 06:00 India time the next day, when Kite ends it; it never
 // reaches a log, a chat message or a page.
 
-// Notes is what the login keeps in Redis: the store's notes, with their
-// TTLs. The note keys are named here, and only here.
-type Notes interface {
-	PutNote(ctx context.Context, key, value string, ttl time.Duration) error
-	PutNoteOnce(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
-	Note(ctx context.Context, key string) (string, error)
-}
+// The login keeps its notes in Redis (deskbot.Notes, with their TTLs). The
+// note keys are named here, and only here.
 
 func loginKey(state string) string     { return "kite:login:" + state }      // who asked, until loginLife
 func loginUsedKey(state string) string { return "kite:login-used:" + state } // the state was taken
@@ -72,7 +67,7 @@ type Login struct {
 	cfg    LoginConfig
 	kite   *Client
 	path   string
-	notes  Notes
+	notes  deskbot.Notes
 	events deskbot.Publisher
 	log    *slog.Logger
 	// onLogin is run after each login kept its session (Day loads the
@@ -121,7 +116,7 @@ func loopback(host string) bool {
 
 // NewLogin builds the login on kite, whose session it sets at each login.
 // A nil log logs nothing.
-func NewLogin(cfg LoginConfig, kite *Client, notes Notes, events deskbot.Publisher, log *slog.Logger) (*Login, error) {
+func NewLogin(cfg LoginConfig, kite *Client, notes deskbot.Notes, events deskbot.Publisher, log *slog.Logger) (*Login, error) {
 	u, err := CheckCallbackURL(cfg.CallbackURL)
 	if err != nil {
 		return nil, err

@@ -119,7 +119,7 @@ func (m *Main) kiteLoginReminder() (*report.Daily, error) {
 	if err != nil {
 		return nil, fmt.Errorf("KITE_LOGIN_REMINDER: %s", deskbot.ErrorMessage(err))
 	}
-	return report.NewDaily(m.drain.soft, cfg.KiteLoginReminder, s, m.remindLogin, m.Log), nil
+	return report.NewDaily(m.drain.Soft(), cfg.KiteLoginReminder, s, m.remindLogin, m.Log), nil
 }
 
 // remindLogin is the morning's reminder: on the calendar's trading days

@@ -66,7 +66,7 @@ func (d *scriptedDesk) mustResults(t *testing.T, n int) []modeltest.Message {
 // folder.
 func TestDeskReadsTheMarket(t *testing.T) {
 	storetest.MustOpen(t)
-	clock := &fakeClock{start: time.Date(2026, 12, 4, 11, 0, 0, 0, deskbot.IST), real: time.Now()}
+	clock := newFakeClock(time.Date(2026, 12, 4, 11, 0, 0, 0, deskbot.IST))
 	s := mustStartClock(t, telegramtest.New(t, testToken), modeltest.New(t), nil, clock.Now)
 	desk := &scriptedDesk{}
 	s.model.SetHandler(desk.handler([]modeltest.ToolCall{

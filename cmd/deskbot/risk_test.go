@@ -14,25 +14,20 @@ import (
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-// fakeClock runs at the real pace from start: the paper market's prices
-// and the India clock follow it. It never jumps: the leader lease is
-// judged on the service's clock, and a jump past its TTL would end the
+// newFakeClock runs at the real pace from start: the paper market's
+// prices and the India clock follow it. It never jumps: the leader lease
+// is judged on the service's clock, and a jump past its TTL would end the
 // term.
-type fakeClock struct {
-	start time.Time
-	real  time.Time
+func newFakeClock(start time.Time) *deskbottest.Clock {
+	c := deskbottest.NewClock(start)
+	c.Run(1)
+	return c
 }
-
-func newFakeClock(start time.Time) *fakeClock {
-	return &fakeClock{start: start, real: time.Now()}
-}
-
-func (c *fakeClock) Now() time.Time { return c.start.Add(time.Since(c.real)) }
 
 // mustStartRisk starts the service on the fake clock with desk main's
 // [desk.risk] table as given; place_order runs without approval unless
 // approvalTools says otherwise.
-func mustStartRisk(t *testing.T, clock *fakeClock, risk, approvalTools string) *service {
+func mustStartRisk(t *testing.T, clock *deskbottest.Clock, risk, approvalTools string) *service {
 	t.Helper()
 	storetest.MustOpen(t)
 	env := map[string]string{

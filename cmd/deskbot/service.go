@@ -113,7 +113,7 @@ type Main struct {
 	// loginReminder asks for Kite's login at KITE_LOGIN_REMINDER on
 	// trading days without a session; the leader's. Nil without Kite.
 	loginReminder *report.Daily
-	drain         *drain
+	drain         *ops.Drain
 	desksWG       sync.WaitGroup // the desks, on the hard context
 	wg            sync.WaitGroup // everything else, on the soft one
 	errs          chan error
@@ -150,12 +150,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := sandbox.HardenProcess(); err != nil {
 		m.Log.Warn(deskbot.ErrorMessage(err))
 	}
-	m.drain = newDrain(ctx)
+	m.drain = ops.NewDrain(ctx)
 	// A term outlives the drain's phases: the leader keeps its lease while
 	// it finishes running calls and flushes the outbox, and releases it
 	// last.
 	termParent := ctx
-	ctx = m.drain.soft
+	ctx = m.drain.Soft()
 	m.errs = make(chan error, 4)
 
 	// The desks first: how many there are sizes the store's pools.
@@ -250,7 +250,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	})
 	m.Metrics.WatchPools(m.poolStats)
 	// Every tool counts its calls and survives the first phase of a stop.
-	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.tools(m.Metrics.WrapTools(src)) }
+	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.WrapTools(m.Metrics.WrapTools(src)) }
 	rules := agent.RiskRules(desks)
 	// The broker itself puts each order to the halt and the square-off
 	// just before it makes it (openBroker), so the tools use it as it is.
@@ -290,7 +290,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	}
 
 	m.Desks = agent.New(desks, agent.Deps{
-		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
+		Store: m.drain.WrapTurns(m.Store), Gate: m.Gate, Tools: regs, Models: models,
 		Limits: limits, Reader: sizer,
 		Now: m.Now, Log: log,
 	})
@@ -336,7 +336,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 	if err != nil {
 		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
-	m.report = report.NewDaily(m.drain.soft, cfg.ReportAt, reportAt, report.OnTradingDays(m.Now, m.days.TradingDay, m.Bot.SendDayReport), log)
+	m.report = report.NewDaily(m.drain.Soft(), cfg.ReportAt, reportAt, report.OnTradingDays(m.Now, m.days.TradingDay, m.Bot.SendDayReport), log)
 	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
 		return err
 	}
@@ -428,13 +428,13 @@ func (m *Main) standBy(parent context.Context) {
 // startLeading starts everything that only the leader runs, under term.
 func (m *Main) startLeading(term *leader.Term) error {
 	m.lead.term.Store(term)
-	ctx := m.drain.soft
+	ctx := m.drain.Soft()
 	// The term ending unasked (not by Close's release) stops everything
 	// that acts at once: the lease may pass on a quarter lease from now.
 	context.AfterFunc(term.Context(), func() {
 		if errors.Is(context.Cause(term.Context()), leader.ErrLost) {
-			m.drain.stop()
-			m.drain.killed()
+			m.drain.Stop()
+			m.drain.Kill()
 			go m.sweeper.Stop()
 			go m.report.Stop()
 			if m.loginReminder != nil {
@@ -457,9 +457,9 @@ func (m *Main) startLeading(term *leader.Term) error {
 	if m.loginReminder != nil {
 		m.loginReminder.Start()
 	}
-	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
+	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.Hard()) })
 	// The market hub lives as long as the desks that read it.
-	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.hard) })
+	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.Hard()) })
 	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
@@ -633,7 +633,7 @@ func (m *Main) close() error {
 	}
 	term := m.lead.term.Load()
 	if m.drain != nil {
-		m.drain.stop()
+		m.drain.Stop()
 	}
 	if m.sweeper != nil {
 		m.sweeper.Stop()
@@ -653,7 +653,7 @@ func (m *Main) close() error {
 	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
 	if clean && m.drain != nil {
 		select {
-		case <-m.drain.idle:
+		case <-m.drain.Idle():
 		case <-desksDone:
 		case <-bound:
 			clean = false
@@ -663,7 +663,7 @@ func (m *Main) close() error {
 		m.Log.Warn("stop timed out; running work was cut short", "after", m.StopTimeout)
 	}
 	if m.drain != nil {
-		m.drain.killed()
+		m.drain.Kill()
 	}
 	m.desksWG.Wait() // quick once cancelled: a turn returns at its next step
 	if clean && term != nil && term.Valid() {
