@@ -112,6 +112,7 @@ type Gate struct {
 	now    deskbot.Now
 	log    *slog.Logger
 	held   *heldCache
+	life   lifetime // of the calls it runs (Run)
 }
 
 var _ deskbot.Gate = (*Gate)(nil)
@@ -132,7 +133,9 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	for _, t := range cfg.Tools {
 		tools[t] = true
 	}
-	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
+	g := &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
+	g.life.idle.L = &g.life.mu
+	return g
 }
 
 // fence is the token a leader-only transition carries: 0 with no Leader
@@ -265,16 +268,17 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 
 // GrantTerms is the grant an always allow of request id would give now,
 // as the approver confirms it: its desk, tool, cap and end (GrantedBy and
-// GrantedAt are the decision's). ok is false when an always allow of it
-// would grant nothing (a changed call, or a capped tool with no cap to
-// give): it runs once.
-func (g *Gate) GrantTerms(ctx context.Context, id string) (gr deskbot.Grant, ok bool, err error) {
+// GrantedAt are the decision's), with the key of those terms (termsKey)
+// that the confirmation carries back to Decide. ok is false when an
+// always allow of it would grant nothing (a changed call, or a capped tool
+// with no cap to give): it runs once.
+func (g *Gate) GrantTerms(ctx context.Context, id string) (gr deskbot.Grant, key string, ok bool, err error) {
 	r, err := g.asHeld(ctx, id)
 	if err != nil {
-		return deskbot.Grant{}, false, err
+		return deskbot.Grant{}, "", false, err
 	}
 	gr, ok = g.grantOf(r, g.now())
-	return gr, ok && r.Changed == nil, nil
+	return gr, termsKey(gr), ok && r.Changed == nil, nil
 }
 
 // grantOf is the grant an always allow of r gives at now, and whether it

@@ -460,7 +460,10 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.hard) })
 	// The market hub lives as long as the desks that read it.
 	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.hard) })
-	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
+	// The lifetime of the calls the gate allows, from the chat or the
+	// page; a stop waits for them once the bot's last tap is handled.
+	m.Gate.Start(ctx)
+	m.goRun(&m.wg, "bot", func() error { defer m.Gate.Stop(); return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
 	m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
@@ -468,8 +471,8 @@ func (m *Main) startLeading(term *leader.Term) error {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
 	m.goRun(&m.wg, "orders", func() error { m.brokerUpdates(ctx); return nil })
-	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
-		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
+	if m.Web != nil {
+		m.goRun(&m.wg, "webapp", func() error { return m.Web.Run(ctx) })
 	}
 	m.Log.Info("leading", "token", term.Token())
 	return nil
