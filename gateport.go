@@ -90,3 +90,26 @@ type PermissionResponse struct {
 
 // Allows reports whether the call may run.
 func (p PermissionResponse) Allows() bool { return p.Decision.Allows() }
+
+// Verdict is the gate's answer to a desk's call: it runs now, it is held
+// for a person's decision, or it is refused.
+type Verdict struct {
+	// Held is the request the call became; Result tells the model to end
+	// its turn.
+	Held *Request
+	// Refused: the call passes a hard limit (Result.Limit), or it cannot
+	// be shown to an approver as it would run. Result tells the model why;
+	// nothing ran and nothing was held.
+	Refused bool
+	Result  ToolResult
+	// Grant is the standing grant the call runs under, when one lets it
+	// run (nil: its tool is not guarded).
+	Grant *Grant
+	// Release frees what the desk's hard limits reserved for the call,
+	// once it is held or has run, or at once when it does not run. Never
+	// nil.
+	Release func()
+}
+
+// Runs reports whether the call is to run now.
+func (v Verdict) Runs() bool { return v.Held == nil && !v.Refused }

@@ -16,6 +16,10 @@ import (
 // Limits is the desks' hard limits as the gate uses them (agent.Limits
 // implements it).
 type Limits interface {
+	// Check checks desk's call against its hard limits (Ask): refusal is
+	// why it may not run, and release nil, or release frees what it
+	// reserved once the call is held or has run.
+	Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string)
 	// Recheck checks a changed call against its desk's hard limits as if
 	// the desk had asked for it, without counting it as another order. why
 	// is the limit it passes ("" for none).

@@ -81,11 +81,10 @@ type Config struct {
 	Books interface {
 		Book(ctx context.Context, desk string) (deskbot.Book, error)
 	}
-	// Limits re-checks an approver's change of a call against its desk's
-	// hard limits (Gate.Change), and values for four eyes an order its own
-	// price does not size (MARKET, SL-M, SL) as the hard limits do. nil:
-	// no hard limits are checked here, and such an order needs the larger
-	// count.
+	// Limits are the desks' hard limits: a desk's call is checked against
+	// them (Ask), an approver's change of a call re-checked (Gate.Change),
+	// and a changed order sized by them. nil: no hard limits are checked,
+	// and a changed order is not sized (four eyes counts it as large).
 	Limits Limits
 }
 

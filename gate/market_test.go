@@ -26,6 +26,11 @@ type market struct {
 
 func (m *market) Recheck(context.Context, string, deskbot.ToolCall) (string, error) { return "", nil }
 
+// Check passes every call: these tests are of four eyes, not the limits.
+func (m *market) Check(context.Context, string, deskbot.ToolCall) (func(), string) {
+	return func() {}, ""
+}
+
 func (m *market) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error) {
 	return (&sizing.Sizer{Market: m}).Size(ctx, o)
 }

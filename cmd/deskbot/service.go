@@ -270,8 +270,9 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	}
 	models = m.Metrics.WrapChains(models)
 
-	// One set of hard limits: the desks' calls and an approver's change of
-	// one (Gate.Change) are checked by the same rules.
+	// One set of hard limits, the gate's: the desks' calls (Gate.Ask) and
+	// an approver's change of one (Gate.Change) are checked by the same
+	// rules.
 	// One reading of an order: where a desk's call enters, parsed, checked
 	// and sized once against the market (package sizing); the limits, the
 	// gate and the chat use what it read.
@@ -291,8 +292,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: &inbox{TurnStore: m.Store, d: m.drain}, Gate: m.Gate, Tools: regs, Models: models,
-		Limits: limits, Reader: sizer,
-		Now: m.Now, Log: log,
+		Reader: sizer, Now: m.Now, Log: log,
 	})
 	m.risk = &risk.Watcher{Desks: names, Rules: rules, Store: m.Store, Broker: m.Broker, Now: m.Now, Every: cfg.RiskCheckEvery, Log: log}
 
