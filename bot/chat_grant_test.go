@@ -17,7 +17,7 @@ import (
 func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 	h := mustE2E(t) // GRANT_MAX_NOTIONAL ₹50,000, GRANT_TTL 2h; 14:00 IST
 	ctx := t.Context()
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	if got, _ := h.answer(h.tap(asha, m, "Always allow")); got != "Confirm the grant below." {
 		t.Fatalf("Always allow answered %q", got)
 	}
@@ -68,7 +68,7 @@ func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 // approver's, as the request's are.
 func TestStrangerCannotConfirmAGrant(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Always allow"))
 	c := h.grantConfirm()
 	if got, alert := h.answer(h.tap(stranger, c, c.Labels()[0])); got != "Only approvers can decide; nothing was changed." || !alert {
@@ -105,7 +105,7 @@ func TestCallRunUnderAGrantIsToldInTheChat(t *testing.T) {
 func TestForgedGrantConfirmationChangesNothing(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Always allow"))
 	c := h.grantConfirm()
 	for _, tt := range []struct{ name, data, want string }{
