@@ -28,7 +28,7 @@ type limitFixture struct {
 	market *brokertest.Quotes
 	sizer  *sizing.Sizer
 	exec   *agent.ToolCallExecutor
-	limits *agent.Limits // the gate's
+	limits *gate.HardLimits // the gate's
 	now    time.Time
 	mu     sync.Mutex
 }
@@ -55,7 +55,7 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	// by them, and four eyes values orders by them.
 	f.market.Now = now
 	f.sizer = &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now}
-	limits := &agent.Limits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	limits := &gate.HardLimits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
 	f.limits = limits
 	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Reader: f.sizer}

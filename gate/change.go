@@ -13,8 +13,8 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Limits is the desks' hard limits as the gate uses them (agent.Limits
-// implements it).
+// Limits is the desks' hard limits as the gate uses them: HardLimits in
+// the service, a stand-in in tests of four eyes.
 type Limits interface {
 	// Check checks desk's call against its hard limits (Ask): refusal is
 	// why it may not run, and release nil, or release frees what it

@@ -280,7 +280,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	if m.calendar != nil {
 		sizer.Open = m.calendar.Open
 	}
-	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
+	limits := &gate.HardLimits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, GrantMaxNotional: cfg.GrantMaxNotional, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
