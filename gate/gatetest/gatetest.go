@@ -14,7 +14,7 @@ import (
 
 // Resolve decides request id on g as a person who saw the call whole, as
 // it stands, and confirmed the grant's terms g offers now (an always
-// allow). A gate that was not started (gate.Gate.Run) runs an allowed
+// allow). A gate that was not started (gate.Gate.Start) runs an allowed
 // call in the caller's goroutine, so the answer's request is then as it
 // ran.
 func Resolve(ctx context.Context, g deskbot.Gate, id string, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.Answer, error) {
