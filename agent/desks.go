@@ -21,9 +21,6 @@ type Deps struct {
 	Gate   Gatekeeper
 	Tools  Registries
 	Models map[string][]Backend // each desk's failover chain
-	// Limits refuses a call over its desk's hard limits before the gate
-	// sees it (nil: no limits).
-	Limits *Limits
 	// Reader reads each call once where it enters (ToolCallExecutor.Reader).
 	Reader Reader
 	Now    deskbot.Now
@@ -68,7 +65,7 @@ func New(cfg []DeskConfig, deps Deps) *Desks {
 	}
 	d := &Desks{deps: deps, desks: map[string]*desk{}, exec: &ToolCallExecutor{
 		Runner: deps.Tools, Gate: deps.Gate, Events: deps.Store, Memory: deps.Store,
-		Now: deps.Now, MaxRepeats: deps.MaxRepeats, Limits: deps.Limits, Reader: deps.Reader, Log: deps.Log,
+		Now: deps.Now, MaxRepeats: deps.MaxRepeats, Reader: deps.Reader, Log: deps.Log,
 	}}
 	for _, c := range cfg {
 		d.names = append(d.names, c.Name)

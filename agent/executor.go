@@ -6,16 +6,13 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/words"
 )
 
-// Gatekeeper is the part of the gate the executor needs.
+// Gatekeeper is the part of the gate the executor needs: its answer to a
+// desk's call (run, held or refused, with the desk's hard limits inside).
 type Gatekeeper interface {
-	// Permission says whether the call must be held, and the standing
-	// grant it runs under when a grant lets it run.
-	Permission(ctx context.Context, desk string, call deskbot.ToolCall) (need bool, under *deskbot.Grant, err error)
-	Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error)
+	Ask(ctx context.Context, desk, triggerID string, call deskbot.ToolCall, beforeHold func()) (deskbot.Verdict, error)
 }
 
 // ToolCallExecutor is the one path from a model's tool call to its result:
@@ -25,13 +22,11 @@ type Gatekeeper interface {
 // events, whatever became of it (replayed, refused, held, run, failed).
 //
 // Before the gate sees a call, the tool may refuse its arguments
-// (deskbot.Tool's CheckArguments), and a guarded call whose arguments cannot be
-// shown whole to an approver (argtext.MaxArguments), or that gives one
-// argument twice (keys equal ignoring case), is refused: both go
-// back to the model as errors and no request exists, so Allow is never
-// offered on a call the approver did not see whole or that would run as
-// something other than it reads. A call over its desk's hard limits
-// (Limits) is refused the same way, and audited.
+// (deskbot.Tool's CheckArguments): that goes back to the model as an
+// error. The gate then answers the call (Gatekeeper.Ask): it refuses a
+// call over its desk's hard limits (audited) and a guarded call it could
+// not show an approver as it would run, holds a guarded call no grant
+// covers, and lets the rest run.
 type ToolCallExecutor struct {
 	Runner Toolbox
 	Gate   Gatekeeper
@@ -41,9 +36,6 @@ type ToolCallExecutor struct {
 	Memory     deskbot.CallMemory
 	Now        deskbot.Now
 	MaxRepeats int // loop guard: identical calls allowed per turn (default 3)
-	// Limits refuses a call over its desk's hard limits before the gate
-	// sees it: no request, nobody asked (nil: no limits).
-	Limits *Limits
 	// Reader reads a call once where it enters (package sizing): an order
 	// is parsed, checked by the broker and sized here, and the limits, the
 	// gate and the chat use what it read (deskbot.ToolCall.Order). nil
@@ -282,18 +274,8 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 			return Execution{Result: res, Refused: true}, nil, nil
 		}
 	}
-	if e.Limits != nil {
-		release, refusal := e.Limits.Check(ctx, t.Desk, call)
-		if release == nil {
-			log.InfoContext(ctx, "call refused: hard limit", "why", refusal)
-			return Execution{Result: deskbot.ToolResult{IsError: true, Text: refusal, Limit: true}, Refused: true}, nil, nil
-		}
-		defer release() // until the call is held or has run
-	}
-
 	ex, err := e.gateOrRun(ctx, t, call)
 	if ex.Refused {
-		log.InfoContext(ctx, "call refused: arguments cannot be shown as they run", "why", ex.Result.Text)
 		return ex, nil, nil
 	}
 	var remember *deskbot.CompletedCall
@@ -329,42 +311,25 @@ func (e *ToolCallExecutor) checkArguments(desk string, call deskbot.ToolCall) (d
 }
 
 func (e *ToolCallExecutor) gateOrRun(ctx context.Context, t *Turn, call deskbot.ToolCall) (Execution, error) {
-	need, under, err := e.Gate.Permission(ctx, t.Desk, call)
-	if err == nil && need {
-		// An approver must see the whole call before Allow is offered; a
-		// call that cannot be shown whole never becomes a request.
-		if n := argtext.Length(argtext.Arguments(call.Arguments)); n > argtext.MaxArguments {
-			return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.TooLongToShowMessage(call.Name, n)}, Refused: true}, nil
-		}
-		// Nor on a call that names one argument twice: the approver
-		// would read both copies and could not tell which one runs.
-		if msg := sameKeyTwice(call.Name, call.Arguments); msg != "" {
-			return Execution{Result: deskbot.ToolResult{IsError: true, Text: msg}, Refused: true}, nil
-		}
-		var req *deskbot.Request
-		var res deskbot.ToolResult
+	v, err := e.Gate.Ask(ctx, t.Desk, t.TriggerID, call, func() {
 		if t.callEvent != nil {
 			t.callEvent.publishNow() // the call's event comes before its request's
 		}
-		req, res, err = e.Gate.Hold(ctx, t.Desk, t.TriggerID, call)
-		if err == nil {
-			// Said in a field, not left to the gate's wording: a turn
-			// replayed from memory knows the desk waits from this alone.
-			res.Held = true
-			return Execution{Result: res, Held: true, Request: req}, nil
-		}
-	}
-	if deskbot.ErrorCode(err) == deskbot.EINVALID {
-		// The gate refused to hold the call (it cannot be shown whole): its
-		// words are for the model, and nothing is wrong with the service.
-		return Execution{Result: deskbot.ToolResult{IsError: true, Text: deskbot.ErrorMessage(err)}, Refused: true}, nil
-	}
+	})
+	defer v.Release() // until the call is held or has run
 	if err != nil {
 		// Unknown whether a grant covers it, or the hold could not be saved:
 		// the call must not run.
 		e.log().ErrorContext(ctx, "gate unavailable; call not run", "desk", t.Desk, "trigger", t.TriggerID, "tool", call.Name, "err", err)
 		return Execution{Result: deskbot.ToolResult{IsError: true, Text: words.UnrecordedMessage(call.Name, err)}}, nil
 	}
+	switch {
+	case v.Refused:
+		return Execution{Result: v.Result, Refused: true}, nil
+	case v.Held != nil:
+		return Execution{Result: v.Result, Held: true, Request: v.Held}, nil
+	}
+	under := v.Grant
 	start := time.Now()
 	res, err := e.Runner.RunTool(withCallKey(ctx, t, call), t.Desk, call)
 	if err != nil {

@@ -41,9 +41,9 @@ func BenchmarkExecuteHeldOrder(b *testing.B) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policies := deskbot.Policies{"main": {"place_order": {Approvals: 2, TwoApproversAbove: 1e12, MaxOrderNotional: 1e12, MaxOrdersPerDay: 1 << 30}}}
 	sizer := &sizing.Sizer{Market: paper, Check: paper.Check, Now: now}
-	limits := &agent.Limits{Policies: policies, Broker: paper, Sizer: sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	limits := &gate.HardLimits{Policies: policies, Broker: paper, Sizer: sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
 	g := gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
-	exec := &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits, Reader: sizer}
+	exec := &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Reader: sizer}
 	args := json.RawMessage(`{"symbol":"TCS","side":"sell","quantity":100,"price":990}`)
 
 	rdb := s.Client()

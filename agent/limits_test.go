@@ -28,6 +28,7 @@ type limitFixture struct {
 	market *brokertest.Quotes
 	sizer  *sizing.Sizer
 	exec   *agent.ToolCallExecutor
+	limits *gate.HardLimits // the gate's
 	now    time.Time
 	mu     sync.Mutex
 }
@@ -54,9 +55,10 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	// by them, and four eyes values orders by them.
 	f.market.Now = now
 	f.sizer = &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now}
-	limits := &agent.Limits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	limits := &gate.HardLimits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
+	f.limits = limits
 	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
-	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Limits: limits, Reader: f.sizer}
+	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Reader: f.sizer}
 	return f
 }
 
@@ -218,7 +220,7 @@ func TestHardLimitOnOrdersPerDay(t *testing.T) {
 // Limits that cannot be checked never let the call through.
 func TestHardLimitUncheckedIsNotRun(t *testing.T) {
 	f := mustLimits(t, deskbot.ToolPolicy{MaxPositionNotional: 1000000}, false)
-	f.exec.Limits.Broker = downBroker{}
+	f.limits.Broker = downBroker{}
 	ex := f.place(t, "t", order("buy", 1, 1000))
 	if !ex.Refused || !strings.HasPrefix(ex.Result.Text, "place_order was not run: the desk's hard limits could not be checked") {
 		t.Fatalf("execution = %+v", ex)

@@ -27,16 +27,21 @@ const (
 	ActWhy            = "wy" // arg: request id; asks its desk why
 	ActChange         = "ch" // arg: request id, and ".<changes>" once changed; asks for a change of the call
 	ActLogin          = "li" // arg: "kite"; answers the approver with the broker's login page, as /login
-	ActGrantConfirm   = "ag" // arg: as ActAlwaysAllow; the confirmed Always allow of a capped tool
+	ActGrantConfirm   = "ag" // arg: as ActAlwaysAllow, then ":<terms' key>"; the confirmed Always allow of a capped tool
 	ActGrantCancel    = "gx" // arg: request id; the grant's confirmation cancelled, nothing decided
 )
 
 // MaxCallbackData is Telegram's limit on callback data, in bytes.
 const MaxCallbackData = 64
 
+// termsSep parts a grant confirmation's call from the key of the terms it
+// showed (deskbot.Gate.GrantTerms), which the gate checks.
+const termsSep = ":"
+
 var (
-	toolArg = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	msArg   = regexp.MustCompile(`^[0-9]{1,16}$`)
+	termsArg = regexp.MustCompile(`^[0-9a-f]{1,16}$`)
+	toolArg  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	msArg    = regexp.MustCompile(`^[0-9]{1,16}$`)
 )
 
 // NewButton builds an inline button for action and arg, checked the same way
@@ -76,9 +81,13 @@ func validArg(action, arg string) bool {
 	switch action {
 	case ActDeny, ActSkipReason, ActOpen, ActWhy, ActGrantCancel:
 		return isRequestID(arg)
-	case ActAllowOnce, ActAlwaysAllow, ActChange, ActGrantConfirm:
+	case ActAllowOnce, ActAlwaysAllow, ActChange:
 		_, _, ok := ShownCall(arg)
 		return ok
+	case ActGrantConfirm:
+		shown, terms, cut := strings.Cut(arg, termsSep)
+		_, _, ok := ShownCall(shown)
+		return ok && cut && termsArg.MatchString(terms)
 	case ActFlattenAsk, ActFlattenConfirm:
 		return deskOrAll(arg)
 	case ActCancel:

@@ -7,7 +7,6 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
-	"github.com/deskbot/deskbot/decision"
 	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
@@ -42,19 +41,20 @@ func (b *Bot) onCallback(c tele.Context) error {
 	switch action {
 	case ActAllowOnce:
 		id, changes, _ := ShownCall(arg) // parsed strictly above
-		b.decide(ctx, c, id, changes, deskbot.AllowOnce)
+		b.decide(ctx, c, id, changes, "", deskbot.AllowOnce)
 	case ActAlwaysAllow:
 		id, changes, _ := ShownCall(arg)
 		b.askGrant(ctx, c, arg, id, changes)
 	case ActGrantConfirm:
-		id, changes, _ := ShownCall(arg)
-		b.decide(ctx, c, id, changes, deskbot.AlwaysAllow)
+		shown, terms, _ := strings.Cut(arg, termsSep)
+		id, changes, _ := ShownCall(shown)
+		b.decide(ctx, c, id, changes, terms, deskbot.AlwaysAllow)
 		b.closeGrantConfirm(ctx, c, "")
 	case ActGrantCancel:
 		b.answer(c, "No grant given.", false)
 		b.closeGrantConfirm(ctx, c, words.GrantCancelled)
 	case ActDeny:
-		b.decide(ctx, c, arg, -1, deskbot.Deny)
+		b.decide(ctx, c, arg, -1, "", deskbot.Deny)
 	case ActChange:
 		id, changes, _ := ShownCall(arg)
 		b.askChange(ctx, c, id, changes)
@@ -79,41 +79,38 @@ func (b *Bot) onCallback(c tele.Context) error {
 	return nil
 }
 
-// decide takes a person's decision on a request. The gate's transition is
-// atomic, so of any number of taps (two approvers at once, a redelivered
-// update, a tap as the request lapses) exactly one wins; the others are
-// answered with what already happened and run nothing. A won allow runs
-// the held call on the service's lifetime, not the tap's: the tap is
-// answered at once and the outbox edits the message when the call ends.
+// decide takes a person's decision on a request through the gate, which
+// takes it, runs a won allow on the service's lifetime and words the
+// answer; the tap is answered at once and the outbox edits the message
+// when the call ends. Of any number of taps (two approvers at once, a
+// redelivered update, a tap as the request lapses) exactly one wins; the
+// others are answered with what already happened and run nothing.
 //
-// An allow is one approval: a call that needs more approvers than have
-// allowed it is only counted (the answer says how many more), a person's
-// second allow is answered that they already approved, and the call runs
-// with the approval that meets the count.
-//
-// Allow is refused on a call its message could not show whole: the message
-// offers no such button, and a forged tap must not do what no button does.
-//
-// An allow names the call its message showed (changes: how many times the
-// call had been changed then): one from a message that showed another call
-// does nothing.
-func (b *Bot) decide(ctx context.Context, c tele.Context, id string, changes int, d deskbot.Decision) {
+// What the tapped message showed goes with the decision (deskbot.Seen):
+// how many times the call had been changed (changes), whether it showed
+// the call whole (the message offers no Allow on a call it cut, and a
+// forged tap must not do what no button does), and the grant's terms a
+// confirmation showed (terms). A digest row that does not show the call
+// whole sends the approver to its own message first.
+func (b *Bot) decide(ctx context.Context, c tele.Context, id string, changes int, terms string, d deskbot.Decision) {
 	p := person(c.Sender())
+	seen := deskbot.Seen{Changes: changes, Whole: true, Terms: terms}
 	if d != deskbot.Deny {
 		// A failed read is left to Decide, which reports it the same way.
-		if r, err := b.deps.Gate.Request(ctx, id); err == nil && !shownWhole(r) {
-			b.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "from", senderID(c))
-			b.answer(c, words.NotShownWholeAnswer, true)
-			return
-		} else if err == nil && b.onDigest(ctx, c, r) && !rowShowsWhole(r) {
-			b.log.WarnContext(ctx, "refused an allow from a digest row that does not show the call whole", "request", id, "from", senderID(c))
-			b.answer(c, openFirst, true)
-			return
+		if r, err := b.deps.Gate.Request(ctx, id); err == nil {
+			seen.Whole = shownWhole(r)
+			if seen.Whole && b.onDigest(ctx, c, r) && !rowShowsWhole(r) {
+				b.log.WarnContext(ctx, "refused an allow from a digest row that does not show the call whole", "request", id, "from", senderID(c))
+				b.answer(c, openFirst, true)
+				return
+			}
 		}
 	}
-	ans, err := decision.DecideShown(ctx, b.deps.Gate, b.start, b.log, id, changes, d, "", p)
+	ans, err := b.deps.Gate.Decide(ctx, id, seen, d, "", p)
 	if err != nil {
-		b.answer(c, b.tapRefusal(ctx, err), false)
+		// A refusal of a call not shown whole is an alert, as the missing
+		// button's would be.
+		b.answer(c, b.tapRefusal(ctx, err), deskbot.ErrorMessage(err) == words.NotShownWholeAnswer)
 		return
 	}
 	b.answer(c, ans.Text, false)
@@ -128,7 +125,7 @@ func (b *Bot) decide(ctx context.Context, c tele.Context, id string, changes int
 // of its own, and nothing is decided yet. Any other always allow is
 // decided at once.
 func (b *Bot) askGrant(ctx context.Context, c tele.Context, arg, id string, changes int) {
-	g, ok, err := b.deps.Gate.GrantTerms(ctx, id)
+	g, key, ok, err := b.deps.Gate.GrantTerms(ctx, id)
 	if err != nil {
 		b.answer(c, b.tapRefusal(ctx, err), false)
 		return
@@ -136,7 +133,7 @@ func (b *Bot) askGrant(ctx context.Context, c tele.Context, arg, id string, chan
 	if !ok || g.Limit <= 0 {
 		// Nothing to confirm: a tool whose grants are not capped, or an
 		// always allow that grants nothing and runs the call once.
-		b.decide(ctx, c, id, changes, deskbot.AlwaysAllow)
+		b.decide(ctx, c, id, changes, "", deskbot.AlwaysAllow)
 		return
 	}
 	r, err := b.deps.Gate.Request(ctx, id)
@@ -149,7 +146,9 @@ func (b *Bot) askGrant(ctx context.Context, c tele.Context, arg, id string, chan
 		return
 	}
 	now := b.now()
-	yes, err := NewButton(words.GrantConfirmButton(g, now), ActGrantConfirm, arg)
+	// The terms' key goes with the confirmation: the gate grants only
+	// while they are still the terms it would give.
+	yes, err := NewButton(words.GrantConfirmButton(g, now), ActGrantConfirm, arg+termsSep+key)
 	if err != nil {
 		b.answer(c, refusedData, true)
 		return
@@ -180,19 +179,6 @@ func (b *Bot) closeGrantConfirm(ctx context.Context, c tele.Context, text string
 	if err := b.sender.Edit(ctx, m.Chat.ID, m.ID, text, nil); err != nil {
 		b.log.WarnContext(ctx, "could not close a grant's confirmation", "err", b.scrub(err.Error()))
 	}
-}
-
-// start runs an allowed call on the service's lifetime, tracked so that
-// shutdown waits for it (decision.Start).
-func (b *Bot) start(run func(context.Context)) bool {
-	if !b.track.Also() {
-		return false
-	}
-	go func() {
-		defer b.track.Done()
-		run(b.lifetime())
-	}()
-	return true
 }
 
 // onDigest reports whether the tapped message is a page of r's desk's

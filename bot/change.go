@@ -6,7 +6,6 @@ import (
 	"html"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/decision"
 	"github.com/deskbot/deskbot/words"
 	tele "gopkg.in/telebot.v3"
 )
@@ -53,7 +52,7 @@ func (b *Bot) askChange(ctx context.Context, c tele.Context, id string, changes 
 }
 
 // change hands a reply to a change prompt to the gate, through the one
-// decision flow (decision.Change): refused, with the gate's line, unless it
+// decision flow (Gate.Change): refused, with the gate's line, unless it
 // comes from an approver and lowers the risk of the call the prompt was
 // about; a change that meets the count runs the changed call.
 func (b *Bot) change(ctx context.Context, c tele.Context, note, text string) error {
@@ -68,7 +67,7 @@ func (b *Bot) change(ctx context.Context, c tele.Context, note, text string) err
 		return err
 	}
 	p := person(c.Sender())
-	ans, err := decision.Change(ctx, b.deps.Gate, b.start, b.log, id, text, changes, p)
+	ans, err := b.deps.Gate.Change(ctx, id, text, changes, p)
 	if err != nil {
 		return b.reply(ctx, c, esc(b.explain(ctx, "could not change a held call", err)), nil)
 	}

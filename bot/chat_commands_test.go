@@ -15,7 +15,7 @@ import (
 
 func TestDenyThenReasonReachesTheDesk(t *testing.T) {
 	h := mustE2E(t)
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	if got, _ := h.answer(h.tap(asha, m, "Deny")); got != "Denied; it will not run." {
 		t.Errorf("deny answered %q", got)
 	}
@@ -47,7 +47,7 @@ func TestDenyThenReasonReachesTheDesk(t *testing.T) {
 
 func TestSkipTellsTheDeskWithoutAReason(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("beta")
+	_, m := h.mustHoldShown("beta")
 	h.answer(h.tap(ravi, m, "Deny"))
 	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
 	if got, _ := h.answer(h.tap(stranger, prompt, "Skip")); got != "Only approvers can decide; nothing was changed." {
@@ -185,7 +185,7 @@ func TestPauseAndResume(t *testing.T) {
 func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	h := mustE2E(t)
 	ctx := t.Context()
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.grant(asha, m)
 	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Ran") })
 	sized := deskbot.ToolCall{Name: "place_order", Order: &deskbot.SizedOrder{Exposure: 25000}}
@@ -315,7 +315,7 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	if err := h.st.AnnounceDeskState(ctx, "alpha", deskbot.DeskWaiting, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := h.mustHold("alpha")
+	r, _ := h.mustHoldShown("alpha")
 	desks := h.replyTo(groupID, h.say(ravi, "/desks", 0))
 	for _, want := range []string{"alpha – waiting for approval; 1 open request; last activity 14:00 IST", "RELIANCE: long 10", "beta – idle; no open requests; no activity yet"} {
 		if !strings.Contains(desks.Plain, want) {

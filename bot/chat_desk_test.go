@@ -75,7 +75,7 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 	if _, err := h.st.CloseTurn(ctx, "alpha", deskbot.TurnEnd{History: turn, Tokens: 123456, At: h.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := h.mustHold("alpha")
+	r, _ := h.mustHoldShown("alpha")
 	if err := h.st.AddWatch(ctx, deskbot.Watch{ID: "w1", Desk: "alpha", Symbol: "RELIANCE", Direction: deskbot.WatchAbove, Level: 130, Note: "<b>add</b> 2", CreatedAt: h.clock.Now()}, 50); err != nil {
 		t.Fatal(err)
 	}

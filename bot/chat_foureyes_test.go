@@ -32,7 +32,7 @@ func fourEyesGate(h *e2e, p deskbot.Policies) *gate.Gate {
 
 func TestTwoApproversNeededInTheChat(t *testing.T) {
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	if !strings.Contains(m.Plain, "This call needs 2 approvers: 2 more") {
 		t.Fatalf("request message does not say what it needs:\n%s", m.Plain)
 	}
@@ -82,7 +82,7 @@ func TestTwoApproversNeededInTheChat(t *testing.T) {
 // counted, one runs the call, and the call runs once.
 func TestTwoApproversAtOnceInTheChat(t *testing.T) {
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	var qs []string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -120,7 +120,7 @@ func TestTwoApproversAtOnceInTheChat(t *testing.T) {
 // longer asks for two: Asha's taps still never run the call.
 func TestRestartBetweenApprovalsInTheChat(t *testing.T) {
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Allow once"))
 	m = h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Asha ✓") })
 	h.shutdown()
@@ -145,7 +145,7 @@ func TestRestartBetweenApprovalsInTheChat(t *testing.T) {
 // grant's scope.
 func TestGrantThatNeededTwoInTheChat(t *testing.T) {
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000})
-	_, m := h.mustHold("alpha") // no price: its size cannot be read, so it needs two
+	_, m := h.mustHoldShown("alpha") // no price: its size cannot be read, so it needs two
 	if got := h.grant(asha, m); !strings.HasPrefix(got, "Approved (1 of 2)") {
 		t.Fatalf("Asha's always allow answered %q", got)
 	}

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Always allow on an order grants nothing until confirmed: the chat says
@@ -15,7 +17,7 @@ import (
 func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 	h := mustE2E(t) // GRANT_MAX_NOTIONAL ₹50,000, GRANT_TTL 2h; 14:00 IST
 	ctx := t.Context()
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	if got, _ := h.answer(h.tap(asha, m, "Always allow")); got != "Confirm the grant below." {
 		t.Fatalf("Always allow answered %q", got)
 	}
@@ -66,7 +68,7 @@ func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 // approver's, as the request's are.
 func TestStrangerCannotConfirmAGrant(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Always allow"))
 	c := h.grantConfirm()
 	if got, alert := h.answer(h.tap(stranger, c, c.Labels()[0])); got != "Only approvers can decide; nothing was changed." || !alert {
@@ -92,5 +94,38 @@ func TestCallRunUnderAGrantIsToldInTheChat(t *testing.T) {
 	want := "alpha: BUY 10 INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:30 (orders up to ₹50,000.00 of exposure each and over the India day, until 15:30 IST)."
 	if m.Plain != want {
 		t.Errorf("chat:\n%s\nwant:\n%s", m.Plain, want)
+	}
+}
+
+// A grant's confirmation carries the terms it showed, and the gate checks
+// them: a confirmation forged without them (the form of a tap that never
+// asked), or with terms other than the ones the gate would grant now,
+// grants nothing, runs nothing and says why; the one the chat sent still
+// gives what it said.
+func TestForgedGrantConfirmationChangesNothing(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	r, m := h.mustHoldShown("alpha")
+	h.answer(h.tap(asha, m, "Always allow"))
+	c := h.grantConfirm()
+	for _, tt := range []struct{ name, data, want string }{
+		{"without the terms", bot.CallbackData(bot.ActGrantConfirm, r.ID), "Sorry, I don't recognise that button, so nothing was done."},
+		{"with other terms", bot.CallbackData(bot.ActGrantConfirm, r.ID+":0123456789ab"), words.GrantTermsChanged},
+	} {
+		if got, _ := h.answer(h.tg.InjectCallback(asha, groupID, c.ID, tt.data)); got != tt.want {
+			t.Errorf("a confirmation %s answered %q; want %q", tt.name, got, tt.want)
+		}
+		if gs, _ := h.gate.Grants(ctx); len(gs) != 0 || h.tool.Runs() != 0 {
+			t.Fatalf("a confirmation %s granted %+v and ran %d", tt.name, gs, h.tool.Runs())
+		}
+		if cur, _ := h.gate.Request(ctx, r.ID); cur.State != deskbot.StateOpen {
+			t.Fatalf("a confirmation %s left the request %s", tt.name, cur.State)
+		}
+	}
+	if got, _ := h.answer(h.tap(asha, c, c.Labels()[0])); got != "Always allowed; running…" {
+		t.Fatalf("the chat's own confirmation answered %q", got)
+	}
+	if gs, err := h.gate.Grants(ctx); err != nil || len(gs) != 1 || gs[0].Limit != 50000 {
+		t.Errorf("grants = %+v (%v); want the one confirmed", gs, err)
 	}
 }

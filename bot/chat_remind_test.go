@@ -16,7 +16,7 @@ import (
 )
 
 // holdOwn holds a call of its own (callID) on desk and waits for its
-// message in the group, as mustHold does for one call.
+// message in the group, as mustHoldShown does for one call.
 func (h *e2e) holdOwn(desk, callID string) (*deskbot.Request, telegramtest.Message) {
 	h.t.Helper()
 	r, _, err := h.gate.Hold(h.t.Context(), desk, "trigger-"+callID, deskbot.ToolCall{ID: callID, Name: "place_order",

@@ -84,7 +84,7 @@ func TestForwardedReplyToADeskIsNotTaken(t *testing.T) {
 
 func TestForwardedDenyReasonIsNotTaken(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Deny"))
 	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
 	for _, fwd := range secondHands() {

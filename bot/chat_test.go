@@ -14,7 +14,7 @@ import (
 
 func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
 	h := mustE2E(t)
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	// The held call is an order (at market), so it may be changed too.
 	if got, want := m.Labels(), []string{"Allow once", "Always allow", "Deny", "Why?", "Change…"}; !slices.Equal(got, want) {
 		t.Fatalf("labels = %q, want %q", got, want)
@@ -41,7 +41,7 @@ func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
 
 func TestStrangersTapChangesNothing(t *testing.T) {
 	h := mustE2E(t)
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	for _, label := range []string{"Allow once", "Always allow", "Deny", "Why?"} {
 		q := h.tap(stranger, m, label)
 		if got, alert := h.answer(q); got != "Only approvers can decide; nothing was changed." || !alert {
@@ -62,7 +62,7 @@ func TestStrangersTapChangesNothing(t *testing.T) {
 
 func TestTwoApproversTappingAtOnceRunTheCallOnce(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	var qs []string
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -100,7 +100,7 @@ func TestTwoApproversTappingAtOnceRunTheCallOnce(t *testing.T) {
 
 func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
 	h := mustE2E(t)
-	_, m := h.mustHold("alpha")
+	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Allow once"))
 	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Ran") })
 
@@ -111,7 +111,7 @@ func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
 		t.Errorf("late deny answered %q", got)
 	}
 
-	_, m2 := h.mustHold("beta")
+	_, m2 := h.mustHoldShown("beta")
 	h.clock.Add(6 * time.Minute) // past the 5-minute expiry, before any sweep
 	q = h.tap(asha, m2, "Allow once")
 	if got, _ := h.answer(q); got != "This request lapsed at 14:05 IST." {
@@ -127,7 +127,7 @@ func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
 
 func TestForgedOrMalformedCallbackDataIsRefused(t *testing.T) {
 	h := mustE2E(t)
-	r, m := h.mustHold("alpha")
+	r, m := h.mustHoldShown("alpha")
 	for name, data := range map[string]string{
 		"unknown request": bot.CallbackData(bot.ActAllowOnce, "6f1c2a9e-3b4d-4e5f-8a7b-1c2d3e4f5a6b"),
 		"not a uuid":      "\fa1|../../etc",
@@ -149,8 +149,8 @@ func TestForgedOrMalformedCallbackDataIsRefused(t *testing.T) {
 
 func TestButtonsKeepWorkingAfterRestart(t *testing.T) {
 	h := mustE2E(t)
-	_, m1 := h.mustHold("alpha")
-	_, m2 := h.mustHold("beta")
+	_, m1 := h.mustHoldShown("alpha")
+	_, m2 := h.mustHoldShown("beta")
 	h.restart()
 	h.answer(h.tap(ravi, m2, "Deny"))
 	h.grant(asha, m1)

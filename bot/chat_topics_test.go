@@ -46,7 +46,7 @@ func TestEachDeskSpeaksInItsTopicAcrossARestart(t *testing.T) {
 	if a.ThreadID != alpha || !a.TopicMessage || b.ThreadID != beta || alpha == beta {
 		t.Errorf("alpha spoke in thread %d (its topic %d), beta in %d (its topic %d)", a.ThreadID, alpha, b.ThreadID, beta)
 	}
-	_, req := h.mustHold("alpha")
+	_, req := h.mustHoldShown("alpha")
 	if req.ThreadID != 0 {
 		t.Errorf("a held call went to thread %d, want General", req.ThreadID)
 	}
@@ -72,7 +72,7 @@ func TestEachDeskSpeaksInItsTopicAcrossARestart(t *testing.T) {
 	if n := len(h.tg.Calls("createForumTopic")); n != 2 || len(h.tg.Topics(groupID)) != 2 {
 		t.Errorf("%d createForumTopic calls, topics %v; want one per desk, reused after the restart", n, h.tg.Topics(groupID))
 	}
-	_, req = h.mustHold("beta")
+	_, req = h.mustHoldShown("beta")
 	if req.ThreadID != 0 {
 		t.Errorf("after the restart a held call went to thread %d, want General", req.ThreadID)
 	}

@@ -26,10 +26,9 @@
 // another, in the order they were typed, while other chats go on; the bot's
 // replies are sent from a queue of their own per chat, so a reply Telegram
 // refuses for a while does not hold up the commands after it. An allowed
-// held call runs in a goroutine bound to the service's lifetime, not the
-// tap's. Handlers share nothing but the store and the Sender (safe for
-// concurrent use); Run waits for every handler and held call it started
-// before it returns. An update taken before a stop is finished, not cut off
+// held call is run by the gate on the service's lifetime, not the tap's
+// (Gate.Decide). Handlers share nothing but the store and the Sender (safe for
+// concurrent use); Run waits for every handler it started before it returns. An update taken before a stop is finished, not cut off
 // (its handler's context outlives the service's by Config.StopGrace): the
 // poller counted it as handed over, so nobody would be given it again.
 //

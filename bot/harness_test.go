@@ -2,7 +2,6 @@ package bot_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -160,6 +160,10 @@ func (h *e2e) start() {
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)
 	}
+	// The gate runs what the chat allows on a lifetime of its own, as the
+	// service's does, and the test's end waits for it (after the bot's).
+	h.gate.Start(context.Background())
+	h.t.Cleanup(h.gate.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.bot, h.stop, h.done = b, cancel, make(chan error, 1)
 	go func() { h.done <- b.Run(ctx) }()
@@ -205,14 +209,11 @@ func (h *e2e) restart() {
 	h.start()
 }
 
-// mustHold holds a call on desk and waits for its message in the group.
-func (h *e2e) mustHold(desk string) (*deskbot.Request, telegramtest.Message) {
+// mustHoldShown holds an order on desk (gatetest.MustHold) and waits for
+// its message in the group.
+func (h *e2e) mustHoldShown(desk string) (*deskbot.Request, telegramtest.Message) {
 	h.t.Helper()
-	r, _, err := h.gate.Hold(h.t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: "place_order",
-		Arguments: json.RawMessage(`{"symbol":"RELIANCE","side":"buy","quantity":10}`)})
-	if err != nil {
-		h.t.Fatalf("hold: %v", err)
-	}
+	r := gatetest.MustHold(h.t, h.gate, desk, "place_order", `{"symbol":"RELIANCE","side":"buy","quantity":10}`)
 	m := h.waitMessage(func(m telegramtest.Message) bool {
 		return strings.Contains(m.Text, shortID(r.ID)) && len(m.Keyboard) > 0
 	})

@@ -74,7 +74,7 @@ func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
 	for i := range 30 {
 		r.publish(t, said([]string{"alpha", "beta", "gamma"}[i%3], fmt.Sprintf("chatter %02d", i)))
 	}
-	r.mustHold(t, reqID)
+	r.mustCreateRequest(t, reqID)
 	r.runWith(t, OutboxConfig{Request: r.st.Request})
 	deskbottest.Eventually(t, "the held call", func() bool {
 		for _, m := range r.tg.BotMessages(dlGroup) {
@@ -128,7 +128,7 @@ func (r *outboxRig) eventuallyAllAcked(t *testing.T) {
 // A request that closes while its message waits for a slot is not sent.
 func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
 	r := mustOutboxRig(t)
-	req := r.mustHold(t, reqID)
+	req := r.mustCreateRequest(t, reqID)
 	lapsed := *req
 	lapsed.State = deskbot.StateLapsed
 	r.runWith(t, OutboxConfig{Request: func(ctx context.Context, id string) (*deskbot.Request, error) { return &lapsed, nil }})
@@ -148,7 +148,7 @@ func TestOutboxFloodShowsDigests(t *testing.T) {
 	r := mustOutboxRig(t)
 	var reqs []*deskbot.Request
 	for i := range 8 {
-		reqs = append(reqs, r.mustHold(t, fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
+		reqs = append(reqs, r.mustCreateRequest(t, fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
 	}
 	r.runWith(t, OutboxConfig{Request: r.st.Request, Open: r.st.OpenRequests, DigestAfter: 3})
 	deskbottest.Eventually(t, "a digest of eight rows", func() bool {
@@ -169,7 +169,7 @@ func TestOutboxFloodShowsDigests(t *testing.T) {
 		return len(m.Keyboard) == 7 && !strings.Contains(fmt.Sprint(m.Keyboard), reqs[0].ID)
 	})
 	// A request held later joins its desk's digest; no new message.
-	late := r.mustHold(t, "00000000-0000-4000-8000-000000000099")
+	late := r.mustCreateRequest(t, "00000000-0000-4000-8000-000000000099")
 	deskbottest.Eventually(t, "the late request in the digest", func() bool {
 		m, _ := r.tg.Message(dlGroup, d.ID)
 		return len(m.Keyboard) == 8 && strings.Contains(fmt.Sprint(m.Keyboard), late.ID)

@@ -100,9 +100,10 @@ func bodies(tg *telegramtest.Server) []string {
 	return out
 }
 
-// mustHold creates an open request in the store, which publishes its
-// user_request event. Times are real: the store expires old requests.
-func (r *outboxRig) mustHold(t *testing.T, id string) *deskbot.Request {
+// mustCreateRequest creates an open request in the store (not through the
+// gate: the outbox is tested alone), which publishes its user_request
+// event. Times are real: the store expires old requests.
+func (r *outboxRig) mustCreateRequest(t *testing.T, id string) *deskbot.Request {
 	t.Helper()
 	req := heldRequest()
 	req.ID = id
@@ -126,8 +127,8 @@ func (r *outboxRig) mustTransition(t *testing.T, req *deskbot.Request, tr deskbo
 
 func TestOutboxDeliversEachKind(t *testing.T) {
 	r := mustOutboxRig(t)
-	held := r.mustHold(t, reqID)
-	lapsed := r.mustHold(t, "5f0c2d1e-0a4b-4c3d-8e9f-112233445566")
+	held := r.mustCreateRequest(t, reqID)
+	lapsed := r.mustCreateRequest(t, "5f0c2d1e-0a4b-4c3d-8e9f-112233445566")
 	if err := os.MkdirAll(filepath.Join(r.pictures, "alpha"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -39,6 +40,7 @@ type fate struct {
 type tap struct {
 	who    int // index into approvers
 	action string
+	arg    string // the button's: the request id, and a confirmation's terms
 	query  string
 	at     time.Time
 }
@@ -109,6 +111,10 @@ func TestLoad(t *testing.T) {
 		i int
 	}
 	var perApprover [5][]job
+	// A confirmation carries the key of the grant's terms it showed, which
+	// the service checks: read as the service's gate gives them (its
+	// configuration above), as a confirmation message would show them.
+	terms := gate.New(gate.Config{Tools: []string{"place_order"}}, w.st, nil, nil, nil)
 	for i, r := range open {
 		var o struct{ Symbol string }
 		if err := json.Unmarshal(r.Content.Arguments, &o); err != nil {
@@ -121,7 +127,15 @@ func TestLoad(t *testing.T) {
 		}
 		n := 1 + boolInt(rng.IntN(3) == 0)
 		for range n {
-			f.taps = append(f.taps, tap{who: rng.IntN(len(approvers)), action: actions[rng.IntN(len(actions))]})
+			tp := tap{who: rng.IntN(len(approvers)), action: actions[rng.IntN(len(actions))], arg: r.ID}
+			if tp.action == bot.ActGrantConfirm {
+				_, key, _, err := terms.GrantTerms(t.Context(), r.ID)
+				if err != nil {
+					t.Fatalf("the grant's terms of %s: %v", r.ID, err)
+				}
+				tp.arg += ":" + key
+			}
+			f.taps = append(f.taps, tp)
 		}
 	}
 	for _, f := range fates {
@@ -138,7 +152,7 @@ func TestLoad(t *testing.T) {
 		wg.Go(func() {
 			for _, j := range jobs {
 				tp := &j.f.taps[j.i]
-				q := w.tap(approvers[a], 0, tp.action, j.f.id)
+				q := w.tap(approvers[a], 0, tp.action, tp.arg)
 				mu.Lock()
 				tp.query, tp.at = q, time.Now()
 				mu.Unlock()

@@ -13,9 +13,13 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// Limits is the desks' hard limits as the gate uses them (agent.Limits
-// implements it).
+// Limits is the desks' hard limits as the gate uses them: HardLimits in
+// the service, a stand-in in tests of four eyes.
 type Limits interface {
+	// Check checks desk's call against its hard limits (Ask): refusal is
+	// why it may not run, and release nil, or release frees what it
+	// reserved once the call is held or has run.
+	Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string)
 	// Recheck checks a changed call against its desk's hard limits as if
 	// the desk had asked for it, without counting it as another order. why
 	// is the limit it passes ("" for none).
@@ -26,7 +30,7 @@ type Limits interface {
 	Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error)
 }
 
-// Change takes by's change of request id's call ("quantity 25", "price
+// change takes by's change of request id's call ("quantity 25", "price
 // 24500", "trigger_price 24400", or several), made from a view that
 // showed version changes of it (deskbot.Request.Changes). A change may
 // only lower risk (ChangedArguments): a whole quantity smaller than the
@@ -39,10 +43,10 @@ type Limits interface {
 // as if the desk had asked for it; the change is one transition that
 // keeps it beside the desk's call, restarts the approvals at the
 // changer's own and applies the changed call's count. When that one approval meets the count the change is the
-// allow: the request is running and the caller must call Run exactly once
-// (package decision does); else resp.Counted, and the request is shown
+// allow: the request is running and the caller must call run exactly once
+// (Change does); else resp.Counted, and the request is shown
 // again with who changed what. A changed call is never granted.
-func (g *Gate) Change(ctx context.Context, id, changes string, version int, by deskbot.Person) (*deskbot.PermissionResponse, error) {
+func (g *Gate) change(ctx context.Context, id, changes string, version int, by deskbot.Person) (*deskbot.PermissionResponse, error) {
 	if g.cfg.Approvers != nil && !slices.Contains(g.cfg.Approvers, by.ID) {
 		return nil, deskbot.Errorf(deskbot.EUNAUTHORIZED, "%s", words.ChangeNotApprover)
 	}
@@ -112,12 +116,9 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 	// Short of the count the chat edits the message: the changed call
 	// whole, who changed what, the buttons again.
 	t.Approved = &deskbot.Event{Kind: deskbot.EventRequestApproved, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID}
-	after, out, err := g.store.Transition(ctx, id, t)
+	after, out, err := g.resolve(ctx, id, t)
 	if err != nil {
 		return nil, err
-	}
-	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
-		out = deskbot.Applied // ours: the reply was lost and the retry found it
 	}
 	switch out {
 	case deskbot.Rechanged:

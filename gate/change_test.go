@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strings"
 	"testing"
 
@@ -114,15 +115,15 @@ func TestChangeSaysWhatChanged(t *testing.T) {
 		{`{"symbol":"TCS","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":3900}`, "trigger_price 3850", "trigger_price 3900 → 3850"},
 	} {
 		f := mustFixture(t)
-		r := f.mustHold(t, "main", "place_order", tt.args)
-		resp, err := f.gate.Change(t.Context(), r.ID, tt.changes, 0, asha)
+		r := gatetest.MustHold(t, f, "main", "place_order", tt.args)
+		resp, err := f.gate.ChangeOnly(t.Context(), r.ID, tt.changes, 0, asha)
 		if err != nil {
 			t.Fatalf("%s %q: %v", tt.args, tt.changes, err)
 		}
 		if resp.Request.Changed == nil || resp.Request.Changed.What != tt.what {
 			t.Errorf("%s %q: changed %+v; want %q", tt.args, tt.changes, resp.Request.Changed, tt.what)
 		}
-		if _, err := f.gate.Run(t.Context(), resp); err != nil {
+		if _, err := f.gate.RunDecided(t.Context(), resp); err != nil {
 			t.Fatalf("run: %v", err)
 		}
 		runs := f.runner.runs()

@@ -41,7 +41,7 @@ const (
 	edgeOrder  = `{"symbol":"TCS","side":"buy","quantity":125,"price":4000}`  // ₹5,00,000: at the threshold
 )
 
-func (f *fixture) mustResolve(t *testing.T, id string, d deskbot.Decision, by deskbot.Person) *deskbot.PermissionResponse {
+func (f *fixture) mustResolve(t *testing.T, id string, d deskbot.Decision, by deskbot.Person) *deskbot.Answer {
 	t.Helper()
 	resp, err := gatetest.Resolve(t.Context(), f.gate, id, d, "", by)
 	if err != nil {
@@ -64,7 +64,7 @@ func TestHoldFixesTheCountANeeds(t *testing.T) {
 		{"main", "place_order", `{"symbol":"TCS"}`, 2}, // not readable as an order: the stricter count
 	}
 	for _, tc := range tests {
-		r := f.mustHold(t, tc.desk, tc.tool, tc.args)
+		r := gatetest.MustHold(t, f, tc.desk, tc.tool, tc.args)
 		got, err := f.store.Request(t.Context(), r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +82,7 @@ func TestTwoApproversAtOnceRunOnce(t *testing.T) {
 	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	const rounds = 40
 	for round := range rounds {
-		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		counted, ran, refused := 0, 0, 0
@@ -119,7 +119,7 @@ func TestTwoApproversAtOnceRunOnce(t *testing.T) {
 
 func TestOneApproverTappingTwiceCountsOnce(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	resp := f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 	if !resp.Counted {
 		t.Fatalf("first approval of two: %+v; want counted", resp)
@@ -156,7 +156,7 @@ func TestOneApproverTappingTwiceCountsOnce(t *testing.T) {
 
 func TestDenyAfterOneApproval(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "too big", ravi)
 	if err != nil || resp.Request.State != deskbot.StateDenied {
@@ -177,7 +177,7 @@ func TestDenyAfterOneApproval(t *testing.T) {
 
 func TestLapseAfterOneApproval(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 	f.clock.Advance(5 * time.Minute)
 	if rep, err := f.gate.Sweep(t.Context()); err != nil || rep.Lapsed != 1 {
@@ -201,7 +201,7 @@ func TestLapseAfterOneApproval(t *testing.T) {
 // approval survived, and her second tap still runs nothing.
 func TestRestartBetweenApprovals(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 
 	cfg := f.cfg
@@ -240,7 +240,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	}
 	t.Run("always allow needs two people", func(t *testing.T) {
 		f := mustFixture(t, twoForFlatten)
-		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 		if resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha); !resp.Counted {
 			t.Fatal("one always allow of two ran")
 		}
@@ -258,7 +258,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	})
 	t.Run("always allow with an allow once grants nothing", func(t *testing.T) {
 		f := mustFixture(t, twoForFlatten)
-		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 		f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 		resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
 		if resp.Decision != deskbot.AllowOnce || !need(t, f.gate, "flatten_desk", `{}`) {
@@ -271,7 +271,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	})
 	t.Run("a one-person grant does not cover a call that now needs two", func(t *testing.T) {
 		f := mustFixture(t)
-		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
 		cfg := f.cfg
 		twoForFlatten(&cfg)
@@ -282,7 +282,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	})
 	t.Run("by default a grant covers no order larger than the one shown", func(t *testing.T) {
 		f := mustFixture(t, twoForFlatten) // no GRANT_MAX_NOTIONAL
-		r := f.mustHold(t, "main", "place_order", smallOrder)
+		r := gatetest.MustHold(t, f, "main", "place_order", smallOrder)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
 		gs, err := f.gate.Grants(ctx)
 		if err != nil || len(gs) != 1 || gs[0].Limit != 400000 {
@@ -299,7 +299,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 	})
 	t.Run("a grant never covers an order above the threshold", func(t *testing.T) {
 		f := mustFixture(t, twoForFlatten, grantsUpToThreshold)
-		r := f.mustHold(t, "main", "place_order", smallOrder)
+		r := gatetest.MustHold(t, f, "main", "place_order", smallOrder)
 		if resp := f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha); resp.Counted {
 			t.Fatal("a small order needed two")
 		}
@@ -313,7 +313,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 		}
 		// Two people always-allowing a large order: the grant still
 		// stops at the threshold.
-		r = f.mustHold(t, "main", "place_order", largeOrder)
+		r = gatetest.MustHold(t, f, "main", "place_order", largeOrder)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
 		if !need(t, f.gate, "place_order", largeOrder) {
@@ -328,7 +328,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 
 func TestCountedApprovalIsAudited(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 	gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, ravi)
@@ -354,7 +354,7 @@ func TestCountedApprovalIsAudited(t *testing.T) {
 // second, and the grant and the request name only the two who count now.
 func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 	f := mustFixture(t, twoForFlatten, func(c *gate.Config) { c.Approvers = []int64{asha.ID, ravi.ID, mira.ID} })
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
 
 	cfg := f.cfg
@@ -390,7 +390,7 @@ func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 func TestFourEyesCountsTheDesksDay(t *testing.T) {
 	ctx := context.Background()
 	f := mustFixture(t, twoForFlatten, grantsUpToThreshold)
-	r := f.mustHold(t, "main", "place_order", smallOrder)
+	r := gatetest.MustHold(t, f, "main", "place_order", smallOrder)
 	f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha) // a one-person grant up to ₹5,00,000
 	day := deskbot.OrderDay(f.clock.Now())
 	tests := []struct {
@@ -421,14 +421,14 @@ func TestFourEyesCountsTheDesksDay(t *testing.T) {
 			if need != tc.held {
 				t.Errorf("NeedsPermission = %v; want %v", need, tc.held)
 			}
-			h := f.mustHold(t, tc.desk, "place_order", smallOrder)
+			h := gatetest.MustHold(t, f, tc.desk, "place_order", smallOrder)
 			if got, want := h.Needs(), tc.want; got != want {
 				t.Errorf("held order needs %d; want %d", got, want)
 			}
 		})
 	}
 	f.clock.Advance(24 * time.Hour)
-	if h := f.mustHold(t, "main", "place_order", smallOrder); h.Needs() != 1 {
+	if h := gatetest.MustHold(t, f, "main", "place_order", smallOrder); h.Needs() != 1 {
 		t.Errorf("the next day's small order needs %d; want 1", h.Needs())
 	}
 }

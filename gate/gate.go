@@ -1,22 +1,27 @@
-// Package gate owns the permission gate: which tool calls need a person's
-// decision, holding them as requests, resolving a request exactly once,
-// running exactly the held call once when it is allowed, and lapsing what
-// nobody answered.
+// Package gate is the one permission service: it answers every desk's
+// call (Ask: run, held or refused, with the desk's hard limits, its
+// four-eyes policy, the standing grants and the hold inside), takes every
+// person's decision on a held call (Decide, Change: given what their view
+// showed, from the chat and the desks page alike), runs exactly the held
+// call once when it is allowed, on the lifetime it was started with
+// (Start, Stop), and lapses what nobody answered. The chat and the page
+// only render its answers.
 //
 // Concurrency and delivery: every change of a request's state is one atomic
 // store transition that also carries its audit entry, its event and the
 // message for the desk, so any number of goroutines or processes may call
-// Decide, AddReason or Sweep at once: the first to change the state wins and
-// the others are told what already happened. A call runs only in the
-// goroutine whose transition moved the request to running; a crash after
-// that leaves it running, and Recover reports it as interrupted instead of
-// running it again. With several processes on one Redis only the leader
-// decides and recovers (Config.Leader): a running call carries its leader's
-// fencing token, Recover interrupts only calls whose leader's lease is gone,
-// and a process that lost the lease can neither start nor interrupt a call:
-// Decide is fenced in Redis, and Run runs the call only while the term that
-// allowed it is still surely this process's, so a call the next leader
-// reports as interrupted never runs after all.
+// Decide, Change, AddReason or Sweep at once: the first to change the state
+// wins (resolve) and the others are told what already happened. A call runs
+// only after the transition that moved the request to running, once; a
+// crash after that leaves it running, and Recover reports it as
+// interrupted instead of running it again. With several processes on one
+// Redis only the leader decides and recovers (Config.Leader): a running
+// call carries its leader's fencing token, Recover interrupts only calls
+// whose leader's lease is gone, and a process that lost the lease can
+// neither start nor interrupt a call: a decision is fenced in Redis, and the
+// call runs only while the term that allowed it is still surely this
+// process's, so a call the next leader reports as interrupted never runs
+// after all.
 //
 // The gate remembers the requests it held (held.go) so that deciding one
 // needs no read of it first; the decision itself is still the store's
@@ -27,8 +32,8 @@
 // Four eyes: a held call needs as many distinct approvers as its desk's
 // policy said when it was held (deskbot.Policies.Required, kept with
 // the request). An order counts its desk's running total of notional for
-// the India day, which the executor's hard limits (agent.Limits) add the
-// order to before the gate is asked: once the day passes
+// the India day, which the desk's hard limits (Config.Limits) add the
+// order to in Ask before it is held: once the day passes
 // two_approvers_above, every further order needs the larger count and no
 // grant covers it, so splitting an order never lowers the count. An
 // order is counted at its exposure as it was read and sized where it
@@ -81,11 +86,10 @@ type Config struct {
 	Books interface {
 		Book(ctx context.Context, desk string) (deskbot.Book, error)
 	}
-	// Limits re-checks an approver's change of a call against its desk's
-	// hard limits (Gate.Change), and values for four eyes an order its own
-	// price does not size (MARKET, SL-M, SL) as the hard limits do. nil:
-	// no hard limits are checked here, and such an order needs the larger
-	// count.
+	// Limits are the desks' hard limits: a desk's call is checked against
+	// them (Ask), an approver's change of a call re-checked (Gate.Change),
+	// and a changed order sized by them. nil: no hard limits are checked,
+	// and a changed order is not sized (four eyes counts it as large).
 	Limits Limits
 }
 
@@ -112,6 +116,7 @@ type Gate struct {
 	now    deskbot.Now
 	log    *slog.Logger
 	held   *heldCache
+	life   lifetime // of the calls it runs (Run)
 }
 
 var _ deskbot.Gate = (*Gate)(nil)
@@ -132,7 +137,9 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	for _, t := range cfg.Tools {
 		tools[t] = true
 	}
-	return &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
+	g := &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
+	g.life.idle.L = &g.life.mu
+	return g
 }
 
 // fence is the token a leader-only transition carries: 0 with no Leader
@@ -220,7 +227,7 @@ func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall)
 // A call whose arguments cannot be shown whole to an approver (longer than
 // argtext.MaxArguments as shown) is refused with EINVALID and
 // deskbot.TooLongToShowMessage: Allow must never be offered on a call that
-// was shown cut. The executor refuses such calls first; this is the gate's
+// was shown cut. Ask refuses such calls first; this is Hold's
 // own guarantee, whoever calls it.
 func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
 	now := g.now()
@@ -265,16 +272,17 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 
 // GrantTerms is the grant an always allow of request id would give now,
 // as the approver confirms it: its desk, tool, cap and end (GrantedBy and
-// GrantedAt are the decision's). ok is false when an always allow of it
-// would grant nothing (a changed call, or a capped tool with no cap to
-// give): it runs once.
-func (g *Gate) GrantTerms(ctx context.Context, id string) (gr deskbot.Grant, ok bool, err error) {
+// GrantedAt are the decision's), with the key of those terms (termsKey)
+// that the confirmation carries back to Decide. ok is false when an
+// always allow of it would grant nothing (a changed call, or a capped tool
+// with no cap to give): it runs once.
+func (g *Gate) GrantTerms(ctx context.Context, id string) (gr deskbot.Grant, key string, ok bool, err error) {
 	r, err := g.asHeld(ctx, id)
 	if err != nil {
-		return deskbot.Grant{}, false, err
+		return deskbot.Grant{}, "", false, err
 	}
 	gr, ok = g.grantOf(r, g.now())
-	return gr, ok && r.Changed == nil, nil
+	return gr, termsKey(gr), ok && r.Changed == nil, nil
 }
 
 // grantOf is the grant an always allow of r gives at now, and whether it

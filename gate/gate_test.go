@@ -2,7 +2,6 @@ package gate_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
@@ -112,8 +111,9 @@ func (f *fixture) read(ctx context.Context, call deskbot.ToolCall) (deskbot.Tool
 	return call, err
 }
 
-// hold holds call as read (read).
-func (f *fixture) hold(ctx context.Context, desk, trigger string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
+// Hold holds call as read (read): the fixture is the tests' holder
+// (gatetest.MustHold).
+func (f *fixture) Hold(ctx context.Context, desk, trigger string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
 	call, err := f.read(ctx, call)
 	if err != nil {
 		return nil, deskbot.ToolResult{}, err
@@ -128,18 +128,6 @@ func (f *fixture) needs(ctx context.Context, desk string, call deskbot.ToolCall)
 		return true, err
 	}
 	return f.gate.NeedsPermission(ctx, desk, call)
-}
-
-func (f *fixture) mustHold(t *testing.T, desk, tool, args string) *deskbot.Request {
-	t.Helper()
-	r, res, err := f.hold(t.Context(), desk, "trigger-1", deskbot.ToolCall{ID: "call_1", Name: tool, Arguments: json.RawMessage(args)})
-	if err != nil {
-		t.Fatalf("hold: %v", err)
-	}
-	if !strings.Contains(res.Text, r.ID) {
-		t.Fatalf("hold message %q does not name request %s", res.Text, r.ID)
-	}
-	return r
 }
 
 // mustInbox drains the desk's inbox, acknowledging what it reads.
@@ -164,7 +152,7 @@ func (f *fixture) mustInbox(t *testing.T, desk string) []deskbot.Trigger {
 func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
 	f := mustFixture(t)
 	args := `{"symbol":"NIFTY24DECFUT", "quantity":50,"price":24512.123456789012}`
-	r := f.mustHold(t, "fno", "place_order", args)
+	r := gatetest.MustHold(t, f, "fno", "place_order", args)
 
 	if got := f.runner.runs(); len(got) != 0 {
 		t.Fatalf("held call ran before a decision: %v", got)
@@ -205,7 +193,7 @@ func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
 func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
 	f := mustFixture(t)
 	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -251,12 +239,12 @@ func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
 
 func TestDenyNeverRuns(t *testing.T) {
 	f := mustFixture(t)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "market is closing", asha)
 	if err != nil {
 		t.Fatalf("deny: %v", err)
 	}
-	if resp.Allows() {
+	if resp.Decision.Allows() {
 		t.Fatal("deny allows")
 	}
 	for _, d := range []deskbot.Decision{deskbot.AllowOnce, deskbot.AlwaysAllow} {
@@ -300,7 +288,7 @@ func TestDenyWaitsForReason(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := f.mustHold(t, "main", "flatten_desk", `{}`)
+			r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 			if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "", asha); err != nil {
 				t.Fatal(err)
 			}
@@ -336,13 +324,13 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 		}
 	}
 	mustNeed(t, true)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	resp, err := gatetest.Resolve(ctx, f.gate, r.ID, deskbot.AlwaysAllow, "fine for today", asha)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(gate.ResponseMessage(*resp, resp.Request.Result), "\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: fine for today") {
-		t.Errorf("message = %q", gate.ResponseMessage(*resp, resp.Request.Result))
+	if !strings.HasSuffix(resp.Request.Response, "\nThey also allowed you to use flatten_desk without asking from now on.\nThey added: fine for today") {
+		t.Errorf("message = %q", resp.Request.Response)
 	}
 	mustNeed(t, false)
 	if need, _ := f.gate.NeedsPermission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"}); !need {
@@ -363,7 +351,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 
 func TestGrantTTL(t *testing.T) {
 	f := mustFixture(t, func(c *gate.Config) { c.GrantTTL = time.Hour })
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
 		t.Fatal(err)
 	}
@@ -387,26 +375,22 @@ func TestAllowedCallRunsUnderTheRequestID(t *testing.T) {
 	order := `{"symbol":"TCS","side":"buy","quantity":50,"price":4000}`
 	for _, tt := range []struct {
 		name  string
-		allow func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error)
+		allow func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error)
 	}{
-		{"allow once", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
+		{"allow once", func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error) {
 			return gatetest.Resolve(t.Context(), f.gate, id, deskbot.AllowOnce, "", asha)
 		}},
-		{"always allow on another process", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
+		{"always allow on another process", func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error) {
 			other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 			return gatetest.Resolve(t.Context(), other, id, deskbot.AlwaysAllow, "", asha)
 		}},
-		{"changed", func(t *testing.T, f *fixture, id string) (*deskbot.PermissionResponse, error) {
-			resp, err := f.gate.Change(t.Context(), id, "quantity 25", 0, asha)
-			if err != nil {
-				return nil, err
-			}
-			return f.gate.Run(t.Context(), resp)
+		{"changed", func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error) {
+			return f.gate.Change(t.Context(), id, "quantity 25", 0, asha)
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustFixture(t)
-			r := f.mustHold(t, "main", "place_order", order)
+			r := gatetest.MustHold(t, f, "main", "place_order", order)
 			resp, err := tt.allow(t, f, r.ID)
 			if err != nil || resp.Request.State != deskbot.StateRan {
 				t.Fatalf("allow: %+v, %v; want it run", resp, err)

@@ -43,7 +43,7 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(tt.args)}
-			r, res, err := f.hold(t.Context(), "main", "trigger-1", call)
+			r, res, err := f.Hold(t.Context(), "main", "trigger-1", call)
 			if !tt.refused {
 				if err != nil || r == nil {
 					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(argtext.Arguments(call.Arguments)), err)
@@ -73,7 +73,7 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 // spaces only is no reason.
 func TestReasonTrimmedByGate(t *testing.T) {
 	f := mustFixture(t)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	resp, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "  padded \n", asha)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestReasonTrimmedByGate(t *testing.T) {
 
 	f = mustFixture(t, func(c *gate.Config) { c.DenyReasonWait = time.Minute })
 	for _, tt := range []struct{ typed, want string }{{"\t too risky  ", "too risky"}, {"   ", ""}} {
-		r := f.mustHold(t, "main", "flatten_desk", `{}`)
+		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 		if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.Deny, "", asha); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestRunRetryEndsWithContext(t *testing.T) {
 		r := &deskbot.Request{ID: "R1", Desk: "main", State: deskbot.StateRunning, Decision: deskbot.AllowOnce,
 			Content: deskbot.PermissionContent{ToolName: "flatten_desk", Arguments: json.RawMessage(`{}`)}}
 		start := time.Now()
-		_, err := g.Run(ctx, &deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce})
+		_, err := g.RunDecided(ctx, &deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce})
 		if deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE && !errors.Is(err, context.Canceled) {
 			t.Errorf("Run = %v, want the store's failure", err)
 		}

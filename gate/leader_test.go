@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,11 +42,11 @@ func TestRecoverOnlyWhenTheOwnersLeaseIsGone(t *testing.T) {
 	var first, second term
 	f := mustFixture(t, func(c *gate.Config) { c.Leader = &first })
 	f.mustLead(t, &first)
-	running := f.mustHold(t, "main", "flatten_desk", `{}`)
-	if _, err := f.gate.Decide(t.Context(), running.ID, deskbot.AllowOnce, "", asha); err != nil {
+	running := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
+	if _, err := f.gate.DecideOnly(t.Context(), running.ID, deskbot.AllowOnce, "", asha); err != nil {
 		t.Fatal(err)
 	}
-	open := f.mustHold(t, "main", "place_order", `{}`)
+	open := gatetest.MustHold(t, f, "main", "place_order", `{}`)
 
 	cfg := f.cfg
 	cfg.Leader = &second
@@ -53,7 +54,7 @@ func TestRecoverOnlyWhenTheOwnersLeaseIsGone(t *testing.T) {
 	if n, err := mistake.Recover(t.Context()); n != 0 || deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
 		t.Errorf("Recover by a standby = %d, %v; want nothing interrupted and EUNAVAILABLE", n, err)
 	}
-	if _, err := mistake.Decide(t.Context(), open.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+	if _, err := mistake.DecideOnly(t.Context(), open.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
 		t.Errorf("Decide by a standby: %v, want EUNAVAILABLE", err)
 	}
 	for _, c := range []struct {
@@ -71,14 +72,14 @@ func TestRecoverOnlyWhenTheOwnersLeaseIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustLead(t, &second)
-	if _, err := mistake.Decide(t.Context(), open.ID, deskbot.AllowOnce, "", ravi); err != nil {
+	if _, err := mistake.DecideOnly(t.Context(), open.ID, deskbot.AllowOnce, "", ravi); err != nil {
 		t.Fatalf("the new leader's decision: %v", err)
 	}
-	if _, err := f.gate.Decide(t.Context(), open.ID, deskbot.Deny, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+	if _, err := f.gate.DecideOnly(t.Context(), open.ID, deskbot.Deny, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 		t.Errorf("the old leader's decision after losing the lease: %v", err)
 	}
-	other := f.mustHold(t, "fno", "flatten_desk", `{}`)
-	if _, err := f.gate.Decide(t.Context(), other.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+	other := gatetest.MustHold(t, f, "fno", "flatten_desk", `{}`)
+	if _, err := f.gate.DecideOnly(t.Context(), other.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
 		t.Errorf("the old leader allowed a call after losing the lease: %v, want EUNAVAILABLE", err)
 	}
 	if got, _ := f.gate.Request(t.Context(), other.ID); got.State != deskbot.StateOpen {
@@ -130,8 +131,8 @@ func TestRunAfterLosingTheLeaseRunsNothing(t *testing.T) {
 			var first, second term
 			f := mustFixture(t, func(cf *gate.Config) { cf.Leader = &first })
 			f.mustLead(t, &first)
-			r := f.mustHold(t, "main", "flatten_desk", `{}`)
-			resp, err := f.gate.Decide(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
+			r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
+			resp, err := f.gate.DecideOnly(t.Context(), r.ID, deskbot.AllowOnce, "", asha)
 			if err != nil || resp.Request.State != deskbot.StateRunning {
 				t.Fatalf("Decide = %+v, %v; want running", resp, err)
 			}
@@ -166,7 +167,7 @@ func TestRunAfterLosingTheLeaseRunsNothing(t *testing.T) {
 			}
 
 			// The paused Run wakes.
-			if _, err := f.gate.Run(t.Context(), resp); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
+			if _, err := f.gate.RunDecided(t.Context(), resp); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
 				t.Errorf("Run after losing the lease: %v; want EUNAVAILABLE", err)
 			}
 			if !c.recoverFirst {

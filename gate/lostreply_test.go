@@ -123,13 +123,13 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 			defer via.Close()
 			g := gate.New(f.cfg, via, f.runner, f.clock.Now, quietLog())
 
-			warm := f.mustHold(t, "main", "flatten_desk", `{}`) // loads the script
+			warm := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`) // loads the script
 			if _, err := gatetest.Resolve(t.Context(), g, warm.ID, deskbot.Deny, "warm-up", asha); err != nil {
 				t.Fatal(err)
 			}
 			f.mustInbox(t, "main")
 
-			r := f.mustHold(t, "main", "flatten_desk", `{}`)
+			r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 			proxy.skip.Store(tt.skip)
 			proxy.armed.Store(true)
 			resp, err := gatetest.Resolve(context.Background(), g, r.ID, deskbot.AllowOnce, "", asha)

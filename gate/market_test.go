@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"fmt"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,11 @@ type market struct {
 }
 
 func (m *market) Recheck(context.Context, string, deskbot.ToolCall) (string, error) { return "", nil }
+
+// Check passes every call: these tests are of four eyes, not the limits.
+func (m *market) Check(context.Context, string, deskbot.ToolCall) (func(), string) {
+	return func() {}, ""
+}
 
 func (m *market) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error) {
 	return (&sizing.Sizer{Market: m}).Size(ctx, o)
@@ -85,7 +91,7 @@ func TestFourEyesCountsAnOrderAtTheMarketsPrice(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustFixture(t, atTheMarket(&market{}))
-			r, _, err := f.hold(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: []byte(tt.args)})
+			r, _, err := f.Hold(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: []byte(tt.args)})
 			if tt.want == 0 {
 				if err == nil || !strings.Contains(deskbot.ErrorMessage(err), "the market has no last price for INFY") {
 					t.Fatalf("held %+v, %v; want refused for the market's missing price", r, err)
@@ -110,7 +116,7 @@ func TestFourEyesCountsAnOrderAtTheMarketsPrice(t *testing.T) {
 func TestFourEyesWithTheMarketDownRefusesTheOrder(t *testing.T) {
 	m := &market{}
 	f := mustFixture(t, atTheMarket(m))
-	r := f.mustHold(t, "main", "place_order", smallOrder)
+	r := gatetest.MustHold(t, f, "main", "place_order", smallOrder)
 	f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha) // a grant up to ₹5,00,000
 	m.mu.Lock()
 	m.down = true
@@ -120,7 +126,7 @@ func TestFourEyesWithTheMarketDownRefusesTheOrder(t *testing.T) {
 	if err == nil || !need {
 		t.Errorf("NeedsPermission = %v, %v; want an error (and held)", need, err)
 	}
-	if _, _, err := f.hold(t.Context(), "main", "trigger-2", small); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), "Kite's quotes could not be read") {
+	if _, _, err := f.Hold(t.Context(), "main", "trigger-2", small); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), "Kite's quotes could not be read") {
 		t.Errorf("hold: %v; want EUNAVAILABLE saying the quotes could not be read", err)
 	}
 	// A limit order's own price sizes it: the outage does not stop it.
@@ -143,7 +149,7 @@ func TestGrantLimitCountsAMarketOrderAtTheMarket(t *testing.T) {
 	}
 	twoPersonGrant := func(t *testing.T, f *fixture) {
 		t.Helper()
-		r := f.mustHold(t, "main", "place_order", largeOrder)
+		r := gatetest.MustHold(t, f, "main", "place_order", largeOrder)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, ravi)
 	}

@@ -12,14 +12,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// Decide is the one place where a request's fate is decided. A reason (or
-// an allow's note) is trimmed of surrounding space here, whoever typed it;
-// one of spaces only is no reason. The store transition is atomic, so when
-// several people tap at once (or the sweep lapses the request at that
-// moment) the first to change the state wins; everyone else gets an
-// ECONFLICT error whose message says what already happened. A won allow
-// leaves the request running: the caller must call Run, exactly once, with
-// the response (package decision does, for the chat and the page alike).
+// decide is the one place where a request's fate is decided. A reason
+// (or an allow's note) is trimmed of surrounding space here, whoever typed
+// it; one of spaces only is no reason. When several people tap at once (or
+// the sweep lapses the request at that moment) the first to change the
+// state wins (resolve); everyone else gets an ECONFLICT error whose message
+// says what already happened. A won allow leaves the request running: the
+// caller must call run, exactly once, with the response (Decide does).
 //
 // An allow is one approval: when the request needs more approvers than
 // have allowed it, the transition only counts it (resp.Counted, the
@@ -29,17 +28,14 @@ import (
 // exactly one meets the count. An always-allow grants only if every
 // counted approval was one (else it is an allow once), and its grant never
 // reaches past the policy's two-approver threshold.
-func (g *Gate) Decide(ctx context.Context, id string, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
-	return g.DecideShown(ctx, id, -1, d, reason, by)
-}
-
-// DecideShown is Decide from a view that showed version changes of the
-// call (deskbot.Request.Changes; -1: a view that cannot say, which then
-// decides the call as it stands): an allow from a view of another call
-// than the one that would run is refused with ECONFLICT and nothing is
-// decided. Every allow is bound, in the store's transition, to the call it
-// was decided on, so a change landing meanwhile makes it do nothing.
-func (g *Gate) DecideShown(ctx context.Context, id string, version int, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
+//
+// version is how many times the call had been changed in the view it was
+// decided from (deskbot.Request.Changes; -1: a view that cannot say, which
+// then decides the call as it stands): an allow from a view of another
+// call than the one that would run is refused with ECONFLICT and nothing
+// is decided. Every allow is bound, in the store's transition, to the call
+// it was decided on, so a change landing meanwhile makes it do nothing.
+func (g *Gate) decide(ctx context.Context, id string, version int, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.PermissionResponse, error) {
 	if _, err := deskbot.ParseDecision(string(d)); err != nil {
 		return nil, err
 	}
@@ -86,14 +82,9 @@ func (g *Gate) DecideShown(ctx context.Context, id string, version int, d deskbo
 		v := r.Changes
 		t.Version = &v
 	}
-	after, out, err := g.store.Transition(ctx, id, t)
+	after, out, err := g.resolve(ctx, id, t)
 	if err != nil {
 		return nil, err
-	}
-	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
-		// Redis applied our transition but its reply was lost, and the
-		// client's retry found our own decision in place: it is ours.
-		out = deskbot.Applied
 	}
 	if out == deskbot.Rechanged {
 		g.held.put(after) // memory was behind: what the store holds now
@@ -101,6 +92,27 @@ func (g *Gate) DecideShown(ctx context.Context, id string, version int, d deskbo
 	}
 	resp.Request = after
 	return g.decided(ctx, resp, out, by)
+}
+
+// resolve applies t, a decision or a change of open request id, and says
+// what came of it. It is the one place where "first caller wins" is
+// settled, for taps in the chat, posts from the page and the sweep alike:
+// the store's transition checks the state, the expiry and the version in
+// one atomic step, so of any number of callers at once exactly one moves
+// the request on and every other is told what happened instead; no caller
+// reads the state first and decides on what it read, which two callers
+// could both read as open. A decision's token tells a lost reply apart
+// from a lost race: Redis applied our transition but its reply was lost,
+// and the client's retry found our own decision in place, so it is ours.
+func (g *Gate) resolve(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
+	after, out, err := g.store.Transition(ctx, id, t)
+	if err != nil {
+		return nil, out, err
+	}
+	if out == deskbot.WrongState && after.DecisionToken == t.Set.Token {
+		out = deskbot.Applied
+	}
+	return after, out, nil
 }
 
 // asHeld returns request id as it was held: what a decision carries
@@ -145,7 +157,7 @@ func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, b
 	}
 	switch d {
 	case deskbot.AlwaysAllow:
-		gr, _ := g.grantOf(r, now) // DecideShown gives none where it cannot
+		gr, _ := g.grantOf(r, now) // decide gives none where it cannot
 		gr.GrantedBy = g.grantors(ctx, r, by)
 		t.Grant = &gr
 	case deskbot.Deny:
@@ -162,7 +174,7 @@ func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, b
 	return t
 }
 
-// decided turns the decision's outcome into Decide's answer: the response
+// decided turns the decision's outcome into decide's answer: the response
 // when it was applied or counted, else the error that says what happened
 // instead.
 func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, out deskbot.Outcome, by deskbot.Person) (*deskbot.PermissionResponse, error) {
@@ -224,19 +236,19 @@ func (g *Gate) grantors(ctx context.Context, r *deskbot.Request, by deskbot.Pers
 	return strings.Join(append(names, by.Audited()), " and ")
 }
 
-// Run runs the call of a request that Decide left running, records the
+// run runs the call of a request that decide left running, records the
 // result with the request and hands the desk the response, in one store
 // transition. It never runs a request that is not running, nor, with a
 // Leader, one whose term is no longer surely this process's (EUNAVAILABLE:
 // the leader that recovers it tells the desk).
-func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*deskbot.PermissionResponse, error) {
+func (g *Gate) run(ctx context.Context, resp *deskbot.PermissionResponse) (*deskbot.PermissionResponse, error) {
 	r := resp.Request
 	if r == nil || r.State != deskbot.StateRunning || !resp.Allows() {
 		return nil, deskbot.Errorf(deskbot.ECONFLICT, "Request is not running; nothing was run.")
 	}
 	defer g.held.forget(r.ID)
 	if g.cfg.Leader != nil {
-		// The last check before the call: Decide's fence proved this term
+		// The last check before the call: decide's fence proved this term
 		// led when the call went to running, but a pause since (GC,
 		// SIGSTOP, a frozen VM) may have outlasted the lease, and the next
 		// leader's Recover then tells the desk the outcome is unknown and
@@ -296,7 +308,7 @@ func (g *Gate) Run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now, Detail: now.Sub(start).String()},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: r.ID, TriggerID: r.TriggerID, Result: &result},
 		Trigger: g.trigger(r, deskbot.TriggerPermission, set.Response, now),
-		Held:    r, // as Decide left it: only the decider changes a running request
+		Held:    r, // as decide left it: only the decider changes a running request
 	}
 	// The call has run: recording that is worth a few tries, even when the
 	// caller's context is cancelled (each try is made without it), because

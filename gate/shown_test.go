@@ -63,7 +63,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				c.Books = b
 			})
 			ctx := t.Context()
-			r, _, err := f.hold(ctx, "main", "trig", tc.call)
+			r, _, err := f.Hold(ctx, "main", "trig", tc.call)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.set(tc.atAllow...)
-			resp, err := f.gate.Decide(ctx, r.ID, deskbot.AllowOnce, "", asha)
+			resp, err := f.gate.DecideOnly(ctx, r.ID, deskbot.AllowOnce, "", asha)
 			if got := err != nil; got != tc.wantAllowErr {
 				t.Fatalf("Decide error = %v; want an error %v", err, tc.wantAllowErr)
 			}
@@ -88,7 +88,7 @@ func TestAllowRunsOnlyWhatWasShown(t *testing.T) {
 				return
 			}
 			b.set(tc.atRun...)
-			if _, err := f.gate.Run(ctx, resp); err != nil {
+			if _, err := f.gate.RunDecided(ctx, resp); err != nil {
 				t.Fatal(err)
 			}
 			if got := len(f.runner.runs()) == 1; got != tc.wantRan {
@@ -109,7 +109,7 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 	f := mustFixture(t, func(c *gate.Config) { c.Books = b })
 	ctx := t.Context()
 	flatten := deskbot.ToolCall{ID: "c2", Name: deskbot.ToolFlattenDesk, Arguments: json.RawMessage(`{}`)}
-	r, _, err := f.hold(ctx, "main", "trig", flatten)
+	r, _, err := f.Hold(ctx, "main", "trig", flatten)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +119,15 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 	}
 	b.set(tcs, deskbot.Position{Symbol: "INFY", Quantity: 5, AvgPrice: 1500, LastPrice: 1500})
 	other := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
-	if _, err := other.Decide(ctx, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+	if _, err := other.DecideOnly(ctx, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 		t.Fatalf("allow elsewhere of a changed flatten = %v; want refused", err)
 	}
 	b.set(tcs)
-	resp, err := other.Decide(ctx, r.ID, deskbot.AllowOnce, "", asha)
+	resp, err := other.DecideOnly(ctx, r.ID, deskbot.AllowOnce, "", asha)
 	if err != nil {
 		t.Fatalf("allow elsewhere of the flatten as shown = %v", err)
 	}
-	if _, err := other.Run(ctx, resp); err != nil {
+	if _, err := other.RunDecided(ctx, resp); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(f.runner.runs()); got != 1 {

@@ -18,9 +18,9 @@ import (
 
 func TestSweepLapsesOnlyWhatIsDue(t *testing.T) {
 	f := mustFixture(t)
-	early := f.mustHold(t, "main", "flatten_desk", `{}`) // lapses 14:05 IST
+	early := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`) // lapses 14:05 IST
 	f.clock.Advance(3 * time.Minute)
-	late := f.mustHold(t, "main", "place_order", `{"symbol":"TCS"}`) // lapses 14:08 IST
+	late := gatetest.MustHold(t, f, "main", "place_order", `{"symbol":"TCS"}`) // lapses 14:08 IST
 
 	f.clock.Advance(2 * time.Minute) // 14:05: early is due, late is not
 	rep, err := f.gate.Sweep(t.Context())
@@ -57,7 +57,7 @@ func TestSweepLapsesOnlyWhatIsDue(t *testing.T) {
 
 func TestDecisionAfterExpiryBeforeSweepIsRefused(t *testing.T) {
 	f := mustFixture(t)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.clock.Advance(5 * time.Minute) // due, not yet swept
 	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
@@ -77,9 +77,9 @@ func TestDecisionAfterExpiryBeforeSweepIsRefused(t *testing.T) {
 
 func TestRecoverReportsInterruptedAndNeverReruns(t *testing.T) {
 	f := mustFixture(t)
-	r := f.mustHold(t, "main", "flatten_desk", `{}`)
+	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	// Decide wins, then the process "dies" before Run.
-	if _, err := f.gate.Decide(t.Context(), r.ID, deskbot.AllowOnce, "", asha); err != nil {
+	if _, err := f.gate.DecideOnly(t.Context(), r.ID, deskbot.AllowOnce, "", asha); err != nil {
 		t.Fatal(err)
 	}
 	restarted := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
@@ -108,9 +108,9 @@ func TestRecoverReportsInterruptedAndNeverReruns(t *testing.T) {
 
 func TestAuditTrailRecordsEveryStep(t *testing.T) {
 	f := mustFixture(t)
-	a := f.mustHold(t, "main", "flatten_desk", `{}`)
-	b := f.mustHold(t, "main", "place_order", `{}`)
-	c := f.mustHold(t, "fno", "flatten_desk", `{}`)
+	a := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
+	b := gatetest.MustHold(t, f, "main", "place_order", `{}`)
+	c := gatetest.MustHold(t, f, "fno", "flatten_desk", `{}`)
 	gatetest.Resolve(t.Context(), f.gate, a.ID, deskbot.AlwaysAllow, "", asha)
 	gatetest.Resolve(t.Context(), f.gate, b.ID, deskbot.Deny, "no", ravi)
 	f.gate.Revoke(t.Context(), "main", "flatten_desk", ravi)

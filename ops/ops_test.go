@@ -72,15 +72,6 @@ func flattenTool() *deskbottest.Tool {
 	return &deskbottest.Tool{ToolName: deskbot.ToolFlattenDesk, About: "Closes every position.", Result: deskbot.ToolResult{Text: "flat"}}
 }
 
-func mustHold(t *testing.T, g *gate.Gate) *deskbot.Request {
-	t.Helper()
-	r, _, err := g.Hold(t.Context(), "alpha", "trig-1", deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // The request metrics an operator watches, fed by the real gate through the
 // real event stream: held, decided by decision, lapsed and the time people
 // took. An allowed call's second event (once it ran) is not a second
@@ -104,14 +95,14 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 		return err == nil && groupExists(t, st)
 	})
 
-	allowed, denied := mustHold(t, g), mustHold(t, g)
-	mustHold(t, g) // lapses
+	allowed, denied := gatetest.MustHold(t, g, "alpha", "flatten_desk", ""), gatetest.MustHold(t, g, "alpha", "flatten_desk", "")
+	gatetest.MustHold(t, g, "alpha", "flatten_desk", "") // lapses
 	clk.Add(30 * time.Second)
 	if _, err := gatetest.Resolve(t.Context(), g, allowed.ID, deskbot.AllowOnce, "", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(30 * time.Second)
-	if _, err := g.Decide(t.Context(), denied.ID, deskbot.Deny, "too risky", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
+	if _, err := gatetest.Resolve(t.Context(), g, denied.ID, deskbot.Deny, "too risky", deskbot.Person{ID: 1, Name: "Asha"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(10 * time.Minute)

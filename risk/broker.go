@@ -18,7 +18,7 @@ import (
 // burst) must not send what the halt stopped. After a desk's square-off,
 // until the next trading day, an order that would open, grow or flip a
 // position is refused: the limits refuse such an order when the desk asks
-// (agent.Limits), but one held for approval before the square-off and
+// (gate.HardLimits), but one held for approval before the square-off and
 // allowed after it reaches the broker without asking again, and would
 // carry a position overnight.
 type Admission struct {

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/decision"
 	"github.com/deskbot/deskbot/words"
 	"github.com/google/uuid"
 )
 
 // actionWait bounds an action's own work; an allowed call then runs on the
-// service's lifetime, as a tap's does.
+// service's lifetime, which the gate was started with.
 const actionWait = 15 * time.Second
 
 // decide takes an approver's decision on a request through the gate, as a
-// tap in the chat does: of any number of decisions from anywhere, the
-// first wins and the others are told what already happened. The outbox
-// edits the request's chat message from the decision's event.
+// tap in the chat does, and says the gate's answer: of any number of
+// decisions from anywhere, the first wins and the others are told what
+// already happened. The outbox edits the request's chat message from the
+// decision's event.
 //
 // An allow is one approval: on a call that needs more approvers than have
 // allowed it, it is only counted, nothing runs, and the person is told how
@@ -35,30 +35,27 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 		return
 	}
 	reason := r.PostForm.Get("reason")
+	// What the page showed goes with an allow: the call as it was changed
+	// (how many times; a page that says nothing showed the desk's own
+	// call), whether its card showed it whole, and the grant's terms a
+	// confirmation showed.
+	seen := deskbot.Seen{Changes: -1, Whole: true}
 	if d != deskbot.Deny {
 		q, err := s.deps.Gate.Request(ctx, id)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if !renderRequest(q, words.Live{}).Whole {
-			s.refuse(w, http.StatusConflict, words.NotShownWholeAnswer)
-			return
-		}
-		reason = "" // a reason goes with a denial only
-	}
-	// An allow names the call the page showed (how many times it had been
-	// changed; a page that says nothing showed the desk's own call).
-	shown := -1
-	if d != deskbot.Deny {
 		var ok bool
-		if shown, ok = shownArg(r.PostForm.Get("shown")); !ok {
+		if seen.Changes, ok = shownArg(r.PostForm.Get("shown")); !ok {
 			s.refuse(w, http.StatusBadRequest, "That decision could not be read; nothing was changed.")
 			return
 		}
+		seen.Whole, seen.Terms = renderRequest(q, words.Live{}).Whole, r.PostForm.Get("terms")
+		reason = "" // a reason goes with a denial only
 	}
 	p := v.Person()
-	ans, err := decision.DecideShown(ctx, s.deps.Gate, s.start, s.log, id, shown, d, reason, p)
+	ans, err := s.deps.Gate.Decide(ctx, id, seen, d, reason, p)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -73,10 +70,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v Viewer) {
 	say(w, http.StatusOK, ans.Text)
 }
 
-// change takes an approver's change of a held order, as a reply to the
-// chat's change prompt does (decision.Change): refused unless it lowers
-// the risk of the call the page showed; it counts as the changer's
-// approval.
+// change takes an approver's change of a held order through the gate, as
+// a reply to the chat's change prompt does: refused unless it lowers the
+// risk of the call the page showed; it counts as the changer's approval.
 func (s *Server) change(w http.ResponseWriter, r *http.Request, v Viewer) {
 	ctx, cancel := context.WithTimeout(r.Context(), actionWait)
 	defer cancel()
@@ -86,7 +82,7 @@ func (s *Server) change(w http.ResponseWriter, r *http.Request, v Viewer) {
 		s.refuse(w, http.StatusBadRequest, "That change could not be read; nothing was changed.")
 		return
 	}
-	ans, err := decision.Change(ctx, s.deps.Gate, s.start, s.log, id, r.PostForm.Get("changes"), shown, v.Person())
+	ans, err := s.deps.Gate.Change(ctx, id, r.PostForm.Get("changes"), shown, v.Person())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -105,17 +101,6 @@ func shownArg(v string) (int, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// start runs an allowed call on the service's lifetime; Wait waits for it
-// (decision.Start).
-func (s *Server) start(run func(context.Context)) bool {
-	s.running.Add(1)
-	go func() {
-		defer s.running.Done()
-		run(s.lifetime())
-	}()
-	return true
 }
 
 // flattenAsk offers the confirmation of a flatten: a one-time token,
@@ -147,12 +132,14 @@ func (s *Server) grantAsk(ctx context.Context, r *http.Request, v Viewer) (strin
 	if _, ok := shownArg(shown); !ok || id == "" {
 		return "", nil, deskbot.Errorf(deskbot.EINVALID, "That request could not be read; nothing was changed.")
 	}
-	g, ok, err := s.deps.Gate.GrantTerms(ctx, id)
+	g, key, ok, err := s.deps.Gate.GrantTerms(ctx, id)
 	if err != nil {
 		return "", nil, err
 	}
 	now := s.cfg.Now()
-	data := map[string]any{"ID": id, "Shown": shown, "Lines": strings.Split(words.GrantConfirm(g, now), "\n"), "Button": words.GrantConfirmButton(g, now)}
+	// The terms' key goes with the button: the gate grants only while
+	// they are still the terms it would give.
+	data := map[string]any{"ID": id, "Shown": shown, "Terms": key, "Lines": strings.Split(words.GrantConfirm(g, now), "\n"), "Button": words.GrantConfirmButton(g, now)}
 	if !ok {
 		data["Lines"] = []string{"This call can be allowed once only: no grant can be capped for it."}
 		data["Button"] = "Allow once"

@@ -14,10 +14,10 @@
 // cookies, so no CSRF; initData never travels in a URL. Desk text reaches
 // the page only through html/template, and the CSP allows no inline script.
 //
-// Decisions go through the same flow as the chat's buttons (decision.Decide:
-// Gate.Decide, then Gate.Run on the service's lifetime, answered in the
-// same words): of a tap in the chat and a
-// click on the page, the first wins and the other is told what happened;
+// Decisions go through the gate as the chat's buttons do (Gate.Decide,
+// which runs an allowed call on the service's lifetime and words the
+// answer the same for both; the page only says it): of a tap in the chat
+// and a click on the page, the first wins and the other is told what happened;
 // the outbox edits the chat's message from the decision's event wherever
 // it was made. Flatten, pause and resume are the bot's own (Team).
 //

@@ -100,9 +100,8 @@ type Server struct {
 	hub    *hub
 	recent recentCalls
 
-	mu      sync.Mutex
-	life    context.Context // the service's lifetime, for allowed calls
-	running sync.WaitGroup  // allowed calls started from the page
+	mu   sync.Mutex
+	life context.Context // the service's lifetime, for the live pages
 }
 
 // CheckURL checks WEBAPP_URL: https, or http for a loopback host only
@@ -225,16 +224,13 @@ func headers(h http.Handler) http.Handler {
 }
 
 // Run follows the event stream for the open pages until ctx ends; ctx is
-// also the lifetime of the calls allowed from the page.
+// also the lifetime of the live pages' streams.
 func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.life = ctx
 	s.mu.Unlock()
 	return s.follow(ctx)
 }
-
-// Wait waits for the calls allowed from the page to finish.
-func (s *Server) Wait() { s.running.Wait() }
 
 func (s *Server) lifetime() context.Context {
 	s.mu.Lock()

@@ -126,6 +126,10 @@ const (
 	// NotShownWholeAnswer refuses an allow of a call that could not be
 	// shown whole: Allow is never offered on a call shown cut.
 	NotShownWholeAnswer = "This call is too long to be shown whole, so it cannot be allowed. Deny it; the desk can make it shorter."
+	// GrantTermsChanged refuses the confirmation of a grant whose terms
+	// are not the ones the gate would grant now (they changed since they
+	// were shown, or the confirmation is forged): nothing is decided.
+	GrantTermsChanged = "This grant's terms are not the ones shown (they changed, or this confirmation is not valid), so nothing was granted or run. Tap Always allow again to see them."
 )
 
 // AllowedAnswer answers an allow that met its count: the call now runs.

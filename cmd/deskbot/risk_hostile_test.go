@@ -340,7 +340,10 @@ func TestHostileDesksPageAllowOfAHaltedDesksRequest(t *testing.T) {
 	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 	h := s.mustHalt(t, "main")
 	for _, d := range []string{"allow_once", "always_allow"} {
-		code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {d}})
+		// An always allow confirms the grant's terms, as the page's
+		// confirmation does.
+		_, terms, _, _ := s.main.Gate.GrantTerms(t.Context(), id)
+		code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {d}, "terms": {terms}})
 		if code != 409 || !strings.Contains(body, "halted by a risk rule") {
 			t.Errorf("the page's %s of a halted desk's request answered %d %q; want 409 saying it is halted", d, code, body)
 		}

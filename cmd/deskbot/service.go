@@ -270,8 +270,9 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	}
 	models = m.Metrics.WrapChains(models)
 
-	// One set of hard limits: the desks' calls and an approver's change of
-	// one (Gate.Change) are checked by the same rules.
+	// One set of hard limits, the gate's: the desks' calls (Gate.Ask) and
+	// an approver's change of one (Gate.Change) are checked by the same
+	// rules.
 	// One reading of an order: where a desk's call enters, parsed, checked
 	// and sized once against the market (package sizing); the limits, the
 	// gate and the chat use what it read.
@@ -279,7 +280,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	if m.calendar != nil {
 		sizer.Open = m.calendar.Open
 	}
-	limits := &agent.Limits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
+	limits := &gate.HardLimits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
 	m.Gate = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, GrantMaxNotional: cfg.GrantMaxNotional, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
@@ -291,8 +292,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 
 	m.Desks = agent.New(desks, agent.Deps{
 		Store: m.drain.WrapTurns(m.Store), Gate: m.Gate, Tools: regs, Models: models,
-		Limits: limits, Reader: sizer,
-		Now: m.Now, Log: log,
+		Reader: sizer, Now: m.Now, Log: log,
 	})
 	m.risk = &risk.Watcher{Desks: names, Rules: rules, Store: m.Store, Broker: m.Broker, Now: m.Now, Every: cfg.RiskCheckEvery, Log: log}
 
@@ -460,7 +460,10 @@ func (m *Main) startLeading(term *leader.Term) error {
 	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.Hard()) })
 	// The market hub lives as long as the desks that read it.
 	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.Hard()) })
-	m.goRun(&m.wg, "bot", func() error { return m.Bot.Run(ctx) })
+	// The lifetime of the calls the gate allows, from the chat or the
+	// page; a stop waits for them once the bot's last tap is handled.
+	m.Gate.Start(ctx)
+	m.goRun(&m.wg, "bot", func() error { defer m.Gate.Stop(); return m.Bot.Run(ctx) })
 	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
 	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
 	m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
@@ -468,8 +471,8 @@ func (m *Main) startLeading(term *leader.Term) error {
 		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
 	}
 	m.goRun(&m.wg, "orders", func() error { m.brokerUpdates(ctx); return nil })
-	if m.Web != nil { // a stop waits for the calls allowed from the page, as for the chat's
-		m.goRun(&m.wg, "webapp", func() error { err := m.Web.Run(ctx); m.Web.Wait(); return err })
+	if m.Web != nil {
+		m.goRun(&m.wg, "webapp", func() error { return m.Web.Run(ctx) })
 	}
 	m.Log.Info("leading", "token", term.Token())
 	return nil

@@ -32,7 +32,10 @@ func TestHostileDesksPageFourEyesOnePersonDoesNotRun(t *testing.T) {
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 
 	for _, d := range []string{"allow_once", "always_allow"} {
-		code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {d}})
+		// An always allow confirms the grant's terms, as the page's
+		// confirmation does.
+		_, terms, _, _ := s.main.Gate.GrantTerms(t.Context(), id)
+		code, body, _ := s.pageCall(t, "POST", "a/decide", initDataFor(asha, time.Now()), url.Values{"id": {id}, "decision": {d}, "terms": {terms}})
 		switch d {
 		case "allow_once":
 			if code != 200 || !strings.Contains(body, "Approved (1 of 2)") || strings.Contains(body, "running") {

@@ -104,7 +104,7 @@
 
   function post(btn) {
     var d = btn.dataset, body = {};
-    ["id", "decision", "desk", "tool", "token", "shown"].forEach(function (k) { if (d[k]) { body[k] = d[k]; } });
+    ["id", "decision", "desk", "tool", "token", "shown", "terms"].forEach(function (k) { if (d[k]) { body[k] = d[k]; } });
     var card = btn.closest("[data-card]");
     var reason = card && card.querySelector("input[name=reason]");
     if (reason && d.decision === "deny") { body.reason = reason.value; }

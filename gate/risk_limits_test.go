@@ -1,7 +1,8 @@
-package agent_test
+package gate_test
 
 import (
 	"context"
+	"fmt"
 	"github.com/deskbot/deskbot/deskbottest"
 	"io"
 	"log/slog"
@@ -11,9 +12,9 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/brokertest"
+	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -35,7 +36,7 @@ type riskLimits struct {
 	st     *store.Store
 	paper  *broker.Paper
 	desks  *countingDesks
-	limits *agent.Limits
+	limits *gate.HardLimits
 	now    atomic.Pointer[time.Time]
 }
 
@@ -50,7 +51,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 	q.Set("TCS", 1000)
 	f.paper = broker.NewPaperMarket(f.st, now, q)
 	f.desks = &countingDesks{st: f.st}
-	f.limits = &agent.Limits{Risk: map[string]deskbot.RiskRules{"main": rules}, Desks: f.desks, Broker: f.paper,
+	f.limits = &gate.HardLimits{Risk: map[string]deskbot.RiskRules{"main": rules}, Desks: f.desks, Broker: f.paper,
 		Sizer:    &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now},
 		Requests: f.st, Counter: f.st, Audit: f.st, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
@@ -59,7 +60,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 // check is the limits' answer to an order of desk; "" when it may run.
 func (f *riskLimits) check(t *testing.T, desk, side string, qty float64) string {
 	t.Helper()
-	call, err := f.limits.Sizer.Read(t.Context(), deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(order(side, qty, 1000))})
+	call, err := f.limits.Sizer.Read(t.Context(), deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(fmt.Sprintf(`{"symbol":"TCS","side":%q,"quantity":%v,"price":1000}`, side, qty))})
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}

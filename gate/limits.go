@@ -1,4 +1,4 @@
-package agent
+package gate
 
 import (
 	"context"
@@ -21,9 +21,10 @@ type PendingRequests interface {
 	RunningRequests(ctx context.Context) ([]*deskbot.Request, error)
 }
 
-// Limits applies the desks' hard limits (deskbot.ToolPolicy) to place_order
-// before the gate sees the call: a call over one is refused with
-// words.LimitMessage, audited, and never becomes a request.
+// HardLimits applies the desks' hard limits (deskbot.ToolPolicy) to
+// place_order, for the gate (Config.Limits): a desk's call over one is
+// refused by Ask with words.LimitMessage, audited, and never becomes a
+// request.
 //
 // Size: every limit counts the order's exposure as it was read and sized
 // where the call entered (package sizing, deskbot.Exposure): by its
@@ -45,7 +46,7 @@ type PendingRequests interface {
 //
 // Four eyes over the day: each order that passes is added, at the same
 // valuation, to the desk's running total for the India day (kept in the
-// store), before the gate is asked; the gate reads that total so that
+// store), before the call is held; the gate reads that total so that
 // orders past two_approvers_above together need as many approvers as one
 // order past it would (deskbot.Policies.Required). When a limit
 // cannot be checked (broker or Redis down) the call is not run.
@@ -59,7 +60,7 @@ type PendingRequests interface {
 // A desk's orders are checked one at a time, and the lock is held
 // until the call is held or has run, so two calls of one desk at once (a
 // Claude Code desk may make them) cannot both pass against the same book.
-type Limits struct {
+type HardLimits struct {
 	Policies deskbot.Policies
 	Risk     map[string]deskbot.RiskRules // by desk; a desk without rules is left out
 	Desks    interface {
@@ -79,10 +80,12 @@ type Limits struct {
 	desks map[string]*sync.Mutex
 }
 
+var _ Limits = (*HardLimits)(nil)
+
 // Check applies desk's limits to call. refusal is the model's text when
 // the call must not run (a limit, or limits that could not be checked);
 // release must be called once the call was held or run (nil when refused).
-func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
+func (l *HardLimits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
 	tp := l.Policies.For(desk, call.Name)
 	rules, ruled := l.Risk[desk]
 	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && tp.TwoApproversAbove <= 0 && !ruled {
@@ -119,13 +122,13 @@ func (l *Limits) Check(ctx context.Context, desk string, call deskbot.ToolCall) 
 }
 
 // Recheck applies desk's hard limits and risk rules to call, an
-// approver's change of a held order (gate.Limits), as if the desk had asked
+// approver's change of a held order (Limits), as if the desk had asked
 // for it, under the desk's lock: why is the limit it passes ("" for none).
 // The order was counted when the desk put it forward, so it is not counted
 // again (the day's count and notional stay). The desk's orders waiting for
 // approval count as filled, the changed one among them as the desk asked
 // it: a change is refused rather than let through on a smaller position.
-func (l *Limits) Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (string, error) {
+func (l *HardLimits) Recheck(ctx context.Context, desk string, call deskbot.ToolCall) (string, error) {
 	tp := l.Policies.For(desk, call.Name)
 	rules, ruled := l.Risk[desk]
 	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && !ruled {
@@ -150,7 +153,7 @@ func (l *Limits) Recheck(ctx context.Context, desk string, call deskbot.ToolCall
 // the day's count and adding to the day's exposure only when it passes
 // the others. The order is the one read and sized where the call entered
 // (call.Order): nothing here parses it or reads the market again.
-func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules, count bool) (string, error) {
+func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCall, tp deskbot.ToolPolicy, rules deskbot.RiskRules, count bool) (string, error) {
 	s := call.Order
 	if s == nil {
 		return "it was not read as an order whose size can be checked", nil
@@ -219,8 +222,8 @@ func (l *Limits) over(ctx context.Context, desk string, call deskbot.ToolCall, t
 }
 
 // Size sizes o, an approver's change of a held order, as the desk's own
-// order was sized where it entered (gate.Limits).
-func (l *Limits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error) {
+// order was sized where it entered (Limits).
+func (l *HardLimits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder, error) {
 	return l.Sizer.Size(ctx, o)
 }
 
@@ -232,7 +235,7 @@ func (l *Limits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedOrder
 // what is left of them unfilled (pending ones too: they may exist), since
 // the market may fill them all at once; one placed by a request still
 // running is then counted twice for a moment, never less than once.
-func (l *Limits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
+func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
 	sec := deskbot.Security(o.Symbol)
 	var q float64
 	for _, p := range book.Positions {
@@ -287,7 +290,7 @@ func signed(o deskbot.Order) float64 {
 	return o.Quantity
 }
 
-func (l *Limits) lock(desk string) *sync.Mutex {
+func (l *HardLimits) lock(desk string) *sync.Mutex {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.desks == nil {
@@ -301,7 +304,7 @@ func (l *Limits) lock(desk string) *sync.Mutex {
 	return m
 }
 
-func (l *Limits) now() time.Time {
+func (l *HardLimits) now() time.Time {
 	if l.Now == nil {
 		return time.Now()
 	}
