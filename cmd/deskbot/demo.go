@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deskbot/deskbot/config"
 	"io"
 	"log/slog"
 	"net"
@@ -104,11 +105,11 @@ func startDemoOnce(ctx context.Context, environ map[string]string, logs io.Write
 	}
 	env["WEBAPP_URL"], env["WEBAPP_NAME"] = desksPage, "desks"
 	env["HTTP_ADDR"], env["DATA_DIR"], env["DESKS_FILE"] = httpAddr, r.dirs[0], desksFile
-	cfg, err := LoadConfig(env)
+	cfg, err := config.Load(env)
 	if err != nil {
 		return nil, fmt.Errorf("configuration:\n%w", err)
 	}
-	log, redactor := newLogger(cfg, logs)
+	log, redactor := config.NewLogger(cfg, logs)
 	r.Main = &Main{Config: cfg, Log: log, Redactor: redactor, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second, Demo: true}
 	if err := r.Main.Run(ctx); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/demo"
 	"github.com/deskbot/deskbot/deskbottest"
 )
@@ -44,7 +45,7 @@ func mustDemoWith(t *testing.T, extra map[string]string) *demoRun {
 		if err := r.Close(); err != nil {
 			t.Errorf("close the demo: %v", err)
 		}
-		if strings.Contains(logs.String(), r.Main.Config.TelegramToken) || strings.Contains(logs.String(), tokenSecret(r.Main.Config.TelegramToken)) {
+		if strings.Contains(logs.String(), r.Main.Config.TelegramToken) || strings.Contains(logs.String(), config.TokenSecret(r.Main.Config.TelegramToken)) {
 			t.Errorf("the demo's bot token reached the logs")
 		}
 	})
