@@ -19,13 +19,13 @@ import (
 // mustDemo starts `deskbot demo` in-process as the command does, on the
 // scripted desk model (MODEL_BASE_URL refuses), and stops it when the
 // test ends. It needs nothing but Go: the demo runs the embedded Redis.
-func mustDemo(t *testing.T) *demoRun {
+func mustDemo(t *testing.T) *demo.Run[*Main] {
 	t.Helper()
 	return mustDemoWith(t, nil)
 }
 
 // mustDemoWith is mustDemo with more variables in the environment.
-func mustDemoWith(t *testing.T, extra map[string]string) *demoRun {
+func mustDemoWith(t *testing.T, extra map[string]string) *demo.Run[*Main] {
 	t.Helper()
 	logs := &syncBuffer{}
 	environ := map[string]string{
