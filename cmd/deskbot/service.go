@@ -97,7 +97,7 @@ type Main struct {
 	days    *exchange.Calendar
 	Elector *leader.Elector
 
-	lead     leadership
+	lead     leader.Current
 	leadMu   sync.Mutex // guards closing against a campaign that just won
 	closing  bool
 	campaign context.CancelFunc
@@ -345,7 +345,7 @@ func (m *Main) serveHTTP(desks []agent.DeskConfig, mounts []ops.Mount) error {
 		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
 	}
 	mounts = append(mounts, page...)
-	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.lead.role, func(role string) []ops.Check {
+	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.role, func(role string) []ops.Check {
 		checks := []ops.Check{{Name: "redis", Func: m.Store.Ping}}
 		if role == ops.RoleLeader {
 			checks = append(checks, ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }})
@@ -419,7 +419,7 @@ func (m *Main) standBy(parent context.Context) {
 
 // startLeading starts everything that only the leader runs, under term.
 func (m *Main) startLeading(term *leader.Term) error {
-	m.lead.term.Store(term)
+	m.lead.Set(term)
 	ctx := m.drain.soft
 	// The term ending unasked (not by Close's release) stops everything
 	// that acts at once: the lease may pass on a quarter lease from now.
@@ -476,26 +476,9 @@ func (m *Main) fail(err error) {
 	}
 }
 
-// leadership is this process's current term as the parts see it
-// (deskbot.Leadership): no term means standby.
-type leadership struct{ term atomic.Pointer[leader.Term] }
-
-var _ deskbot.Leadership = (*leadership)(nil)
-
-func (l *leadership) Token() int64 {
-	if t := l.term.Load(); t != nil {
-		return t.Token()
-	}
-	return 0
-}
-
-func (l *leadership) Valid() bool {
-	t := l.term.Load()
-	return t != nil && t.Valid()
-}
-
-func (l *leadership) role() string {
-	if l.Valid() {
+// role is this process's role for /healthz.
+func (m *Main) role() string {
+	if m.lead.Valid() {
 		return ops.RoleLeader
 	}
 	return ops.RoleStandby
@@ -581,7 +564,7 @@ func (m *Main) close() error {
 		m.campaign()
 		<-m.won
 	}
-	term := m.lead.term.Load()
+	term := m.lead.Term()
 	if m.drain != nil {
 		m.drain.stop()
 	}
