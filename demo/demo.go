@@ -2,9 +2,9 @@
 // but Redis and the broker: Telegram, as the fake Bot API the tests use
 // (package telegramtest); the team's group, as a web page that drives that
 // fake; and, when no model server answers, a scripted desk model (on the
-// fake model server of package modeltest). `deskbot demo` starts it and
-// points the service at it. The service's normal run never does: nothing
-// here is reachable from it.
+// fake model server of package modeltest). `deskbot demo` (Main, run.go)
+// starts it and the service pointed at it, configured as StartAll says.
+// The service's normal run never does: nothing here is reachable from it.
 //
 // The chat page shows the group as the fake holds it (the bot's messages
 // with their buttons, edits and reactions, and people's messages) and turns

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
@@ -156,7 +157,7 @@ approvals = 2
 // runs nothing, a second change applies to the changed call, and one more
 // person's allow of the changed call runs it once.
 func TestChangeUnderFourEyes(t *testing.T) {
-	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, changeFourEyesDesks)})
+	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeFourEyesDesks)})
 	s.changeModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 	oldAllow := button(t, held, "Allow once")
@@ -213,7 +214,7 @@ func TestChangeUnderFourEyes(t *testing.T) {
 // changed call once; an allow from a page that showed the desk's call
 // before the change does nothing.
 func TestChangeFromThePage(t *testing.T) {
-	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, changeFourEyesDesks)})
+	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeFourEyesDesks)})
 	s.changeModel(t)
 	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 	post := func(who telegramtest.User, path string, form url.Values) (int, string) {
@@ -265,7 +266,7 @@ max_order_notional = 2000000
 // asked for it: a sell's higher price that takes its notional over the
 // desk's limit for one order is refused, and nothing changes or runs.
 func TestChangeIsCheckedAgainstTheHardLimits(t *testing.T) {
-	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, changeLimitDesks)})
+	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeLimitDesks)})
 	s.changeModel(t)
 	held, id := s.holdOrder(t, "sell banknifty", "BANKNIFTY24DECFUT")
 	prompt := s.askChange(t, asha, held)

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // deskbot check prints each desk's policy in words, and a policy that a
@@ -49,14 +52,14 @@ approvals = 2
 			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["DESKS_FILE"] = path
 			env["APPROVAL_TOOLS"] = "place_order,flatten_desk"
 			env["TELEGRAM_APPROVERS"] = "101,102"
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			code, out, lines := checkOut(t, env)
+			code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
 			if code != tt.wantCode {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}
@@ -78,11 +81,11 @@ func TestRunRefusesUnguardingPolicy(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[[desk]]\nname = \"main\"\n[desk.policy.place_order]\napprovals = 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	env["DESKS_FILE"] = path
 	env["TELEGRAM_APPROVERS"] = "101,102"
 	env["APPROVAL_TOOLS"] = "flatten_desk" // place_order unguarded on purpose
-	cfg, err := LoadConfig(env)
+	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}

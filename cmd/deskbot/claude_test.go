@@ -12,6 +12,8 @@ import (
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/claudecode"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // A desk on Claude Code, the whole service around it: the CLI (a fake,
@@ -99,7 +101,7 @@ func TestSandboxCannotReachTheMCPEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DESKBOT_TEST_CLAUDE_KEY", "sk-ant-e2e")
-	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": fakeClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), "SANDBOX": "auto"})
+	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": configtest.ClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), "SANDBOX": "auto"})
 	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {
 		t.Skipf("sandbox mode %s: bubblewrap is not usable here", mode)
 	}
@@ -148,14 +150,14 @@ func TestRunRefusesAnOldClaudeCode(t *testing.T) {
 		bin  string
 		want []string
 	}{
-		{"no --system-prompt-snapshot", fakeClaudeVersion(t, "2.1.197 (Claude Code)"), []string{"is Claude Code 2.1.197, older than " + claudecode.MinVersion}},
-		{"loses the first prompt", fakeClaudeVersion(t, "2.1.257 (Claude Code)"), []string{"is Claude Code 2.1.257, older than " + claudecode.MinVersion}},
+		{"no --system-prompt-snapshot", configtest.ClaudeVersion(t, "2.1.197 (Claude Code)"), []string{"is Claude Code 2.1.197, older than " + claudecode.MinVersion}},
+		{"loses the first prompt", configtest.ClaudeVersion(t, "2.1.257 (Claude Code)"), []string{"is Claude Code 2.1.257, older than " + claudecode.MinVersion}},
 		{"missing", filepath.Join(dir, "nope"), []string{"cannot run Claude Code"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
-			cfg, err := LoadConfig(env)
+			cfg, err := config.Load(env)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/demo"
 	"github.com/deskbot/deskbot/deskbottest"
 )
@@ -18,13 +19,13 @@ import (
 // mustDemo starts `deskbot demo` in-process as the command does, on the
 // scripted desk model (MODEL_BASE_URL refuses), and stops it when the
 // test ends. It needs nothing but Go: the demo runs the embedded Redis.
-func mustDemo(t *testing.T) *demoRun {
+func mustDemo(t *testing.T) *demo.Run[*Main] {
 	t.Helper()
 	return mustDemoWith(t, nil)
 }
 
 // mustDemoWith is mustDemo with more variables in the environment.
-func mustDemoWith(t *testing.T, extra map[string]string) *demoRun {
+func mustDemoWith(t *testing.T, extra map[string]string) *demo.Run[*Main] {
 	t.Helper()
 	logs := &syncBuffer{}
 	environ := map[string]string{
@@ -44,7 +45,7 @@ func mustDemoWith(t *testing.T, extra map[string]string) *demoRun {
 		if err := r.Close(); err != nil {
 			t.Errorf("close the demo: %v", err)
 		}
-		if strings.Contains(logs.String(), r.Main.Config.TelegramToken) || strings.Contains(logs.String(), tokenSecret(r.Main.Config.TelegramToken)) {
+		if strings.Contains(logs.String(), r.Main.Config.TelegramToken) || strings.Contains(logs.String(), config.TokenSecret(r.Main.Config.TelegramToken)) {
 			t.Errorf("the demo's bot token reached the logs")
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -25,7 +26,7 @@ func TestHostileServedPagesCarryNoSecret(t *testing.T) {
 	s.mustBotMessage(t, "the model's failure told", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "401")
 	})
-	secrets := []string{testToken, tokenSecret(testToken), apiKey}
+	secrets := []string{testToken, config.TokenSecret(testToken), apiKey}
 	for _, p := range []string{"/healthz", "/metrics", pagePath, pagePath + "assets/app.js"} {
 		resp, err := http.Get("http://" + s.main.HTTP.Addr() + p)
 		if err != nil {

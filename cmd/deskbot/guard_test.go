@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -51,8 +52,8 @@ func TestSpacedApprovalToolIsHeld(t *testing.T) {
 		t.Fatal("the model was offered no tools")
 	}
 	for _, name := range tools {
-		if !slices.Contains(knownTools(), name) {
-			t.Errorf("desks are offered %q, which APPROVAL_TOOLS cannot name (knownTools %v)", name, knownTools())
+		if !slices.Contains(config.KnownTools(), name) {
+			t.Errorf("desks are offered %q, which APPROVAL_TOOLS cannot name (knownTools %v)", name, config.KnownTools())
 		}
 	}
 }
@@ -62,11 +63,11 @@ func TestSpacedApprovalToolIsHeld(t *testing.T) {
 func TestRunRefusesUnguardingConfig(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  Config
+		cfg  config.Config
 		want string
 	}{
-		{"typo", Config{ApprovalTools: []string{"flatten-desk"}}, `APPROVAL_TOOLS: "flatten-desk" is not a tool`},
-		{"secret", Config{ApprovalTools: []string{"flatten_desk"}, SandboxEnv: []string{"REDIS_URL"}}, "SANDBOX_ENV: REDIS_URL holds a secret"},
+		{"typo", config.Config{ApprovalTools: []string{"flatten-desk"}}, `APPROVAL_TOOLS: "flatten-desk" is not a tool`},
+		{"secret", config.Config{ApprovalTools: []string{"flatten_desk"}, SandboxEnv: []string{"REDIS_URL"}}, "SANDBOX_ENV: REDIS_URL holds a secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

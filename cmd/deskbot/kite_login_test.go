@@ -14,6 +14,8 @@ import (
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker/kite"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store"
@@ -221,11 +223,11 @@ func TestLoadConfigKite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			_, err := LoadConfig(env)
+			_, err := config.Load(env)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("LoadConfig: %v", err)
@@ -256,7 +258,7 @@ func TestLoginWithoutKite(t *testing.T) {
 func TestCheckKite(t *testing.T) {
 	storetest.MustOpen(t)
 	kt := kitetest.New(t, kiteKey, kiteSecret)
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	for k, v := range storetest.Env() {
 		env[k] = v
 	}
@@ -267,16 +269,16 @@ func TestCheckKite(t *testing.T) {
 	} {
 		env[k] = v
 	}
-	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn no session today") {
+	if _, out, lines := configtest.CheckOut(t, config.RunCheck, env); !strings.HasPrefix(lines["kite"], "warn no session today") {
 		t.Errorf("before any login, kite: %q\n%s", lines["kite"], out)
 	}
 
 	// A login, as the service takes it.
-	cfg, err := LoadConfig(env)
+	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), cfg.storeOptions())
+	st, err := store.Open(t.Context(), cfg.StoreOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,17 +300,17 @@ func TestCheckKite(t *testing.T) {
 		t.Fatalf("login: %d %s", rec.Code, rec.Body)
 	}
 
-	if code, out, lines := checkOut(t, env); code != 0 || !strings.HasPrefix(lines["kite"], "ok Kite's session is Asha's (account AB1234)") ||
+	if code, out, lines := configtest.CheckOut(t, config.RunCheck, env); code != 0 || !strings.HasPrefix(lines["kite"], "ok Kite's session is Asha's (account AB1234)") ||
 		!strings.HasPrefix(lines["kite ticker"], "ok the ticker takes the session") {
 		t.Errorf("with the day's session, kite: %q, kite ticker: %q (exit %d)\n%s", lines["kite"], lines["kite ticker"], code, out)
 	}
 	noTicker := maps.Clone(env)
 	noTicker["KITE_TICKER_URL"] = "ws://127.0.0.1:1"
-	if _, out, lines := checkOut(t, noTicker); !strings.HasPrefix(lines["kite ticker"], "warn the ticker at 127.0.0.1:1 did not take the session") {
+	if _, out, lines := configtest.CheckOut(t, config.RunCheck, noTicker); !strings.HasPrefix(lines["kite ticker"], "warn the ticker at 127.0.0.1:1 did not take the session") {
 		t.Errorf("with no ticker, kite ticker: %q\n%s", lines["kite ticker"], out)
 	}
 	kt.ExpireSession()
-	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["kite"], "warn Kite no longer takes the session Asha started") {
+	if _, out, lines := configtest.CheckOut(t, config.RunCheck, env); !strings.HasPrefix(lines["kite"], "warn Kite no longer takes the session Asha started") {
 		t.Errorf("after Kite ended the session, kite: %q\n%s", lines["kite"], out)
 	}
 }

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/deskbot/deskbot/config"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,7 +19,7 @@ import (
 )
 
 func main() {
-	envFile, err := loadEnvFile(".")
+	envFile, err := config.LoadEnvFile(".")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deskbot: "+err.Error())
 		os.Exit(2)
@@ -29,7 +30,7 @@ func main() {
 	}
 
 	gcDefault(environ)
-	cfg, err := LoadConfig(environ)
+	cfg, err := config.Load(environ)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "deskbot: configuration:\n"+err.Error())
 		os.Exit(2)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/ops"
@@ -19,8 +21,8 @@ import (
 )
 
 const (
-	testToken = "123456:TEST-token-never-shown"
-	groupID   = int64(-1001234567890)
+	testToken = configtest.Token
+	groupID   = configtest.GroupID
 )
 
 var (
@@ -75,14 +77,14 @@ func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Serv
 	for k, v := range extra {
 		environ[k] = v
 	}
-	cfg, err := LoadConfig(environ)
+	cfg, err := config.Load(environ)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	// The test's logger scrubs nothing, so that a leak shows at its
 	// source; the Redactor still learns what the service's would scrub.
 	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Redactor: ops.NewRedactor(cfg.secrets()...), Now: now, StopTimeout: 10 * time.Second}
+		Redactor: ops.NewRedactor(cfg.Secrets()...), Now: now, StopTimeout: 10 * time.Second}
 	if err := s.main.Run(t.Context()); err != nil {
 		s.main.Close()
 		t.Fatalf("run: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/deskfs"
 	"github.com/deskbot/deskbot/model/modeltest"
@@ -140,7 +141,7 @@ func TestDeskReadsTheMarket(t *testing.T) {
 // file outside its folder is refused, and another desk asking at the same
 // time is served as usual.
 func TestHostileDeskMarketRefused(t *testing.T) {
-	s := mustStart(t, map[string]string{"DESKS_FILE": mustDesksFile(t, "[[desk]]\nname = \"main\"\n[[desk]]\nname = \"evil\"\n")})
+	s := mustStart(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[[desk]]\nname = \"evil\"\n")})
 	outside := t.TempDir()
 	evilDir := deskfs.Dir(s.main.Config.DataDir, "evil")
 	if err := os.MkdirAll(evilDir, 0o700); err != nil {

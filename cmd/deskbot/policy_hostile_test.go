@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // A careless operator misspells a tool in a desk's tools list (case, a
@@ -19,12 +22,12 @@ func TestHostileDeskToolTypoFailsCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["APPROVAL_TOOLS"] = "place_order,flatten_desk"
-			env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"main\"\ntools = "+tt.tools+"\n")
+			env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"main\"\ntools = "+tt.tools+"\n")
 			want := `desk "main" lists tool "` + tt.bad + `", which does not exist`
 
-			cfg, err := LoadConfig(env)
+			cfg, err := config.Load(env)
 			if err == nil {
 				m := &Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
 				err = m.Run(t.Context())
@@ -34,7 +37,7 @@ func TestHostileDeskToolTypoFailsCheck(t *testing.T) {
 				t.Fatalf("start: %v; want an error containing %q", err, want)
 			}
 
-			code, out, lines := checkOut(t, env)
+			code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
 			if code != 1 || !strings.HasPrefix(lines["desks"], "FAIL") || !strings.Contains(lines["desks"], want) {
 				t.Errorf("check exited %d with desks line %q; want 1 and a FAIL containing %q\n%s", code, lines["desks"], want, out)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -21,7 +22,7 @@ func TestHostileRemovedApproverStillCounts(t *testing.T) {
 		"REDIS_PREFIX":       storetest.RandomPrefix(),
 		"WEBAPP_URL":         "",
 		"DESKS":              "",
-		"DESKS_FILE":         mustDesksFile(t, fourEyesDesks),
+		"DESKS_FILE":         configtest.DesksFile(t, fourEyesDesks),
 		"APPROVAL_TOOLS":     "place_order,flatten_desk",
 		"TELEGRAM_APPROVERS": "101,102,103",
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // REPORT_AT is a time of day, HH:MM India time; anything else stops the
@@ -28,9 +31,9 @@ func TestLoadConfigReportAt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			maps.Copy(env, tt.env)
-			cfg, err := LoadConfig(env)
+			cfg, err := config.Load(env)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
@@ -30,7 +31,7 @@ name = "fno"
 func mustStartHalting(t *testing.T) *service {
 	t.Helper()
 	return startWithPage(t, map[string]string{
-		"DESKS_FILE":       mustDesksFile(t, riskHostileDesks),
+		"DESKS_FILE":       configtest.DesksFile(t, riskHostileDesks),
 		"APPROVAL_TOOLS":   "place_order,flatten_desk",
 		"RISK_CHECK_EVERY": "100ms",
 	})

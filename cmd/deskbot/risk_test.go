@@ -9,6 +9,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
@@ -31,7 +32,7 @@ func mustStartRisk(t *testing.T, clock *deskbottest.Clock, risk, approvalTools s
 	t.Helper()
 	storetest.MustOpen(t)
 	env := map[string]string{
-		"DESKS_FILE":       mustDesksFile(t, "[[desk]]\nname = \"main\"\n[desk.risk]\n"+risk+"\n"),
+		"DESKS_FILE":       configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[desk.risk]\n"+risk+"\n"),
 		"APPROVAL_TOOLS":   approvalTools,
 		"RISK_CHECK_EVERY": "100ms",
 	}

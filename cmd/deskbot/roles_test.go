@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // rolesDesks makes every order of desk main need two approvers, one of
@@ -29,7 +31,7 @@ var dev = telegramtest.User{ID: 104, FirstName: "Dev"} // an approver outside th
 // role do not meet it (the second is refused, nothing runs); the role's
 // member meets it and the call runs once.
 func TestRoleInFourEyes(t *testing.T) {
-	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, rolesDesks), "TELEGRAM_APPROVERS": "101,102,104"})
+	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, rolesDesks), "TELEGRAM_APPROVERS": "101,102,104"})
 	s.orderModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 	if !strings.Contains(held.Plain, "This call needs 2 approvers, one from risk: one more from risk") && !strings.Contains(held.Plain, "This call needs 2 approvers, one from risk: 2 more, one from risk") {
@@ -70,11 +72,11 @@ func TestRolesThatCannotBeMetStopTheStart(t *testing.T) {
 		{"empty role", strings.Replace(rolesDesks, "risk = [102]", "risk = []", 1), `from_role "risk" has no members`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			env := goodEnv(t)
-			env["DESKS_FILE"] = mustDesksFile(t, tt.file)
+			env := configtest.GoodEnv(t)
+			env["DESKS_FILE"] = configtest.DesksFile(t, tt.file)
 			env["APPROVAL_TOOLS"] = "flatten_desk,place_order"
 			env["TELEGRAM_APPROVERS"] = "101,102,104"
-			cfg, err := LoadConfig(env)
+			cfg, err := config.Load(env)
 			if err == nil {
 				m := &Main{Config: cfg, Log: slog.New(slog.DiscardHandler)}
 				err = m.Run(t.Context())

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -101,13 +103,13 @@ func TestCheckDesksNetwork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	env["SANDBOX"] = "bwrap"
-	if _, out, lines := checkOut(t, env); !strings.HasPrefix(lines["sandbox"], "ok") || lines["network"] == "" {
+	if _, out, lines := configtest.CheckOut(t, config.RunCheck, env); !strings.HasPrefix(lines["sandbox"], "ok") || lines["network"] == "" {
 		t.Fatalf("sandbox %q, network %q:\n%s", lines["sandbox"], lines["network"], out)
 	}
 	t.Setenv("PATH", bin) // bash and bwrap, no slirp4netns
-	code, out, lines := checkOut(t, env)
+	code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
 	if code != 0 || !strings.HasPrefix(lines["network"], "warn") || !strings.Contains(lines["network"], "Debian package slirp4netns") {
 		t.Errorf("without slirp4netns: exit %d, network %q; want 0 and a warning naming the package:\n%s", code, lines["network"], out)
 	}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/deskbot/deskbot/config"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,7 +49,7 @@ import (
 // reports it on Errs: the process exits and its supervisor starts it again,
 // as a standby.
 type Main struct {
-	Config Config
+	Config config.Config
 	Log    *slog.Logger
 	// Redactor holds what Log scrubs: the configuration's secrets, and
 	// each day's Kite access token as the login learns it. Nil (a test's
@@ -97,7 +97,7 @@ type Main struct {
 	days    *exchange.Calendar
 	Elector *leader.Elector
 
-	lead     leadership
+	lead     leader.Current
 	leadMu   sync.Mutex // guards closing against a campaign that just won
 	closing  bool
 	campaign context.CancelFunc
@@ -123,17 +123,9 @@ type Main struct {
 }
 
 // NewMain builds a Main that logs to stderr.
-func NewMain(cfg Config) *Main {
-	log, r := newLogger(cfg, os.Stderr)
+func NewMain(cfg config.Config) *Main {
+	log, r := config.NewLogger(cfg, os.Stderr)
 	return &Main{Config: cfg, Log: log, Redactor: r, Now: time.Now, StopTimeout: 30 * time.Second, FlushTimeout: 10 * time.Second}
-}
-
-// newLogger writes LOG_FORMAT at LOG_LEVEL, scrubbing every secret of the
-// configuration from what it writes, and what is added to its Redactor
-// later.
-func newLogger(cfg Config, w io.Writer) (*slog.Logger, *ops.Redactor) {
-	r := ops.NewRedactor(cfg.secrets()...)
-	return ops.NewLogger(w, cfg.LogFormat, cfg.LogLevel, r), r
 }
 
 // Run opens every part and starts the service's loops. It returns once the
@@ -142,7 +134,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	cfg := m.Config
 	// Again here, for a Config not made by LoadConfig: the gate must get
 	// the trimmed, checked APPROVAL_TOOLS, and no desk a secret.
-	if p := cfg.guard(environMap(os.Environ())); len(p) > 0 {
+	if p := cfg.Guard(environMap(os.Environ())); len(p) > 0 {
 		return errors.New(strings.Join(p, "\n"))
 	}
 	// Before any desk runs: the service's environment and memory are
@@ -159,11 +151,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.errs = make(chan error, 4)
 
 	// The desks first: how many there are sizes the store's pools.
-	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{cfg.DefaultModel()})
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	if err := checkClaudeCode(ctx, cfg.ClaudeBin, desks); err != nil {
+	if err := config.CheckClaudeCode(ctx, cfg.ClaudeBin, desks); err != nil {
 		return err
 	}
 	names := make([]string, len(desks))
@@ -203,7 +195,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // desks are the desks this process runs, rules their risk rules.
 func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]deskbot.RiskRules) (err error) {
 	cfg, log := m.Config, m.Log
-	o := cfg.storeOptions()
+	o := cfg.StoreOptions()
 	o.Desks = len(desks)
 	if m.Store, err = store.Open(ctx, o); err != nil {
 		return fmt.Errorf("redis: %s", deskbot.ErrorMessage(err))
@@ -242,7 +234,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
 	m.watches = &watch.Evaluator{Store: m.Store, Feed: m.Feed, Log: log}
-	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
+	if err := config.CheckPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
@@ -317,7 +309,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
 		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
-		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.quiet(),
+		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.Quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
 		PriceMaxAge: cfg.PriceMaxAge,
 		TradingDay:  m.days.TradingDay,
@@ -330,7 +322,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
 		Login: m.brokerLogin(), Watches: chat,
 	}, log); err != nil {
-		return fmt.Errorf("telegram: %s", m.telegramTrouble(ctx, err))
+		return fmt.Errorf("telegram: %s", config.TelegramTrouble(ctx, cfg, err))
 	}
 	reportAt, err := report.Everyday(cfg.ReportAt)
 	if err != nil {
@@ -353,7 +345,7 @@ func (m *Main) serveHTTP(desks []agent.DeskConfig, mounts []ops.Mount) error {
 		return fmt.Errorf("desks page: %s", deskbot.ErrorMessage(err))
 	}
 	mounts = append(mounts, page...)
-	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.lead.role, func(role string) []ops.Check {
+	if m.HTTP, err = ops.Listen(cfg.HTTPAddr, ops.RoleHealthHandler(3*time.Second, m.role, func(role string) []ops.Check {
 		checks := []ops.Check{{Name: "redis", Func: m.Store.Ping}}
 		if role == ops.RoleLeader {
 			checks = append(checks, ops.Check{Name: "telegram", Func: func(context.Context) error { return m.Bot.PollingAlive(time.Now()) }})
@@ -427,7 +419,7 @@ func (m *Main) standBy(parent context.Context) {
 
 // startLeading starts everything that only the leader runs, under term.
 func (m *Main) startLeading(term *leader.Term) error {
-	m.lead.term.Store(term)
+	m.lead.Set(term)
 	ctx := m.drain.Soft()
 	// The term ending unasked (not by Close's release) stops everything
 	// that acts at once: the lease may pass on a quarter lease from now.
@@ -487,47 +479,12 @@ func (m *Main) fail(err error) {
 	}
 }
 
-// leadership is this process's current term as the parts see it
-// (deskbot.Leadership): no term means standby.
-type leadership struct{ term atomic.Pointer[leader.Term] }
-
-var _ deskbot.Leadership = (*leadership)(nil)
-
-func (l *leadership) Token() int64 {
-	if t := l.term.Load(); t != nil {
-		return t.Token()
-	}
-	return 0
-}
-
-func (l *leadership) Valid() bool {
-	t := l.term.Load()
-	return t != nil && t.Valid()
-}
-
-func (l *leadership) role() string {
-	if l.Valid() {
+// role is this process's role for /healthz.
+func (m *Main) role() string {
+	if m.lead.Valid() {
 		return ops.RoleLeader
 	}
 	return ops.RoleStandby
-}
-
-// checkClaudeCode refuses to start desks on a Claude Code CLI older than
-// the oldest deskbot runs (or one that does not run): every turn would
-// fail over, or worse, lose the conversation's start.
-func checkClaudeCode(ctx context.Context, bin string, desks []agent.DeskConfig) error {
-	for _, d := range desks {
-		for _, mc := range d.Models {
-			if mc.Provider != agent.ClaudeCode {
-				continue
-			}
-			if _, err := claudecode.CheckVersion(ctx, bin); err != nil {
-				return fmt.Errorf("desk %s's model %s: CLAUDE_BIN=%s: %s", d.Name, modelLabel(mc), bin, deskbot.ErrorMessage(err))
-			}
-			return nil // one CLI for every desk
-		}
-	}
-	return nil
 }
 
 // claudeCode builds a desk's Claude Code backend, starting the MCP server
@@ -545,19 +502,6 @@ func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (agent.TurnBackend
 		StateDir: filepath.Join(m.Config.DataDir, "claude-code", d.Name),
 		MCP:      m.MCP, Sessions: m.Store, Log: c.Log,
 	})
-}
-
-// knownTools names every tool the sources Run passes to BuildRegistries
-// can give a desk: what APPROVAL_TOOLS may name. It is known without
-// starting anything, so `deskbot check` applies the same rule.
-func knownTools() []string {
-	return []string{
-		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
-		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
-		deskbot.ToolSendMessage,
-		deskbot.ToolGetQuote, deskbot.ToolGetCandles, deskbot.ToolSearchInstruments, deskbot.ToolGetOptionChain, deskbot.ToolGetFunds,
-		deskbot.ToolWatchPrice, deskbot.ToolCancelWatch,
-	}
 }
 
 // tellNoTerminal tells the chat, once a day at most however often the
@@ -604,17 +548,6 @@ func (m *Main) goRun(wg *sync.WaitGroup, name string, f func() error) {
 	})
 }
 
-func (m *Main) defaultModel() model.Config {
-	key := m.Config.ModelAPIKey
-	if m.Config.ModelProvider == model.Anthropic && key == "" {
-		key = m.Config.AnthropicAPIKey
-	}
-	return model.Config{
-		Provider: m.Config.ModelProvider, BaseURL: m.Config.ModelBaseURL, APIKey: key,
-		Model: m.Config.ModelName, Timeout: m.Config.ModelTimeout,
-	}
-}
-
 // Close stops the service gracefully: it stops taking updates, triggers
 // and sweeps; lets running turns and tool calls finish, up to StopTimeout;
 // delivers what is left in the outbox, up to FlushTimeout; releases the
@@ -634,7 +567,7 @@ func (m *Main) close() error {
 		m.campaign()
 		<-m.won
 	}
-	term := m.lead.term.Load()
+	term := m.lead.Term()
 	if m.drain != nil {
 		m.drain.Stop()
 	}

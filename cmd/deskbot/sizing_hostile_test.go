@@ -7,6 +7,7 @@ import (
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 )
 
@@ -32,7 +33,7 @@ max_position_notional = 1500000
 // NSE and on BSE. Each is refused before anyone is asked, with words that
 // say why, and nothing is held.
 func TestHostileDeskSizesOrdersAtKite(t *testing.T) {
-	s, kt, tr := mustKiteTrading(t, map[string]string{"DESKS_FILE": mustDesksFile(t, sizingDesks), "KITE_EXCHANGES": "NSE,BSE,NFO,CDS"})
+	s, kt, tr := mustKiteTrading(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, sizingDesks), "KITE_EXCHANGES": "NSE,BSE,NFO,CDS"})
 	expiry := time.Date(2026, 12, 29, 0, 0, 0, 0, time.UTC)
 	kt.AddInstruments(
 		kitetest.Instrument{Exchange: "BSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 128053508, LastPrice: 1500},

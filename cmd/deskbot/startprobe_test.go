@@ -9,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -59,7 +63,7 @@ func TestBadTokenStopsTheStartInCheckWords(t *testing.T) {
 	for k, v := range storetest.Env() {
 		environ[k] = v
 	}
-	cfg, err := LoadConfig(environ)
+	cfg, err := config.Load(environ)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +99,15 @@ func TestADeskWithoutAModelSaysSo(t *testing.T) {
 // A TELEGRAM_CHAT_ID the bot cannot read (a wrong id: Telegram answers
 // "chat not found") is logged at the start with check's fix.
 func TestStartWarnsOfAChatTheBotCannotRead(t *testing.T) {
-	env := goodEnv(t)
-	tg := httptest.NewServer(&fakeBotAPI{token: testToken}) // no member status: "chat not found"
+	env := configtest.GoodEnv(t)
+	tg := httptest.NewServer(&configtest.FakeBotAPI{Token: testToken}) // no member status: "chat not found"
 	t.Cleanup(tg.Close)
 	env["TELEGRAM_API_URL"] = tg.URL
-	cfg, err := LoadConfig(env)
+	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	desks, err := loadCheckedDesks(cfg)
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{cfg.DefaultModel()})
 	if err != nil {
 		t.Fatal(err)
 	}

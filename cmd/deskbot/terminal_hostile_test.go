@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -61,13 +63,13 @@ func TestHostileOtherTerminalToolIsGuardedToo(t *testing.T) {
 func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
 	for _, tool := range []string{"bash", "bash_background"} {
 		t.Run(tool, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["TELEGRAM_APPROVERS"] = "101,102"
 			env["APPROVAL_TOOLS"] = "bash,bash_background"
-			env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"main\"\n[desk.policy."+tool+"]\napprovals = 2\n")
+			env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[desk.policy."+tool+"]\napprovals = 2\n")
 			const want = "bash and bash_background run commands in the same terminal"
 
-			cfg, err := LoadConfig(env)
+			cfg, err := config.Load(env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +79,7 @@ func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("start: %v; want an error containing %q", err, want)
 			}
-			code, out, lines := checkOut(t, env)
+			code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
 			if code != 1 || !strings.HasPrefix(lines["policy"], "FAIL") || !strings.Contains(lines["policy"], want) {
 				t.Errorf("check exited %d with policy line %q; want 1 and a FAIL containing %q\n%s", code, lines["policy"], want, out)
 			}
@@ -88,11 +90,11 @@ func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
 // A desk offered only one of the terminal tools may have a policy for it
 // alone: there is no other way into its terminal.
 func TestTerminalPolicyForADeskWithOneTerminalTool(t *testing.T) {
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	env["TELEGRAM_APPROVERS"] = "101,102"
 	env["APPROVAL_TOOLS"] = "bash"
-	env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"main\"\ntools = [\"bash\", \"send_message\"]\n[desk.policy.bash]\napprovals = 2\n")
-	code, out, lines := checkOut(t, env)
+	env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"main\"\ntools = [\"bash\", \"send_message\"]\n[desk.policy.bash]\napprovals = 2\n")
+	code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
 	if code != 0 || !strings.HasPrefix(lines["policy main"], "ok") {
 		t.Errorf("check exited %d with policy line %q; want 0 and ok\n%s", code, lines["policy main"], out)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // fourEyesDesks makes every order of desk main need two approvers.
@@ -27,7 +28,7 @@ name = "fno"
 // the page or in the chat, counts nothing; the second approver's tap in
 // the chat runs it once.
 func TestHostileDesksPageFourEyesOnePersonDoesNotRun(t *testing.T) {
-	s := startWithPage(t, map[string]string{"DESKS_FILE": mustDesksFile(t, fourEyesDesks)})
+	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, fourEyesDesks)})
 	s.orderModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
 

@@ -1,8 +1,10 @@
-package main
+package config
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // The desks page's sign-in (initData) is an approver's bearer credential
@@ -22,9 +24,9 @@ func TestHostileWebAppMaxAgeIsBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.age, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			env["WEBAPP_URL"], env["WEBAPP_MAX_AGE"] = "https://d.example.com/", tt.age
-			_, err := LoadConfig(env)
+			_, err := Load(env)
 			if got := err != nil && strings.Contains(err.Error(), "WEBAPP_MAX_AGE: at most 24h"); got != tt.wantErr {
 				t.Errorf("WEBAPP_MAX_AGE=%s: LoadConfig = %v; want refused: %v", tt.age, err, tt.wantErr)
 			}

@@ -1,8 +1,10 @@
-package main
+package config
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // Every list variable takes spaces after its commas, as people write lists:
@@ -24,12 +26,12 @@ func TestListVariablesAcceptSpacesAfterCommas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			env[tt.name] = tt.value
 			for k, v := range tt.extra {
 				env[k] = v
 			}
-			cfg, err := LoadConfig(env)
+			cfg, err := Load(env)
 			if err != nil {
 				t.Fatalf("%s=%q refused: %v", tt.name, tt.value, err)
 			}

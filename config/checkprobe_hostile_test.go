@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // A model provider is not trusted with the bytes of its replies, and the
@@ -30,9 +32,9 @@ func TestHostileModelListCannotWriteTheTerminal(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(list)
 	}))
 	t.Cleanup(srv.Close)
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	env["MODEL_BASE_URL"] = srv.URL + "/v1"
-	_, out, _ := checkOut(t, env)
+	_, out, _ := configtest.CheckOut(t, RunCheck, env)
 	if strings.ContainsAny(out, "\x1b\x07\r\u202e") {
 		t.Errorf("check printed the provider's control characters:\n%q", out)
 	}

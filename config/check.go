@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -73,10 +73,10 @@ func (c *checker) print(w io.Writer) {
 	}
 }
 
-// runCheck prints the table to w and returns the exit status.
+// RunCheck is `deskbot check`: it prints the table to w and returns the exit status.
 // envFile is the .env it read ("" when there was none): the first line
 // names it, so nobody wonders which values were checked.
-func runCheck(ctx context.Context, envFile string, environ map[string]string, w io.Writer) int {
+func RunCheck(ctx context.Context, envFile string, environ map[string]string, w io.Writer) int {
 	c := &checker{}
 	if envFile != "" {
 		c.add("env file", statusOK, "read %s (a variable set in the environment wins over it)", envFile)
@@ -84,7 +84,7 @@ func runCheck(ctx context.Context, envFile string, environ map[string]string, w 
 		wd, _ := os.Getwd()
 		c.add("env file", statusOK, "no .env in %s: the environment only", wd)
 	}
-	cfg, err := LoadConfig(environ)
+	cfg, err := Load(environ)
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			name, why, _ := strings.Cut(line, ": ")
@@ -156,7 +156,7 @@ func (c *checker) redis(ctx context.Context, cfg Config) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := store.Open(ctx, cfg.storeOptions())
+	s, err := store.Open(ctx, cfg.StoreOptions())
 	if err != nil {
 		// The message never carries the URL (it may hold the password).
 		c.add("redis", statusFail, "unreachable: %s", deskbot.ErrorMessage(err))
@@ -237,8 +237,7 @@ func (c *checker) models(ctx context.Context, cfg Config) {
 // loadCheckedDesks reads the desks (DESKS, or DESKS_FILE with its keys'
 // variables) as the start does, and refuses a tool that does not exist.
 func loadCheckedDesks(cfg Config) ([]agent.DeskConfig, error) {
-	m := &Main{Config: cfg}
-	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{m.defaultModel()})
+	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{cfg.DefaultModel()})
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +251,7 @@ func loadCheckedDesks(cfg Config) ([]agent.DeskConfig, error) {
 // not exist, as the start does when it builds the desks' tools: check
 // must not say ok to a file the service refuses.
 func deskToolsExist(desks []agent.DeskConfig) error {
-	known := knownTools()
+	known := KnownTools()
 	for _, d := range desks {
 		for _, name := range d.Tools {
 			if !slices.Contains(known, name) {
@@ -278,7 +277,7 @@ func (c *checker) claudeCode(ctx context.Context, cfg Config, mc model.Config) {
 // the approvers, and says each in words: a mistake there must stop the
 // start, never unguard a tool.
 func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
-	if err := checkPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
+	if err := CheckPolicies(desks, cfg.ApprovalTools, cfg.TelegramApprovers); err != nil {
 		c.add("policy", statusFail, "%s", deskbot.ErrorMessage(err))
 		return
 	}

@@ -1,112 +1,19 @@
-package main
+package config
 
 import (
-	"fmt"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot/claudecode"
+	"github.com/deskbot/deskbot/config/configtest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
-
-// absent, as a wanted check line, says the line must not be there.
-const absent = "(absent)"
-
-// fakeBotAPI answers getMe and getChatMember the way Telegram does.
-type fakeBotAPI struct {
-	token        string
-	memberStatus string // "" answers "chat not found"
-	// forum makes the chat a forum supergroup; canManageTopics is the bot's right there.
-	forum, canManageTopics bool
-	// canPin is the bot's right to pin messages (can_pin_messages).
-	canPin bool
-}
-
-func (f *fakeBotAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	method, ok := strings.CutPrefix(r.URL.Path, "/bot"+f.token+"/")
-	if !ok {
-		fmt.Fprint(w, `{"ok":false,"error_code":401,"description":"Unauthorized"}`)
-		return
-	}
-	switch method {
-	case "getMe":
-		fmt.Fprint(w, `{"ok":true,"result":{"id":4242,"is_bot":true,"first_name":"Desk","username":"desk_bot"}}`)
-	case "getChatMember":
-		if f.memberStatus == "" {
-			fmt.Fprint(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
-			return
-		}
-		fmt.Fprintf(w, `{"ok":true,"result":{"status":%q,"user":{"id":4242,"is_bot":true,"first_name":"Desk"},"can_manage_topics":%v,"can_pin_messages":%v}}`, f.memberStatus, f.canManageTopics, f.canPin)
-	case "getChat":
-		fmt.Fprintf(w, `{"ok":true,"result":{"id":-1001234567890,"type":"supergroup","title":"Desk team","is_forum":%v}}`, f.forum)
-	default:
-		fmt.Fprint(w, `{"ok":false,"error_code":404,"description":"Not Found"}`)
-	}
-}
-
-// fakeModels serves GET /v1/models with the given ids, or status.
-func fakeModels(t *testing.T, status int, ids ...string) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/models" {
-			http.NotFound(w, r)
-			return
-		}
-		if status != 200 {
-			w.WriteHeader(status)
-			return
-		}
-		var data []string
-		for _, id := range ids {
-			data = append(data, fmt.Sprintf(`{"id":%q,"object":"model"}`, id))
-		}
-		fmt.Fprintf(w, `{"object":"list","data":[%s]}`, strings.Join(data, ","))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1"
-}
-
-// goodEnv is a configuration every check passes (warnings aside).
-func goodEnv(t *testing.T) map[string]string {
-	t.Helper()
-	tg := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: "administrator"})
-	t.Cleanup(tg.Close)
-	dataDir := deskbottest.DataDir(t)
-	return map[string]string{
-		"TELEGRAM_TOKEN": testToken, "TELEGRAM_API_URL": tg.URL, "TELEGRAM_CHAT_ID": fmt.Sprint(groupID),
-		"TELEGRAM_APPROVERS": "101", "DATA_DIR": dataDir, "HTTP_ADDR": "127.0.0.1:0",
-		"MODEL_BASE_URL": fakeModels(t, 200, "qwen3:latest", "llama3"), "SANDBOX": "none",
-		"PATH": os.Getenv("PATH"),
-	}
-}
-
-var lineRE = regexp.MustCompile(`(?m)^(\S[^\n]*?)\s{2,}(ok|warn|FAIL)\s{2,}(.*)$`)
-
-// checkOut runs the check and returns its exit status, output and the
-// status of each line by check name.
-func checkOut(t *testing.T, env map[string]string) (int, string, map[string]string) {
-	t.Helper()
-	var b strings.Builder
-	code := runCheck(t.Context(), "", env, &b)
-	out := b.String()
-	if strings.Contains(out, testToken) {
-		t.Errorf("check printed the token:\n%s", out)
-	}
-	lines := map[string]string{}
-	for _, m := range lineRE.FindAllStringSubmatch(out, -1) {
-		lines[m[1]] = m[2] + " " + m[3]
-	}
-	return code, out, lines
-}
 
 func TestCheck(t *testing.T) {
 	notWritable := filepath.Join(t.TempDir(), "file")
@@ -119,16 +26,16 @@ func TestCheck(t *testing.T) {
 	}
 	defer busy.Close()
 	tgWith := func(status string) string {
-		s := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: status})
+		s := httptest.NewServer(&configtest.FakeBotAPI{Token: configtest.Token, MemberStatus: status})
 		t.Cleanup(s.Close)
 		return s.URL
 	}
 	forum := func(status string, canManage bool) string {
-		s := httptest.NewServer(&fakeBotAPI{token: testToken, memberStatus: status, forum: true, canManageTopics: canManage})
+		s := httptest.NewServer(&configtest.FakeBotAPI{Token: configtest.Token, MemberStatus: status, Forum: true, CanManageTopics: canManage})
 		t.Cleanup(s.Close)
 		return s.URL
 	}
-	wrongToken := httptest.NewServer(&fakeBotAPI{token: "999:other"})
+	wrongToken := httptest.NewServer(&configtest.FakeBotAPI{Token: "999:other"})
 	t.Cleanup(wrongToken.Close)
 
 	tests := []struct {
@@ -175,18 +82,18 @@ func TestCheck(t *testing.T) {
 			"telegram topics": "ok the bot may create a topic per desk",
 		}},
 		{"topics off are not checked", map[string]string{"TELEGRAM_API_URL": forum("member", false)}, 0, map[string]string{
-			"telegram chat": "ok", "telegram topics": absent,
+			"telegram chat": "ok", "telegram topics": configtest.Absent,
 		}},
 		{"model server down", map[string]string{"MODEL_BASE_URL": "http://" + deskbottest.RefusedAddr(t) + "/v1"}, 1, map[string]string{
 			"model openai:qwen3": "FAIL no answer",
 		}},
-		{"model key refused", map[string]string{"MODEL_BASE_URL": fakeModels(t, 401)}, 1, map[string]string{
+		{"model key refused", map[string]string{"MODEL_BASE_URL": configtest.FakeModels(t, 401)}, 1, map[string]string{
 			"model openai:qwen3": "FAIL 127.0.0.1",
 		}},
 		{"model not served", map[string]string{"MODEL_NAME": "mistral"}, 0, map[string]string{
 			"model openai:mistral": "warn",
 		}},
-		{"model server error", map[string]string{"MODEL_BASE_URL": fakeModels(t, 503)}, 1, map[string]string{
+		{"model server error", map[string]string{"MODEL_BASE_URL": configtest.FakeModels(t, 503)}, 1, map[string]string{
 			"model openai:qwen3": "FAIL 127.0.0.1",
 		}},
 		{"desks file missing", map[string]string{"DESKS_FILE": filepath.Join(t.TempDir(), "nope.toml")}, 1, map[string]string{
@@ -213,7 +120,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			for k, v := range tt.env {
 				if v == "" {
 					delete(env, k)
@@ -221,14 +128,14 @@ func TestCheck(t *testing.T) {
 					env[k] = v
 				}
 			}
-			code, out, lines := checkOut(t, env)
+			code, out, lines := configtest.CheckOut(t, RunCheck, env)
 			if code != tt.wantCode {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}
 			for name, want := range tt.want {
-				if got, ok := lines[name]; want == absent && ok {
+				if got, ok := lines[name]; want == configtest.Absent && ok {
 					t.Errorf("%s: %q, want no such line", name, got)
-				} else if want != absent && !strings.HasPrefix(lines[name], want) {
+				} else if want != configtest.Absent && !strings.HasPrefix(lines[name], want) {
 					t.Errorf("%s: %q, want it to start with %q", name, lines[name], want)
 				}
 			}
@@ -246,11 +153,11 @@ func TestCheck(t *testing.T) {
 // when it takes clients without a password while desks have the network.
 func TestCheckRealRedis(t *testing.T) {
 	storetest.MustOpen(t)
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	for k, v := range storetest.Env() { // REDIS_URL, or a Cluster's nodes
 		env[k] = v
 	}
-	code, out, lines := checkOut(t, env)
+	code, out, lines := configtest.CheckOut(t, RunCheck, env)
 	if code != 0 {
 		t.Errorf("exit status %d, want 0:\n%s", code, out)
 	}
@@ -261,7 +168,7 @@ func TestCheckRealRedis(t *testing.T) {
 		t.Errorf("no warning for a Redis without a password and SANDBOX_NETWORK on:\n%s", out)
 	}
 	env["SANDBOX_NETWORK"] = "false"
-	if _, out, lines := checkOut(t, env); lines["redis auth"] != "" {
+	if _, out, lines := configtest.CheckOut(t, RunCheck, env); lines["redis auth"] != "" {
 		t.Errorf("warned about Redis auth with the sandbox network off:\n%s", out)
 	}
 }
@@ -279,14 +186,14 @@ func TestCheckSandboxBwrapUnusable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin) // bash but no bwrap
-	env := goodEnv(t)
+	env := configtest.GoodEnv(t)
 	env["SANDBOX"] = "bwrap"
-	code, out, lines := checkOut(t, env)
+	code, out, lines := configtest.CheckOut(t, RunCheck, env)
 	if code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") {
 		t.Errorf("exit %d, sandbox %q; want 1 and FAIL:\n%s", code, lines["sandbox"], out)
 	}
 	env["SANDBOX"] = "auto"
-	if code, out, lines := checkOut(t, env); code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") ||
+	if code, out, lines := configtest.CheckOut(t, RunCheck, env); code != 1 || !strings.HasPrefix(lines["sandbox"], "FAIL") ||
 		!strings.Contains(lines["sandbox"], "Debian package bubblewrap") || !strings.Contains(lines["sandbox"], "SANDBOX=none") {
 		t.Errorf("auto without bwrap: exit %d, sandbox %q; want 1 and FAIL naming the fix:\n%s", code, lines["sandbox"], out)
 	}
@@ -302,7 +209,7 @@ func TestCheckClaudeCode(t *testing.T) {
 	if err := os.WriteFile(desks, []byte("[[desk]]\nname = \"planner\"\n[[desk.model]]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	claude, old := fakeClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), fakeClaudeVersion(t, "2.1.197 (Claude Code)")
+	claude, old := configtest.ClaudeVersion(t, claudecode.MinVersion+" (Claude Code)"), configtest.ClaudeVersion(t, "2.1.197 (Claude Code)")
 	for _, tc := range []struct {
 		name, bin string
 		want      []string // the line's start, then what else it holds
@@ -312,9 +219,9 @@ func TestCheckClaudeCode(t *testing.T) {
 		{"missing", filepath.Join(dir, "nope"), []string{"FAIL CLAUDE_BIN=" + filepath.Join(dir, "nope") + ": cannot run Claude Code", claudecode.Install}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["DESKS_FILE"], env["CLAUDE_BIN"] = desks, tc.bin
-			_, out, lines := checkOut(t, env)
+			_, out, lines := configtest.CheckOut(t, RunCheck, env)
 			got := lines["model claude-code:claude-sonnet-4-5"]
 			if !strings.HasPrefix(got, tc.want[0]) {
 				t.Errorf("line = %q, want it to start with %q\n%s", got, tc.want[0], out)
@@ -329,16 +236,6 @@ func TestCheckClaudeCode(t *testing.T) {
 			}
 		})
 	}
-}
-
-// fakeClaudeVersion is a CLI that only answers --version, with version.
-func fakeClaudeVersion(t *testing.T, version string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo '"+version+"'\n"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }
 
 // Before the first start DATA_DIR may not exist yet: the start creates it,
@@ -373,9 +270,9 @@ func TestCheckDataDirNotYetMade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			env["DATA_DIR"] = tt.dir
-			code, out, lines := checkOut(t, env)
+			code, out, lines := configtest.CheckOut(t, RunCheck, env)
 			if code != tt.wantCode {
 				t.Errorf("exit status %d, want %d", code, tt.wantCode)
 			}

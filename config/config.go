@@ -1,4 +1,12 @@
-package main
+// Package config owns the service's configuration and `deskbot check`:
+// the variables (and the .env file) read into a Config, every mistake in
+// them named by its variable and never its value, the guard that no
+// setting unguards a tool or hands a desk a secret, and the probes of
+// Redis, Telegram, the models, Kite and the sandbox. The probes' words are
+// one source: check prints them, and the start logs them (ProbeAtStart,
+// TelegramTrouble). Nothing here starts a part of the service or keeps
+// state; every function is safe to call from any goroutine.
+package config
 
 import (
 	"cmp"
@@ -75,11 +83,11 @@ type Config struct {
 
 	// ApprovalRemind is how long before a request lapses its unanswered
 	// approvers are reminded; unset or empty: a third of ApprovalExpiry
-	// (LoadConfig fills it in), 0s: no reminders.
+	// (Load fills it in), 0s: no reminders.
 	ApprovalRemind time.Duration `env:"APPROVAL_REMIND"`
 
 	// The sandbox: where and how desks' commands run. SANDBOX_ENV may name
-	// no secret of the service (see guard).
+	// no secret of the service (see Guard).
 	Sandbox        string        `env:"SANDBOX" envDefault:"auto"`
 	SandboxNetwork bool          `env:"SANDBOX_NETWORK" envDefault:"true"`
 	SandboxEnv     []string      `env:"SANDBOX_ENV" envSeparator:","`
@@ -109,7 +117,7 @@ type Config struct {
 	LeaderLease time.Duration `env:"LEADER_LEASE" envDefault:"10s"`
 
 	// The desks page, a Telegram Mini App served on HTTP_ADDR at
-	// WEBAPP_URL's path (webapp.go); off while WEBAPP_URL is empty.
+	// WEBAPP_URL's path (cmd/deskbot/webapp.go); off while WEBAPP_URL is empty.
 	WebAppURL    string        `env:"WEBAPP_URL"`
 	WebAppName   string        `env:"WEBAPP_NAME"`
 	WebAppMaxAge time.Duration `env:"WEBAPP_MAX_AGE" envDefault:"1h"`
@@ -123,7 +131,7 @@ type Config struct {
 	MarketHolidays string   `env:"MARKET_HOLIDAYS"`
 	KiteExchanges  []string `env:"KITE_EXCHANGES" envDefault:"NSE,NFO" envSeparator:","`
 
-	// Kite Connect (kite.go): the daily login is on while KITE_API_KEY is
+	// Kite Connect (cmd/deskbot/kite.go): the daily login is on while KITE_API_KEY is
 	// set. KITE_API_SECRET is a secret.
 	KiteAPIKey        string `env:"KITE_API_KEY"`
 	KiteAPISecret     string `env:"KITE_API_SECRET"`
@@ -144,10 +152,10 @@ type Config struct {
 	deskKeys []string
 }
 
-// LoadConfig reads the configuration from environ (os.Environ() form or a
+// Load reads the configuration from environ (os.Environ() form or a
 // map). Each problem is one line naming its variable, never its value (a
 // value may be a secret).
-func LoadConfig(environ map[string]string) (Config, error) {
+func Load(environ map[string]string) (Config, error) {
 	environ = trimLists(environ)
 	cfg, err := env.ParseAsWithOptions[Config](env.Options{Environment: environ})
 	// A reminder by default comes when a third of the wait is left: the
@@ -160,7 +168,7 @@ func LoadConfig(environ map[string]string) (Config, error) {
 		problems = append(problems, envProblems(err)...)
 	}
 	problems = append(problems, cfg.validate()...)
-	problems = append(problems, cfg.guard(environ)...)
+	problems = append(problems, cfg.Guard(environ)...)
 	for _, name := range deskKeyEnvs(cfg.DesksFile) {
 		if v := environ[name]; v != "" {
 			cfg.deskKeys = append(cfg.deskKeys, v)
@@ -264,8 +272,8 @@ func (c Config) validate() []string {
 	return p
 }
 
-// quiet is TELEGRAM_QUIET as the bot takes it (validate checked it).
-func (c Config) quiet() bot.Quiet {
+// Quiet is TELEGRAM_QUIET as the bot takes it (validate checked it).
+func (c Config) Quiet() bot.Quiet {
 	q, _ := bot.ParseQuiet(c.TelegramQuiet)
 	return q
 }
@@ -319,9 +327,9 @@ func (c Config) validateRedis() []string {
 	return p
 }
 
-// storeOptions is the store's configuration: which Redis, its credentials,
+// StoreOptions is the store's configuration: which Redis, its credentials,
 // the key prefix and the audit trail's retention.
-func (c Config) storeOptions() store.Options {
+func (c Config) StoreOptions() store.Options {
 	trim := func(addrs []string) []string {
 		var out []string
 		for _, a := range addrs {
@@ -418,17 +426,17 @@ func typeWord(t reflect.Type) string {
 	return t.String()
 }
 
-// secrets are the values no log line may carry.
-func (c Config) secrets() []string {
-	s := []string{c.TelegramToken, tokenSecret(c.TelegramToken), c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword, c.KiteAPISecret}
+// Secrets are the values no log line may carry.
+func (c Config) Secrets() []string {
+	s := []string{c.TelegramToken, TokenSecret(c.TelegramToken), c.ModelAPIKey, c.AnthropicAPIKey, c.RedisPassword, c.RedisSentinelPassword, c.KiteAPISecret}
 	s = append(s, c.deskKeys...)
 	return append(s, redisPasswords(c.RedisURL)...)
 }
 
-// tokenSecret is the part of a bot token after its colon. The part before
+// TokenSecret is the part of a bot token after its colon. The part before
 // is the bot's user id, which anyone in the group can see, so the rest
 // alone is as good as the whole token: a secret on its own.
-func tokenSecret(token string) string {
+func TokenSecret(token string) string {
 	_, secret, _ := strings.Cut(token, ":")
 	return secret
 }
@@ -458,7 +466,7 @@ func redisPasswords(rawURL string) []string {
 	return forms
 }
 
-// guard checks the settings where a mistake would quietly weaken the
+// Guard checks the settings where a mistake would quietly weaken the
 // service, and puts APPROVAL_TOOLS in the form the gate needs:
 //
 //   - APPROVAL_TOOLS: each entry is trimmed and empty entries are dropped,
@@ -475,7 +483,7 @@ func redisPasswords(rawURL string) []string {
 //     model's key in a header).
 //
 // environ is the environment the service runs with.
-func (c *Config) guard(environ map[string]string) []string {
+func (c *Config) Guard(environ map[string]string) []string {
 	var p []string
 	tools, err := approvalTools(c.ApprovalTools)
 	if err != nil {
@@ -492,7 +500,7 @@ func (c *Config) guard(environ map[string]string) []string {
 	for _, v := range redisPasswords(environ["REDIS_URL"]) {
 		secrets = append(secrets, secret{"the password in REDIS_URL", v})
 	}
-	secrets = append(secrets, secret{"TELEGRAM_TOKEN after its colon", tokenSecret(environ["TELEGRAM_TOKEN"])})
+	secrets = append(secrets, secret{"TELEGRAM_TOKEN after its colon", TokenSecret(environ["TELEGRAM_TOKEN"])})
 	var pass []string
 	for _, name := range c.SandboxEnv {
 		if name = strings.TrimSpace(name); name == "" {
@@ -675,7 +683,7 @@ func cleartextURL(raw string) bool {
 // the variable unset means the default. Either terminal tool brings the
 // other.
 func approvalTools(entries []string) ([]string, error) {
-	known := knownTools()
+	known := KnownTools()
 	var tools, unknown []string
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -758,12 +766,12 @@ func deskModels(file string) []deskModel {
 	return out
 }
 
-// checkPolicies checks the desks' policies as deskbot.Policies.Check does,
+// CheckPolicies checks the desks' policies as deskbot.Policies.Check does,
 // and that a desk offered both terminal tools asks as many approvers for
 // each: a count on one only would let the desk run the same command
 // through the other on fewer people's yes. The start and deskbot check
 // both call it.
-func checkPolicies(desks []agent.DeskConfig, guarded []string, approvers []int64) error {
+func CheckPolicies(desks []agent.DeskConfig, guarded []string, approvers []int64) error {
 	if err := agent.Policies(desks).Check(guarded, len(approvers)); err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
-package main
+package config
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // deskbot check's output is pasted into tickets and chats: whatever it says
@@ -24,11 +26,11 @@ func TestHostileCheckNeverPrintsTheRedisPassword(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := goodEnv(t)
+			env := configtest.GoodEnv(t)
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			_, out, _ := checkOut(t, env)
+			_, out, _ := configtest.CheckOut(t, RunCheck, env)
 			if strings.Contains(out, pw) || strings.Contains(out, "s3cr3t") {
 				t.Errorf("check printed the Redis password:\n%s", out)
 			}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/agent"
 	"github.com/deskbot/deskbot/argtext"
 	"github.com/deskbot/deskbot/claudecode"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // Every variable the service reads is in the reference's table
@@ -19,18 +20,18 @@ import (
 // default, so a newcomer never meets an undocumented setting; and the
 // README keeps the two commands .ci/run relies on.
 func TestVariablesDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	reference, err := os.ReadFile("../../docs/reference.md")
+	reference, err := os.ReadFile("../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "(docs/reference.md") {
 		t.Error("README does not link docs/reference.md")
 	}
-	example, err := os.ReadFile("../../.env.example")
+	example, err := os.ReadFile("../.env.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +74,10 @@ func TestDesksExamplePassesCheck(t *testing.T) {
 		t.Setenv(k, "") // restored after the test
 		os.Unsetenv(k)
 	}
-	env := minimalEnv()
-	env["DESKS_FILE"] = "../../docs/desks.example.toml"
+	env := configtest.MinimalEnv()
+	env["DESKS_FILE"] = "../docs/desks.example.toml"
 	env["TELEGRAM_APPROVERS"] = "101,102" // the example has four eyes
-	cfg, err := LoadConfig(env)
+	cfg, err := Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestEnvExampleSourceable(t *testing.T) {
 		t.Skip("no bash on this machine")
 	}
 	cmd := exec.Command(bash, "--noprofile", "--norc", "-e", "-c", `set -a; . ./.env.example; printf '%s\n' "$SWEEP_SCHEDULE" "$APPROVAL_TOOLS"`)
-	cmd.Dir = "../.."
+	cmd.Dir = ".."
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -127,7 +128,7 @@ func TestEnvExampleSourceable(t *testing.T) {
 // it unpinned (on Node 20 that gets 2.1.197, which fails every turn), and
 // .ci/run finds the version where it reads it.
 func TestClaudeCodeVersionDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +137,8 @@ func TestClaudeCodeVersionDocumented(t *testing.T) {
 			t.Errorf("README lacks %q", want)
 		}
 	}
-	files := []string{"../../README.md", "../../Dockerfile", "../../.env.example", "../../docs/desks.example.toml", "check.go"}
-	more, err := filepath.Glob("../../docs/*.md")
+	files := []string{"../README.md", "../Dockerfile", "../.env.example", "../docs/desks.example.toml", "check.go"}
+	more, err := filepath.Glob("../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestClaudeCodeVersionDocumented(t *testing.T) {
 			rest = after
 		}
 	}
-	src, err := os.ReadFile("../../claudecode/version.go")
+	src, err := os.ReadFile("../claudecode/version.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestClaudeCodeVersionDocumented(t *testing.T) {
 	if m == nil || string(m[1]) != claudecode.MinVersion {
 		t.Errorf(".ci/run reads the version from claudecode/version.go as %q, but it is %s", m, claudecode.MinVersion)
 	}
-	ci, err := os.ReadFile("../../.ci/run")
+	ci, err := os.ReadFile("../.ci/run")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package main
+package config
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // The Redis variables name one Redis; contradictory or half-given settings
@@ -32,16 +34,16 @@ func TestLoadConfigRedis(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			cfg, err := LoadConfig(env)
+			cfg, err := Load(env)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("error %v; want none", err)
 				}
-				o := cfg.storeOptions()
+				o := cfg.StoreOptions()
 				if slices.Contains(o.SentinelAddrs, "") || slices.ContainsFunc(o.SentinelAddrs, func(a string) bool { return strings.TrimSpace(a) != a }) {
 					t.Errorf("sentinel addresses %q not trimmed", o.SentinelAddrs)
 				}
@@ -63,21 +65,21 @@ func TestLoadConfigRedis(t *testing.T) {
 // The Redis passwords are secrets: the log scrubber knows them, and no
 // desk may be handed them through SANDBOX_ENV.
 func TestRedisPasswordsAreSecrets(t *testing.T) {
-	env := minimalEnv()
+	env := configtest.MinimalEnv()
 	env["REDIS_SENTINELS"], env["REDIS_MASTER_NAME"] = "127.0.0.1:26379", "deskbot"
 	env["REDIS_PASSWORD"], env["REDIS_SENTINEL_PASSWORD"] = "data-node-password-1", "sentinel-password-2"
 	env["ALIAS"] = "x" + env["REDIS_SENTINEL_PASSWORD"]
-	cfg, err := LoadConfig(env)
+	cfg, err := Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{env["REDIS_PASSWORD"], env["REDIS_SENTINEL_PASSWORD"]} {
-		if !slices.Contains(cfg.secrets(), s) {
+		if !slices.Contains(cfg.Secrets(), s) {
 			t.Errorf("the log scrubber does not know a Redis password")
 		}
 	}
 	env["SANDBOX_ENV"] = "ALIAS"
-	if _, err := LoadConfig(env); err == nil || !strings.Contains(err.Error(), "SANDBOX_ENV: ALIAS carries the value of a secret") {
+	if _, err := Load(env); err == nil || !strings.Contains(err.Error(), "SANDBOX_ENV: ALIAS carries the value of a secret") {
 		t.Errorf("a variable carrying the sentinels' password passed to desks: %v", err)
 	}
 }

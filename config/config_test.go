@@ -1,30 +1,14 @@
-package main
+package config
 
 import (
 	"errors"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
-
-// minimalEnv is the least LoadConfig accepts.
-func minimalEnv() map[string]string {
-	return map[string]string{
-		"TELEGRAM_TOKEN": testToken, "TELEGRAM_CHAT_ID": "-1001", "TELEGRAM_APPROVERS": "101",
-	}
-}
-
-func mustDesksFile(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "desks.toml")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // A configuration mistake in APPROVAL_TOOLS never leaves a tool unguarded:
 // entries are trimmed (the gate compares names exactly), empty ones are
@@ -51,11 +35,11 @@ func TestLoadConfigApprovalTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			if tt.value != "-" {
 				env["APPROVAL_TOOLS"] = tt.value
 			}
-			cfg, err := LoadConfig(env)
+			cfg, err := Load(env)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
@@ -76,7 +60,7 @@ func TestLoadConfigApprovalTools(t *testing.T) {
 // secret's own name, not by a per-desk api_key_env, not by another variable
 // holding the same value.
 func TestLoadConfigSandboxEnvRefusesSecrets(t *testing.T) {
-	desks := mustDesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_A_KEY\"\n")
+	desks := configtest.DesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_A_KEY\"\n")
 	tests := []struct {
 		name    string
 		value   string
@@ -96,13 +80,13 @@ func TestLoadConfigSandboxEnvRefusesSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			maps.Copy(env, map[string]string{
 				"DESKS_FILE": desks, "DESK_A_KEY": "sk-desk-a-0123456789", "SANDBOX_ENV": tt.value,
 				"REDIS_URL": "redis://:redis-pw-0123@127.0.0.1:6379", "MARKET_DATA_URL": "https://example.com",
-				"COPY": testToken, "DB": "postgres://u:redis-pw-0123@db",
+				"COPY": configtest.Token, "DB": "postgres://u:redis-pw-0123@db",
 			})
-			cfg, err := LoadConfig(env)
+			cfg, err := Load(env)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -115,7 +99,7 @@ func TestLoadConfigSandboxEnvRefusesSecrets(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.wantErr)
 			}
-			if strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), "0123") {
+			if strings.Contains(err.Error(), configtest.Token) || strings.Contains(err.Error(), "0123") {
 				t.Errorf("the error shows a secret's value: %v", err)
 			}
 		})
@@ -126,16 +110,16 @@ func TestLoadConfigSandboxEnvRefusesSecrets(t *testing.T) {
 // scrubbed from the logs, like the service's own secrets.
 func TestLoggerScrubsDeskKeys(t *testing.T) {
 	const key = "sk-desk-b-9876543210"
-	env := minimalEnv()
-	env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\n\n"+
+	env := configtest.MinimalEnv()
+	env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"a\"\n[[desk.model]]\nmodel = \"m\"\n\n"+
 		"[[desk]]\nname = \"b\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_B_KEY\"\n")
 	env["DESK_B_KEY"] = key
-	cfg, err := LoadConfig(env)
+	cfg, err := Load(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	log, _ := newLogger(cfg, &b)
+	log, _ := NewLogger(cfg, &b)
 	log.Error("model failed", "err", errors.New("401 for key "+key), "detail", "Bearer "+key)
 	if strings.Contains(b.String(), key) {
 		t.Errorf("a desk's key reached the log:\n%s", b.String())
@@ -163,9 +147,9 @@ func TestLoadConfigWebApp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			maps.Copy(env, tt.env)
-			_, err := LoadConfig(env)
+			_, err := Load(env)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot/bot"
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // APPROVAL_REMIND defaults to a third of APPROVAL_EXPIRY, 0s turns
@@ -32,11 +33,11 @@ func TestLoadConfigApprovalRemind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			cfg, err := LoadConfig(env)
+			cfg, err := Load(env)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("LoadConfig: %v; want an error with %q", err, tt.wantErr)
@@ -67,9 +68,9 @@ func TestLoadConfigTelegramQuiet(t *testing.T) {
 		{"desk_messages,held_calls", bot.Quiet{}, `TELEGRAM_QUIET: "held_calls" is not a kind of message; it lists desk_messages, fills, reports (held calls, reminders and halts always notify)`},
 	}
 	for _, tt := range tests {
-		env := minimalEnv()
+		env := configtest.MinimalEnv()
 		env["TELEGRAM_QUIET"] = tt.value
-		cfg, err := LoadConfig(env)
+		cfg, err := Load(env)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("TELEGRAM_QUIET=%q: %v; want an error with %q", tt.value, err, tt.wantErr)
@@ -80,7 +81,7 @@ func TestLoadConfigTelegramQuiet(t *testing.T) {
 			t.Errorf("TELEGRAM_QUIET=%q: %v", tt.value, err)
 			continue
 		}
-		if got := cfg.quiet(); got != tt.want {
+		if got := cfg.Quiet(); got != tt.want {
 			t.Errorf("TELEGRAM_QUIET=%q reads %+v, want %+v", tt.value, got, tt.want)
 		}
 	}

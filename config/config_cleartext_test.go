@@ -1,9 +1,11 @@
-package main
+package config
 
 import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // A URL that carries a secret with every request is refused as plain http
@@ -12,7 +14,7 @@ import (
 func TestConfigCleartextURLs(t *testing.T) {
 	keyedDesks := func(t *testing.T, baseURL, extra string) string {
 		t.Helper()
-		return mustDesksFile(t, "[[desk]]\nname = \"main\"\n[[desk.model]]\nmodel = \"m\"\nbase_url = \""+baseURL+"\"\n"+extra)
+		return configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[[desk.model]]\nmodel = \"m\"\nbase_url = \""+baseURL+"\"\n"+extra)
 	}
 	tests := []struct {
 		name string
@@ -34,30 +36,30 @@ func TestConfigCleartextURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			maps.Copy(env, tt.env)
 			checkLoad(t, env, tt.want)
 		})
 	}
 
 	t.Run("desk model key over http", func(t *testing.T) {
-		env := minimalEnv()
+		env := configtest.MinimalEnv()
 		env["DESK_KEY"] = "sk-desk"
 		env["DESKS_FILE"] = keyedDesks(t, "http://gpu-box:8000/v1", "api_key_env = \"DESK_KEY\"\n")
 		checkLoad(t, env, `DESKS_FILE: desk "main" model 1: base_url is plain http to another machine and would send the key in DESK_KEY`)
 	})
 	t.Run("desk anthropic model over http", func(t *testing.T) {
-		env := minimalEnv()
+		env := configtest.MinimalEnv()
 		env["DESKS_FILE"] = keyedDesks(t, "http://proxy.example.com", "provider = \"anthropic\"\n")
 		checkLoad(t, env, "would send the key in ANTHROPIC_API_KEY")
 	})
 	t.Run("desk model without a key over http", func(t *testing.T) {
-		env := minimalEnv()
+		env := configtest.MinimalEnv()
 		env["DESKS_FILE"] = keyedDesks(t, "http://gpu-box:8000/v1", "")
 		checkLoad(t, env, "")
 	})
 	t.Run("desk model key over http to localhost", func(t *testing.T) {
-		env := minimalEnv()
+		env := configtest.MinimalEnv()
 		env["DESK_KEY"] = "sk-desk"
 		env["DESKS_FILE"] = keyedDesks(t, "http://127.0.0.1:8000/v1", "api_key_env = \"DESK_KEY\"\n")
 		checkLoad(t, env, "")
@@ -68,7 +70,7 @@ func TestConfigCleartextURLs(t *testing.T) {
 // want is "". No error message may carry a secret of the environment.
 func checkLoad(t *testing.T, env map[string]string, want string) {
 	t.Helper()
-	_, err := LoadConfig(env)
+	_, err := Load(env)
 	switch {
 	case want == "" && err != nil:
 		t.Errorf("LoadConfig: %v, want it accepted", err)

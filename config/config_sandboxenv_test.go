@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"encoding/base64"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // SANDBOX_ENV hands a desk no secret of the service in any form a program
@@ -50,10 +52,10 @@ func TestConfigSandboxEnvSecretForms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			maps.Copy(env, tt.secrets)
 			if _, ok := tt.secrets["DESK_KEY"]; ok {
-				env["DESKS_FILE"] = mustDesksFile(t, "[[desk]]\nname = \"main\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_KEY\"\n")
+				env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[[desk.model]]\nmodel = \"m\"\napi_key_env = \"DESK_KEY\"\n")
 			}
 			env["PASSED"] = tt.value
 			env["SANDBOX_ENV"] = "PASSED"
@@ -71,7 +73,7 @@ func TestConfigSandboxEnvSecretForms(t *testing.T) {
 		{"the Redis URL's password", "REDIS_URL", "redis://:" + url.PathEscape(odd) + "@cache:6379", url.QueryEscape(odd), "(the password in REDIS_URL)"},
 	} {
 		t.Run("names "+tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			env[tt.secretVar], env["PASSED"], env["SANDBOX_ENV"] = tt.secret, tt.value, "PASSED"
 			checkLoad(t, env, "SANDBOX_ENV: PASSED carries the value of a secret of the service "+tt.from)
 		})

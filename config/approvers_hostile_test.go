@@ -1,8 +1,10 @@
-package main
+package config
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/deskbot/deskbot/config/configtest"
 )
 
 // TELEGRAM_APPROVERS mistakes a careless operator makes. Telegram sends
@@ -23,11 +25,11 @@ func TestHostileApproversThatAreNotOnePerson(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := minimalEnv()
+			env := configtest.MinimalEnv()
 			env["TELEGRAM_APPROVERS"] = tt.value
-			_, err := LoadConfig(env)
+			_, err := Load(env)
 			if err == nil || !strings.Contains(err.Error(), "TELEGRAM_APPROVERS: "+tt.want) {
-				t.Errorf("LoadConfig(TELEGRAM_APPROVERS=%s) = %v; want an error containing %q", tt.value, err, tt.want)
+				t.Errorf("Load(TELEGRAM_APPROVERS=%s) = %v; want an error containing %q", tt.value, err, tt.want)
 			}
 		})
 	}
