@@ -23,10 +23,14 @@ import (
 
 var _ deskbot.WatchStore = (*Store)(nil)
 
-// addWatchScript keeps a watch unless its desk has ARGV[3] already.
+// addWatchScript keeps a watch unless its desk has ARGV[3] already; a
+// watch kept already (its id) is kept as it is, whatever the count.
 // KEYS: the desk's watches, the desks with watches. ARGV: id, JSON, max,
 // desk. Returns 1 when kept, 0 when the desk is full.
 var addWatchScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  return 1
+end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
   return 0
 end
@@ -53,7 +57,8 @@ if ARGV[3] ~= '' then
 end
 return w`)
 
-// AddWatch keeps w unless its desk has max watches already (ECONFLICT).
+// AddWatch keeps w unless its desk has max watches already (ECONFLICT);
+// a watch kept already under w.ID is left as it was.
 func (s *Store) AddWatch(ctx context.Context, w deskbot.Watch, max int) error {
 	if w.ID == "" || deskbot.ValidDeskName(w.Desk) != nil {
 		return deskbot.Errorf(deskbot.EINVALID, "A watch needs an id and a desk")

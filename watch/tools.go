@@ -3,14 +3,16 @@ package watch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/words"
-	"github.com/google/uuid"
 )
 
 // Tools are watch_price and cancel_watch over store, the symbols checked
@@ -47,8 +49,8 @@ func Tools(store deskbot.WatchStore, market deskbot.Market, max int, changed fun
 					}
 					return deskbot.ToolResult{}, err
 				}
-				w := deskbot.Watch{ID: "w" + strings.ReplaceAll(uuid.NewString(), "-", "")[:10], Desk: desk, Symbol: in.Symbol,
-					Direction: a.Direction, Level: a.Level, Note: words.WatchNote(a.Note), CreatedAt: now()}
+				w := deskbot.Watch{Desk: desk, Symbol: in.Symbol, Direction: a.Direction, Level: a.Level, Note: words.WatchNote(a.Note), CreatedAt: now()}
+				w.ID = watchID(w)
 				if p, ok, err := market.LastPrice(ctx, w.Symbol); err == nil && ok && w.Crossed(p.Value) {
 					return modelError(deskbot.Errorf(deskbot.EINVALID, "%s", words.WatchAlreadyCrossed(w, p)))
 				}
@@ -80,6 +82,17 @@ func Tools(store deskbot.WatchStore, market deskbot.Market, max int, changed fun
 				return deskbot.ToolResult{Text: words.WatchCancelled(w)}, nil
 			}},
 	}
+}
+
+// watchID names a watch by what it watches: the desk, the symbol, the
+// direction, the level and the note. The same watch asked for again is the
+// same watch, kept once: a turn that ran watch_price and was cut short (a
+// crash, a kill -9) before the call was remembered runs again, and its
+// model, asked afresh, sets it again under a new call id; a second watch
+// would wake the desk twice for one crossing.
+func watchID(w deskbot.Watch) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{w.Desk, w.Symbol, w.Direction, strconv.FormatFloat(w.Level, 'g', -1, 64), w.Note}, "\x00")))
+	return "w" + hex.EncodeToString(h[:])[:10]
 }
 
 const (

@@ -153,6 +153,33 @@ func TestWatchFiresOnceAcrossRestart(t *testing.T) {
 	}
 }
 
+// The same watch asked for twice is kept once, also at the desk's cap: a
+// turn cut short by a crash after watch_price ran, before the call was
+// remembered, runs again and its model sets the watch again (the drill
+// TestWatchAcrossKillAndHandOver saw the desk woken twice for one
+// crossing). A watch that differs in anything it watches is another.
+func TestSameWatchTwiceIsKeptOnce(t *testing.T) {
+	s := storetest.MustOpen(t)
+	tools := Tools(s, market(), 1, nil, nil)
+	const args = `{"symbol":"INFY","direction":"above","level":1600,"note":"breakout"}`
+	first := run(t, tools, deskbot.ToolWatchPrice, "alpha", args)
+	again := run(t, tools, deskbot.ToolWatchPrice, "alpha", args)
+	if first.IsError || again.IsError || first.Text != again.Text {
+		t.Fatalf("the same watch twice answered %q, then %q; want the same answer", first.Text, again.Text)
+	}
+	if ws, err := s.Watches(t.Context(), "alpha"); err != nil || len(ws) != 1 {
+		t.Fatalf("alpha's watches after the same watch twice: %v, %v; want one", ws, err)
+	}
+	for _, other := range []string{
+		`{"symbol":"INFY","direction":"above","level":1601,"note":"breakout"}`,
+		`{"symbol":"INFY","direction":"above","level":1600,"note":"another"}`,
+	} {
+		if r := run(t, tools, deskbot.ToolWatchPrice, "alpha", other); !r.IsError || !strings.Contains(r.Text, "MAX_WATCHES") {
+			t.Errorf("%s over a cap of 1 answered %+v; want refused as another watch", other, r)
+		}
+	}
+}
+
 // A hostile desk: it cannot watch for another desk, pass its cap, cancel
 // another's watch, give a symbol the market does not list, or make its
 // note more than one clipped line.

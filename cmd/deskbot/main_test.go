@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/bot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/config/configtest"
@@ -84,7 +85,7 @@ func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Serv
 	// The test's logger scrubs nothing, so that a leak shows at its
 	// source; the Redactor still learns what the service's would scrub.
 	s.main = &Main{Config: cfg, Log: slog.New(slog.NewTextHandler(io.MultiWriter(s.logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Redactor: ops.NewRedactor(cfg.Secrets()...), Now: now, StopTimeout: 10 * time.Second}
+		Redactor: ops.NewRedactor(cfg.Secrets()...), Now: now, StopTimeout: 10 * time.Second, Sender: fastSender}
 	if err := s.main.Run(t.Context()); err != nil {
 		s.main.Close()
 		t.Fatalf("run: %v", err)
@@ -99,6 +100,15 @@ func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Serv
 	})
 	return s
 }
+
+// fastSender keeps the sender's rules (lanes, the group's reserve, retries)
+// with gaps short enough that a whole-service test does not wait out
+// Telegram's pace: one message a second per chat would make a test that
+// sends twenty wait twenty seconds. The pacing itself is checked in bot
+// (the sender's tests, on a fake clock) and in the drills (e2e/, against
+// the fake Bot API's flood limits at Telegram's real pace).
+var fastSender = bot.SenderOptions{PerChat: time.Millisecond, PerGroupPerMinute: 1 << 20, Overall: time.Microsecond,
+	MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}
 
 type testWriter struct{ t *testing.T }
 

@@ -66,6 +66,10 @@ type Main struct {
 	// Demo is set by `deskbot demo`, whose Redis is in memory on purpose:
 	// the warnings meant for a real run about it are not logged.
 	Demo bool
+	// Sender paces the chat's sends and retries; zero values keep
+	// Telegram's limits. Not configuration: the tests' world shortens the
+	// gaps, so that a test does not wait out Telegram's pace.
+	Sender bot.SenderOptions
 
 	Store   *store.Store
 	Gate    *gate.Gate
@@ -291,6 +295,13 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	return nil
 }
 
+// senderOptions are m.Sender, told of retries for the metrics.
+func (m *Main) senderOptions() bot.SenderOptions {
+	so := m.Sender
+	so.OnRetry = m.Metrics.OnTelegramRetry
+	return so
+}
+
 // buildBot builds the Telegram side (it starts polling when this process
 // leads).
 func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Policies) (err error) {
@@ -308,7 +319,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 	if m.Bot, err = bot.New(bot.Config{
 		Token: cfg.TelegramToken, APIURL: strings.TrimRight(cfg.TelegramAPIURL, "/"), ChatID: cfg.TelegramChatID,
 		Approvers: cfg.TelegramApprovers, Desks: names, DataDir: cfg.DataDir, Now: m.Now,
-		Sender: bot.SenderOptions{OnRetry: m.Metrics.OnTelegramRetry}, Topics: cfg.TelegramTopics,
+		Sender: m.senderOptions(), Topics: cfg.TelegramTopics,
 		Remind: cfg.ApprovalRemind, Pin: cfg.TelegramPin, Quiet: cfg.Quiet(),
 		WebApp: bot.WebApp{URL: cfg.WebAppURL, Name: cfg.WebAppName}, Policies: policies,
 		PriceMaxAge: cfg.PriceMaxAge,
