@@ -122,7 +122,7 @@ func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
 		t.Fatalf("halted before the market moved: %+v", st.Halt)
 	}
 	halt := s.mustBotMessage(t, "the halt in the group", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "halted") })
-	for _, want := range []string{"main halted at", "max_daily_loss", "P&L today -₹", "Done: paused the desk", "closed", "An approver can /resume main."} {
+	for _, want := range []string{"main halted at", "max_daily_loss", "P&L today -\u2060₹", "Done: paused the desk", "closed", "An approver can /resume main."} {
 		if !strings.Contains(halt.Plain, want) {
 			t.Errorf("the halt's message lacks %q: %q", want, halt.Plain)
 		}
