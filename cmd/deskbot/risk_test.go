@@ -11,6 +11,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
+	"github.com/deskbot/deskbot/words"
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
@@ -170,7 +171,7 @@ func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
 	ask := s.mustBotMessage(t, "the resume's confirmation", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "Resume it?")
 	})
-	if !strings.Contains(ask.Plain, "max_daily_loss") || !strings.Contains(ask.Plain, st.Halt.Figures) {
+	if !strings.Contains(ask.Plain, "max_daily_loss") || !strings.Contains(ask.Plain, words.OnOneLine(st.Halt.Figures)) {
 		t.Errorf("the confirmation does not show the rule and the figures: %q", ask.Plain)
 	}
 	if st := mustDeskStatus(t, s, "main"); st.Halt == nil || !st.Paused {
