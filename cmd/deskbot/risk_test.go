@@ -11,8 +11,8 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
-	"github.com/deskbot/deskbot/words"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // fakeClock runs at the real pace from start: the paper market's prices
