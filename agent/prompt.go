@@ -54,7 +54,7 @@ func SystemPrompt(desk DeskConfig, tools []deskbot.ToolSpec, now time.Time) stri
 	if has[deskbot.ToolBash] {
 		b.WriteString("- The bash tools run in your own folder, which is kept between turns: keep notes and files there. Clocks there are India time too.\n")
 	}
-	b.WriteString("- Your final reply (without tool calls) is posted to the team's chat. Keep it short: a few lines saying what you did and what you need.")
+	b.WriteString("- Your final reply (without tool calls) is posted to the team's chat. Keep it short: a few lines saying what you did and what you need. The chat already shows the outcome of each call the team allowed, and each fill of your orders that came later: do not repeat them.")
 	if has[deskbot.ToolSendMessage] {
 		b.WriteString(" Use send_message only for something to show mid-turn or for a picture.")
 	}

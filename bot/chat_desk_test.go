@@ -40,14 +40,14 @@ func TestDesksShowTodaysPnLAndOutages(t *testing.T) {
 	}
 	got := h.replyTo(groupID, h.say(ravi, "/desks", 0)).Plain
 	for _, want := range []string{
-		"alpha – idle; no open requests; no activity yet\nTokens today: 0\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00 · broker's, open +₹40.00",
-		"beta – idle; no open requests; no activity yet\n⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nTokens today: 0\nToday: realised +₹0.00, open +₹0.00\nNo open positions.",
+		"alpha – idle; no open requests; no activity yet\nTokens today: 0\nToday: realised +\u2060₹60.00, open +\u2060₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00 · broker's, open +\u2060₹40.00",
+		"beta – idle; no open requests; no activity yet\n⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nTokens today: 0\nToday: realised +\u2060₹0.00, open +\u2060₹0.00\nNo open positions.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("/desks shows %q; want it to contain %q", got, want)
 		}
 	}
-	for _, not := range []string{"to date", "⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nToday: realised +₹60"} {
+	for _, not := range []string{"to date", "⚠️ None of its models answers since 23:55 IST: its messages wait in its queue until one does.\nToday: realised +\u2060₹60"} {
 		if strings.Contains(got, not) {
 			t.Errorf("/desks shows %q; want no %q", got, not)
 		}
@@ -82,8 +82,8 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 	got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
 	for _, want := range []string{
 		"Price watches (1):\nw1 · RELIANCE above 130.00 · \"<b>add</b> 2\" · set " + words.Time(h.clock.Now()),
-		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nTokens today: 1,23,456\nToday: realised +₹60.00, open +₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00 · broker's, open +₹40.00",
-		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +₹60.00\nOpen orders: none.",
+		"alpha – idle; 1 open request; last activity " + words.Time(h.clock.Now()) + " IST\nTokens today: 1,23,456\nToday: realised +\u2060₹60.00, open +\u2060₹40.00\nRELIANCE: long 2, avg 100.00, last 120.00 · broker's, open +\u2060₹40.00",
+		"Trades today (1):\n00:10 SELL 3 RELIANCE @ 120.00, realised +\u2060₹60.00\nOpen orders: none.",
 		"Held calls (1; /requests shows their buttons):\nalpha: BUY 10 RELIANCE MARKET · MIS, notional ≈ ₹1,200.00 at the last price",
 		"(request " + shortID(r.ID) + ")",
 		"Last turn, for a trigger at 00:05 IST:\nMessage from Asha: Trim RELIANCE; <b>keep</b> 2",

@@ -162,8 +162,8 @@ func TestFlattenConfirmationListsWhatItCloses(t *testing.T) {
 	got := h.replyTo(groupID, h.say(asha, "/flatten all", 0))
 	for _, want := range []string{
 		"alpha would close 2:\n",
-		"• SELL 6 RELIANCE MARKET (closes long 6 at about ₹100.00, open +₹0.00)",
-		"• BUY 2 INFY MARKET (closes short 2 at about ₹1,500.00, open +₹0.00)",
+		"• SELL 6 RELIANCE MARKET (closes long 6 at about ₹100.00, open +\u2060₹0.00)",
+		"• BUY 2 INFY MARKET (closes short 2 at about ₹1,500.00, open +\u2060₹0.00)",
 		"beta: no open positions.",
 	} {
 		if !strings.Contains(got.Plain, want) {
@@ -172,5 +172,28 @@ func TestFlattenConfirmationListsWhatItCloses(t *testing.T) {
 	}
 	if trs := h.triggers("alpha"); len(trs) != 0 {
 		t.Errorf("asking to confirm flattened: %+v", trs)
+	}
+}
+
+// A flatten's P&L keeps its sign on the line of its ₹ in the chat (joined
+// where the chat's text goes out); the same words told to the desk's
+// model carry no joiner, which it would read as a stray character.
+func TestFlattenSignsAreJoinedInTheChatOnly(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 6, Price: 100}); err != nil {
+		t.Fatal(err)
+	}
+	confirm := h.replyTo(groupID, h.say(asha, "/flatten alpha", 0))
+	h.answer(h.tap(asha, confirm, "Yes, flatten alpha"))
+	done := h.waitMessage(func(x telegramtest.Message) bool {
+		return x.ID == confirm.ID && strings.HasPrefix(x.Plain, "Flattened by Asha")
+	})
+	if !strings.Contains(done.Plain, "Realised P&L +\u2060₹0.00.") {
+		t.Errorf("the chat reads %q; want the sign joined to its ₹", done.Plain)
+	}
+	trs := h.waitTriggers("alpha", 1)
+	if text := trs[0].Text; !strings.Contains(text, "Realised P&L +₹0.00.") || strings.ContainsRune(text, '\u2060') {
+		t.Errorf("the desk's model reads %q; want its money as words writes it, with no joiner", text)
 	}
 }

@@ -129,3 +129,27 @@ func TestForgedGrantConfirmationChangesNothing(t *testing.T) {
 		t.Errorf("grants = %+v (%v); want the one confirmed", gs, err)
 	}
 }
+
+// /grants says when each grant ends, and a grant with no end (GRANT_TTL 0)
+// that it lasts until revoked.
+func TestGrantsSayWhenEachEnds(t *testing.T) {
+	h := mustE2E(t) // 14:00 IST
+	now := h.clock.Now()
+	for _, g := range []deskbot.Grant{
+		{Desk: "alpha", Tool: "place_order", GrantedBy: "Ravi (102)", GrantedAt: now},
+		{Desk: "beta", Tool: "place_order", GrantedBy: "Asha (101)", GrantedAt: now, ExpiresAt: now.Add(2 * time.Hour), Limit: 50000},
+	} {
+		if err := h.st.PutGrant(t.Context(), g, deskbot.AuditEntry{Action: "grant", Desk: g.Desk, Tool: g.Tool, By: g.GrantedBy, At: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))
+	for _, want := range []string{
+		"alpha may use place_order without asking; granted by Ravi (102) at 14:00 IST, until revoked\n",
+		"beta may use place_order without asking, for orders up to ₹50,000.00 notional; granted by Asha (101) at 14:00 IST, until 16:00 IST",
+	} {
+		if !strings.Contains(grants.Plain+"\n", want) {
+			t.Errorf("/grants:\n%s\nwant %q", grants.Plain, want)
+		}
+	}
+}

@@ -71,17 +71,17 @@ func TestPnLSendsThePicture(t *testing.T) {
 	}{
 		{"every desk", "/pnl", []string{
 			"P&L of Mon 30 Nov 2026, at 14:30 India time",
-			"alpha +₹125.00: realised +₹125.00, open +₹0.00, 2 trades",
-			"beta +₹0.00: realised +₹0.00, open +₹0.00, 0 trades",
+			"alpha +\u2060₹125.00: realised +\u2060₹125.00, open +\u2060₹0.00, 2 trades",
+			"beta +\u2060₹0.00: realised +\u2060₹0.00, open +\u2060₹0.00, 0 trades",
 			"alpha: 1 call held, 1 allowed, 0 denied, 0 lapsed; median decision 1m30s; 5,000 tokens; no halts",
 		}, nil},
-		{"one desk", "/pnl alpha", []string{"alpha +₹125.00"}, []string{"beta"}},
+		{"one desk", "/pnl alpha", []string{"alpha +\u2060₹125.00"}, []string{"beta"}},
 		{"the week", "/pnl week", []string{
 			"Realised P&L of the last five trading days, Tue 24 Nov to Mon 30 Nov",
-			"alpha +₹125.00: Tue 24 Nov +₹0.00, Wed 25 Nov +₹0.00, Thu 26 Nov +₹0.00, Fri 27 Nov +₹0.00, Mon 30 Nov +₹125.00",
-			"beta +₹0.00",
+			"alpha +\u2060₹125.00: Tue 24 Nov +\u2060₹0.00, Wed 25 Nov +\u2060₹0.00, Thu 26 Nov +\u2060₹0.00, Fri 27 Nov +\u2060₹0.00, Mon 30 Nov +\u2060₹125.00",
+			"beta +\u2060₹0.00",
 		}, nil},
-		{"one desk's week", "/pnl week beta", []string{"beta +₹0.00: Tue 24 Nov"}, []string{"alpha"}},
+		{"one desk's week", "/pnl week beta", []string{"beta +\u2060₹0.00: Tue 24 Nov"}, []string{"alpha"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestDayReportIsSentOnce(t *testing.T) {
 	}
 	m := h.waitMessage(func(m telegramtest.Message) bool { return m.Photo })
 	checkTelegramPhoto(t, m)
-	if m.ThreadID != 0 || !strings.Contains(m.Plain, "alpha +₹125.00") {
+	if m.ThreadID != 0 || !strings.Contains(m.Plain, "alpha +\u2060₹125.00") {
 		t.Errorf("report in thread %d reads %q; want General and alpha's P&L", m.ThreadID, m.Plain)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -31,7 +31,7 @@ func TestHeldOrderReadsInTradingWords(t *testing.T) {
 		"SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS",
 		"Notional ₹12,25,625.00",
 		"Position after: short 30",
-		"Desk P&L: realised +₹0.00, open +₹0.00",
+		"Desk P&L: realised +\u2060₹0.00, open +\u2060₹0.00",
 		`{"price":24512.5,"quantity":50,"side":"sell","symbol":"NIFTY24DECFUT"}`, // the call, whole, beneath
 	}
 	for _, want := range words {

@@ -350,8 +350,8 @@ func moreRequests(rs []*deskbot.Request, product func(desk string) string, last 
 }
 
 // onGrants lists standing grants with a Revoke button each, each with its
-// scope: the desk, the tool, the largest order it covers, and how many
-// people gave it.
+// scope: the desk, the tool, the largest order it covers, how many people
+// gave it, and when it ends ("until revoked" when it does not).
 func (b *Bot) onGrants(c tele.Context) error {
 	ctx, cancel := b.handlerContext()
 	defer cancel()
@@ -382,10 +382,9 @@ func (b *Bot) grantsView(ctx context.Context) (string, *tele.ReplyMarkup, error)
 		if g.Approvers > 1 {
 			fmt.Fprintf(&sb, " (given by %d approvers)", g.Approvers)
 		}
-		fmt.Fprintf(&sb, "; granted by %s at %s IST", html.EscapeString(g.GrantedBy), words.Time(g.GrantedAt))
-		if !g.ExpiresAt.IsZero() {
-			fmt.Fprintf(&sb, ", until %s IST", words.Time(g.ExpiresAt))
-		}
+		// Every grant says when it ends: one with no end (GRANT_TTL 0)
+		// lasts until someone revokes it.
+		fmt.Fprintf(&sb, "; granted by %s at %s IST, %s", html.EscapeString(g.GrantedBy), words.Time(g.GrantedAt), words.GrantEnd(g, b.now()))
 		key := g.Desk + "/" + g.Tool
 		if btn, err := NewButton("Revoke "+key, ActRevoke, key); err == nil {
 			kb.InlineKeyboard = append(kb.InlineKeyboard, []tele.InlineButton{btn})

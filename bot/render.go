@@ -172,7 +172,10 @@ func renderOutcome(r *deskbot.Request, live words.Live) string {
 }
 
 // outcomeText renders what became of a request in at most room UTF-16
-// units of plain text: the result or reason is what gets cut.
+// units of plain text: the result or reason is what gets cut. An order
+// that ran is told by where it stood when placed (words.OrderOutcome),
+// never by the tool's whole answer: the rest is written for the desk's
+// model (what to call next, how its fills will reach it).
 func outcomeText(r *deskbot.Request, room int) string {
 	by := esc(words.DecidedBy(r)) + " at " + ist(r.DecidedAt)
 	decided := map[deskbot.Decision]string{
@@ -207,6 +210,12 @@ func outcomeText(r *deskbot.Request, room int) string {
 		if r.Result == nil || strings.TrimSpace(r.Result.Text) == "" {
 			return verdict + "."
 		}
+		if r.Content.ToolName == deskbot.ToolPlaceOrder && !r.Result.IsError {
+			if o, ok := words.OrderOutcome(r.Result.Text); ok {
+				return verdict + ": " + esc(argtext.Show(o)) + "."
+			}
+			return verdict + "."
+		}
 		// A result is the desk's output: shown like its arguments. A
 		// flatten's result is the record of every position it closed, so
 		// it gets all the room the message has, not a glance's worth.
@@ -217,6 +226,48 @@ func outcomeText(r *deskbot.Request, room int) string {
 		return fit(verdict, ":\n<pre>", argtext.Show(r.Result.Text), "</pre>", n)
 	}
 	return "State: " + esc(string(r.State)) + "."
+}
+
+// onOneLine is text as it leaves for a phone: every signed amount in
+// the words around the markup kept whole (words.OnOneLine: "+₹0.00" never
+// wraps after its sign). Only here, where the chat's text goes out: the
+// words themselves also reach models, which must not read the joiner.
+// What <pre> and <code> show is left as it is, character for character
+// (a call's arguments are what runs), and so is text the joiners would
+// push past limit (UTF-16 units of plain text): a sign that may wrap is
+// better than a message Telegram refuses.
+func onOneLine(text string, limit int) string {
+	var b strings.Builder
+	for rest := text; rest != ""; {
+		i, end := verbatim(rest)
+		b.WriteString(words.OnOneLine(rest[:i]))
+		b.WriteString(rest[i:end])
+		rest = rest[end:]
+	}
+	joined := b.String()
+	if len(joined) != len(text) && plainLen(joined) > limit {
+		return text
+	}
+	return joined
+}
+
+// verbatim finds the first <pre> or <code> element in HTML text: where it
+// starts and where it ends (after its closing tag, or at the text's end).
+// With none, both are len(text).
+func verbatim(text string) (start, end int) {
+	start, closing := len(text), ""
+	for _, tag := range []string{"pre", "code"} {
+		if i := strings.Index(text, "<"+tag+">"); i >= 0 && i < start {
+			start, closing = i, "</"+tag+">"
+		}
+	}
+	if closing == "" {
+		return start, start
+	}
+	if j := strings.Index(text[start:], closing); j >= 0 {
+		return start, start + j + len(closing)
+	}
+	return start, len(text)
 }
 
 // tagRx matches the markup written here; escaped text holds no '<'.

@@ -216,7 +216,8 @@ func TestRenderOutcome(t *testing.T) {
 		want []string
 	}{
 		{"running", decided(deskbot.StateRunning, deskbot.AllowOnce, nil, ""), []string{"Allowed once by Asha <admin> at 14:02 IST", "running…"}},
-		{"ran", decided(deskbot.StateRan, deskbot.AlwaysAllow, &deskbot.ToolResult{Text: "filled 10 INFY @ 1500.50"}, ""), []string{"Always allowed by Asha <admin> at 14:02 IST. Ran", "filled 10 INFY"}},
+		{"ran", decided(deskbot.StateRan, deskbot.AlwaysAllow, &deskbot.ToolResult{Text: filledAnswer}, ""), []string{"Always allowed by Asha <admin> at 14:02 IST. Ran: order 2512040001 · complete 10 @ 1,500.25 avg."}},
+		{"ran, an answer of another shape", decided(deskbot.StateRan, deskbot.AllowOnce, &deskbot.ToolResult{Text: "filled 10 INFY @ 1500.50"}, ""), []string{"Allowed once by Asha <admin> at 14:02 IST. Ran."}},
 		{"failed", decided(deskbot.StateFailed, deskbot.AllowOnce, &deskbot.ToolResult{Text: "<rejected>: margin", IsError: true}, ""), []string{"Failed", "<rejected>: margin"}},
 		{"interrupted", decided(deskbot.StateInterrupted, deskbot.AllowOnce, nil, ""), []string{"outcome unknown", "will not be run again"}},
 		{"denied", decided(deskbot.StateDenied, deskbot.Deny, nil, ""), []string{"Denied by Asha <admin> at 14:02 IST."}},
@@ -321,6 +322,66 @@ func TestEveryCallWithinTheShownLimitIsShownWhole(t *testing.T) {
 		r.Reason = strings.Repeat("😀", 600)
 		if plain := mustPlain(t, RenderOutcome(r), MaxMessage); strings.Contains(plain, argtext.Arguments(r.Content.Arguments)) != tt.whole {
 			t.Errorf("filled with %q: the outcome shows the call whole = %v, want %v", fill, !tt.whole, tt.whole)
+		}
+	}
+}
+
+// What goes out to the chat keeps a signed amount on the line of its ₹,
+// in the words around the markup; what <pre> and <code> show is left
+// character for character (a call is shown as it runs), and text the
+// joiners would push past the limit goes as it was rendered.
+func TestOnOneLineJoinsSignsOutsideVerbatimText(t *testing.T) {
+	const j = "\u2060"
+	long := strings.Repeat("x", MaxMessage-argtext.Length("+₹1.00")) + "+₹1.00" // exactly the limit
+	for _, tt := range []struct {
+		name, text, want string
+		limit            int
+	}{
+		{"words", "realised +₹40.00, open -₹12.50", "realised +" + j + "₹40.00, open -" + j + "₹12.50", MaxMessage},
+		{"pre and code kept", "<b>P&amp;L</b> +₹1.00 <pre>echo +₹2</pre> -₹3.00 <code>+₹4</code>", "<b>P&amp;L</b> +" + j + "₹1.00 <pre>echo +₹2</pre> -" + j + "₹3.00 <code>+₹4</code>", MaxMessage},
+		{"unclosed pre", "+₹1.00 <pre>+₹2", "+" + j + "₹1.00 <pre>+₹2", MaxMessage},
+		{"nothing to join", "₹5.00 +5 -", "₹5.00 +5 -", MaxMessage},
+		{"over the limit", long, long, MaxMessage},
+		{"a caption's limit", "+₹1.00", "+₹1.00", 6},
+	} {
+		if got := onOneLine(tt.text, tt.limit); got != tt.want {
+			t.Errorf("%s: onOneLine(%.80q) = %.80q, want %.80q", tt.name, tt.text, got, tt.want)
+		}
+	}
+}
+
+// filledAnswer is place_order's answer to its desk for a filled order, as
+// the broker's tool words it: the order, then what the model is told
+// besides (its position now).
+var filledAnswer = "Filled: " + words.PlacedLine(deskbot.PlacedOrder{ID: "2512040001", Desk: "alpha", State: deskbot.OrderComplete, Filled: 10, AvgPrice: 1500.25,
+	Order: deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1500.5, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS}}) +
+	". Now INFY: long 10, avg 1,500.25, last 1,500.25, unrealised +₹0.00."
+
+// An allowed order's outcome tells people the order's id and where it
+// stood (its fill); nothing the broker's answer tells the desk's model
+// (how its fills will reach it, what to call next, its position for its
+// convenience) reaches the chat.
+func TestOutcomeOfAnOrderHasNoWordsForTheModel(t *testing.T) {
+	resting := "Placed: " + words.PlacedLine(deskbot.PlacedOrder{ID: "2512040002", Desk: "alpha", State: deskbot.OrderOpen,
+		Order: deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 10, Price: 1500.5, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS}}) +
+		". It rests at the broker; its fills reach you as messages, and get_orders shows it."
+	for _, tt := range []struct {
+		name, answer, want string
+	}{
+		{"filled", filledAnswer, "Ran: order 2512040001 · complete 10 @ 1,500.25 avg."},
+		{"resting", resting, "Ran: order 2512040002 · open."},
+		{"filled, no book", strings.Replace(filledAnswer, ". Now INFY: long 10, avg 1,500.25, last 1,500.25, unrealised +₹0.00.", ". (Position unavailable just now; call get_positions.)", 1), "Ran: order 2512040001 · complete 10 @ 1,500.25 avg."},
+	} {
+		r := heldRequest()
+		r.State, r.Decision, r.DecidedBy, r.DecidedAt, r.Result = deskbot.StateRan, deskbot.AllowOnce, "Asha", r.CreatedAt, &deskbot.ToolResult{Text: tt.answer}
+		plain := mustPlain(t, RenderOutcome(r), MaxMessage)
+		if !strings.HasSuffix(plain, tt.want) {
+			t.Errorf("%s: the outcome reads %q; want it to end %q", tt.name, plain, tt.want)
+		}
+		for _, model := range []string{"reach you", "get_orders", "get_positions", "Now INFY", "Filled:", "Placed:", "unrealised"} {
+			if strings.Contains(plain, model) {
+				t.Errorf("%s: the outcome reads %q: %q is written for the model", tt.name, plain, model)
+			}
 		}
 	}
 }

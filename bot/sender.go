@@ -53,6 +53,10 @@ type SenderOptions struct {
 // arrival within a lane; chatter and reminders never take the last Reserve
 // sends of a group's minute.
 //
+// Every text and caption goes out with its signed amounts kept whole on a
+// phone's narrow lines (onOneLine): the one place the chat's words are
+// laid out for a person and for nothing else.
+//
 // A call that timed out may still have reached Telegram, so a retry can
 // repeat a message; the Bot API offers no idempotency key to prevent it.
 type Sender struct {
@@ -186,6 +190,7 @@ func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.
 		o.DisableNotification = true
 		opt = &o
 	}
+	text = onOneLine(text, MaxMessage)
 	var msg *tele.Message
 	err := s.do(ctx, "sendMessage", chatID, true, func() (err error) {
 		msg, err = s.b.Send(tele.ChatID(chatID), text, opt)
@@ -202,6 +207,7 @@ func (s *Sender) Send(ctx context.Context, chatID int64, text string, opt *tele.
 func (s *Sender) Edit(ctx context.Context, chatID int64, messageID int, text string, markup *tele.ReplyMarkup) error {
 	msg := tele.StoredMessage{MessageID: fmt.Sprint(messageID), ChatID: chatID}
 	opt := &tele.SendOptions{ParseMode: tele.ModeHTML, ReplyMarkup: markup, DisableWebPagePreview: true}
+	text = onOneLine(text, MaxMessage)
 	return s.do(ctx, "editMessageText", chatID, false, func() error {
 		_, err := s.b.Edit(msg, text, opt)
 		return err
@@ -219,6 +225,7 @@ func (s *Sender) SendPhoto(ctx context.Context, chatID int64, pic io.ReaderAt, s
 // SendPhotoIn is SendPhoto into a forum topic (thread 0: General, or a
 // chat without topics).
 func (s *Sender) SendPhotoIn(ctx context.Context, chatID int64, thread int, pic io.ReaderAt, size int64, caption string) (*tele.Message, error) {
+	caption = onOneLine(caption, MaxCaption)
 	var msg *tele.Message
 	err := s.do(ctx, "sendPhoto", chatID, true, func() (err error) {
 		// A fresh reader and Photo each attempt: a retry uploads the same

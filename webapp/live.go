@@ -164,7 +164,7 @@ func (rc *recentCalls) note(ev deskbot.Event) {
 	var row callRow
 	switch {
 	case ev.Kind == deskbot.EventToolResult && ev.Call != nil && ev.Result != nil:
-		row = callRow{Tool: ev.Call.Name, Args: argtext.Arguments(ev.Call.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+		row = callRow{Tool: ev.Call.Name, Args: argtext.Arguments(ev.Call.Arguments), Result: peoplesResult(ev.Call.Name, *ev.Result), Error: ev.Result.IsError}
 		if w, ok := words.ParseHoldWords(ev.Result.Text); ok && ev.Result.Held {
 			// The hold message is the model's; people read what it means.
 			row.Result = "Held for the team's decision (request " + words.ShortID(w.RequestID) + ")."
@@ -175,7 +175,7 @@ func (rc *recentCalls) note(ev deskbot.Event) {
 	case ev.Kind == deskbot.EventRequestDecided && ev.Result != nil && ev.Request != nil:
 		r := ev.Request
 		row = callRow{Tool: r.Content.ToolName + " (" + words.AuditAction(string(r.Decision)) + " by " + r.DecidedBy + ")",
-			Args: argtext.Arguments(r.Content.Arguments), Result: ev.Result.Text, Error: ev.Result.IsError}
+			Args: argtext.Arguments(r.Content.Arguments), Result: peoplesResult(r.Content.ToolName, *ev.Result), Error: ev.Result.IsError}
 	default:
 		return
 	}
@@ -192,6 +192,20 @@ func (rc *recentCalls) note(ev deskbot.Event) {
 		l = l[len(l)-recentDepth:]
 	}
 	rc.m[ev.Desk] = l
+}
+
+// peoplesResult is a call's result as people read it. A place_order's
+// answer is written for the desk's model; people read the order's id and
+// where it stood when placed (words.OrderOutcome), as the chat tells it.
+// A refusal, an error, and any other tool's output are shown as they are.
+func peoplesResult(tool string, r deskbot.ToolResult) string {
+	if tool != deskbot.ToolPlaceOrder || r.IsError || r.Held {
+		return r.Text
+	}
+	if o, ok := words.OrderOutcome(r.Text); ok {
+		return o
+	}
+	return "Ran."
 }
 
 // of returns a desk's recent calls, newest first.

@@ -2,6 +2,7 @@ package webapp
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,48 @@ func TestWatchesOnThePage(t *testing.T) {
 		}
 		if got := b.String(); !strings.Contains(got, tt.want) {
 			t.Errorf("%s: the page lacks %q:\n%s", tt.name, tt.want, got)
+		}
+	}
+}
+
+// grantsGate is a gate that lists grants.
+type grantsGate struct {
+	deskbot.Gate
+	gs []deskbot.Grant
+}
+
+func (g grantsGate) Grants(context.Context) ([]deskbot.Grant, error) { return g.gs, nil }
+
+// memberTeam is a team in which everyone is a member and no one an approver.
+type memberTeam struct{ Team }
+
+func (memberTeam) Approver(int64) bool { return false }
+
+// The page's grants say when each ends, and a grant with no end (GRANT_TTL
+// 0) that it lasts until revoked.
+func TestGrantsOnThePageSayWhenEachEnds(t *testing.T) {
+	now := time.Date(2026, 12, 1, 8, 30, 0, 0, time.UTC) // 14:00 IST
+	s, err := New(Config{URL: "https://desks.example.com/desks/", Token: "t", Desks: []Desk{{Name: "alpha"}}, Now: func() time.Time { return now }},
+		Deps{Team: memberTeam{}, Gate: grantsGate{gs: []deskbot.Grant{
+			{Desk: "alpha", Tool: "flatten_desk", GrantedBy: "Ravi (102)", GrantedAt: now},
+			{Desk: "alpha", Tool: "place_order", GrantedBy: "Asha (101)", GrantedAt: now, ExpiresAt: now.Add(2 * time.Hour), Limit: 50000},
+		}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, data, err := s.grantsView(t.Context(), nil, Viewer{ID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	s.render(w, 200, name, data)
+	page := w.Body.String()
+	for _, want := range []string{
+		"<p>Covers every call, until revoked.</p>",
+		"<p>Covers orders up to ₹50,000.00 of exposure each and over the India day, until 16:00 IST.</p>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page's grants read:\n%s\nwant %q", page, want)
 		}
 	}
 }

@@ -142,6 +142,36 @@ func PlacedLine(po deskbot.PlacedOrder) string {
 	return orderID(po) + " · " + FormatOrder(po.Order) + " · " + stateWords(po)
 }
 
+// OrderOutcome reads place_order's answer to its desk ("Filled: order
+// 2512040001 · BUY 50 INFY LIMIT @ 1,500.00 · MIS · complete 50 @
+// 1,499.75 avg. Now INFY: …") for people, as the chat and the desks page
+// tell an allowed order's outcome under the order itself: its id and
+// where it stood when placed (as PlacedLine ends), without what the
+// answer goes on to tell the desk's model. Where it stood then, not now:
+// each later fill is told once, on its own. ok is false for an answer of
+// another shape (a refusal, an error).
+//
+//	order 2512040001 · complete 50 @ 1,499.75 avg
+//	order 2512040001 · open
+func OrderOutcome(answer string) (outcome string, ok bool) {
+	_, line, found := strings.Cut(answer, ": order ")
+	if !found {
+		return "", false
+	}
+	// The line ends its sentence; the prices in it have no space after
+	// their point.
+	if i := strings.Index(line, ". "); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.TrimSuffix(line, ".")
+	id, _, found := strings.Cut(line, " · ")
+	i := strings.LastIndex(line, " · ")
+	if !found || i <= len(id) || strings.ContainsAny(line, "\n") {
+		return "", false
+	}
+	return "order " + id + " · " + line[i+len(" · "):], true
+}
+
 // OrderUpdate is what a desk's model is told in its inbox when one of its
 // orders changes state: the order in trading words, where it stands now,
 // what filled at what average, and the broker's reason for a rejection or

@@ -104,6 +104,40 @@ func TestPlacedLine(t *testing.T) {
 	}
 }
 
+// An allowed order's outcome tells people where it stood when placed:
+// its id, its state, what filled, the broker's reason; none of what the
+// answer tells the desk's model besides.
+func TestOrderOutcome(t *testing.T) {
+	pending := placed(deskbot.OrderPending, 0, 0, "")
+	pending.ID = ""
+	for _, tt := range []struct {
+		name, answer, want string
+	}{
+		{"filled", "Filled: " + words.PlacedLine(placed(deskbot.OrderComplete, 50, 1499.75, "")) + ". Now INFY: long 50, avg 1,499.75, last 1,499.75, unrealised +₹0.00.",
+			"order 2512040001 · complete 50 @ 1,499.75 avg"},
+		{"filled, no book", "Filled: " + words.PlacedLine(placed(deskbot.OrderComplete, 50, 1499.75, "")) + ". (Position unavailable just now; call get_positions.)",
+			"order 2512040001 · complete 50 @ 1,499.75 avg"},
+		{"resting", "Placed: " + words.PlacedLine(placed(deskbot.OrderOpen, 0, 0, "")) + ". It rests at the broker; its fills reach you as messages, and get_orders shows it.",
+			"order 2512040001 · open"},
+		{"partly filled", "Placed: " + words.PlacedLine(placed(deskbot.OrderPartlyFilled, 20, 1499.5, "")) + ". It rests at the broker; its fills reach you as messages, and get_orders shows it. Now INFY: long 20, avg 1,499.50, last 1,499.50, unrealised +₹0.00.",
+			"order 2512040001 · partly filled 20 @ 1,499.50 avg"},
+		{"rejected", "Not filled: " + words.PlacedLine(placed(deskbot.OrderRejected, 0, 0, "insufficient funds")) + ".",
+			"order 2512040001 · rejected: insufficient funds"},
+		{"pending, no id yet", "Placed: " + words.PlacedLine(pending) + ". It rests at the broker; its fills reach you as messages, and get_orders shows it.",
+			"order (no broker id yet) · pending"},
+	} {
+		got, ok := words.OrderOutcome(tt.answer)
+		if !ok || got != tt.want {
+			t.Errorf("%s:\n got %q (%v)\nwant %q", tt.name, got, ok, tt.want)
+		}
+	}
+	for _, answer := range []string{"", "order for INFY is too large: the position would overflow", "bought 10 RELIANCE @ 100.00"} {
+		if got, ok := words.OrderOutcome(answer); ok {
+			t.Errorf("OrderOutcome(%q) = %q; want none", answer, got)
+		}
+	}
+}
+
 // What a desk's model is told of its order's change is pinned word for
 // word: it is part of the contract with the model.
 func TestOrderUpdate(t *testing.T) {

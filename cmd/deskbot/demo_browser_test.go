@@ -126,7 +126,7 @@ func TestDemoInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#text"), "/tell main positions"),
 		chromedp.Click(chromedp.CSS("#send")))
 	waitFor(t, ctx, "the desk's book", `Array.from(document.querySelectorAll("#log .msg.bot")).some(function(m){ return !m.innerText.includes("wants to run") && m.innerText.includes("INFY") && m.innerText.includes("last") })`)
-	if n := eval[int](t, ctx, `Array.from(document.querySelectorAll("#log .msg.bot")).filter(function(m){ return m.innerText.includes("Filled: order ") }).length`); n != 1 {
+	if n := eval[int](t, ctx, `Array.from(document.querySelectorAll("#log .msg.bot")).filter(function(m){ return m.innerText.includes("· complete 1 @") }).length`); n != 1 {
 		t.Errorf("the fill is told in %d messages, want 1 (the request's)", n)
 	}
 	book, err := r.Main.Broker.Book(t.Context(), demo.Desk)

@@ -187,7 +187,7 @@ func TestHeldCallEndToEnd(t *testing.T) {
 		t.Errorf("held call message has no India time: %q", held.Plain)
 	}
 	// The call in trading words, from the desk's book.
-	if !strings.Contains(held.Plain, "Would close nothing: the desk has no open positions.\nDesk P&L: realised +₹0.00, open +₹0.00") {
+	if !strings.Contains(held.Plain, "Would close nothing: the desk has no open positions.\nDesk P&L: realised +\u2060₹0.00, open +\u2060₹0.00") {
 		t.Errorf("held flatten_desk does not say what it would close: %q", held.Plain)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
+	"github.com/deskbot/deskbot/words"
 )
 
 // newFakeClock runs at the real pace from start: the paper market's
@@ -118,7 +119,7 @@ func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
 		t.Fatalf("halted before the market moved: %+v", st.Halt)
 	}
 	halt := s.mustBotMessage(t, "the halt in the group", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "halted") })
-	for _, want := range []string{"main halted at", "max_daily_loss", "P&L today -₹", "Done: paused the desk", "closed", "An approver can /resume main."} {
+	for _, want := range []string{"main halted at", "max_daily_loss", "P&L today -\u2060₹", "Done: paused the desk", "closed", "An approver can /resume main."} {
 		if !strings.Contains(halt.Plain, want) {
 			t.Errorf("the halt's message lacks %q: %q", want, halt.Plain)
 		}
@@ -166,7 +167,7 @@ func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
 	ask := s.mustBotMessage(t, "the resume's confirmation", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "Resume it?")
 	})
-	if !strings.Contains(ask.Plain, "max_daily_loss") || !strings.Contains(ask.Plain, st.Halt.Figures) {
+	if !strings.Contains(ask.Plain, "max_daily_loss") || !strings.Contains(ask.Plain, words.OnOneLine(st.Halt.Figures)) {
 		t.Errorf("the confirmation does not show the rule and the figures: %q", ask.Plain)
 	}
 	if st := mustDeskStatus(t, s, "main"); st.Halt == nil || !st.Paused {
