@@ -321,10 +321,6 @@ func (b *Bot) Run(ctx context.Context) error {
 	return err
 }
 
-// lifetime is the service's context: work that must outlive the update that
-// started it (a held call that was allowed) is bound to it.
-func (b *Bot) lifetime() context.Context { life, _ := b.contexts(); return life }
-
 // handlers is the context of the work an update asks for (Run: it ends
 // StopGrace after polling stopped).
 func (b *Bot) handlers() context.Context { _, work := b.contexts(); return work }

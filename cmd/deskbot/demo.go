@@ -17,11 +17,6 @@ func runDemo(ctx context.Context, environ map[string]string, stdout, stderr io.W
 	return demo.Main(ctx, environ, stdout, stderr, newDemoMain)
 }
 
-// startDemo starts the demo and the service against it.
-func startDemo(ctx context.Context, environ map[string]string, logs io.Writer) (*demo.Run[*Main], error) {
-	return demo.StartAll(ctx, environ, logs, newDemoMain)
-}
-
 // newDemoMain is the service as the demo runs it: its Redis is in memory
 // on purpose (Demo).
 func newDemoMain(cfg config.Config, logs io.Writer) *Main {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -202,4 +203,10 @@ func TestDemoPrintsNoRealRunWarning(t *testing.T) {
 			t.Errorf("the demo logged: %s", line)
 		}
 	}
+}
+
+// startDemo starts the demo and the service against it, as runDemo does
+// before it waits for a signal.
+func startDemo(ctx context.Context, environ map[string]string, logs io.Writer) (*demo.Run[*Main], error) {
+	return demo.StartAll(ctx, environ, logs, newDemoMain)
 }
