@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,15 +176,7 @@ func TestCheckRealRedis(t *testing.T) {
 // service would refuse to start; with SANDBOX=auto desks would have no
 // terminal, and the line names the fix.
 func TestCheckSandboxBwrapUnusable(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	bin := t.TempDir()
-	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin) // bash but no bwrap
+	deskbottest.BashWithoutBwrap(t)
 	env := configtest.GoodEnv(t)
 	env["SANDBOX"] = "bwrap"
 	code, out, lines := configtest.CheckOut(t, RunCheck, env)

@@ -12,6 +12,7 @@ import (
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/config"
 	"github.com/deskbot/deskbot/config/configtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -20,15 +21,7 @@ import (
 // model's tools say so, a bash call answers with the reason instead of
 // running, and the chat is told, once: not again at the next start.
 func TestNoTerminalWithoutBwrap(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
-	bin := t.TempDir()
-	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin) // bash but no bwrap
+	deskbottest.BashWithoutBwrap(t)
 	storetest.MustOpen(t)
 	prefix := storetest.RandomPrefix()
 
