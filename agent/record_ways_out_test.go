@@ -19,21 +19,30 @@ func TestCallRememberedOnEveryWayOutOfTheTurn(t *testing.T) {
 		name            string
 		primary, backup modeltest.Reply
 		lastAsked       func(w *deskWorld) bool
+		// keepsFailing: the models go on failing after the scripted
+		// replies, so the desk's tries a poll later find them down still
+		// (the stop may come after several).
+		keepsFailing bool
 	}{
 		{"shutdown while the model reads", modeltest.Reply{Hang: true}, modeltest.Reply{Hang: true},
-			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }},
+			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }, false},
 		// The desk tries the trigger again a poll later, asking the backup
 		// again: the stop may come after that.
 		{"every model fails", modeltest.Status(503), modeltest.Status(503),
-			func(w *deskWorld) bool { return len(w.backup.Requests()) >= 1 }},
+			func(w *deskWorld) bool { return len(w.backup.Requests()) >= 1 }, true},
 		{"the model refuses", modeltest.Status(400), modeltest.Status(400),
-			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }},
+			func(w *deskWorld) bool { return len(w.primary.Requests()) == 2 }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newDeskWorld(t)
 			w.recordDelay = 300 * time.Millisecond
 			w.primary.Push(modeltest.Calls(quote(`{"symbol":"INFY"}`)), tc.primary)
 			w.backup.Push(tc.backup)
+			if tc.keepsFailing {
+				down := func(modeltest.Request) modeltest.Reply { return modeltest.Status(503) }
+				w.primary.SetHandler(down)
+				w.backup.SetHandler(down)
+			}
 			stop := w.start(t, w.Store)
 			tr := deskbot.Trigger{ID: "trig-out", Desk: "main", Kind: deskbot.TriggerMessage, Text: "What is INFY at?", From: "Asha", CreatedAt: w.Clock.Now()}
 			if err := w.Store.Enqueue(t.Context(), tr); err != nil {
