@@ -88,8 +88,9 @@ type Config struct {
 	}
 	// Limits are the desks' hard limits: a desk's call is checked against
 	// them (Ask), an approver's change of a call re-checked (Gate.Change),
-	// and a changed order sized by them. nil: no hard limits are checked,
-	// and a changed order is not sized (four eyes counts it as large).
+	// and a changed order sized by them. Required: New refuses a gate
+	// without them, since a gate that skipped them would run a desk's
+	// calls unlimited.
 	Limits Limits
 }
 
@@ -126,7 +127,13 @@ var _ deskbot.Gate = (*Gate)(nil)
 const heldCacheMax = 10000
 
 // New builds a gate. runner runs an allowed call through its desk's tools.
-func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) *Gate {
+// A configuration without the desks' hard limits (Config.Limits) is an
+// EINVALID error and builds nothing: a mistake there must never let a
+// desk's calls through unchecked.
+func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) (*Gate, error) {
+	if noLimits(cfg.Limits) {
+		return nil, errNoLimits
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -139,7 +146,19 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	}
 	g := &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
 	g.life.idle.L = &g.life.mu
-	return g
+	return g, nil
+}
+
+var errNoLimits = deskbot.Errorf(deskbot.EINVALID, "The permission gate was given no hard limits (gate.Config.Limits), so it was not built: without them no desk's call could be checked against its limits. Build the gate with the desks' gate.HardLimits.")
+
+// noLimits reports whether l checks nothing: nil, or a nil *HardLimits
+// (a nil pointer in the interface is not a nil interface).
+func noLimits(l Limits) bool {
+	if l == nil {
+		return true
+	}
+	hl, ok := l.(*HardLimits)
+	return ok && hl == nil
 }
 
 // fence is the token a leader-only transition carries: 0 with no Leader
