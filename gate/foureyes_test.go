@@ -232,7 +232,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 		if o, err := deskbot.ParseOrder(call.Arguments); err == nil && tool == deskbot.ToolPlaceOrder {
 			call.Order, _ = (&market{}).Size(ctx, o) // sized as it enters
 		}
-		n, err := g.NeedsPermission(ctx, "main", call)
+		n, err := needed(g.Permission(ctx, "main", call))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 			want bool
 		}{{smallOrder, false}, {edgeOrder, true}, {largeOrder, true}} {
 			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
-				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+				t.Errorf("Permission(%s) = %v; want %v", tc.args, got, tc.want)
 			}
 		}
 	})
@@ -308,7 +308,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 			want bool
 		}{{smallOrder, false}, {edgeOrder, false}, {largeOrder, true}, {`{"symbol":"TCS"}`, true}} {
 			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
-				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+				t.Errorf("Permission(%s) = %v; want %v", tc.args, got, tc.want)
 			}
 		}
 		// Two people always-allowing a large order: the grant still
@@ -419,7 +419,7 @@ func TestFourEyesCountsTheDesksDay(t *testing.T) {
 				t.Fatal(err)
 			}
 			if need != tc.held {
-				t.Errorf("NeedsPermission = %v; want %v", need, tc.held)
+				t.Errorf("Permission = %v; want %v", need, tc.held)
 			}
 			h := gatetest.MustHold(t, f, tc.desk, "place_order", smallOrder)
 			if got, want := h.Needs(), tc.want; got != want {

@@ -178,22 +178,13 @@ var errNotLeader = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot is not the
 
 var errLostBeforeRun = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot stopped being the one in charge after the call was allowed and before it ran, so it was not run. The instance now in charge tells the desk.")
 
-// Guarded reports whether tool is named in APPROVAL_TOOLS at all.
-func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
-
-// NeedsPermission reports whether desk's call must be held: the tool is
-// guarded and no standing grant covers it. A grant covers a call only if as
-// many people gave it as the call needs now, and only up to its limit (an
-// order above the two-approver threshold is always held). An error means
-// the answer is unknown, and the caller must not run the call.
-func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
-	need, _, err := g.Permission(ctx, desk, call)
-	return need, err
-}
-
-// Permission is NeedsPermission with the standing grant a call that need
-// not be held runs under (nil: the tool is not guarded), so what runs
-// under a grant says whose.
+// Permission reports whether desk's call must be held (need): the tool is
+// guarded and no standing grant covers it, with the grant a call that
+// need not be held runs under (nil: the tool is not guarded), so what runs
+// under a grant says whose. A grant covers a call only if as many people
+// gave it as the call needs now, and only up to its limit (an order above
+// the two-approver threshold is always held). An error means the answer
+// is unknown, and the caller must not run the call.
 func (g *Gate) Permission(ctx context.Context, desk string, call deskbot.ToolCall) (need bool, under *deskbot.Grant, err error) {
 	if !g.tools[call.Name] {
 		return false, nil, nil

@@ -114,13 +114,16 @@ func (f *fixture) Hold(ctx context.Context, desk, trigger string, call deskbot.T
 	return f.gate.Hold(ctx, desk, trigger, call)
 }
 
-// needs is NeedsPermission for call as read (read).
+// needed is Permission's answer without its grant.
+func needed(need bool, _ *deskbot.Grant, err error) (bool, error) { return need, err }
+
+// needs is Permission for call as read (read).
 func (f *fixture) needs(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
 	call, err := f.read(ctx, call)
 	if err != nil {
 		return true, err
 	}
-	return f.gate.NeedsPermission(ctx, desk, call)
+	return needed(f.gate.Permission(ctx, desk, call))
 }
 
 // mustInbox drains the desk's inbox, acknowledging what it reads.
@@ -311,9 +314,9 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 	ctx := t.Context()
 	mustNeed := func(t *testing.T, want bool) {
 		t.Helper()
-		got, err := f.gate.NeedsPermission(ctx, "main", deskbot.ToolCall{Name: "flatten_desk"})
+		got, err := needed(f.gate.Permission(ctx, "main", deskbot.ToolCall{Name: "flatten_desk"}))
 		if err != nil || got != want {
-			t.Fatalf("NeedsPermission = %v, %v; want %v", got, err, want)
+			t.Fatalf("Permission = %v, %v; want %v", got, err, want)
 		}
 	}
 	mustNeed(t, true)
@@ -326,7 +329,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 		t.Errorf("message = %q", resp.Request.Response)
 	}
 	mustNeed(t, false)
-	if need, _ := f.gate.NeedsPermission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"}); !need {
+	if need, _ := needed(f.gate.Permission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"})); !need {
 		t.Error("a grant for desk main let desk fno through")
 	}
 	grants, err := f.gate.Grants(ctx)
@@ -348,11 +351,11 @@ func TestGrantTTL(t *testing.T) {
 	if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
 		t.Fatal(err)
 	}
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); need {
+	if need, _ := needed(f.gate.Permission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"})); need {
 		t.Fatal("grant not in force")
 	}
 	f.clock.Add(time.Hour)
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); !need {
+	if need, _ := needed(f.gate.Permission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"})); !need {
 		t.Fatal("grant outlived GRANT_TTL")
 	}
 }
