@@ -26,8 +26,8 @@ import (
 // won allow starts the call and is answered that it runs, a denial that
 // it will not.
 func (g *Gate) Decide(ctx context.Context, id string, seen deskbot.Seen, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.Answer, error) {
-	if !g.life.started() {
-		return nil, errNotStarted
+	if err := g.ready(); err != nil {
+		return nil, err
 	}
 	if d.Allows() && !seen.Whole {
 		// No button offers it: a tap that does is forged or stale.
@@ -61,8 +61,8 @@ func (g *Gate) Decide(ctx context.Context, id string, seen deskbot.Seen, d deskb
 // Change takes by's change of request id's call (change): the same flow
 // as an allow, since a change is its author's approval.
 func (g *Gate) Change(ctx context.Context, id, changes string, version int, by deskbot.Person) (*deskbot.Answer, error) {
-	if !g.life.started() {
-		return nil, errNotStarted
+	if err := g.ready(); err != nil {
+		return nil, err
 	}
 	resp, err := g.change(ctx, id, changes, version, by)
 	if err != nil {
@@ -130,8 +130,20 @@ func (g *Gate) start(ctx context.Context, resp *deskbot.PermissionResponse) {
 	}()
 }
 
-// errNotStarted answers a decision taken before the gate was started: it
-// would have no lifetime to run an allowed call on.
+// ready says why the gate decides nothing now: a standby (errNotLeader,
+// as the decision's own fence would say) or, on the leader, a gate not
+// started yet (errNotStarted: no lifetime to run an allowed call on).
+func (g *Gate) ready() error {
+	if _, err := g.fence(); err != nil {
+		return err
+	}
+	if !g.life.started() {
+		return errNotStarted
+	}
+	return nil
+}
+
+// errNotStarted answers a decision taken before the gate was started.
 var errNotStarted = deskbot.Errorf(deskbot.EUNAVAILABLE, "deskbot is still starting; nothing was decided. Try again in a few seconds.")
 
 // runLogged runs an allowed call. Its outcome reaches the chat through

@@ -210,25 +210,42 @@ func TestNewRefusesAGateWithoutLimits(t *testing.T) {
 
 // A gate not started yet decides nothing: an allowed call runs only on
 // the lifetime the gate was started with, never in the tapper's
-// goroutine, so a tap before the start changes nothing and says so.
+// goroutine, so a tap before the start changes nothing and says so (a
+// standby's, as a standby's tap always does: another instance is in
+// charge).
 func TestDecideBeforeStartDecidesNothing(t *testing.T) {
-	f := mustFixture(t)
-	g, err := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := gatetest.MustHold(t, g, "main", "flatten_desk", "")
-	if _, err := gatetest.Resolve(t.Context(), g, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
-		t.Errorf("allow before start = %v, want EUNAVAILABLE", err)
-	}
-	if _, err := g.Change(t.Context(), r.ID, "quantity 1", 0, asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
-		t.Errorf("change before start = %v, want EUNAVAILABLE", err)
-	}
-	got, err := f.store.Request(t.Context(), r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.State != deskbot.StateOpen || len(f.runner.runs()) != 0 {
-		t.Errorf("after a tap before start: state %s, %d runs; want open, none", got.State, len(f.runner.runs()))
+	for _, tt := range []struct {
+		name string
+		lead bool // the gate's process holds the lease
+		want string
+	}{
+		{"leader", true, "still starting"},
+		{"standby", false, "not the one in charge"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var tm term
+			f := mustFixture(t, func(c *gate.Config) { c.Leader = &tm })
+			if tt.lead {
+				f.mustLead(t, &tm)
+			}
+			g, err := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := gatetest.MustHold(t, g, "main", "flatten_desk", "")
+			if _, err := gatetest.Resolve(t.Context(), g, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), tt.want) {
+				t.Errorf("allow before start = %v, want EUNAVAILABLE saying %q", err, tt.want)
+			}
+			if _, err := g.Change(t.Context(), r.ID, "quantity 1", 0, asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), tt.want) {
+				t.Errorf("change before start = %v, want EUNAVAILABLE saying %q", err, tt.want)
+			}
+			got, err := f.store.Request(t.Context(), r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != deskbot.StateOpen || len(f.runner.runs()) != 0 {
+				t.Errorf("after a tap before start: state %s, %d runs; want open, none", got.State, len(f.runner.runs()))
+			}
+		})
 	}
 }
