@@ -94,7 +94,7 @@ func (p Policies) GrantLimit(desk, tool string) float64 {
 // GrantCap is how far a standing grant given by an always allow of call
 // on desk reaches, and whether the tool's grants are capped at all: a
 // place_order grant covers orders of at most cap rupees of exposure each
-// (and of the day, Gate.NeedsPermission). The cap is maxNotional
+// (and of the day, Gate.Permission). The cap is maxNotional
 // (GRANT_MAX_NOTIONAL), or, when that is 0, the exposure of the order the
 // approver was shown (call.Order), and never more than the policy's
 // two-approver threshold. A capped tool with no cap to give (an order not

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"log/slog"
 	"sync"
 	"testing"
@@ -53,7 +55,7 @@ func mustKeyExecutor(t *testing.T) (*agent.ToolCallExecutor, *keyTool) {
 	regs := agent.Registries{"main": agent.NewRegistry(k.Tool)}
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC) }
 	log := slog.New(slog.DiscardHandler)
-	g := gate.New(gate.Config{Expiry: 5 * time.Minute}, s, regs, now, log)
+	g := gatetest.MustNew(t, gate.Config{Expiry: 5 * time.Minute, Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(s, now), s, now)}, s, regs, now, log)
 	return &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, Log: log}, k
 }
 

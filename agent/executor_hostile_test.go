@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"encoding/json"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"log/slog"
 	"strings"
 	"testing"
@@ -23,7 +25,8 @@ func TestHostileArgumentGivenTwiceIsNotHeld(t *testing.T) {
 	msg := &agent.MessageTool{Events: f.store, DataDir: t.TempDir(), Now: f.exec.Now}
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, msg)}
 	log := slog.New(slog.DiscardHandler)
-	f.gate = gate.New(gate.Config{Tools: []string{deskbot.ToolSendMessage}, Expiry: 5 * time.Minute}, f.store, regs, f.exec.Now, log)
+	f.gate = gatetest.MustNew(t, gate.Config{Tools: []string{deskbot.ToolSendMessage}, Expiry: 5 * time.Minute,
+		Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(f.store, f.exec.Now), f.store, f.exec.Now)}, f.store, regs, f.exec.Now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: f.gate, Events: f.store, Memory: f.store, Now: f.exec.Now, MaxRepeats: 2, Log: log}
 
 	for i, args := range []string{

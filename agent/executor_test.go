@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"encoding/json"
+	"github.com/deskbot/deskbot/broker"
 	"io"
 	"log/slog"
 	"strings"
@@ -41,7 +42,8 @@ func mustExecutor(t *testing.T) *execFixture {
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, f.guard)}
 	now := func() time.Time { return time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.gate = gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute}, s, regs, now, log)
+	f.gate = gatetest.MustNew(t, gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute,
+		Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(s, now), s, now)}, s, regs, now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: f.gate, Events: s, Memory: s, Now: now, MaxRepeats: 2, Log: log}
 	return f
 }
@@ -197,7 +199,8 @@ func mustGuardedExecutor(t *testing.T) (*execFixture, *deskbottest.Tool, *deskbo
 	order.Check = checkSymbol
 	regs := agent.Registries{"main": agent.NewRegistry(f.lookup, bash, order)}
 	log := slog.New(slog.DiscardHandler)
-	f.gate = gate.New(gate.Config{Tools: []string{"bash", "place_order"}, Expiry: 5 * time.Minute}, f.store, regs, f.exec.Now, log)
+	f.gate = gatetest.MustNew(t, gate.Config{Tools: []string{"bash", "place_order"}, Expiry: 5 * time.Minute,
+		Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(f.store, f.exec.Now), f.store, f.exec.Now)}, f.store, regs, f.exec.Now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: f.gate, Events: f.store, Memory: f.store, Now: f.exec.Now, MaxRepeats: 2, Log: log}
 	return f, bash, order
 }

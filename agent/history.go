@@ -74,11 +74,11 @@ func (tl *turnLog) summary() string {
 	}
 	switch {
 	case tl.capped:
-		b.WriteString("(The turn was cut off at the step cap.)")
+		b.WriteString(words.CappedNote)
 	case tl.final != "":
 		b.WriteString(argtext.Clip(tl.final, historyText, "… (cut)"))
 	default:
-		b.WriteString("(No reply.)")
+		b.WriteString(words.NoReplyNote)
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"io"
 	"log/slog"
 	"strconv"
@@ -42,7 +43,7 @@ func BenchmarkExecuteHeldOrder(b *testing.B) {
 	policies := deskbot.Policies{"main": {"place_order": {Approvals: 2, TwoApproversAbove: 1e12, MaxOrderNotional: 1e12, MaxOrdersPerDay: 1 << 30}}}
 	sizer := &sizing.Sizer{Market: paper, Check: paper.Check, Now: now}
 	limits := &gate.HardLimits{Policies: policies, Broker: paper, Sizer: sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
-	g := gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
+	g := gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
 	exec := &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Reader: sizer}
 	args := json.RawMessage(`{"symbol":"TCS","side":"sell","quantity":100,"price":990}`)
 

@@ -57,7 +57,7 @@ func mustLimits(t *testing.T, tp deskbot.ToolPolicy, guarded bool) *limitFixture
 	f.sizer = &sizing.Sizer{Market: f.paper, Check: f.paper.Check, Now: now}
 	limits := &gate.HardLimits{Policies: policies, Broker: f.paper, Sizer: f.sizer, Requests: s, Counter: s, Audit: s, Now: now, Log: log}
 	f.limits = limits
-	g := gate.New(gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
+	g := gatetest.MustNew(t, gate.Config{Tools: tools, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, now, log)
 	f.exec = &agent.ToolCallExecutor{Runner: regs, Gate: g, Events: s, Memory: s, Now: now, MaxRepeats: 100, Log: log, Reader: f.sizer}
 	return f
 }

@@ -120,8 +120,7 @@ type Bot struct {
 	members   memberCache
 
 	mu   sync.Mutex
-	ctx  context.Context // the service's lifetime, set by Run
-	work context.Context // handlers' work: outlives ctx by StopGrace, set by Run
+	work context.Context // handlers' work: outlives Run's by StopGrace, set by Run
 }
 
 // New builds the bot and checks the token with getMe (telebot needs the
@@ -279,11 +278,11 @@ func (b *Bot) Run(ctx context.Context) error {
 	work, endWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer endWork()
 	b.mu.Lock()
-	if b.ctx != nil {
+	if b.work != nil {
 		b.mu.Unlock()
 		return deskbot.Errorf(deskbot.ECONFLICT, "the bot is already running")
 	}
-	b.ctx, b.work = ctx, work
+	b.work = work
 	b.mu.Unlock()
 
 	if err := b.setCommands(ctx); err != nil {
@@ -322,17 +321,14 @@ func (b *Bot) Run(ctx context.Context) error {
 }
 
 // handlers is the context of the work an update asks for (Run: it ends
-// StopGrace after polling stopped).
-func (b *Bot) handlers() context.Context { _, work := b.contexts(); return work }
-
-// contexts are Run's two contexts; before Run, context.Background.
-func (b *Bot) contexts() (life, work context.Context) {
+// StopGrace after polling stopped); before Run, context.Background.
+func (b *Bot) handlers() context.Context {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ctx == nil {
-		return context.Background(), context.Background()
+	if b.work == nil {
+		return context.Background()
 	}
-	return b.ctx, b.work
+	return b.work
 }
 
 var commands = []tele.Command{

@@ -189,7 +189,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	h.grant(asha, m)
 	h.waitMessage(func(x telegramtest.Message) bool { return x.ID == m.ID && strings.Contains(x.Plain, "Ran") })
 	sized := deskbot.ToolCall{Name: "place_order", Order: &deskbot.SizedOrder{Exposure: 25000}}
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", sized); need {
+	if need, _, _ := h.gate.Permission(ctx, "alpha", sized); need {
 		t.Fatalf("always allow left the gate closed")
 	}
 	grants := h.replyTo(groupID, h.say(ravi, "/grants", 0))
@@ -199,7 +199,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 	if got, _ := h.answer(h.tap(ravi, grants, "Revoke alpha/place_order")); !strings.HasPrefix(got, "Revoked") {
 		t.Errorf("revoke answered %q", got)
 	}
-	if need, _ := h.gate.NeedsPermission(ctx, "alpha", sized); !need {
+	if need, _, _ := h.gate.Permission(ctx, "alpha", sized); !need {
 		t.Errorf("the gate does not hold place_order again after the revoke")
 	}
 	h.waitMessage(func(x telegramtest.Message) bool {

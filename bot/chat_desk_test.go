@@ -128,3 +128,43 @@ func TestDeskShowsOneDeskInFull(t *testing.T) {
 		t.Errorf("/help reads %q; want /desk in it", help)
 	}
 }
+
+// The last turn in /desk is in people's words: the notes the service
+// wrote into the desk's history for its model (how old the trigger was
+// when the model read it, a turn that ended without words) do not reach
+// the chat.
+func TestDeskLastTurnLeavesOutNotesForTheModel(t *testing.T) {
+	h := mustE2E(t)
+	ctx := t.Context()
+	sent := h.clock.Now().Add(-3 * time.Hour)
+	for _, tt := range []struct {
+		name, words, want string
+	}{
+		{"no reply", words.NoReplyNote, "Its last words: " + words.NoReplyWords},
+		{"cut off", words.CappedNote, "Its last words: " + words.CappedWords},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// The turn as the agent writes it (agent's triggerText and
+			// summary): a message read three hours late.
+			turn := []deskbot.Message{
+				{Role: "user", Content: words.TriggerClock(sent) + words.TriggerAge(sent, h.clock.Now()) + "Message from Asha:\nTrim RELIANCE"},
+				{Role: "assistant", Content: tt.words},
+			}
+			if _, err := h.st.CloseTurn(ctx, "alpha", deskbot.TurnEnd{History: turn, At: h.clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			got := h.replyTo(groupID, h.say(ravi, "/desk alpha", 0)).Plain
+			for _, note := range []string{"This was sent", "before acting on it", tt.words} {
+				if strings.Contains(got, note) {
+					t.Errorf("/desk alpha shows the model's note %q:\n%s", note, got)
+				}
+			}
+			if want := "Last turn, for a trigger at " + words.Time(sent) + " IST:\nMessage from Asha: Trim RELIANCE"; !strings.Contains(got, want) {
+				t.Errorf("/desk alpha shows %q; want it to contain %q", got, want)
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("/desk alpha shows %q; want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}

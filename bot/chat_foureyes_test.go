@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,8 @@ func mustFourEyes(t *testing.T, tp deskbot.ToolPolicy) *e2e {
 
 func fourEyesGate(h *e2e, p deskbot.Policies) *gate.Gate {
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool), "beta": agent.NewRegistry(h.tool)}
-	return gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Policies: p, Books: h.broker},
+	return gatetest.MustNew(h.t, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Policies: p, Books: h.broker,
+		Limits: gatetest.HardLimits(p, nil, h.broker, h.st, h.clock.Now)},
 		h.st, regs, h.clock.Now, quiet())
 }
 

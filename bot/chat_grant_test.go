@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"github.com/deskbot/deskbot/broker"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,35 @@ func TestCallRunUnderAGrantIsToldInTheChat(t *testing.T) {
 	want := "alpha: BUY 10 INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:30 (orders up to ₹50,000.00 of exposure each and over the India day, until 15:30 IST)."
 	if m.Plain != want {
 		t.Errorf("chat:\n%s\nwant:\n%s", m.Plain, want)
+	}
+}
+
+// An order run under a grant that fills at once is told with its fill,
+// as an allowed held order's outcome is (words.OrderOutcome): the fill
+// reaches the chat on one path whichever way the order was allowed.
+func TestOrderUnderAGrantIsToldWithItsFill(t *testing.T) {
+	h := mustE2E(t)
+	at := h.clock.Now().Add(-30 * time.Minute)
+	g := &deskbot.Grant{Desk: "alpha", Tool: "place_order", GrantedBy: "Ravi (102)", GrantedAt: at, ExpiresAt: at.Add(2 * time.Hour), Limit: 50000}
+	call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: []byte(`{"symbol":"NSE:INFY","side":"buy","quantity":10,"order_type":"LIMIT","price":1604.35}`)}
+	var place deskbot.Tool
+	for _, tl := range broker.Tools(h.broker, nil, nil) {
+		if tl.Name() == deskbot.ToolPlaceOrder {
+			place = tl
+		}
+	}
+	// The paper broker's own answer to the desk: filled at once.
+	res, err := place.Run(deskbot.WithCallKey(t.Context(), "c1"), "alpha", call.Arguments)
+	if err != nil || res.IsError {
+		t.Fatalf("place_order: %+v, %v", res, err)
+	}
+	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventToolResult, Desk: "alpha", Time: h.clock.Now(), Call: &call, Result: &res, Grant: g}); err != nil {
+		t.Fatal(err)
+	}
+	m := h.waitMessage(func(x telegramtest.Message) bool { return strings.Contains(x.Plain, "grant") })
+	head := "alpha: BUY 10 INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:30 (orders up to ₹50,000.00 of exposure each and over the India day, until 15:30 IST). Ran: order "
+	if !strings.HasPrefix(m.Plain, head) || !strings.HasSuffix(m.Plain, " · complete 10 @ 1,604.35 avg.") {
+		t.Errorf("chat:\n%s\nwant:\n%s… · complete 10 @ 1,604.35 avg.", m.Plain, head)
 	}
 }
 

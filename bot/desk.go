@@ -183,12 +183,17 @@ type lastTurn struct {
 // opens with its India time, the turn's note with the calls it made.
 var (
 	triggerClockRx = regexp.MustCompile(words.TriggerClockPattern)
+	// The note that tells the model how old the trigger was: not for people.
+	triggerAgeRx = regexp.MustCompile(words.TriggerAgePattern)
 	// A call opens with its tool's name and its canonical JSON arguments;
 	// "and 3 more" stands for the calls the note left out.
 	callStartRx = regexp.MustCompile(`^([A-Za-z0-9_.-]+ (\{|\[|null -> )|and \d+ more$)`)
 )
 
-// lastTurnOf reads the last turn from the end of a desk's history.
+// lastTurnOf reads the last turn from the end of a desk's history, in
+// people's words: the notes the service wrote there for the model (how old
+// the trigger was, a turn that ended without words) are left out or said
+// as people say them.
 func lastTurnOf(msgs []deskbot.Message) lastTurn {
 	var t lastTurn
 	i := len(msgs) - 1
@@ -205,11 +210,20 @@ func lastTurnOf(msgs []deskbot.Message) lastTurn {
 			t.calls, note = splitCalls(calls), final
 		}
 	}
+	switch note {
+	case words.NoReplyNote:
+		note = words.NoReplyWords
+	case words.CappedNote:
+		note = words.CappedWords
+	}
 	t.words = note
 	if i > 0 && msgs[i-1].Role == "user" {
 		trig := msgs[i-1].Content
 		if m := triggerClockRx.FindStringSubmatch(trig); m != nil {
 			t.at, trig = m[1], trig[len(m[0]):]
+		}
+		if m := triggerAgeRx.FindString(trig); m != "" {
+			trig = trig[len(m):]
 		}
 		t.trigger = trig
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 func TestLastTurnOf(t *testing.T) {
@@ -19,7 +20,7 @@ func TestLastTurnOf(t *testing.T) {
 		{"words only", []deskbot.Message{user, {Role: "assistant", Content: "All flat."}},
 			lastTurn{found: true, at: "09:15", trigger: "Scheduled task (open):\nCheck the book", words: "All flat."}},
 		{"calls with \"; \" inside", []deskbot.Message{user, {Role: "assistant", Content: `(Tools I used: bash {"command":"a; b"} -> ok; x; get_positions {} -> flat; and 3 more)` + "\n(No reply.)"}},
-			lastTurn{found: true, at: "09:15", trigger: "Scheduled task (open):\nCheck the book", words: "(No reply.)",
+			lastTurn{found: true, at: "09:15", trigger: "Scheduled task (open):\nCheck the book", words: words.NoReplyWords,
 				calls: []string{`bash {"command":"a; b"} -> ok; x`, "get_positions {} -> flat", "and 3 more"}}},
 		{"a trigger without its clock", []deskbot.Message{{Role: "user", Content: "The user flattened this desk"}, {Role: "assistant", Content: "Noted."}},
 			lastTurn{found: true, trigger: "The user flattened this desk", words: "Noted."}},

@@ -128,8 +128,8 @@ func mustE2E(t testing.TB) *e2e {
 		}
 	}
 	regs := agent.Registries{"alpha": agent.NewRegistry(h.tool, flatten), "beta": agent.NewRegistry(h.tool, flatten)}
-	h.gate = gate.New(gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker,
-		GrantTTL: 2 * time.Hour, GrantMaxNotional: 50000},
+	h.gate = gatetest.MustNew(t, gate.Config{Tools: []string{"place_order", "flatten_desk"}, Expiry: 5 * time.Minute, DenyReasonWait: 2 * time.Minute, Books: h.broker,
+		GrantTTL: 2 * time.Hour, GrantMaxNotional: 50000, Limits: gatetest.HardLimits(nil, nil, h.broker, h.st, h.clock.Now)},
 		h.st, regs, h.clock.Now, quiet())
 	h.start()
 	return h
@@ -160,10 +160,6 @@ func (h *e2e) start() {
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)
 	}
-	// The gate runs what the chat allows on a lifetime of its own, as the
-	// service's does, and the test's end waits for it (after the bot's).
-	h.gate.Start(context.Background())
-	h.t.Cleanup(h.gate.Stop)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.bot, h.stop, h.done = b, cancel, make(chan error, 1)
 	go func() { h.done <- b.Run(ctx) }()

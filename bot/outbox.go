@@ -294,8 +294,11 @@ func (o *Outbox) one(ctx context.Context, ev deskbot.Event) error {
 	case deskbot.EventToolResult:
 		// A guarded call that ran without asking, under a standing grant:
 		// told with the outcomes of held calls, in the desk's topic.
-		failed := ev.Result != nil && ev.Result.IsError
-		text := words.RanUnderGrantText(ev.Desk, *ev.Call, failed, *ev.Grant, o.cfg.Now())
+		var res deskbot.ToolResult
+		if ev.Result != nil {
+			res = *ev.Result
+		}
+		text := words.RanUnderGrantText(ev.Desk, *ev.Call, res, *ev.Grant, o.cfg.Now())
 		err = o.once(ctx, ev.ID, 1, func() (*tele.Message, error) {
 			return o.sendDesk(WithLane(ctx, LaneClose), ev.Desk, esc(argtext.Clip(text, 3000, "…")))
 		}, o.noteDesk(ev.Desk))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -114,7 +116,7 @@ func TestLoad(t *testing.T) {
 	// A confirmation carries the key of the grant's terms it showed, which
 	// the service checks: read as the service's gate gives them (its
 	// configuration above), as a confirmation message would show them.
-	terms := gate.New(gate.Config{Tools: []string{"place_order"}}, w.st, nil, nil, nil)
+	terms := gatetest.MustNew(t, gate.Config{Tools: []string{"place_order"}, Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(w.st, nil), w.st, nil)}, w.st, nil, nil, nil)
 	for i, r := range open {
 		var o struct{ Symbol string }
 		if err := json.Unmarshal(r.Content.Arguments, &o); err != nil {

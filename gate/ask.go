@@ -30,14 +30,13 @@ import (
 // call is held or has run.
 func (g *Gate) Ask(ctx context.Context, desk, triggerID string, call deskbot.ToolCall, beforeHold func()) (deskbot.Verdict, error) {
 	v := deskbot.Verdict{Release: func() {}}
-	if g.cfg.Limits != nil {
-		release, refusal := g.cfg.Limits.Check(ctx, desk, call)
-		if release == nil {
-			g.log.InfoContext(ctx, "call refused: hard limit", "desk", desk, "trigger", triggerID, "tool", call.Name, "why", refusal)
-			return refused(v, deskbot.ToolResult{IsError: true, Text: refusal, Limit: true}), nil
-		}
-		v.Release = release
+	// Every call, guarded or not: New built no gate without limits.
+	release, refusal := g.cfg.Limits.Check(ctx, desk, call)
+	if release == nil {
+		g.log.InfoContext(ctx, "call refused: hard limit", "desk", desk, "trigger", triggerID, "tool", call.Name, "why", refusal)
+		return refused(v, deskbot.ToolResult{IsError: true, Text: refusal, Limit: true}), nil
 	}
+	v.Release = release
 	need, under, err := g.Permission(ctx, desk, call)
 	if err != nil {
 		return v, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deskbot/deskbot/deskbottest"
 	"testing"
 	"time"
 
@@ -34,13 +35,13 @@ var benchArgs = json.RawMessage(`{"symbol":"NIFTY24DECFUT","side":"sell","quanti
 type benchFixture struct {
 	store *store.Store
 	gate  *gate.Gate
-	clock *clock
+	clock *deskbottest.Clock
 }
 
 func mustBench(b *testing.B) *benchFixture {
 	b.Helper()
 	f := &benchFixture{store: storetest.MustOpen(b), clock: newClock()}
-	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, f.store, &runner{}, f.clock.Now, quietLog())
+	f.gate = gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Limits: &market{}}, f.store, &runner{}, f.clock.Now, quietLog())
 	return f
 }
 
@@ -64,7 +65,7 @@ func mustBenchReplica(b *testing.B) *benchFixture {
 	}
 	b.Cleanup(func() { s.Close() })
 	f := &benchFixture{store: s, clock: newClock()}
-	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}, f.store, &runner{}, f.clock.Now, quietLog())
+	f.gate = gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Limits: &market{}}, f.store, &runner{}, f.clock.Now, quietLog())
 	return f
 }
 
@@ -144,7 +145,7 @@ func BenchmarkResolveTwoApprovers(b *testing.B) { benchResolve(b, mustBench(b), 
 
 func benchResolve(b *testing.B, f *benchFixture, n int) {
 	if n > 1 {
-		f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute,
+		f.gate = gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Limits: &market{},
 			Policies: deskbot.Policies{"main": {"place_order": {Approvals: n}}}}, f.store, &runner{}, f.clock.Now, quietLog())
 	}
 	ctx := context.Background()
@@ -169,9 +170,11 @@ func benchResolve(b *testing.B, f *benchFixture, n int) {
 				b.Fatal(resp, err)
 			}
 		}
-		if resp, err := gatetest.Resolve(ctx, f.gate, id, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+		if resp, err := f.gate.Decide(ctx, id, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
 			b.Fatal(resp, err)
 		}
+		f.gate.WaitRuns() // the call runs on the gate's lifetime
+
 	}, floor)
 }
 
@@ -266,14 +269,14 @@ func BenchmarkSweep(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				mustCreateOpen(b, f, 100, time.Minute) // due after the jump
-				f.clock.Advance(2 * time.Minute)
+				f.clock.Add(2 * time.Minute)
 				b.StartTimer()
 				rep, err := f.gate.Sweep(ctx)
 				if err != nil || rep.Lapsed != 100 {
 					b.Fatalf("sweep = %+v, %v", rep, err)
 				}
 				b.StopTimer()
-				f.clock.Advance(-2 * time.Minute) // keep the far requests open
+				f.clock.Add(-2 * time.Minute) // keep the far requests open
 				b.StartTimer()
 			}
 		})
@@ -314,6 +317,6 @@ func BenchmarkResolveLeader(b *testing.B) {
 	}
 	tm := &term{}
 	tm.token.Store(token)
-	f.gate = gate.New(gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Leader: tm}, f.store, &runner{}, f.clock.Now, quietLog())
+	f.gate = gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Leader: tm, Limits: &market{}}, f.store, &runner{}, f.clock.Now, quietLog())
 	benchResolve(b, f, 1)
 }

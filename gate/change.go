@@ -79,24 +79,22 @@ func (g *Gate) change(ctx context.Context, id, changes string, version int, by d
 	if err != nil {
 		return nil, err
 	}
-	if g.cfg.Limits != nil {
-		o, err := deskbot.ParseOrder(args)
-		if err != nil {
-			return nil, err
+	o, err := deskbot.ParseOrder(args)
+	if err != nil {
+		return nil, err
+	}
+	if call.Order, err = g.cfg.Limits.Size(ctx, o); err != nil {
+		if deskbot.ErrorCode(err) == deskbot.EINVALID {
+			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: %s Nothing was changed.", deskbot.ErrorMessage(err))
 		}
-		if call.Order, err = g.cfg.Limits.Size(ctx, o); err != nil {
-			if deskbot.ErrorCode(err) == deskbot.EINVALID {
-				return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: %s Nothing was changed.", deskbot.ErrorMessage(err))
-			}
-			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be sized (%s); nothing was changed.", deskbot.ErrorMessage(err))
-		}
-		why, err := g.cfg.Limits.Recheck(ctx, r.Desk, call)
-		if err != nil {
-			return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be checked against the desk's hard limits (%s); nothing was changed.", deskbot.ErrorMessage(err))
-		}
-		if why != "" {
-			return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
-		}
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be sized (%s); nothing was changed.", deskbot.ErrorMessage(err))
+	}
+	why, err := g.cfg.Limits.Recheck(ctx, r.Desk, call)
+	if err != nil {
+		return nil, deskbot.Errorf(deskbot.EUNAVAILABLE, "The changed call could not be checked against the desk's hard limits (%s); nothing was changed.", deskbot.ErrorMessage(err))
+	}
+	if why != "" {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "Not changed: the changed call would pass a hard limit: %s. Nothing was changed.", why)
 	}
 	required, _, err := g.required(ctx, r.Desk, call)
 	if err != nil {

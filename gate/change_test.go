@@ -114,7 +114,11 @@ func TestChangeSaysWhatChanged(t *testing.T) {
 		{`{"symbol":"TCS","side":"buy","quantity":50}`, "quantity 10", "quantity 50 → 10"},
 		{`{"symbol":"TCS","side":"sell","quantity":50,"order_type":"SL-M","trigger_price":3900}`, "trigger_price 3850", "trigger_price 3900 → 3850"},
 	} {
-		f := mustFixture(t)
+		f := mustFixture(t, func(c *gate.Config) {
+			m := &market{}
+			m.q.Set("TCS", 4000) // the MARKET order is sized at it
+			c.Limits = m
+		})
 		r := gatetest.MustHold(t, f, "main", "place_order", tt.args)
 		resp, err := f.gate.ChangeOnly(t.Context(), r.ID, tt.changes, 0, asha)
 		if err != nil {

@@ -26,6 +26,9 @@ import (
 // won allow starts the call and is answered that it runs, a denial that
 // it will not.
 func (g *Gate) Decide(ctx context.Context, id string, seen deskbot.Seen, d deskbot.Decision, reason string, by deskbot.Person) (*deskbot.Answer, error) {
+	if err := g.ready(); err != nil {
+		return nil, err
+	}
 	if d.Allows() && !seen.Whole {
 		// No button offers it: a tap that does is forged or stale.
 		g.log.WarnContext(ctx, "refused an allow of a call not shown whole", "request", id, "by", by.Audited())
@@ -47,7 +50,7 @@ func (g *Gate) Decide(ctx context.Context, id string, seen deskbot.Seen, d deskb
 	case !resp.Allows():
 		ans.Text, ans.AwaitsReason = words.DeniedAnswer, resp.Request.DeliveredAt.IsZero()
 	default:
-		g.start(ctx, resp, ans)
+		g.start(ctx, resp)
 		// The decision that ran, not the tap: a changed call, or an order
 		// that no grant can be capped for, is allowed once.
 		ans.Text = words.AllowedAnswer(resp.Decision)
@@ -58,6 +61,9 @@ func (g *Gate) Decide(ctx context.Context, id string, seen deskbot.Seen, d deskb
 // Change takes by's change of request id's call (change): the same flow
 // as an allow, since a change is its author's approval.
 func (g *Gate) Change(ctx context.Context, id, changes string, version int, by deskbot.Person) (*deskbot.Answer, error) {
+	if err := g.ready(); err != nil {
+		return nil, err
+	}
 	resp, err := g.change(ctx, id, changes, version, by)
 	if err != nil {
 		return nil, err
@@ -67,7 +73,7 @@ func (g *Gate) Change(ctx context.Context, id, changes string, version int, by d
 		ans.Text = words.ChangedCountedMessage(resp.Request)
 		return ans, nil
 	}
-	g.start(ctx, resp, ans)
+	g.start(ctx, resp)
 	ans.Text = words.ChangedAllowedAnswer
 	return ans, nil
 }
@@ -107,43 +113,51 @@ func termsKey(gr deskbot.Grant) string {
 }
 
 // start runs resp's allowed call on the gate's lifetime, tracked so that
-// Stop returns only once it is done; before Start (tests, a tool that
-// never starts the gate) it runs in the caller's goroutine, and ans then
-// holds the request as it ran. After Stop returned the call is not run: it
-// stays running, and the next start reports it interrupted.
-func (g *Gate) start(ctx context.Context, resp *deskbot.PermissionResponse, ans *deskbot.Answer) {
+// Stop returns only once it is done. A gate not started yet decides
+// nothing (Decide, Change refuse first: errNotStarted), so there is one
+// way a call runs. After Stop returned the call is not run: it stays
+// running, and the next start reports it interrupted.
+func (g *Gate) start(ctx context.Context, resp *deskbot.PermissionResponse) {
 	r := resp.Request
 	life, ok := g.life.add()
-	switch {
-	case !ok:
+	if !ok {
 		g.log.WarnContext(ctx, "held call allowed while stopping; not run, the next start reports it", "desk", r.Desk, "request", r.ID)
-	case life == nil:
-		defer g.life.done()
-		if after := g.runLogged(ctx, resp); after != nil {
-			ans.Request = after.Request
-		}
-	default:
-		go func() {
-			defer g.life.done()
-			g.runLogged(life, resp)
-		}()
+		return
 	}
+	go func() {
+		defer g.life.done()
+		g.runLogged(life, resp)
+	}()
 }
+
+// ready says why the gate decides nothing now: a standby (errNotLeader,
+// as the decision's own fence would say) or, on the leader, a gate not
+// started yet (errNotStarted: no lifetime to run an allowed call on).
+func (g *Gate) ready() error {
+	if _, err := g.fence(); err != nil {
+		return err
+	}
+	if !g.life.started() {
+		return errNotStarted
+	}
+	return nil
+}
+
+// errNotStarted answers a decision taken before the gate was started.
+var errNotStarted = deskbot.Errorf(deskbot.EUNAVAILABLE, "deskbot is still starting; nothing was decided. Try again in a few seconds.")
 
 // runLogged runs an allowed call. Its outcome reaches the chat through
 // the event stream and the desk through its inbox; here it is only
 // logged.
-func (g *Gate) runLogged(ctx context.Context, resp *deskbot.PermissionResponse) *deskbot.PermissionResponse {
+func (g *Gate) runLogged(ctx context.Context, resp *deskbot.PermissionResponse) {
 	r := resp.Request
-	after, err := g.run(ctx, resp)
-	if err != nil {
+	if _, err := g.run(ctx, resp); err != nil {
 		if deskbot.ErrorCode(err) == deskbot.EINTERNAL {
 			g.log.ErrorContext(ctx, "held call was allowed but not recorded as run", "desk", r.Desk, "request", r.ID, "err", err)
 		} else {
 			g.log.WarnContext(ctx, "held call not run", "desk", r.Desk, "request", r.ID, "err", deskbot.ErrorMessage(err))
 		}
 	}
-	return after
 }
 
 // Start makes life the lifetime of the calls the gate allows from now on,
@@ -174,8 +188,15 @@ func (l *lifetime) begin(ctx context.Context) {
 	}
 }
 
-// add counts a call about to run, on the lifetime it returns (nil before
-// begin); false once close returned.
+// started reports whether begin was called.
+func (l *lifetime) started() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ctx != nil
+}
+
+// add counts a call about to run, on the lifetime it returns; false once
+// close returned.
 func (l *lifetime) add() (context.Context, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

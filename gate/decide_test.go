@@ -13,15 +13,6 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// startGate starts f's gate on a lifetime of the test's own, as the
-// service does, and stops it (waiting for its calls) when the test ends.
-func startGate(t *testing.T, f *fixture) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	f.gate.Start(ctx)
-	t.Cleanup(func() { cancel(); f.gate.Stop() })
-}
-
 // The decision entry answers in the words both the chat and the page say,
 // runs a won allow on the gate's lifetime, and tells a second tap what
 // already happened.
@@ -41,7 +32,6 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := mustFixture(t)
-			startGate(t, f)
 			r := gatetest.MustHold(t, f, "alpha", "flatten_desk", "")
 			got, err := gatetest.Resolve(t.Context(), f.gate, r.ID, tt.first, "", asha)
 			if err != nil {
@@ -72,9 +62,8 @@ func TestDecide(t *testing.T) {
 
 func TestDecideLapsed(t *testing.T) {
 	f := mustFixture(t)
-	startGate(t, f)
 	r := gatetest.MustHold(t, f, "alpha", "flatten_desk", "")
-	f.clock.Advance(6 * time.Minute)
+	f.clock.Add(6 * time.Minute)
 	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	if deskbot.ErrorCode(err) != deskbot.ECONFLICT || !strings.Contains(deskbot.ErrorMessage(err), "lapsed") {
 		t.Errorf("decide a lapsed request: %v, want ECONFLICT saying it lapsed", err)
@@ -91,7 +80,6 @@ func TestDecideLapsed(t *testing.T) {
 func TestAllowedCallOutlivesTheTap(t *testing.T) {
 	f := mustFixture(t)
 	f.runner.block = make(chan struct{})
-	startGate(t, f)
 	r := gatetest.MustHold(t, f, "alpha", "flatten_desk", "")
 	tap, cancel := context.WithCancel(t.Context())
 	ans, err := f.gate.Decide(tap, r.ID, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha)
@@ -142,7 +130,7 @@ func TestGrantConfirmationMustShowTheTermsGrantedNow(t *testing.T) {
 	}
 	cfg := f.cfg
 	cfg.GrantMaxNotional = 80000
-	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	restarted := gatetest.MustNew(t, cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	_, now, _, err := restarted.GrantTerms(t.Context(), r.ID)
 	if err != nil || now == shown {
 		t.Fatalf("terms after the restart = %q (%v); want other than %q", now, err, shown)

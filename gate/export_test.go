@@ -29,3 +29,13 @@ func (g *Gate) ChangeOnly(ctx context.Context, id, changes string, version int, 
 func (g *Gate) RunDecided(ctx context.Context, resp *deskbot.PermissionResponse) (*deskbot.PermissionResponse, error) {
 	return g.run(ctx, resp)
 }
+
+// WaitRuns waits until no call the gate started is still running: for a
+// benchmark that times the decision and the run together.
+func (g *Gate) WaitRuns() {
+	g.life.mu.Lock()
+	defer g.life.mu.Unlock()
+	for g.life.n > 0 {
+		g.life.idle.Wait()
+	}
+}

@@ -79,7 +79,7 @@ func TestHoldFixesTheCountANeeds(t *testing.T) {
 // service processes: the call runs exactly once, every round.
 func TestTwoApproversAtOnceRunOnce(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
-	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	other := gatetest.MustNew(t, f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	const rounds = 40
 	for round := range rounds {
 		r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
@@ -179,7 +179,7 @@ func TestLapseAfterOneApproval(t *testing.T) {
 	f := mustFixture(t, twoForFlatten)
 	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 	f.mustResolve(t, r.ID, deskbot.AllowOnce, asha)
-	f.clock.Advance(5 * time.Minute)
+	f.clock.Add(5 * time.Minute)
 	if rep, err := f.gate.Sweep(t.Context()); err != nil || rep.Lapsed != 1 {
 		t.Fatalf("sweep = %+v, %v; want 1 lapsed", rep, err)
 	}
@@ -206,7 +206,7 @@ func TestRestartBetweenApprovals(t *testing.T) {
 
 	cfg := f.cfg
 	cfg.Policies = nil // the policy was removed before the restart
-	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	restarted := gatetest.MustNew(t, cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	_, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "You already approved; it needs one more."; got != want {
 		t.Fatalf("Asha after restart: %q; want %q", got, want)
@@ -232,7 +232,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 		if o, err := deskbot.ParseOrder(call.Arguments); err == nil && tool == deskbot.ToolPlaceOrder {
 			call.Order, _ = (&market{}).Size(ctx, o) // sized as it enters
 		}
-		n, err := g.NeedsPermission(ctx, "main", call)
+		n, err := needed(g.Permission(ctx, "main", call))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 		f.mustResolve(t, r.ID, deskbot.AlwaysAllow, asha)
 		cfg := f.cfg
 		twoForFlatten(&cfg)
-		stricter := gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+		stricter := gatetest.MustNew(t, cfg, f.store, f.runner, f.clock.Now, quietLog())
 		if !need(t, stricter, "flatten_desk", `{}`) {
 			t.Fatal("a grant one person gave covers a call that needs two")
 		}
@@ -293,7 +293,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 			want bool
 		}{{smallOrder, false}, {edgeOrder, true}, {largeOrder, true}} {
 			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
-				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+				t.Errorf("Permission(%s) = %v; want %v", tc.args, got, tc.want)
 			}
 		}
 	})
@@ -308,7 +308,7 @@ func TestGrantUnderFourEyes(t *testing.T) {
 			want bool
 		}{{smallOrder, false}, {edgeOrder, false}, {largeOrder, true}, {`{"symbol":"TCS"}`, true}} {
 			if got := need(t, f.gate, "place_order", tc.args); got != tc.want {
-				t.Errorf("NeedsPermission(%s) = %v; want %v", tc.args, got, tc.want)
+				t.Errorf("Permission(%s) = %v; want %v", tc.args, got, tc.want)
 			}
 		}
 		// Two people always-allowing a large order: the grant still
@@ -359,7 +359,7 @@ func TestRemovedApproversApprovalCountsForNothing(t *testing.T) {
 
 	cfg := f.cfg
 	cfg.Approvers = []int64{ravi.ID, mira.ID}
-	restarted := gate.New(cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	restarted := gatetest.MustNew(t, cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	resp, err := gatetest.Resolve(t.Context(), restarted, r.ID, deskbot.AllowOnce, "", ravi)
 	if err != nil || !resp.Counted {
 		t.Fatalf("Ravi after Asha's removal: %+v, %v; want counted, one more needed", resp, err)
@@ -419,7 +419,7 @@ func TestFourEyesCountsTheDesksDay(t *testing.T) {
 				t.Fatal(err)
 			}
 			if need != tc.held {
-				t.Errorf("NeedsPermission = %v; want %v", need, tc.held)
+				t.Errorf("Permission = %v; want %v", need, tc.held)
 			}
 			h := gatetest.MustHold(t, f, tc.desk, "place_order", smallOrder)
 			if got, want := h.Needs(), tc.want; got != want {
@@ -427,7 +427,7 @@ func TestFourEyesCountsTheDesksDay(t *testing.T) {
 			}
 		})
 	}
-	f.clock.Advance(24 * time.Hour)
+	f.clock.Add(24 * time.Hour)
 	if h := gatetest.MustHold(t, f, "main", "place_order", smallOrder); h.Needs() != 1 {
 		t.Errorf("the next day's small order needs %d; want 1", h.Needs())
 	}

@@ -88,8 +88,9 @@ type Config struct {
 	}
 	// Limits are the desks' hard limits: a desk's call is checked against
 	// them (Ask), an approver's change of a call re-checked (Gate.Change),
-	// and a changed order sized by them. nil: no hard limits are checked,
-	// and a changed order is not sized (four eyes counts it as large).
+	// and a changed order sized by them. Required: New refuses a gate
+	// without them, since a gate that skipped them would run a desk's
+	// calls unlimited.
 	Limits Limits
 }
 
@@ -126,7 +127,13 @@ var _ deskbot.Gate = (*Gate)(nil)
 const heldCacheMax = 10000
 
 // New builds a gate. runner runs an allowed call through its desk's tools.
-func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) *Gate {
+// A configuration without the desks' hard limits (Config.Limits) is an
+// EINVALID error and builds nothing: a mistake there must never let a
+// desk's calls through unchecked.
+func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, log *slog.Logger) (*Gate, error) {
+	if noLimits(cfg.Limits) {
+		return nil, errNoLimits
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -139,7 +146,19 @@ func New(cfg Config, store Store, runner deskbot.ToolRunner, now deskbot.Now, lo
 	}
 	g := &Gate{cfg: cfg, tools: tools, store: store, runner: runner, now: now, log: log, held: newHeldCache(heldCacheMax)}
 	g.life.idle.L = &g.life.mu
-	return g
+	return g, nil
+}
+
+var errNoLimits = deskbot.Errorf(deskbot.EINVALID, "The permission gate was given no hard limits (gate.Config.Limits), so it was not built: without them no desk's call could be checked against its limits. Build the gate with the desks' gate.HardLimits.")
+
+// noLimits reports whether l checks nothing: nil, or a nil *HardLimits
+// (a nil pointer in the interface is not a nil interface).
+func noLimits(l Limits) bool {
+	if l == nil {
+		return true
+	}
+	hl, ok := l.(*HardLimits)
+	return ok && hl == nil
 }
 
 // fence is the token a leader-only transition carries: 0 with no Leader
@@ -159,22 +178,13 @@ var errNotLeader = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot is not the
 
 var errLostBeforeRun = deskbot.Errorf(deskbot.EUNAVAILABLE, "This deskbot stopped being the one in charge after the call was allowed and before it ran, so it was not run. The instance now in charge tells the desk.")
 
-// Guarded reports whether tool is named in APPROVAL_TOOLS at all.
-func (g *Gate) Guarded(tool string) bool { return g.tools[tool] }
-
-// NeedsPermission reports whether desk's call must be held: the tool is
-// guarded and no standing grant covers it. A grant covers a call only if as
-// many people gave it as the call needs now, and only up to its limit (an
-// order above the two-approver threshold is always held). An error means
-// the answer is unknown, and the caller must not run the call.
-func (g *Gate) NeedsPermission(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
-	need, _, err := g.Permission(ctx, desk, call)
-	return need, err
-}
-
-// Permission is NeedsPermission with the standing grant a call that need
-// not be held runs under (nil: the tool is not guarded), so what runs
-// under a grant says whose.
+// Permission reports whether desk's call must be held (need): the tool is
+// guarded and no standing grant covers it, with the grant a call that
+// need not be held runs under (nil: the tool is not guarded), so what runs
+// under a grant says whose. A grant covers a call only if as many people
+// gave it as the call needs now, and only up to its limit (an order above
+// the two-approver threshold is always held). An error means the answer
+// is unknown, and the caller must not run the call.
 func (g *Gate) Permission(ctx context.Context, desk string, call deskbot.ToolCall) (need bool, under *deskbot.Grant, err error) {
 	if !g.tools[call.Name] {
 		return false, nil, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate/gatetest"
 
 	"github.com/deskbot/deskbot"
@@ -17,22 +18,9 @@ import (
 	"github.com/deskbot/deskbot/store/storetest"
 )
 
-// clock is an injected time source.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock {
-	// 14:00 IST on a weekday.
-	return &clock{t: time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+// newClock is the tests' clock: 14:00 IST on a weekday.
+func newClock() *deskbottest.Clock {
+	return deskbottest.NewClock(time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC))
 }
 
 // runner records every call it runs, with its call key.
@@ -75,7 +63,7 @@ type fixture struct {
 	store  *store.Store
 	gate   *gate.Gate
 	runner *runner
-	clock  *clock
+	clock  *deskbottest.Clock
 	cfg    gate.Config
 }
 
@@ -86,7 +74,12 @@ func mustFixture(t *testing.T, mod ...func(*gate.Config)) *fixture {
 	for _, m := range mod {
 		m(&f.cfg)
 	}
-	f.gate = gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+	if f.cfg.Limits == nil {
+		// Orders are sized where they enter, as in the service: a LIMIT
+		// order at its own price on a market without prices.
+		f.cfg.Limits = &market{}
+	}
+	f.gate = gatetest.MustNew(t, f.cfg, f.store, f.runner, f.clock.Now, quietLog())
 	return f
 }
 
@@ -121,13 +114,16 @@ func (f *fixture) Hold(ctx context.Context, desk, trigger string, call deskbot.T
 	return f.gate.Hold(ctx, desk, trigger, call)
 }
 
-// needs is NeedsPermission for call as read (read).
+// needed is Permission's answer without its grant.
+func needed(need bool, _ *deskbot.Grant, err error) (bool, error) { return need, err }
+
+// needs is Permission for call as read (read).
 func (f *fixture) needs(ctx context.Context, desk string, call deskbot.ToolCall) (bool, error) {
 	call, err := f.read(ctx, call)
 	if err != nil {
 		return true, err
 	}
-	return f.gate.NeedsPermission(ctx, desk, call)
+	return needed(f.gate.Permission(ctx, desk, call))
 }
 
 // mustInbox drains the desk's inbox, acknowledging what it reads.
@@ -192,7 +188,7 @@ func TestHoldThenAllowRunsExactCallOnce(t *testing.T) {
 
 func TestConcurrentResolvesOneWinnerOneRun(t *testing.T) {
 	f := mustFixture(t)
-	other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+	other := gatetest.MustNew(t, f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
 
 	var wg sync.WaitGroup
@@ -279,7 +275,7 @@ func TestDenyWaitsForReason(t *testing.T) {
 			}
 		}, "so it was not run. Do not"},
 		{"wait over", func(t *testing.T, id string) {
-			f.clock.Advance(2*time.Minute + time.Second)
+			f.clock.Add(2*time.Minute + time.Second)
 			rep, err := f.gate.Sweep(t.Context())
 			if err != nil || rep.Denials != 1 {
 				t.Fatalf("sweep = %+v, %v; want one denial handed over", rep, err)
@@ -318,9 +314,9 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 	ctx := t.Context()
 	mustNeed := func(t *testing.T, want bool) {
 		t.Helper()
-		got, err := f.gate.NeedsPermission(ctx, "main", deskbot.ToolCall{Name: "flatten_desk"})
+		got, err := needed(f.gate.Permission(ctx, "main", deskbot.ToolCall{Name: "flatten_desk"}))
 		if err != nil || got != want {
-			t.Fatalf("NeedsPermission = %v, %v; want %v", got, err, want)
+			t.Fatalf("Permission = %v, %v; want %v", got, err, want)
 		}
 	}
 	mustNeed(t, true)
@@ -333,7 +329,7 @@ func TestAlwaysAllowGrantsUntilRevoked(t *testing.T) {
 		t.Errorf("message = %q", resp.Request.Response)
 	}
 	mustNeed(t, false)
-	if need, _ := f.gate.NeedsPermission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"}); !need {
+	if need, _ := needed(f.gate.Permission(ctx, "fno", deskbot.ToolCall{Name: "flatten_desk"})); !need {
 		t.Error("a grant for desk main let desk fno through")
 	}
 	grants, err := f.gate.Grants(ctx)
@@ -355,11 +351,11 @@ func TestGrantTTL(t *testing.T) {
 	if _, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AlwaysAllow, "", asha); err != nil {
 		t.Fatal(err)
 	}
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); need {
+	if need, _ := needed(f.gate.Permission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"})); need {
 		t.Fatal("grant not in force")
 	}
-	f.clock.Advance(time.Hour)
-	if need, _ := f.gate.NeedsPermission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"}); !need {
+	f.clock.Add(time.Hour)
+	if need, _ := needed(f.gate.Permission(t.Context(), "main", deskbot.ToolCall{Name: "flatten_desk"})); !need {
 		t.Fatal("grant outlived GRANT_TTL")
 	}
 }
@@ -381,11 +377,15 @@ func TestAllowedCallRunsUnderTheRequestID(t *testing.T) {
 			return gatetest.Resolve(t.Context(), f.gate, id, deskbot.AllowOnce, "", asha)
 		}},
 		{"always allow on another process", func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error) {
-			other := gate.New(f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
+			other := gatetest.MustNew(t, f.cfg, storetest.MustReopen(t, f.store), f.runner, f.clock.Now, quietLog())
 			return gatetest.Resolve(t.Context(), other, id, deskbot.AlwaysAllow, "", asha)
 		}},
 		{"changed", func(t *testing.T, f *fixture, id string) (*deskbot.Answer, error) {
-			return f.gate.Change(t.Context(), id, "quantity 25", 0, asha)
+			ans, err := f.gate.Change(t.Context(), id, "quantity 25", 0, asha)
+			if err == nil {
+				ans.Request, err = gatetest.Ran(t.Context(), f.gate, id)
+			}
+			return ans, err
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -145,7 +145,7 @@ func TestRunRetryEndsWithContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		st := &recordFails{cancel: cancel}
-		g := gate.New(gate.Config{Tools: []string{"flatten_desk"}}, st, &runner{}, time.Now, quietLog())
+		g := gatetest.MustNew(t, gate.Config{Tools: []string{"flatten_desk"}, Limits: &market{}}, st, &runner{}, time.Now, quietLog())
 		r := &deskbot.Request{ID: "R1", Desk: "main", State: deskbot.StateRunning, Decision: deskbot.AllowOnce,
 			Content: deskbot.PermissionContent{ToolName: "flatten_desk", Arguments: json.RawMessage(`{}`)}}
 		start := time.Now()
@@ -170,11 +170,82 @@ func TestNilLoggerDiscards(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	f := mustFixture(t)
-	g := gate.New(f.cfg, f.store, f.runner, f.clock.Now, nil)
+	g, err := gate.New(f.cfg, f.store, f.runner, f.clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := g.Hold(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c1", Name: "flatten_desk", Arguments: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if buf.Len() != 0 {
 		t.Errorf("the package-level logger got %q", buf.String())
+	}
+}
+
+// A configuration that forgot the desks' hard limits builds no gate: a
+// gate without them would run every desk's order unlimited.
+func TestNewRefusesAGateWithoutLimits(t *testing.T) {
+	f := mustFixture(t)
+	var none *gate.HardLimits
+	for _, tt := range []struct {
+		name   string
+		limits gate.Limits
+	}{
+		{"no limits", nil},
+		{"a nil HardLimits", none},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := f.cfg
+			cfg.Limits = tt.limits
+			g, err := gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+			if deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "no hard limits") {
+				t.Errorf("New = %v, want EINVALID saying the gate has no hard limits", err)
+			}
+			if g != nil {
+				t.Errorf("New built a gate without limits")
+			}
+		})
+	}
+}
+
+// A gate not started yet decides nothing: an allowed call runs only on
+// the lifetime the gate was started with, never in the tapper's
+// goroutine, so a tap before the start changes nothing and says so (a
+// standby's, as a standby's tap always does: another instance is in
+// charge).
+func TestDecideBeforeStartDecidesNothing(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lead bool // the gate's process holds the lease
+		want string
+	}{
+		{"leader", true, "still starting"},
+		{"standby", false, "not the one in charge"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var tm term
+			f := mustFixture(t, func(c *gate.Config) { c.Leader = &tm })
+			if tt.lead {
+				f.mustLead(t, &tm)
+			}
+			g, err := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := gatetest.MustHold(t, g, "main", "flatten_desk", "")
+			if _, err := gatetest.Resolve(t.Context(), g, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), tt.want) {
+				t.Errorf("allow before start = %v, want EUNAVAILABLE saying %q", err, tt.want)
+			}
+			if _, err := g.Change(t.Context(), r.ID, "quantity 1", 0, asha); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), tt.want) {
+				t.Errorf("change before start = %v, want EUNAVAILABLE saying %q", err, tt.want)
+			}
+			got, err := f.store.Request(t.Context(), r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != deskbot.StateOpen || len(f.runner.runs()) != 0 {
+				t.Errorf("after a tap before start: state %s, %d runs; want open, none", got.State, len(f.runner.runs()))
+			}
+		})
 	}
 }

@@ -50,7 +50,7 @@ func TestRecoverOnlyWhenTheOwnersLeaseIsGone(t *testing.T) {
 
 	cfg := f.cfg
 	cfg.Leader = &second
-	mistake := gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+	mistake := gatetest.MustNew(t, cfg, f.store, f.runner, f.clock.Now, quietLog())
 	if n, err := mistake.Recover(t.Context()); n != 0 || deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE {
 		t.Errorf("Recover by a standby = %d, %v; want nothing interrupted and EUNAVAILABLE", n, err)
 	}
@@ -151,7 +151,7 @@ func TestRunAfterLosingTheLeaseRunsNothing(t *testing.T) {
 				cfg := f.cfg
 				cfg.Leader = &second
 				f.mustLead(t, &second)
-				recoverer = gate.New(cfg, f.store, f.runner, f.clock.Now, quietLog())
+				recoverer = gatetest.MustNew(t, cfg, f.store, f.runner, f.clock.Now, quietLog())
 			}
 			recovered := 0
 			recoverNow := func() {

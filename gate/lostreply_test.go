@@ -13,7 +13,6 @@ import (
 	"github.com/deskbot/deskbot/gate/gatetest"
 
 	"github.com/deskbot/deskbot"
-	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/store"
 	"github.com/deskbot/deskbot/store/storetest"
 )
@@ -121,7 +120,7 @@ func TestLostReplyStillRunsOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer via.Close()
-			g := gate.New(f.cfg, via, f.runner, f.clock.Now, quietLog())
+			g := gatetest.MustNew(t, f.cfg, via, f.runner, f.clock.Now, quietLog())
 
 			warm := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`) // loads the script
 			if _, err := gatetest.Resolve(t.Context(), g, warm.ID, deskbot.Deny, "warm-up", asha); err != nil {

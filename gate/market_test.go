@@ -124,14 +124,14 @@ func TestFourEyesWithTheMarketDownRefusesTheOrder(t *testing.T) {
 	small := deskbot.ToolCall{ID: "call_2", Name: "place_order", Arguments: []byte(orderOf("TCS", "buy", 1, ``))}
 	need, err := f.needs(t.Context(), "main", small)
 	if err == nil || !need {
-		t.Errorf("NeedsPermission = %v, %v; want an error (and held)", need, err)
+		t.Errorf("Permission = %v, %v; want an error (and held)", need, err)
 	}
 	if _, _, err := f.Hold(t.Context(), "main", "trigger-2", small); deskbot.ErrorCode(err) != deskbot.EUNAVAILABLE || !strings.Contains(deskbot.ErrorMessage(err), "Kite's quotes could not be read") {
 		t.Errorf("hold: %v; want EUNAVAILABLE saying the quotes could not be read", err)
 	}
 	// A limit order's own price sizes it: the outage does not stop it.
 	if need, err := f.needs(t.Context(), "main", deskbot.ToolCall{Name: "place_order", Arguments: []byte(smallOrder)}); err != nil || need {
-		t.Errorf("limit order under the grant: NeedsPermission = %v, %v; want covered", need, err)
+		t.Errorf("limit order under the grant: Permission = %v, %v; want covered", need, err)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestGrantLimitCountsAMarketOrderAtTheMarket(t *testing.T) {
 			f := mustFixture(t, mod)
 			twoPersonGrant(t, f)
 			if got := need(t, f, tt.args); got != tt.held {
-				t.Errorf("NeedsPermission = %v; want %v", got, tt.held)
+				t.Errorf("Permission = %v; want %v", got, tt.held)
 			}
 		})
 	}

@@ -32,9 +32,9 @@ func (c *readCounter) Request(ctx context.Context, id string) (*deskbot.Request,
 func TestResolveReadsNothingBackItHeld(t *testing.T) {
 	st := &readCounter{Store: storetest.MustOpen(t)}
 	clk := newClock()
-	cfg := gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute}
-	holder := gate.New(cfg, st, &runner{}, clk.Now, quietLog())
-	other := gate.New(cfg, st, &runner{}, clk.Now, quietLog())
+	cfg := gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Limits: &market{}}
+	holder := gatetest.MustNew(t, cfg, st, &runner{}, clk.Now, quietLog())
+	other := gatetest.MustNew(t, cfg, st, &runner{}, clk.Now, quietLog())
 	for _, c := range []struct {
 		name      string
 		decider   *gate.Gate
@@ -49,15 +49,19 @@ func TestResolveReadsNothingBackItHeld(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := st.reads.Load()
-			resp, err := gatetest.Resolve(t.Context(), c.decider, r.ID, deskbot.AllowOnce, "", asha)
-			if err != nil {
+			if _, err := c.decider.Decide(t.Context(), r.ID, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha); err != nil {
 				t.Fatal(err)
 			}
+			c.decider.WaitRuns()
 			if got := st.reads.Load() - before; got != c.wantReads {
 				t.Errorf("reads of the request = %d; want %d", got, c.wantReads)
 			}
-			if resp.Request.State != deskbot.StateRan || string(resp.Request.Content.Arguments) != `{"qty": 24512.123456789012}` {
-				t.Errorf("after resolve: %+v", resp.Request)
+			after, err := st.Store.Request(t.Context(), r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.State != deskbot.StateRan || string(after.Content.Arguments) != `{"qty": 24512.123456789012}` {
+				t.Errorf("after resolve: %+v", after)
 			}
 			if _, err := gatetest.Resolve(t.Context(), c.decider, r.ID, deskbot.AllowOnce, "", ravi); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 				t.Errorf("second resolve: %v; want ECONFLICT", err)

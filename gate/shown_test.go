@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"strings"
 	"sync"
 	"testing"
@@ -118,7 +119,7 @@ func TestAllowElsewhereChecksWhatWasShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.set(tcs, deskbot.Position{Symbol: "INFY", Quantity: 5, AvgPrice: 1500, LastPrice: 1500})
-	other := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+	other := gatetest.MustNew(t, f.cfg, f.store, f.runner, f.clock.Now, quietLog())
 	if _, err := other.DecideOnly(ctx, r.ID, deskbot.AllowOnce, "", asha); deskbot.ErrorCode(err) != deskbot.ECONFLICT {
 		t.Fatalf("allow elsewhere of a changed flatten = %v; want refused", err)
 	}

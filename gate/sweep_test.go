@@ -19,10 +19,10 @@ import (
 func TestSweepLapsesOnlyWhatIsDue(t *testing.T) {
 	f := mustFixture(t)
 	early := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`) // lapses 14:05 IST
-	f.clock.Advance(3 * time.Minute)
+	f.clock.Add(3 * time.Minute)
 	late := gatetest.MustHold(t, f, "main", "place_order", `{"symbol":"TCS"}`) // lapses 14:08 IST
 
-	f.clock.Advance(2 * time.Minute) // 14:05: early is due, late is not
+	f.clock.Add(2 * time.Minute) // 14:05: early is due, late is not
 	rep, err := f.gate.Sweep(t.Context())
 	if err != nil || rep.Lapsed != 1 {
 		t.Fatalf("sweep = %+v, %v; want 1 lapsed", rep, err)
@@ -58,7 +58,7 @@ func TestSweepLapsesOnlyWhatIsDue(t *testing.T) {
 func TestDecisionAfterExpiryBeforeSweepIsRefused(t *testing.T) {
 	f := mustFixture(t)
 	r := gatetest.MustHold(t, f, "main", "flatten_desk", `{}`)
-	f.clock.Advance(5 * time.Minute) // due, not yet swept
+	f.clock.Add(5 * time.Minute) // due, not yet swept
 	_, err := gatetest.Resolve(t.Context(), f.gate, r.ID, deskbot.AllowOnce, "", asha)
 	if got, want := deskbot.ErrorMessage(err), "This request lapsed at 14:05 IST."; got != want {
 		t.Fatalf("decision at expiry: %q, want %q", got, want)
@@ -82,7 +82,7 @@ func TestRecoverReportsInterruptedAndNeverReruns(t *testing.T) {
 	if _, err := f.gate.DecideOnly(t.Context(), r.ID, deskbot.AllowOnce, "", asha); err != nil {
 		t.Fatal(err)
 	}
-	restarted := gate.New(f.cfg, f.store, f.runner, f.clock.Now, quietLog())
+	restarted := gatetest.MustNew(t, f.cfg, f.store, f.runner, f.clock.Now, quietLog())
 	n, err := restarted.Recover(t.Context())
 	if err != nil || n != 1 {
 		t.Fatalf("recover = %d, %v; want 1", n, err)
@@ -114,7 +114,7 @@ func TestAuditTrailRecordsEveryStep(t *testing.T) {
 	gatetest.Resolve(t.Context(), f.gate, a.ID, deskbot.AlwaysAllow, "", asha)
 	gatetest.Resolve(t.Context(), f.gate, b.ID, deskbot.Deny, "no", ravi)
 	f.gate.Revoke(t.Context(), "main", "flatten_desk", ravi)
-	f.clock.Advance(10 * time.Minute)
+	f.clock.Add(10 * time.Minute)
 	f.gate.Sweep(t.Context())
 
 	trail, err := f.store.AuditTrail(t.Context(), 100)
@@ -152,7 +152,7 @@ func TestRedisDownAtHoldMeansNotRun(t *testing.T) {
 	defer s.Close()
 	run := &runner{}
 	clk := newClock()
-	g := gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: time.Minute}, s, run, clk.Now, quietLog())
+	g := gatetest.MustNew(t, gate.Config{Tools: []string{"flatten_desk"}, Expiry: time.Minute, Limits: &market{}}, s, run, clk.Now, quietLog())
 	ex := &agent.ToolCallExecutor{Runner: run, Gate: g, Events: s, Memory: s, Now: clk.Now, Log: quietLog()}
 	turn := agenttest.Begin(t, ex, "main", "t1")
 	mr.Close() // Redis goes away between the turn's start and the call

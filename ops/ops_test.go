@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/deskbot/deskbot/broker"
 	"io"
 	"log/slog"
 	"net/http"
@@ -82,7 +83,8 @@ func TestRequestMetricsFromEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := deskbottest.NewClock(time.Now()) // keys expire on the real Redis clock
-	g := gate.New(gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute},
+	g := gatetest.MustNew(t, gate.Config{Tools: []string{"flatten_desk"}, Expiry: 5 * time.Minute,
+		Limits: gatetest.HardLimits(nil, nil, broker.NewPaper(st, clk.Now), st, clk.Now)},
 		st, agent.Registries{"alpha": agent.NewRegistry(flattenTool())}, clk.Now, slog.New(slog.DiscardHandler))
 	m := ops.NewMetrics(nil)
 	srv := mustServe(t, m)

@@ -12,6 +12,11 @@ import (
 // "buy now" then means something else.
 const StaleTriggerAfter = 2 * time.Minute
 
+// TriggerAgePattern matches TriggerAge's note where it follows the
+// trigger's clock: words for the model, which the chat leaves out of a
+// desk's last turn.
+const TriggerAgePattern = `^\(This was sent [^\n]* ago, at \d{2}:\d{2} India time; it is \d{2}:\d{2} India time now\.[^\n]*\)\n`
+
 // TriggerAge tells a model, plainly, how long ago a trigger it is reading
 // now was sent, and that the market may have moved since; "" when it is
 // fresh (under StaleTriggerAfter). It follows TriggerClock in the trigger's

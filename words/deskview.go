@@ -111,6 +111,21 @@ func ModelOutage(note string) string {
 // ToolsNote, the calls joined by "; ", then ")\n" and the turn's words.
 const ToolsNote = "(Tools I used: "
 
+// NoReplyNote and CappedNote close the note of a turn that ended without
+// words: for the model; the chat says them in its own (NoReplyWords,
+// CappedWords).
+const (
+	NoReplyNote = "(No reply.)"
+	CappedNote  = "(The turn was cut off at the step cap.)"
+)
+
+// NoReplyWords and CappedWords are a desk's last words in /desk when its
+// turn ended without any.
+const (
+	NoReplyWords = "none (it ended its turn without a word)."
+	CappedWords  = "none: its turn was cut off at its cap of model steps."
+)
+
 // TriggerClock opens a trigger in a desk's history: "[14:05 India time] ".
 func TriggerClock(at time.Time) string { return "[" + Time(at) + " India time] " }
 

@@ -86,10 +86,12 @@ func RanUnderGrant(g deskbot.Grant) string {
 // RanUnderGrantText is the chat's message for a call run under a standing
 // grant, plain text: the call as a trader reads it, whose grant let it run
 // and what that grant covers. What the tool answered is written for the
-// desk's model and stays out; an order's fill is told on its own.
+// desk's model and stays out, but for an order's id and where it stood
+// when placed (OrderOutcome), as an allowed held order's outcome says it:
+// a fill at once is told there, a later one on its own.
 //
-//	main: BUY 10 NSE:INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:31 (orders up to ₹20,000.00 of exposure each and over the India day, until 15:31 IST).
-func RanUnderGrantText(desk string, call deskbot.ToolCall, failed bool, g deskbot.Grant, now time.Time) string {
+//	main: BUY 10 NSE:INFY LIMIT @ 1,604.35 ran under Ravi's grant of 13:31 (orders up to ₹20,000.00 of exposure each and over the India day, until 15:31 IST). Ran: order 2512040001 · complete 10 @ 1,604.30 avg.
+func RanUnderGrantText(desk string, call deskbot.ToolCall, res deskbot.ToolResult, g deskbot.Grant, now time.Time) string {
 	what := call.Name
 	if call.Name == deskbot.ToolPlaceOrder {
 		if o, ok := OrderOf(call.Arguments); ok {
@@ -97,8 +99,13 @@ func RanUnderGrantText(desk string, call deskbot.ToolCall, failed bool, g deskbo
 		}
 	}
 	text := desk + ": " + what + " " + RanUnderGrant(g) + " (" + GrantCap(g) + ", " + GrantEnd(g, now) + ")."
-	if failed {
-		text += " It failed; the desk was told why."
+	if res.IsError {
+		return text + " It failed; the desk was told why."
+	}
+	if call.Name == deskbot.ToolPlaceOrder {
+		if o, ok := OrderOutcome(res.Text); ok {
+			text += " Ran: " + o + "."
+		}
 	}
 	return text
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/gate/gatetest"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
@@ -95,7 +96,8 @@ func (w *World) Start(t testing.TB, st *store.Store, chain ...agent.Backend) (st
 	if guarded == nil {
 		guarded = []string{"place_order"}
 	}
-	w.Gate = gate.New(gate.Config{Tools: guarded, Expiry: 5 * time.Minute, Books: w.Paper}, st, regs, w.Clock.Now, w.Log)
+	w.Gate = gatetest.MustNew(t, gate.Config{Tools: guarded, Expiry: 5 * time.Minute, Books: w.Paper,
+		Limits: gatetest.HardLimits(nil, nil, w.Paper, st, w.Clock.Now)}, st, regs, w.Clock.Now, w.Log)
 	var ts deskbot.TurnStore = st
 	if w.Wrap != nil {
 		ts = w.Wrap(ts)

@@ -277,11 +277,13 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 		sizer.Open = m.calendar.Open
 	}
 	limits := &gate.HardLimits{Policies: policies, Risk: rules, Desks: m.Store, Broker: m.Broker, Sizer: sizer, Requests: m.Store, Counter: m.Store, Audit: m.Store, Now: m.Now, Log: log}
-	m.Gate = gate.New(gate.Config{
+	if m.Gate, err = gate.New(gate.Config{
 		Tools: cfg.ApprovalTools, Expiry: cfg.ApprovalExpiry,
 		GrantTTL: cfg.GrantTTL, GrantMaxNotional: cfg.GrantMaxNotional, DenyReasonWait: cfg.DenyReasonWait, Policies: policies,
 		Approvers: cfg.TelegramApprovers, Leader: &m.lead, Books: m.Broker, Limits: limits,
-	}, m.Store, regs, m.Now, log)
+	}, m.Store, regs, m.Now, log); err != nil {
+		return errors.New(deskbot.ErrorMessage(err))
+	}
 	if m.sweeper, err = gate.NewSweeper(ctx, m.Gate, cfg.SweepSchedule, log); err != nil {
 		return errors.New(deskbot.ErrorMessage(err))
 	}
