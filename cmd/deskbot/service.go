@@ -134,6 +134,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := sandbox.HardenProcess(); err != nil {
 		m.Log.Warn(deskbot.ErrorMessage(err))
 	}
+	m.errs = make(chan error, 4)
 	m.drain = ops.NewDrain(ctx)
 	m.drain.Failed = m.fail
 	// A term outlives the drain's phases: the leader keeps its lease while
@@ -141,7 +142,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// last.
 	termParent := ctx
 	ctx = m.drain.Soft()
-	m.errs = make(chan error, 4)
 
 	// The desks first: how many there are sizes the store's pools.
 	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{cfg.DefaultModel()})
