@@ -9,6 +9,7 @@ import (
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/retry"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Deps is what the desks run on. Store is the desks' one store, taken
@@ -111,6 +112,23 @@ func NewModels(cfg []DeskConfig, log *slog.Logger, backends Backends) (map[strin
 		}
 	}
 	return out, nil
+}
+
+// TellUnreachable tells the group, once per outage, that desk reaches none
+// of its models (failures: each one's), in the words its own turn would
+// use: a probe at the start found it so, and nobody should wait on a desk
+// that cannot think. The desk's loop ends the outage ("reaches its model
+// again") when one answers. Safe before Run.
+func (d *Desks) TellUnreachable(ctx context.Context, desk string, failures []string) {
+	now := d.deps.Now()
+	first, err := d.deps.Store.PutNoteOnce(ctx, words.ModelOutageNote(desk), now.UTC().Format(time.RFC3339), 0)
+	if err != nil || !first {
+		return
+	}
+	if err := d.deps.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: desk, Time: now,
+		Text: words.ModelUnreachable(desk, failures)}); err != nil {
+		d.deps.Log.Warn("could not tell the chat that a desk reaches no model", "desk", desk, "err", deskbot.ErrorMessage(err))
+	}
 }
 
 // Run runs every desk until ctx ends. It returns an error at once if a desk

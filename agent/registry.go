@@ -2,7 +2,10 @@
 // ToolCallExecutor every call goes through, and the desk loop that turns
 // triggers into model turns. A backend that runs whole turns itself
 // (TurnBackend: Claude Code) is handed the turn, and its calls come back
-// through the same executor.
+// through the same executor. A desk none of whose models answers tells the
+// group once per outage (a note per desk, which its loop clears when one
+// answers again); a probe at the start tells it the same way
+// (Desks.TellUnreachable).
 //
 // Concurrency: each desk handles one trigger at a time; desks run side by
 // side. Registries are built at start and only read afterwards. Within a

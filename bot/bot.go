@@ -79,7 +79,7 @@ type Deps struct {
 	Broker   deskbot.Broker
 	Requests deskbot.OpenRequests
 	Notes    deskbot.FencedNotes
-	Events   OutboxEvents
+	Events   Events
 	Audit    deskbot.Auditor
 	// Risk is where the day's P&L samples are read for /pnl and the day's
 	// report; nil: no report.

@@ -35,7 +35,9 @@
 // The group's budget (about 20 sends a minute) goes by lane (lanes.go):
 // held calls first, then what closes them, then replies to commands, then
 // desk chatter, which never takes the last sends of the minute and whose
-// desks take turns. A held call is checked right before its message goes
+// desks take turns (a desk's send_message is told how many of its
+// messages wait: ChatBacklog, or Backlog for what is built before the
+// bot). A held call is checked right before its message goes
 // out and is never offered once closed. When more held calls wait than can
 // be shown one by one, each desk's are listed in one digest message edited
 // in place (digest.go), a row per request. When APPROVAL_REMIND is left
@@ -52,7 +54,9 @@
 // outage loses nothing (the lanes are a schedule over the unacknowledged
 // entries, rebuilt from them at start); a note per sent event keeps a redelivered one from
 // being sent twice (only a hard crash between Telegram's answer and that
-// note can duplicate a message). Updates Telegram redelivers after a crash
+// note can duplicate a message). At a graceful stop, Flush delivers what is
+// left once Run has returned, up to a bound, so that the team sees the last
+// outcomes before the service goes away. Updates Telegram redelivers after a crash
 // are deduplicated before anything with a side effect runs. Callback data
 // carries no trust: every tap is checked against the store.
 //

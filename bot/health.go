@@ -53,3 +53,26 @@ func (b *Bot) PollingAlive(now time.Time) error {
 // It is for a final flush after Run has returned, never alongside Run: one
 // outbox reads the stream at a time.
 func (b *Bot) RunOutbox(ctx context.Context) error { return b.outbox.Run(ctx) }
+
+// Flush delivers the events still waiting for the chat (outcomes of the
+// calls that just finished, the desks' last words) until none is left or
+// ctx ends, so the team sees them before the service goes away rather than
+// at the next start. Like RunOutbox, only after Run has returned.
+func (b *Bot) Flush(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = b.RunOutbox(ctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		p, u, err := b.deps.Events.EventBacklog(ctx, b.outbox.cfg.Group)
+		if err == nil && p == 0 && u == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.log.Warn("outbox not empty at stop; the rest is delivered at the next start", "pending", p, "undelivered", u)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/deskbot/deskbot"
 )
@@ -211,3 +212,21 @@ func (q *lanes) backlog(desk string) int {
 // ChatBacklog is how many of desk's messages wait in the outbox's chatter
 // lane (deskbot.ChatBacklog).
 func (b *Bot) ChatBacklog(desk string) int { return b.outbox.q.backlog(desk) }
+
+// Backlog is the bot's ChatBacklog for what is built before the bot (the
+// desks' send_message): 0 until Set, then the bot's count. Safe for
+// concurrent use.
+type Backlog struct{ bot atomic.Pointer[Bot] }
+
+var _ deskbot.ChatBacklog = (*Backlog)(nil)
+
+// Set makes b answer with bot's count.
+func (b *Backlog) Set(bot *Bot) { b.bot.Store(bot) }
+
+// ChatBacklog is the bot's count once set, else 0.
+func (b *Backlog) ChatBacklog(desk string) int {
+	if bot := b.bot.Load(); bot != nil {
+		return bot.ChatBacklog(desk)
+	}
+	return 0
+}

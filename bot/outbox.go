@@ -26,6 +26,16 @@ type OutboxEvents interface {
 	AckEvents(ctx context.Context, group string, ids ...string) error
 }
 
+// Events is the event stream as the bot reads it: the outbox's reads, and
+// how far the outbox is behind, which the last flush at a stop waits on
+// (Bot.Flush).
+type Events interface {
+	OutboxEvents
+	// EventBacklog reports how far group is behind: events handed out
+	// and not acknowledged, and events not read yet.
+	EventBacklog(ctx context.Context, group string) (pending, undelivered int64, err error)
+}
+
 // OutboxConfig configures an Outbox.
 type OutboxConfig struct {
 	ChatID   int64  // the team's group

@@ -37,6 +37,9 @@
 // start refuse an older one): older ones refuse a flag given here, or were
 // seen losing the session's first prompt on --resume.
 //
+// The service builds its Claude Code desks through Desks: their folders
+// and state under DATA_DIR, and one MCP server for them all.
+//
 // Concurrency: a Backend serves one desk, whose turns run one at a time.
 package claudecode
 

@@ -131,7 +131,7 @@ type Config struct {
 	MarketHolidays string   `env:"MARKET_HOLIDAYS"`
 	KiteExchanges  []string `env:"KITE_EXCHANGES" envDefault:"NSE,NFO" envSeparator:","`
 
-	// Kite Connect (cmd/deskbot/kite.go): the daily login is on while KITE_API_KEY is
+	// Kite Connect (package trading): the daily login is on while KITE_API_KEY is
 	// set. KITE_API_SECRET is a secret.
 	KiteAPIKey        string `env:"KITE_API_KEY"`
 	KiteAPISecret     string `env:"KITE_API_SECRET"`

@@ -28,6 +28,12 @@
 // took it to running (gate.Run): a pause between the decision and the run
 // must not run a call the next leader has already reported interrupted.
 //
+// A process sits in one Seat: it takes the lead at its start or campaigns
+// for it, starts what only the leader runs when it wins (Seat.Lead), stops
+// it at once when its term ends unasked (Seat.Lost), and at a graceful stop
+// leaves (Seat.Leave), releasing its term last. Current is the term as the
+// parts see it.
+//
 // Time: the Elector measures validity with the clock it is given (Now) and
 // waits with the time package's timers, so tests run it under
 // testing/synctest.

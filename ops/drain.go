@@ -3,6 +3,8 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,9 +23,18 @@ import (
 //
 // Triggers that arrive meanwhile (a schedule firing) wait in Redis for the
 // next start.
+//
+// The service's loops run through the drain (Go on the soft lifetime,
+// GoHard on the hard one: the desks and what they read), so that Finish,
+// after Stop, knows what it waits for.
 type Drain struct {
 	soft, hard       context.Context
 	stopSoft, killed context.CancelFunc
+	// Failed is told of a loop that returned an error other than a
+	// cancellation, the loop's name first; set before the first Go.
+	Failed func(error)
+	loops  sync.WaitGroup // the loops on the soft lifetime
+	desks  sync.WaitGroup // the loops on the hard one
 
 	mu   sync.Mutex
 	busy map[string]bool // desks between taking a trigger and finishing with it
@@ -57,6 +68,56 @@ func (d *Drain) Stop() {
 	defer d.mu.Unlock()
 	d.stopSoft()
 	d.checkIdle()
+}
+
+// Go runs f, a loop of the service that starts new work on the soft
+// lifetime, until it returns.
+func (d *Drain) Go(name string, f func() error) { d.run(&d.loops, name, f) }
+
+// GoHard runs f, a loop on the hard lifetime (the desks, and what they
+// read while they run), until it returns.
+func (d *Drain) GoHard(name string, f func() error) { d.run(&d.desks, name, f) }
+
+func (d *Drain) run(wg *sync.WaitGroup, name string, f func() error) {
+	wg.Go(func() {
+		if err := f(); err != nil && !errors.Is(err, context.Canceled) && d.Failed != nil {
+			d.Failed(fmt.Errorf("%s: %w", name, err))
+		}
+	})
+}
+
+// Finish ends a stop that Stop began: it waits, up to bound, for the soft
+// loops to return (the bot returns once its held calls ran), then for no
+// desk to be busy; then it cancels everything left (Kill) and waits for
+// the hard loops, quick once cancelled: a turn returns at its next step.
+// It reports whether everything finished within bound.
+func (d *Drain) Finish(bound time.Duration) (clean bool) {
+	timeout := time.After(bound)
+	// Once every desk has returned none is busy, whatever the bookkeeping
+	// says: a lost lease cancels the desks at once, and a desk cut off
+	// mid-turn never says it is done with its trigger.
+	desksDone := waitDone(&d.desks)
+	select {
+	case <-waitDone(&d.loops):
+		select {
+		case <-d.Idle():
+			clean = true
+		case <-desksDone:
+			clean = true
+		case <-timeout:
+		}
+	case <-timeout:
+	}
+	d.Kill()
+	d.desks.Wait()
+	return clean
+}
+
+// waitDone is closed once wg is done.
+func waitDone(wg *sync.WaitGroup) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
 }
 
 func (d *Drain) stopping() bool { return d.soft.Err() != nil }

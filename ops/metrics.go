@@ -1,5 +1,7 @@
 // Package ops is what whoever runs deskbot looks at: Prometheus metrics,
-// the /healthz check, the HTTP server that serves both, and the logger.
+// the /healthz check, the HTTP server that serves both, the logger and the
+// build's version (Version); and the service's graceful stop (Drain: the
+// loops it runs, and its two phases).
 // With several processes on one Redis, /healthz says each one's role
 // (RoleHealthHandler: leader or standby); a standby serves both endpoints
 // and counts no events (only the leader reads the metrics group).

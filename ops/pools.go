@@ -3,6 +3,8 @@ package ops
 import (
 	"time"
 
+	"github.com/deskbot/deskbot/store"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -31,6 +33,24 @@ type PoolStats struct {
 // the size; and the inbox hub's desks waiting, reads and wakes.
 func (m *Metrics) WatchPools(f func() Pools) {
 	m.reg.MustRegister(&poolCollector{f: f})
+}
+
+// StorePools is the store's pools and inbox hub as the metrics show them
+// (WatchPools' f).
+func StorePools(s *store.Store) func() Pools {
+	return func() Pools {
+		var p Pools
+		for _, st := range s.PoolStats() {
+			p.Pools = append(p.Pools, PoolStats{
+				Pool: st.Pool, Size: st.Size, Hits: uint64(st.Stats.Hits), Misses: uint64(st.Stats.Misses),
+				Timeouts: uint64(st.Stats.Timeouts), Waits: uint64(st.Stats.WaitCount),
+				Waited: time.Duration(st.Stats.WaitDurationNs), Conns: int(st.Stats.TotalConns), Idle: int(st.Stats.IdleConns),
+			})
+		}
+		h := s.InboxHubStats()
+		p.Waiting, p.Reads, p.Wakes = h.Waiting, h.Reads, h.Wakes
+		return p
+	}
 }
 
 type poolCollector struct{ f func() Pools }

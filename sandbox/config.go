@@ -78,7 +78,9 @@
 // own (umask 077). As another user, every desk runs as that user: mode none
 // then keeps desks apart from nothing but the service. With SANDBOX=auto
 // and no usable bwrap, desks get no terminal at all (ModeUnavailable):
-// their tools say so and refuse every call.
+// their tools say so and refuse every call, and the leader tells the team
+// why and how to give them one, once a day at most
+// (Manager.TellNoTerminal).
 //
 // Files of a desk's folder that the service reads itself (job logs and exit
 // statuses) are opened through deskfs.Open: no symlink out, no

@@ -101,6 +101,32 @@ func (m *Manager) Mode() string { return m.status.Mode }
 // Status is what the sandbox gives desks, as decided at start.
 func (m *Manager) Status() Status { return m.status }
 
+// noteNoTerminal marks that the chat was told today that desks have no
+// terminal.
+const noteNoTerminal = "sandbox:no-terminal"
+
+// TellNoTerminal tells the chat, once a day at most however often the
+// service restarts, that desks have no terminal and how to give them one.
+// The warning rides on the model_unreachable event, which the bot shows as
+// a warning line.
+func (m *Manager) TellNoTerminal(ctx context.Context, notes deskbot.Notes, events deskbot.Publisher, now time.Time) {
+	st := m.Status()
+	why := st.Folder
+	if st.Mode == ModeUnavailable {
+		why = "bubblewrap cannot start here (" + st.Reason + "): " + Fix
+	}
+	if why == "" {
+		return
+	}
+	if first, err := notes.PutNoteOnce(ctx, noteNoTerminal, "1", 24*time.Hour); err != nil || !first {
+		return
+	}
+	if err := events.Publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: deskbot.AllDesks, Time: now,
+		Text: "Desks have no terminal: their bash tools are unavailable. " + why}); err != nil {
+		m.cfg.Logger.Warn("could not tell the chat that desks have no terminal", "err", deskbot.ErrorMessage(err))
+	}
+}
+
 // Session returns the desk's session, creating its folder and session on
 // first use. The shell itself starts with the first command.
 func (m *Manager) Session(desk string) (*Session, error) {

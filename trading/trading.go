@@ -1,9 +1,12 @@
 // Package trading opens what trades for the desks: the broker BROKER
 // names (the paper broker on its own prices, on Kite's, or Kite itself),
 // and with KITE_API_KEY Kite's one client, its daily login, the trading
-// day at Kite and the market's calendar. It only assembles: the parts it
-// returns are the brokers' and Kite's own, safe for concurrent use as
-// their packages say; Open runs once, at the start.
+// day at Kite and the market's calendar; and what the login adds to the
+// service: the morning's reminder (Parts.LoginReminder), the callback the
+// HTTP server mounts (Parts.Mounts), the /login the bot starts
+// (Parts.BrokerLogin). It only assembles: the parts it returns are the
+// brokers' and Kite's own, safe for concurrent use as their packages say;
+// Open runs once, at the start.
 package trading
 
 import (
@@ -31,6 +34,7 @@ type Parts struct {
 	Login    *kite.Login        // Kite's daily login; nil without KITE_API_KEY
 	Day      *kite.Day          // the trading day at Kite under BROKER=paper-kite and kite
 	Calendar *exchange.Calendar // MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite
+	now      deskbot.Now
 }
 
 // Deps are what the parts stand on. Redact learns each day's Kite access
@@ -70,7 +74,7 @@ func (p *Parts) openKite(cfg config.Config, d Deps) error {
 // Every broker puts each order to the desk's halt and square-off (rules)
 // immediately before it makes it, after any wait for a rate-limit slot.
 func Open(ctx context.Context, cfg config.Config, desks []string, rules map[string]deskbot.RiskRules, d Deps) (*Parts, error) {
-	p := &Parts{}
+	p := &Parts{now: d.Now}
 	if err := p.openKite(cfg, d); err != nil {
 		return nil, fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))
 	}

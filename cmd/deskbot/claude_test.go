@@ -39,7 +39,7 @@ func TestClaudeCodeDeskEndToEnd(t *testing.T) {
 	}
 	t.Setenv("DESKBOT_TEST_CLAUDE_KEY", "sk-ant-e2e")
 	s := mustStart(t, map[string]string{"DESKS_FILE": desks, "CLAUDE_BIN": bin, "SANDBOX": "none", "MODEL_TIMEOUT": "20s"})
-	if s.main.MCP == nil {
+	if s.main.ClaudeCode.MCP == nil {
 		t.Fatal("no MCP server for a Claude Code desk")
 	}
 
@@ -105,12 +105,12 @@ func TestSandboxCannotReachTheMCPEndpoint(t *testing.T) {
 	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {
 		t.Skipf("sandbox mode %s: bubblewrap is not usable here", mode)
 	}
-	turn, err := s.main.MCP.Open("main", nil, nil)
+	turn, err := s.main.ClaudeCode.MCP.Open("main", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer turn.Close()
-	_, port, _ := strings.Cut(s.main.MCP.Addr(), ":")
+	_, port, _ := strings.Cut(s.main.ClaudeCode.MCP.Addr(), ":")
 	probe := "for h in 127.0.0.1 10.0.2.2; do if timeout 3 bash -c \"echo >/dev/tcp/$h/" + port + "\" 2>/dev/null; then echo REACHED $h; else echo REFUSED $h; fi; done"
 
 	host, err := exec.Command("bash", "-c", probe).Output()

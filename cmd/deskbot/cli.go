@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"github.com/deskbot/deskbot/config"
 	"io"
-	"runtime/debug"
+
+	"github.com/deskbot/deskbot/ops"
 )
 
 // The commands beside the service (check, demo, version, help), and the
@@ -39,7 +40,7 @@ func command(ctx context.Context, args []string, envFile string, environ map[str
 	case "demo":
 		return runDemo(ctx, environ, stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, version())
+		fmt.Fprintln(stdout, ops.Version())
 		return 0
 	case "help", "--help", "-help", "-h":
 		fmt.Fprint(stdout, usage)
@@ -47,44 +48,4 @@ func command(ctx context.Context, args []string, envFile string, environ map[str
 	}
 	fmt.Fprintf(stderr, "deskbot: unknown command %q\n\n%s", args[0], usage)
 	return 2
-}
-
-// version is the module's version and the revision it was built from, as
-// the Go toolchain recorded them in the binary: "(devel)" for a build from
-// a checkout, a tag for `go install ...@v1.2.3`; the revision is there
-// when the build could read the repository (not with -buildvcs=false).
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "deskbot: no build information in this binary"
-	}
-	v := "deskbot " + info.Main.Version
-	if v == "deskbot " {
-		v += "(unknown)"
-	}
-	var rev, at string
-	dirty := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	switch {
-	case rev == "":
-		v += ", revision unknown (built without version control information)"
-	default:
-		v += ", revision " + rev
-		if dirty {
-			v += " with uncommitted changes"
-		}
-		if at != "" {
-			v += " of " + at
-		}
-	}
-	return v + ", " + info.GoVersion
 }

@@ -340,7 +340,7 @@ func TestKiteLoginReminderOnTradingDays(t *testing.T) {
 	} {
 		clock.Set(tt.day)
 		before := botMessagesStarting(s, ask)
-		if err := s.main.remindLogin(t.Context()); err != nil {
+		if err := s.main.trading.RemindLogin(t.Context()); err != nil {
 			t.Fatalf("%s: %v", tt.day.Format("Mon 2 Jan"), err)
 		}
 		if tt.asks {

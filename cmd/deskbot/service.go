@@ -8,10 +8,8 @@ import (
 	"github.com/deskbot/deskbot/config"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -24,7 +22,6 @@ import (
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/hub"
 	"github.com/deskbot/deskbot/leader"
-	"github.com/deskbot/deskbot/mcpserve"
 	"github.com/deskbot/deskbot/model"
 	"github.com/deskbot/deskbot/ops"
 	"github.com/deskbot/deskbot/report"
@@ -32,6 +29,7 @@ import (
 	"github.com/deskbot/deskbot/sandbox"
 	"github.com/deskbot/deskbot/sizing"
 	"github.com/deskbot/deskbot/store"
+	"github.com/deskbot/deskbot/trading"
 	"github.com/deskbot/deskbot/watch"
 	"github.com/deskbot/deskbot/webapp"
 )
@@ -82,30 +80,22 @@ type Main struct {
 	Desks   *agent.Desks
 	Bot     *bot.Bot
 	Metrics *ops.Metrics
-	MCP     *mcpserve.Server      // the desks' tools for Claude Code; nil when no desk uses it
-	HTTP    *ops.Server           // /healthz and /metrics
-	Web     *webapp.Server        // the desks page; nil without WEBAPP_URL
-	Login   *kite.Login           // Kite's daily login; nil without KITE_API_KEY
-	Kite    *kite.Client          // the one client of Kite; nil without KITE_API_KEY
-	kiteDay *kite.Day             // the trading day at Kite under BROKER=paper-kite and kite
-	sizes   deskbot.ContractSizes // orders' contract sizes: the defaults and DESKS_FILE's
-	// brokerUpdates is the broker's update loop, the leader's: resting
-	// orders filled (paper) or Kite's order updates followed, each change
-	// of an order told to its desk and the chat once.
-	brokerUpdates func(ctx context.Context)
+	HTTP    *ops.Server    // /healthz and /metrics
+	Web     *webapp.Server // the desks page; nil without WEBAPP_URL
+	Login   *kite.Login    // Kite's daily login; nil without KITE_API_KEY
+	Kite    *kite.Client   // the one client of Kite; nil without KITE_API_KEY
+	// ClaudeCode builds the Claude Code desks; its MCP server is their
+	// tools, nil when no desk uses it.
+	ClaudeCode claudecode.Desks
+	sizes      deskbot.ContractSizes // orders' contract sizes: the defaults and DESKS_FILE's
+	trading    *trading.Parts        // the broker, its update loop, and Kite's login and day
 	// calendar is MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite.
 	calendar *exchange.Calendar
 	// days is the calendar the days are counted on (the day's report,
 	// /pnl week, the page's week): calendar, else the same variables read
 	// without Kite.
-	days    *exchange.Calendar
-	Elector *leader.Elector
-
-	lead     leader.Current
-	leadMu   sync.Mutex // guards closing against a campaign that just won
-	closing  bool
-	campaign context.CancelFunc
-	won      chan struct{} // closed when the campaign goroutine returned
+	days *exchange.Calendar
+	lead leader.Seat // the lead: the parts see its term; it starts and stops leading
 
 	sweeper *gate.Sweeper
 	risk    *risk.Watcher
@@ -117,9 +107,7 @@ type Main struct {
 	// loginReminder asks for Kite's login at KITE_LOGIN_REMINDER on
 	// trading days without a session; the leader's. Nil without Kite.
 	loginReminder *report.Daily
-	drain         *ops.Drain
-	desksWG       sync.WaitGroup // the desks, on the hard context
-	wg            sync.WaitGroup // everything else, on the soft one
+	drain         *ops.Drain // the graceful stop, and the loops it stops
 	errs          chan error
 
 	closeOnce sync.Once
@@ -146,13 +134,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := sandbox.HardenProcess(); err != nil {
 		m.Log.Warn(deskbot.ErrorMessage(err))
 	}
+	m.errs = make(chan error, 4)
 	m.drain = ops.NewDrain(ctx)
+	m.drain.Failed = m.fail
 	// A term outlives the drain's phases: the leader keeps its lease while
 	// it finishes running calls and flushes the outbox, and releases it
 	// last.
 	termParent := ctx
 	ctx = m.drain.Soft()
-	m.errs = make(chan error, 4)
 
 	// The desks first: how many there are sizes the store's pools.
 	desks, err := agent.LoadDesks(cfg.Desks, cfg.DesksFile, []model.Config{cfg.DefaultModel()})
@@ -172,16 +161,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.openParts(ctx, names, agent.RiskRules(desks)); err != nil {
 		return err
 	}
-	backlog := &chatBacklog{}
+	backlog := &bot.Backlog{}
 	if err := m.buildDesks(ctx, desks, names, backlog); err != nil {
 		return err
 	}
 	if err := m.buildBot(ctx, names, agent.Policies(desks)); err != nil {
 		return err
 	}
-	backlog.bot.Store(m.Bot)
+	backlog.Set(m.Bot)
 	m.probeAtStart(ctx, desks)
-	if err := m.serveHTTP(desks, m.loginMounts()); err != nil {
+	if err := m.serveHTTP(desks, m.trading.Mounts()); err != nil {
 		return err
 	}
 	role, err := m.takeLead(termParent)
@@ -190,7 +179,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Log.Info("deskbot started", "role", role, "desks", strings.Join(names, ","), "sandbox", m.Sandbox.Mode(),
 		"approval_tools", strings.Join(cfg.ApprovalTools, ","), "embedded_redis", m.Store.Embedded(),
-		"http", m.HTTP.Addr(), "leader_lease", m.Elector.TTL)
+		"http", m.HTTP.Addr(), "leader_lease", m.lead.Elector.TTL)
 	return nil
 }
 
@@ -234,7 +223,7 @@ func (m *Main) openParts(ctx context.Context, desks []string, rules map[string]d
 // the risk rules' watcher, and the desks, each wrapped as the service runs them: every tool and
 // backend counted by the metrics, every tool surviving the first phase of
 // a stop, the store behind the stop's bookkeeping.
-func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog *chatBacklog) (err error) {
+func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names []string, backlog deskbot.ChatBacklog) (err error) {
 	cfg, log := m.Config, m.Log
 	policies := agent.Policies(desks)
 	m.watches = &watch.Evaluator{Store: m.Store, Feed: m.Feed, Log: log}
@@ -242,9 +231,9 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 		return fmt.Errorf("DESKS_FILE %s: %s", cfg.DesksFile, deskbot.ErrorMessage(err))
 	}
 	m.Metrics = ops.NewMetrics(func(ctx context.Context) (int64, int64, error) {
-		return m.Store.EventBacklog(ctx, outboxGroup)
+		return m.Store.EventBacklog(ctx, bot.OutboxGroup)
 	})
-	m.Metrics.WatchPools(m.poolStats)
+	m.Metrics.WatchPools(ops.StorePools(m.Store))
 	// Every tool counts its calls and survives the first phase of a stop.
 	wrap := func(src agent.ToolSource) agent.ToolSource { return m.drain.WrapTools(m.Metrics.WrapTools(src)) }
 	rules := agent.RiskRules(desks)
@@ -260,7 +249,8 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	if err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
-	models, err := agent.NewModels(desks, log, agent.Backends{agent.ClaudeCode: m.claudeCode})
+	m.ClaudeCode = claudecode.Desks{Bin: cfg.ClaudeBin, DataDir: cfg.DataDir, Sessions: m.Store, Log: log}
+	models, err := agent.NewModels(desks, log, agent.Backends{agent.ClaudeCode: m.ClaudeCode.Backend})
 	if err != nil {
 		return fmt.Errorf("models: %s", deskbot.ErrorMessage(err))
 	}
@@ -333,7 +323,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		// (store/pools.go).
 		Gate: m.Gate, Inbox: chat, Desks: chat, Broker: m.Broker, Requests: chat, Market: m.Hub,
 		Notes: chat, Events: chat, Audit: chat, Risk: chat, Leader: &m.lead,
-		Login: m.brokerLogin(), Watches: chat,
+		Login: m.trading.BrokerLogin(), Watches: chat,
 	}, log); err != nil {
 		return fmt.Errorf("telegram: %s", config.TelegramTrouble(ctx, cfg, err))
 	}
@@ -342,7 +332,7 @@ func (m *Main) buildBot(ctx context.Context, names []string, policies deskbot.Po
 		return fmt.Errorf("REPORT_AT: %s", deskbot.ErrorMessage(err))
 	}
 	m.report = report.NewDaily(m.drain.Soft(), cfg.ReportAt, reportAt, report.OnTradingDays(m.Now, m.days.TradingDay, m.Bot.SendDayReport), log)
-	if m.loginReminder, err = m.kiteLoginReminder(); err != nil {
+	if m.loginReminder, err = m.trading.LoginReminder(m.drain.Soft(), cfg.KiteLoginReminder, log); err != nil {
 		return err
 	}
 
@@ -371,84 +361,36 @@ func (m *Main) serveHTTP(desks []agent.DeskConfig, mounts []ops.Mount) error {
 	return nil
 }
 
-// takeLead makes one attempt at the lease now, so that a lone instance (or the
-// first of several) is leading when Run returns; otherwise it stands by
-// and keeps trying. It reports the role this process starts in.
+// takeLead takes the lead now, so that a lone instance (or the first of
+// several) is leading when Run returns; otherwise it stands by and keeps
+// trying (leader.Seat). It reports the role this process starts in.
 func (m *Main) takeLead(termParent context.Context) (string, error) {
-	// The DATA_DIR lock proves a dead predecessor dead: holding it, this
-	// process takes a lease left under its own identity at once. While
-	// another live process holds it, this one has nothing to prove: it
-	// leads only a free lease, as an instance on another host would, and
-	// tries the lock again with each try of the lease.
-	lock, err := leader.OpenDirLock(m.Config.DataDir)
-	if err != nil {
-		return "", err
-	}
-	if !lock.Held() {
-		m.Log.Warn("another live instance on this host uses DATA_DIR: this one waits out a lease a dead instance left, until it holds DATA_DIR's lock", "lock", filepath.Join(lock.Dir(), leader.LockFile))
-	}
 	// The lease's own pool: a renewal never waits for a connection.
-	m.Elector = &leader.Elector{Lease: m.Store.Lease(), TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log, Holder: lock.Identity}
-	term, err := m.Elector.TryAcquire(termParent)
-	if err != nil {
-		return "", fmt.Errorf("leader lease: %s", deskbot.ErrorMessage(err))
+	m.lead.Elector = &leader.Elector{Lease: m.Store.Lease(), TTL: cmp.Or(m.Config.LeaderLease, 10*time.Second), Now: m.Now, Log: m.Log}
+	m.lead.Lead, m.lead.Lost, m.lead.Failed = m.startLeading, m.lostLead, m.fail
+	if leading, err := m.lead.Take(termParent, m.Config.DataDir); err != nil || !leading {
+		return ops.RoleStandby, err
 	}
-	role := ops.RoleStandby
-	if term != nil {
-		if err := m.startLeading(term); err != nil {
-			return "", err
-		}
-		role = ops.RoleLeader
-	} else {
-		m.standBy(termParent)
-	}
-	return role, nil
+	return ops.RoleLeader, nil
 }
 
-// standBy campaigns for the lease in the background and starts leading
-// when it wins.
-func (m *Main) standBy(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	m.campaign, m.won = cancel, make(chan struct{})
-	go func() {
-		defer close(m.won)
-		term, err := m.Elector.Campaign(ctx)
-		if err != nil {
-			return // Close
-		}
-		m.leadMu.Lock()
-		closing := m.closing
-		m.leadMu.Unlock()
-		if closing {
-			_ = term.Release(context.Background())
-			return
-		}
-		m.Log.Info("taking over: this instance now leads", "token", term.Token())
-		if err := m.startLeading(term); err != nil {
-			m.fail(fmt.Errorf("taking over: %w", err))
-		}
-	}()
+// lostLead stops at once everything that acts: the term ended unasked (not
+// by Close's release), and the lease may pass on a quarter lease from now.
+func (m *Main) lostLead() {
+	m.drain.Stop()
+	m.drain.Kill()
+	go m.sweeper.Stop()
+	go m.report.Stop()
+	if m.loginReminder != nil {
+		go m.loginReminder.Stop()
+	}
+	m.fail(errors.New("lost the leader lease: stopped everything only the leader does; exiting so that the supervisor starts this instance again as a standby"))
 }
 
 // startLeading starts everything that only the leader runs, under term.
 func (m *Main) startLeading(term *leader.Term) error {
-	m.lead.Set(term)
 	ctx := m.drain.Soft()
-	// The term ending unasked (not by Close's release) stops everything
-	// that acts at once: the lease may pass on a quarter lease from now.
-	context.AfterFunc(term.Context(), func() {
-		if errors.Is(context.Cause(term.Context()), leader.ErrLost) {
-			m.drain.Stop()
-			m.drain.Kill()
-			go m.sweeper.Stop()
-			go m.report.Stop()
-			if m.loginReminder != nil {
-				go m.loginReminder.Stop()
-			}
-			m.fail(errors.New("lost the leader lease: stopped everything only the leader does; exiting so that the supervisor starts this instance again as a standby"))
-		}
-	})
-	m.tellNoTerminal(ctx)
+	m.Sandbox.TellNoTerminal(ctx, m.Store, m.Store, m.Now())
 	// Before anything can decide: a call left running by a leader that is
 	// gone (a crash, a stop cut short, a lost lease) is reported, never run
 	// again. Calls of a live leader are not touched (the fence).
@@ -462,22 +404,22 @@ func (m *Main) startLeading(term *leader.Term) error {
 	if m.loginReminder != nil {
 		m.loginReminder.Start()
 	}
-	m.goRun(&m.desksWG, "desks", func() error { return m.Desks.Run(m.drain.Hard()) })
+	m.drain.GoHard("desks", func() error { return m.Desks.Run(m.drain.Hard()) })
 	// The market hub lives as long as the desks that read it.
-	m.goRun(&m.desksWG, "hub", func() error { return m.Hub.Run(m.drain.Hard()) })
+	m.drain.GoHard("hub", func() error { return m.Hub.Run(m.drain.Hard()) })
 	// The lifetime of the calls the gate allows, from the chat or the
 	// page; a stop waits for them once the bot's last tap is handled.
 	m.Gate.Start(ctx)
-	m.goRun(&m.wg, "bot", func() error { defer m.Gate.Stop(); return m.Bot.Run(ctx) })
-	m.goRun(&m.wg, "metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
-	m.goRun(&m.wg, "risk", func() error { return m.risk.Run(ctx) })
-	m.goRun(&m.wg, "watches", func() error { return m.watches.Run(ctx) })
-	if m.kiteDay != nil {
-		m.goRun(&m.wg, "kite", func() error { m.kiteDay.Run(ctx); return nil })
+	m.drain.Go("bot", func() error { defer m.Gate.Stop(); return m.Bot.Run(ctx) })
+	m.drain.Go("metrics", func() error { return m.Metrics.CountEvents(ctx, m.Store, "deskbot", m.Log) })
+	m.drain.Go("risk", func() error { return m.risk.Run(ctx) })
+	m.drain.Go("watches", func() error { return m.watches.Run(ctx) })
+	if m.trading.Day != nil {
+		m.drain.Go("kite", func() error { m.trading.Day.Run(ctx); return nil })
 	}
-	m.goRun(&m.wg, "orders", func() error { m.brokerUpdates(ctx); return nil })
+	m.drain.Go("orders", func() error { m.trading.Updates(ctx); return nil })
 	if m.Web != nil {
-		m.goRun(&m.wg, "webapp", func() error { return m.Web.Run(ctx) })
+		m.drain.Go("webapp", func() error { return m.Web.Run(ctx) })
 	}
 	m.Log.Info("leading", "token", term.Token())
 	return nil
@@ -500,66 +442,8 @@ func (m *Main) role() string {
 	return ops.RoleStandby
 }
 
-// claudeCode builds a desk's Claude Code backend, starting the MCP server
-// its turns use on the first call.
-func (m *Main) claudeCode(d agent.DeskConfig, c model.Config) (agent.TurnBackend, error) {
-	if m.MCP == nil {
-		var err error
-		if m.MCP, err = mcpserve.Listen(m.Log); err != nil {
-			return nil, err
-		}
-	}
-	return claudecode.New(claudecode.Config{
-		Name: c.Name, Bin: m.Config.ClaudeBin, Model: c.Model, APIKey: c.APIKey, BaseURL: c.BaseURL, Timeout: c.Timeout,
-		Desk: d.Name, Dir: sandbox.Config{DataDir: m.Config.DataDir}.DeskDir(d.Name),
-		StateDir: filepath.Join(m.Config.DataDir, "claude-code", d.Name),
-		MCP:      m.MCP, Sessions: m.Store, Log: c.Log,
-	})
-}
-
-// tellNoTerminal tells the chat, once a day at most however often the
-// service restarts, that desks have no terminal and how to give them one.
-// The warning rides on the model_unreachable event, which the bot shows as
-// a warning line.
-func (m *Main) tellNoTerminal(ctx context.Context) {
-	st := m.Sandbox.Status()
-	why := st.Folder
-	if st.Mode == sandbox.ModeUnavailable {
-		why = "bubblewrap cannot start here (" + st.Reason + "): " + sandbox.Fix
-	}
-	if why == "" {
-		return
-	}
-	if first, err := m.Store.PutNoteOnce(ctx, noteNoTerminal, "1", 24*time.Hour); err != nil || !first {
-		return
-	}
-	if err := m.Store.Publish(ctx, deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: deskbot.AllDesks, Time: m.Now(),
-		Text: "Desks have no terminal: their bash tools are unavailable. " + why}); err != nil {
-		m.Log.Warn("could not tell the chat that desks have no terminal", "err", deskbot.ErrorMessage(err))
-	}
-}
-
-// noteNoTerminal marks that the chat was told today that desks have no
-// terminal; it is the service's one note key of its own.
-const noteNoTerminal = "sandbox:no-terminal"
-
-// outboxGroup is the bot's consumer group on the event stream.
-const outboxGroup = bot.OutboxGroup
-
 // Errs reports a loop that stopped with an error while the service ran.
 func (m *Main) Errs() <-chan error { return m.errs }
-
-func (m *Main) goRun(wg *sync.WaitGroup, name string, f func() error) {
-	wg.Go(func() {
-		if err := f(); err != nil && !errors.Is(err, context.Canceled) {
-			m.Log.Error("stopped with an error", "part", name, "err", err)
-			select {
-			case m.errs <- fmt.Errorf("%s: %w", name, err):
-			default:
-			}
-		}
-	})
-}
 
 // Close stops the service gracefully: it stops taking updates, triggers
 // and sweeps; lets running turns and tool calls finish, up to StopTimeout;
@@ -573,14 +457,7 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) close() error {
-	m.leadMu.Lock()
-	m.closing = true
-	m.leadMu.Unlock()
-	if m.campaign != nil {
-		m.campaign()
-		<-m.won
-	}
-	term := m.lead.Term()
+	term := m.lead.Leave()
 	if m.drain != nil {
 		m.drain.Stop()
 	}
@@ -593,30 +470,17 @@ func (m *Main) close() error {
 	if m.loginReminder != nil {
 		m.loginReminder.Stop()
 	}
-	bound := time.After(cmp.Or(m.StopTimeout, 30*time.Second))
-	// Once every desk has returned none is busy, whatever the drain's
-	// bookkeeping says: a lost lease cancels the desks at once, and a desk
-	// cut off mid-turn never says it is done with its trigger.
-	desksDone := make(chan struct{})
-	go func() { m.desksWG.Wait(); close(desksDone) }()
-	clean := waitOr(&m.wg, bound) // the bot returns once its held calls ran
-	if clean && m.drain != nil {
-		select {
-		case <-m.drain.Idle():
-		case <-desksDone:
-		case <-bound:
-			clean = false
-		}
+	clean := true
+	if m.drain != nil {
+		clean = m.drain.Finish(cmp.Or(m.StopTimeout, 30*time.Second))
 	}
 	if !clean {
 		m.Log.Warn("stop timed out; running work was cut short", "after", m.StopTimeout)
 	}
-	if m.drain != nil {
-		m.drain.Kill()
-	}
-	m.desksWG.Wait() // quick once cancelled: a turn returns at its next step
 	if clean && term != nil && term.Valid() {
-		m.flush(term.Context())
+		ctx, cancel := context.WithTimeout(term.Context(), cmp.Or(m.FlushTimeout, 10*time.Second))
+		m.Bot.Flush(ctx)
+		cancel()
 	}
 	if term != nil {
 		// At once, not at the lease's end: a standby takes over within its
@@ -629,9 +493,7 @@ func (m *Main) close() error {
 	if m.HTTP != nil {
 		errs = append(errs, m.HTTP.Close())
 	}
-	if m.MCP != nil {
-		errs = append(errs, m.MCP.Close())
-	}
+	errs = append(errs, m.ClaudeCode.Close())
 	if m.Sandbox != nil {
 		errs = append(errs, m.Sandbox.Close())
 	}
@@ -640,67 +502,4 @@ func (m *Main) close() error {
 	}
 	m.Log.Info("stopped")
 	return errors.Join(errs...)
-}
-
-// waitOr waits for wg, or until bound fires (false).
-func waitOr(wg *sync.WaitGroup, bound <-chan time.Time) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-bound:
-		return false
-	}
-}
-
-// flush delivers the events still waiting for the chat (outcomes of the
-// calls that just finished, the desks' last words), so the team sees them
-// before the service goes away rather than at the next start.
-func (m *Main) flush(term context.Context) {
-	ctx, cancel := context.WithTimeout(term, cmp.Or(m.FlushTimeout, 10*time.Second))
-	defer cancel()
-	done := make(chan struct{})
-	go func() { defer close(done); _ = m.Bot.RunOutbox(ctx) }()
-	defer func() { cancel(); <-done }()
-	for {
-		p, u, err := m.Store.EventBacklog(ctx, outboxGroup)
-		if err == nil && p == 0 && u == 0 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			m.Log.Warn("outbox not empty at stop; the rest is delivered at the next start", "pending", p, "undelivered", u)
-			return
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// poolStats is the store's pools and inbox hub as the metrics show them.
-func (m *Main) poolStats() ops.Pools {
-	var p ops.Pools
-	for _, st := range m.Store.PoolStats() {
-		p.Pools = append(p.Pools, ops.PoolStats{
-			Pool: st.Pool, Size: st.Size, Hits: uint64(st.Stats.Hits), Misses: uint64(st.Stats.Misses),
-			Timeouts: uint64(st.Stats.Timeouts), Waits: uint64(st.Stats.WaitCount),
-			Waited: time.Duration(st.Stats.WaitDurationNs), Conns: int(st.Stats.TotalConns), Idle: int(st.Stats.IdleConns),
-		})
-	}
-	h := m.Store.InboxHubStats()
-	p.Waiting, p.Reads, p.Wakes = h.Waiting, h.Reads, h.Wakes
-	return p
-}
-
-// chatBacklog hands send_message the bot's count of a desk's messages
-// waiting to be posted; the tools are built before the bot.
-type chatBacklog struct{ bot atomic.Pointer[bot.Bot] }
-
-var _ deskbot.ChatBacklog = (*chatBacklog)(nil)
-
-func (c *chatBacklog) ChatBacklog(desk string) int {
-	if b := c.bot.Load(); b != nil {
-		return b.ChatBacklog(desk)
-	}
-	return 0
 }

@@ -86,16 +86,3 @@ func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
 		})
 	}
 }
-
-// A desk offered only one of the terminal tools may have a policy for it
-// alone: there is no other way into its terminal.
-func TestTerminalPolicyForADeskWithOneTerminalTool(t *testing.T) {
-	env := configtest.GoodEnv(t)
-	env["TELEGRAM_APPROVERS"] = "101,102"
-	env["APPROVAL_TOOLS"] = "bash"
-	env["DESKS_FILE"] = configtest.DesksFile(t, "[[desk]]\nname = \"main\"\ntools = [\"bash\", \"send_message\"]\n[desk.policy.bash]\napprovals = 2\n")
-	code, out, lines := configtest.CheckOut(t, config.RunCheck, env)
-	if code != 0 || !strings.HasPrefix(lines["policy main"], "ok") {
-		t.Errorf("check exited %d with policy line %q; want 0 and ok\n%s", code, lines["policy main"], out)
-	}
-}
