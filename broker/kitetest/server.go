@@ -97,6 +97,11 @@ type Server struct {
 	served429     int
 	tickers       map[*tickerConn]struct{}
 	candles       map[string][]Candle // by "token/interval"
+	// sources is the app's IP whitelist for order requests; nil allows
+	// every address (AllowSources). sourcesSeen is each order request's
+	// source address, in order.
+	sources     map[string]bool
+	sourcesSeen []string
 }
 
 // New starts a fake on loopback for the app apiKey/apiSecret and closes it
@@ -297,6 +302,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sess := s.authenticate(r)
 	if sess == nil {
 		writeError(rec, http.StatusForbidden, TokenException, "Incorrect `api_key` or `access_token`.")
+		return
+	}
+	if ip, refused := s.sourceRefused(r); refused {
+		writeError(rec, http.StatusForbidden, PermissionException, fmt.Sprintf(SourceIPError, ip))
 		return
 	}
 	if s.rateLimited(sess.userID, classify(r)) {
