@@ -141,6 +141,9 @@ type PlacedOrder struct {
 	// Day is the India date of the trading day the order belongs to, when
 	// it is not At's: an after-market order's is the day it executes on.
 	Day string `json:"day,omitempty"`
+	// AlgoID is the exchange's algo id the order was sent with (Kite:
+	// KITE_ALGO_ID, or the desk's algo_id), "" when none was.
+	AlgoID string `json:"algo_id,omitempty"`
 }
 
 // TradingDay is the India date of the trading day po belongs to: Day, or

@@ -128,6 +128,13 @@ type Options struct {
 	// minute, other calls 10 a second, quotes 1 a second. Zero takes those.
 	OrdersPerSecond, OrdersPerMinute, CallsPerSecond int
 	QuotesPerSecond                                  int
+	// SourceIP (KITE_SOURCE_IP) is the local address every order request
+	// (a placement, modification or cancellation: what Kite checks
+	// against the app's IP whitelist) leaves from; "" leaves it to the
+	// host's routing. Other calls leave as the host routes them. An
+	// address this host cannot bind makes every order request fail
+	// before anything is sent, never leave from another address.
+	SourceIP string
 }
 
 // Client talks to Kite for one app and one user's session. Create it with New.
@@ -136,6 +143,10 @@ type Client struct {
 	apiURL string
 	base   http.Client // copied per call; its Transport is shared
 	rt     http.RoundTripper
+	// orderRT carries the order requests (orderRequest): rt, or with
+	// SourceIP a transport of its own bound to that address.
+	orderRT  http.RoundTripper
+	sourceIP string
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	log    *slog.Logger
@@ -188,6 +199,14 @@ func New(opts Options) *Client {
 	c.rt = c.base.Transport
 	if c.rt == nil {
 		c.rt = http.DefaultTransport
+	}
+	c.orderRT, c.sourceIP = c.rt, opts.SourceIP
+	if opts.SourceIP != "" {
+		rt, err := SourceTransport(c.rt, opts.SourceIP)
+		if err != nil {
+			rt = failing{err}
+		}
+		c.orderRT = rt
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -381,7 +400,7 @@ func (c *Client) kiteFor(ex *roundTrip, token string) *kiteconnect.Client {
 	k := kiteconnect.New(c.apiKey)
 	k.SetBaseURI(c.apiURL)
 	hc := c.base
-	hc.Transport = &ctxTransport{ex: ex, rt: c.rt}
+	hc.Transport = &ctxTransport{ex: ex, rt: c.rt, orderRT: c.orderRT}
 	k.SetHTTPClient(&hc)
 	if token != "" {
 		k.SetAccessToken(token)
@@ -414,12 +433,17 @@ func (ex *roundTrip) retryAfter() time.Duration {
 // ctxTransport binds every request of one call to that call's context.
 // Each call has its own, so no state is shared between goroutines.
 type ctxTransport struct {
-	ex *roundTrip
-	rt http.RoundTripper
+	ex      *roundTrip
+	rt      http.RoundTripper
+	orderRT http.RoundTripper // the order requests' (KITE_SOURCE_IP)
 }
 
 func (t *ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.rt.RoundTrip(r.WithContext(t.ex.ctx))
+	rt := t.rt
+	if orderRequest(r) {
+		rt = t.orderRT
+	}
+	resp, err := rt.RoundTrip(r.WithContext(t.ex.ctx))
 	if err != nil {
 		return nil, err
 	}
