@@ -147,9 +147,9 @@ type Client struct {
 	// SourceIP a transport of its own bound to that address.
 	orderRT  http.RoundTripper
 	sourceIP string
-	now    func() time.Time
-	sleep  func(context.Context, time.Duration) error
-	log    *slog.Logger
+	now      func() time.Time
+	sleep    func(context.Context, time.Duration) error
+	log      *slog.Logger
 
 	orderLim, callLim, quoteLim *limiter
 	// histLim keeps Kite's pace for historical candles: 3 a second.

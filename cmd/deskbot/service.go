@@ -89,6 +89,7 @@ type Main struct {
 	Kite    *kite.Client          // the one client of Kite; nil without KITE_API_KEY
 	kiteDay *kite.Day             // the trading day at Kite under BROKER=paper-kite and kite
 	sizes   deskbot.ContractSizes // orders' contract sizes: the defaults and DESKS_FILE's
+	algoIDs map[string]string     // the desks' own algo ids at Kite (algo_id in DESKS_FILE)
 	// brokerUpdates is the broker's update loop, the leader's: resting
 	// orders filled (paper) or Kite's order updates followed, each change
 	// of an order told to its desk and the chat once.
@@ -169,6 +170,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.sizes, err = agent.LoadContractSizes(cfg.DesksFile); err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
+	m.algoIDs = agent.AlgoIDs(desks)
 	if err := m.openParts(ctx, names, agent.RiskRules(desks)); err != nil {
 		return err
 	}
