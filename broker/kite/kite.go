@@ -312,8 +312,8 @@ func (c *Client) Cancel(ctx context.Context, variety, orderID string) error {
 
 // LTP returns the last prices of instruments keyed "EXCHANGE:TRADINGSYMBOL".
 // An instrument Kite does not know is absent from the map. (The official
-// client's GetLTP asks GET /quote, Kite's full quote, not /quote/ltp; it is
-// counted with the quotes either way.)
+// client's GetLTP asks GET /quote/ltp since v4.4.1, GET /quote before; it
+// is counted with the quotes either way.)
 func (c *Client) LTP(ctx context.Context, keys ...string) (map[string]float64, error) {
 	if len(keys) == 0 {
 		return map[string]float64{}, nil
