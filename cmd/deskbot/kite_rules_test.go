@@ -6,6 +6,10 @@ import (
 
 	"github.com/deskbot/deskbot/bot/telegramtest"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/broker/kitetest"
+	"github.com/deskbot/deskbot/config"
+	"github.com/deskbot/deskbot/config/configtest"
+	"github.com/deskbot/deskbot/store/storetest"
 )
 
 // The service on an address Kite's IP whitelist lacks: the allowed order
@@ -51,5 +55,36 @@ func TestKiteOrderFromTheSourceAddressCarriesTheAlgoID(t *testing.T) {
 	}
 	if src := kt.OrderSources(); len(src) != 1 || src[0] != "127.0.0.2" {
 		t.Errorf("order requests came from %v, want [127.0.0.2]", src)
+	}
+}
+
+// deskbot check prints the address Kite's orders leave from: the host's
+// route to Kite's API, or KITE_SOURCE_IP.
+func TestCheckKitePrintsTheOrdersAddress(t *testing.T) {
+	storetest.MustOpen(t)
+	kt := kitetest.New(t, kiteKey, kiteSecret)
+	tests := []struct {
+		name, source, want string
+	}{
+		{"the host's route", "", "ok orders leave from 127.0.0.1 (this host's route to 127.0.0.1)"},
+		{"KITE_SOURCE_IP", "127.0.0.2", "ok orders leave from 127.0.0.2 (KITE_SOURCE_IP)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := configtest.GoodEnv(t)
+			for k, v := range storetest.Env() {
+				env[k] = v
+			}
+			for k, v := range map[string]string{
+				"REDIS_PREFIX": storetest.RandomPrefix(), "KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret,
+				"KITE_USER_ID": kiteUser, "KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
+				"KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1), "KITE_SOURCE_IP": tt.source,
+			} {
+				env[k] = v
+			}
+			if _, out, lines := configtest.CheckOut(t, config.RunCheck, env); !strings.HasPrefix(lines["kite orders"], tt.want) {
+				t.Errorf("kite orders: %q, want it to start %q\n%s", lines["kite orders"], tt.want, out)
+			}
+		})
 	}
 }
