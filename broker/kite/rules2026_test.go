@@ -204,3 +204,53 @@ func TestFiveThousandFirstOrderOfTheDayIsRefusedAcrossInstances(t *testing.T) {
 		t.Errorf("orders at Kite today = %d, want %d", got, want)
 	}
 }
+
+// The hostile desk: nothing in place_order's arguments sets or changes
+// the algo id, the source address or the day's count. Such arguments are
+// refused before anything is held; a symbol smuggling a form field is no
+// instrument and nothing is sent; the same allowed call asked again and
+// again counts one order.
+func TestHostileDeskCannotSetAlgoIDSourceOrCount(t *testing.T) {
+	for _, arg := range []string{`"algo_id":"EVIL"`, `"source_ip":"10.0.0.9"`, `"tag":"other"`, `"count":0`} {
+		_, err := deskbot.ParseOrder([]byte(`{"symbol":"INFY","side":"BUY","quantity":1,` + arg + `}`))
+		if deskbot.ErrorCode(err) != deskbot.EINVALID {
+			t.Errorf("place_order with %s: err = %v, want it refused", arg, err)
+		}
+	}
+	r := mustRig(t)
+	b, _ := r.mustBroker(t, options{algoID: "ALGO1", perDay: 2})
+	ctx := ctxFor(t, 30*time.Second)
+	evil := limit("INFY&algo_id=EVIL", deskbot.Buy, 1, 1500)
+	if _, err := b.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), evil); err == nil {
+		t.Error("an order for symbol INFY&algo_id=EVIL was placed")
+	}
+	key := deskbottest.NewKey()
+	first := mustPlaceOrderKey(t, b, "alpha", key)
+	for range 5 {
+		po, err := b.PlaceOrder(ctx, "alpha", key, limit("INFY", deskbot.Buy, 1, 1500))
+		if err != nil || po.ID != first.ID {
+			t.Fatalf("asked again: %+v, %v; want order %s", po, err, first.ID)
+		}
+	}
+	second := mustPlaceOrderKey(t, b, "alpha", deskbottest.NewKey())
+	for _, po := range []deskbot.PlacedOrder{first, second} {
+		if ko, _ := r.kt.Order(po.ID); ko.AlgoID != "ALGO1" {
+			t.Errorf("order %s carried algo_id %q, want ALGO1", po.ID, ko.AlgoID)
+		}
+	}
+	if _, err := b.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), limit("INFY", deskbot.Buy, 1, 1500)); !strings.Contains(deskbot.ErrorMessage(err), "placed 2 orders today") {
+		t.Errorf("the third order of a cap of 2: %v, want it refused with the count", err)
+	}
+	if got, want := r.kt.Requests("POST", "/orders/*"), 2; got != want {
+		t.Errorf("order requests = %d, want %d", got, want)
+	}
+}
+
+func mustPlaceOrderKey(t *testing.T, b *Broker, desk, key string) deskbot.PlacedOrder {
+	t.Helper()
+	po, err := b.PlaceOrder(ctxFor(t, 30*time.Second), desk, key, limit("INFY", deskbot.Buy, 1, 1500))
+	if err != nil || po.ID == "" {
+		t.Fatalf("PlaceOrder: %+v, %v", po, err)
+	}
+	return po
+}
