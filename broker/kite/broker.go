@@ -334,7 +334,7 @@ func (b *Broker) place(ctx context.Context, desk, key string, o deskbot.Order, a
 		// Kite refused it before making anything: not placed, told, and
 		// never sent again (only a change at the console mends it).
 		b.sourceRefused(ctx)
-		return b.notPlaced(ctx, rec, "Kite refused orders from this server's address (not in the Kite app's IP whitelist)", err)
+		return b.notPlaced(ctx, rec, "Kite refused orders from this server's address (not in the Kite app's IP whitelist)", sourceNotPlaced(rec.Order))
 	default:
 		// Kite's refusal of the order itself: nothing was made.
 		return b.notPlaced(ctx, rec, strings.TrimPrefix(deskbot.ErrorMessage(err), "Kite refused the order: "), err)

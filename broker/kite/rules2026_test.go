@@ -254,3 +254,27 @@ func mustPlaceOrderKey(t *testing.T, b *Broker, desk, key string) deskbot.Placed
 	}
 	return po
 }
+
+// Kite's refusal for the address is told from its other refusals by its
+// words; none of those others is taken for it (an "API" is no IP).
+func TestSourceRefusalRecognised(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{fmt.Sprintf(kitetest.SourceIPError, "203.0.113.7"), true},
+		{"Order placement is not allowed from this IP.", true},
+		{"IP not registered for this app", true},
+		{"Your static IP is not mapped to the app.", true},
+		{"Market orders without market protection are not allowed via API. Please set market protection or use a Limit order.", false},
+		{"Maximum allowed order requests exceeded for the day.", false},
+		{"Insufficient permission for that call.", false},
+		{"Orders for this zip of instruments are not allowed.", false},
+		{"Incorrect `api_key` or `access_token`.", false},
+	}
+	for _, tt := range tests {
+		if got := sourceRefusal(tt.msg); got != tt.want {
+			t.Errorf("sourceRefusal(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}

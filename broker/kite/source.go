@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/words"
 )
 
 // Since April 2026 Kite refuses an order request (a placement, a
@@ -107,17 +109,27 @@ func (c *Client) OrderSource(ctx context.Context) (ip, how string, err error) {
 // ErrSourceIP is the error of an order request Kite refused for its source
 // address: not in the app's IP whitelist. It is never retried: nothing
 // but a change at the developer console (or KITE_SOURCE_IP) mends it.
-var ErrSourceIP = deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite refused the order because this server's address is not in the Kite app's IP whitelist; the order was not placed, and the team has been told how to fix it")
+var ErrSourceIP = deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite refused the request because this server's address is not in the Kite app's IP whitelist; nothing was done at Kite, and the team has been told how to fix it")
 
 // IsSourceIP reports whether err is Kite's refusal of an order request
 // for its source address.
-func IsSourceIP(err error) bool { return err != nil && errors.Is(err, ErrSourceIP) }
+func IsSourceIP(err error) bool { return errors.Is(err, ErrSourceIP) }
+
+// sourceNotPlaced is a placement's ErrSourceIP in the words its desk reads.
+func sourceNotPlaced(o deskbot.Order) error {
+	return errors.Join(deskbot.Errorf(deskbot.EUNAUTHORIZED, "the order (%s) was not placed: Kite refuses orders from this server's address (not in the Kite app's IP whitelist). The team has been told how to fix it; do not place it again until they say it is fixed.", words.FormatOrder(o)), ErrSourceIP)
+}
+
+// ipWord finds "IP" as a word (not the "ip" of "API" or "zip").
+var ipWord = regexp.MustCompile(`(?i)\bips?\b`)
 
 // sourceRefusal reports whether Kite's message msg (of an order request's
 // refusal) is about the request's address. Kite has published no exact
-// text; it names the IP and its whitelist.
+// text; it names the IP or its whitelist.
 func sourceRefusal(msg string) bool {
 	m := strings.ToLower(msg)
-	return strings.Contains(m, "whitelist") || strings.Contains(m, "white list") || strings.Contains(m, "static ip") ||
-		(strings.Contains(msg, "IP") && (strings.Contains(m, "not allowed") || strings.Contains(m, "not registered") || strings.Contains(m, "unregistered")))
+	if strings.Contains(m, "whitelist") || strings.Contains(m, "white list") || strings.Contains(m, "white-list") || strings.Contains(m, "static ip") {
+		return true
+	}
+	return ipWord.MatchString(msg) && (strings.Contains(m, "not allowed") || strings.Contains(m, "not registered") || strings.Contains(m, "unregistered") || strings.Contains(m, "not permitted"))
 }

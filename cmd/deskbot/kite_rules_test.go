@@ -20,7 +20,7 @@ func TestKiteOrderFromAnUnregisteredAddress(t *testing.T) {
 	kt.AllowSources("127.0.0.2")
 	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Allow once"))
-	tr.mustSee(t, "the order was not placed")
+	tr.mustSee(t, "was not placed: Kite refuses orders from this server's address")
 	s.mustBotMessage(t, "the notice naming the fix", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "register this server's address in the Kite developer console's IP whitelist")
 	})
