@@ -88,6 +88,17 @@
 // Sync. Without a session Kite takes, nothing asks Kite anything until a
 // login: orders are refused in the login's words.
 //
+// India's rules from April 2026 (source.go, rules2026.go): order requests
+// (placements, modifications, cancellations, GTT changes) leave from
+// KITE_SOURCE_IP when it is set, whatever their caller, because the
+// transport picks the address by the request; Kite's refusal of one for
+// its address is ErrSourceIP, never retried, and the group is told once
+// an India day across instances. Every order carries the desk's algo id,
+// chosen in one place (Broker.algoIDOf: the desk's algo_id, else
+// KITE_ALGO_ID); a modification asks the same. The account's orders of a
+// day are counted in Redis by tag before each is sent (deskbot.
+// AccountOrders): past 5,000 an order is refused with the count.
+//
 // The daily login (login.go): a Kite session lasts one day and only a
 // person can start it. /login gives an approver a button to Kite's login
 // page; the callback on the service's HTTP address exchanges Kite's

@@ -23,7 +23,11 @@
 // of the lot size, a price or trigger that is not a multiple of the tick
 // size, a tag that is not at most 20 letters and digits, a market order
 // without market_protection, and it enforces Kite's rate limits by default
-// (see Limits), answering 429 as Kite does.
+// (see Limits), answering 429 as Kite does. Under India's 2026 rules
+// (rules2026.go) it refuses order requests from an address outside the
+// app's IP whitelist once one is set (AllowSources), keeps each order's
+// algo_id and that of each modification, and refuses a 26th modification
+// of an order.
 //
 // Faults (faults.go): slow paths, injected error answers (429 and others),
 // answers lost after an order was created (dropped connection or 504
