@@ -141,6 +141,9 @@ type PlacedOrder struct {
 	// Day is the India date of the trading day the order belongs to, when
 	// it is not At's: an after-market order's is the day it executes on.
 	Day string `json:"day,omitempty"`
+	// AlgoID is the exchange's algo id the order was sent with (Kite:
+	// KITE_ALGO_ID, or the desk's algo_id), "" when none was.
+	AlgoID string `json:"algo_id,omitempty"`
 }
 
 // TradingDay is the India date of the trading day po belongs to: Day, or
@@ -373,3 +376,19 @@ func ShownState(call ToolCall, b Book) string {
 // ShownStateNote is the note under which the chat keeps the ShownState of
 // a request's message as it last showed it.
 func ShownStateNote(requestID string) string { return "shown:" + requestID }
+
+// CheckAlgoID checks an exchange's algo id as the configuration gives it
+// (KITE_ALGO_ID, a desk's algo_id): "" (none), or 1 to 30 letters, digits,
+// "-" or "_". The exchanges issue them; the check keeps a typo, a space or
+// a second form field out of the order's form.
+func CheckAlgoID(id string) error {
+	if len(id) > 30 {
+		return Errorf(EINVALID, "an algo id has at most 30 characters")
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '-' || r == '_') {
+			return Errorf(EINVALID, "an algo id has only letters, digits, - and _")
+		}
+	}
+	return nil
+}

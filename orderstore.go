@@ -94,3 +94,14 @@ type ToldOrder struct {
 	Order PlacedOrder
 	Told  string
 }
+
+// AccountOrders counts the orders sent to the broker's account in a day,
+// across every instance on the store, for the broker's cap of orders a day
+// (Kite: 5,000).
+type AccountOrders interface {
+	// CountAccountOrder counts the order tagged tag as one of day's (India
+	// date, OrderDay) unless max are counted already, atomically; a tag
+	// counted before is counted once and allowed again. It returns the
+	// count and whether the order may be sent.
+	CountAccountOrder(ctx context.Context, day, tag string, max int) (int, bool, error)
+}

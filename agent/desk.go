@@ -47,6 +47,9 @@ type DeskConfig struct {
 	// Risk is the desk's day-long rules ([desk.risk]), which the harness
 	// applies outside the model (package risk).
 	Risk deskbot.RiskRules
+	// AlgoID is the exchange's algo id this desk's orders carry at Kite
+	// (algo_id), overriding KITE_ALGO_ID; "" takes KITE_ALGO_ID's.
+	AlgoID string
 }
 
 // riskFile is the [desk.risk] table. Pointers tell a key left out from
@@ -89,7 +92,11 @@ type deskFile struct {
 		// none; a pointer, as in a policy, so that product = "" is refused
 		// rather than read as left out.
 		Product *string
-		Model   []struct {
+		// AlgoID is the exchange's algo id of this desk's strategy; a
+		// pointer, so that algo_id = "" is refused rather than read as
+		// left out.
+		AlgoID *string `toml:"algo_id"`
+		Model  []struct {
 			Name      string
 			Provider  string
 			BaseURL   string `toml:"base_url"`
@@ -210,6 +217,12 @@ func readDeskFile(file string, defaults []model.Config) ([]DeskConfig, error) {
 		}
 		if dc.Risk, err = readRisk(d.Name, d.Risk); err != nil {
 			return nil, err
+		}
+		if d.AlgoID != nil {
+			if err := deskbot.CheckAlgoID(*d.AlgoID); err != nil || *d.AlgoID == "" {
+				return nil, fmt.Errorf("desk %q: algo_id must be the exchange's algo id of its strategy, 1 to 30 letters, digits, - or _ (leave it out to use KITE_ALGO_ID)", d.Name)
+			}
+			dc.AlgoID = *d.AlgoID
 		}
 		desks = append(desks, dc)
 	}
@@ -359,6 +372,17 @@ func RiskRules(desks []DeskConfig) map[string]deskbot.RiskRules {
 	for _, d := range desks {
 		if d.Risk.Any() {
 			out[d.Name] = d.Risk
+		}
+	}
+	return out
+}
+
+// AlgoIDs returns the desks' own algo ids (algo_id), for the broker.
+func AlgoIDs(desks []DeskConfig) map[string]string {
+	out := map[string]string{}
+	for _, d := range desks {
+		if d.AlgoID != "" {
+			out[d.Name] = d.AlgoID
 		}
 	}
 	return out

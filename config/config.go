@@ -142,6 +142,13 @@ type Config struct {
 	// KiteLoginReminder is when, on trading days without a session, the
 	// group is asked to log in: HH:MM India time.
 	KiteLoginReminder string `env:"KITE_LOGIN_REMINDER" envDefault:"08:45"`
+	// KiteAlgoID is the exchange's algo id every order and modification at
+	// Kite carries (a desk's algo_id in DESKS_FILE overrides it); "" sends
+	// none. KiteSourceIP is the local address order requests leave from:
+	// the one registered in the Kite app's IP whitelist ("" leaves it to
+	// the host's routing).
+	KiteAlgoID   string `env:"KITE_ALGO_ID"`
+	KiteSourceIP string `env:"KITE_SOURCE_IP"`
 
 	// ReportAt is when the day's report goes to the group's General topic:
 	// HH:MM India time, Monday to Friday (package report).

@@ -80,6 +80,12 @@ func (c Config) kiteLoginProblems() []string {
 	if _, err := report.Everyday(c.KiteLoginReminder); err != nil {
 		p = append(p, "KITE_LOGIN_REMINDER: "+deskbot.ErrorMessage(err)+", such as 08:45")
 	}
+	if err := deskbot.CheckAlgoID(c.KiteAlgoID); err != nil {
+		p = append(p, "KITE_ALGO_ID: "+deskbot.ErrorMessage(err)+": the exchange's algo id of the strategy, or unset for none")
+	}
+	if err := kite.CheckSourceIP(c.KiteSourceIP); err != nil {
+		p = append(p, deskbot.ErrorMessage(err))
+	}
 	return p
 }
 
@@ -90,6 +96,7 @@ func (c *checker) kite(ctx context.Context, cfg Config) {
 	if cfg.KiteAPIKey == "" {
 		return
 	}
+	c.kiteSource(ctx, cfg)
 	if !cfg.redisNamed() {
 		c.add("kite", statusWarn, "in-memory Redis: the day's Kite session is lost at every restart (an approver must /login again)")
 		return
@@ -136,4 +143,17 @@ func (c *checker) kite(ctx context.Context, cfg Config) {
 			c.add("kite ticker", statusOK, "the ticker takes the session: order updates arrive as they happen")
 		}
 	}
+}
+
+// kiteSource prints the local address Kite's order requests leave from:
+// the one that must be in the Kite app's IP whitelist (after any NAT in
+// front of this host, whose public address is what Kite sees).
+func (c *checker) kiteSource(ctx context.Context, cfg Config) {
+	k := kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, SourceIP: cfg.KiteSourceIP})
+	ip, how, err := k.OrderSource(ctx)
+	if err != nil {
+		c.add("kite orders", statusWarn, "the address orders leave from is not known: no route to Kite's API (%s)", cfg.KiteAPIURL)
+		return
+	}
+	c.add("kite orders", statusOK, "orders leave from %s (%s): it (or the public address it is translated to) must be in the Kite app's IP whitelist", ip, how)
 }

@@ -55,6 +55,9 @@ import (
 //	                            sent: order_record.lua)
 //	broker:open                 hash: tag -> "day desk" of every order not yet
 //	                            final, whatever its day
+//	broker:sent:<day>           set: the tags of the orders sent to the
+//	                            broker's account that India day, whatever the
+//	                            desk: the account's count a day (limits.go)
 //
 // The "broker:" keys are the order log's (orderlog.go), which both brokers
 // keep their orders in; their names are kept from when package broker named
@@ -81,14 +84,15 @@ func (s *Store) journalKey(desk string) string     { return s.Key("broker", "tra
 func (s *Store) dayOrdersKey(day, desk string) string {
 	return s.Key("broker", "orders", day, desk)
 }
-func (s *Store) openOrdersKey() string         { return s.Key("broker", "open") }
-func (s *Store) leaderKey() string             { return s.Key("leader") }
-func (s *Store) leaderTermKey() string         { return s.Key("leader", "term") }
-func (s *Store) leaderHolderKey() string       { return s.Key("leader", "holder") }
-func (s *Store) wakeKey(id string) string      { return s.Key("wake", id) }
-func (s *Store) toldKey(key string) string     { return s.Key("told", key) }
-func (s *Store) watchesKey(desk string) string { return s.Key("watches", desk) }
-func (s *Store) watchDesksKey() string         { return s.Key("watchdesks") }
+func (s *Store) openOrdersKey() string              { return s.Key("broker", "open") }
+func (s *Store) accountOrdersKey(day string) string { return s.Key("broker", "sent", day) }
+func (s *Store) leaderKey() string                  { return s.Key("leader") }
+func (s *Store) leaderTermKey() string              { return s.Key("leader", "term") }
+func (s *Store) leaderHolderKey() string            { return s.Key("leader", "holder") }
+func (s *Store) wakeKey(id string) string           { return s.Key("wake", id) }
+func (s *Store) toldKey(key string) string          { return s.Key("told", key) }
+func (s *Store) watchesKey(desk string) string      { return s.Key("watches", desk) }
+func (s *Store) watchDesksKey() string              { return s.Key("watchdesks") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

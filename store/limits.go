@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/deskbot/deskbot"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -61,4 +62,32 @@ func (s *Store) DayNotional(ctx context.Context, desk, day string) (float64, err
 		return 0, s.wrap(err)
 	}
 	return strconv.ParseFloat(res, 64)
+}
+
+var _ deskbot.AccountOrders = (*Store)(nil)
+
+// accountCountScript counts an order tag as one of the account's orders of
+// a day, as a member of the day's set: a tag already there is allowed
+// again and counted once (a Place asked again, a resend after a lost
+// answer), and the check and the adding are one step, so instances
+// sending at once can never pass the maximum together.
+var accountCountScript = redis.NewScript(`
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return {redis.call('SCARD', KEYS[1]), 1} end
+local n = redis.call('SCARD', KEYS[1])
+if n >= tonumber(ARGV[2]) then return {n, 0} end
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {n + 1, 1}`)
+
+// CountAccountOrder counts the order tagged tag among the account's orders
+// of day unless max are counted already (deskbot.AccountOrders).
+func (s *Store) CountAccountOrder(ctx context.Context, day, tag string, max int) (int, bool, error) {
+	if tag == "" {
+		return 0, false, deskbot.Errorf(deskbot.EINVALID, "an order counted for the account needs its tag")
+	}
+	res, err := accountCountScript.Run(ctx, s.rdb, []string{s.accountOrdersKey(day)}, tag, max, dayCountTTL.Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, false, s.wrap(err)
+	}
+	return int(res[0]), res[1] == 1, nil
 }

@@ -45,6 +45,9 @@ type Deps struct {
 	Now    deskbot.Now
 	Log    *slog.Logger
 	Redact func(secret string)
+	// AlgoIDs are the desks' own algo ids (a desk's algo_id), each
+	// overriding KITE_ALGO_ID for that desk's orders at Kite.
+	AlgoIDs map[string]string
 }
 
 // openKite builds Kite's client, its daily login and the market's
@@ -57,7 +60,7 @@ func (p *Parts) openKite(cfg config.Config, d Deps) error {
 	if p.Calendar, err = exchange.ParseCalendar(cfg.MarketHours, cfg.MarketHolidays); err != nil {
 		return err
 	}
-	p.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, Now: d.Now, Log: d.Log})
+	p.Kite = kite.New(kite.Options{APIKey: cfg.KiteAPIKey, APIURL: cfg.KiteAPIURL, SourceIP: cfg.KiteSourceIP, Now: d.Now, Log: d.Log})
 	p.Login, err = kite.NewLogin(kite.LoginConfig{
 		APIKey: cfg.KiteAPIKey, APISecret: cfg.KiteAPISecret, UserID: cfg.KiteUserID,
 		CallbackURL: cfg.BrokerCallbackURL, Now: d.Now, Redact: d.Redact,
@@ -104,7 +107,7 @@ func Open(ctx context.Context, cfg config.Config, desks []string, rules map[stri
 	case "kite":
 		b, err := kite.NewBroker(kite.BrokerConfig{
 			Kite: p.Kite, Login: p.Login, Day: p.Day, Now: d.Now, Log: d.Log, TickerURL: cfg.KiteTickerURL, Desks: desks,
-			Orders: orders, Admit: admit,
+			Orders: orders, Admit: admit, AlgoID: cfg.KiteAlgoID, DeskAlgoIDs: d.AlgoIDs, Sent: d.Store,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("kite: %s", deskbot.ErrorMessage(err))

@@ -62,6 +62,25 @@ func BrokerSessionEnded(s deskbot.BrokerSession) string {
 	return "⚠️ Kite ended the session " + s.By.Name + " started at " + Time(s.At) + " IST: orders are refused until an approver sends /login."
 }
 
+// BrokerSourceRefused tells the group, once a day, that Kite refused an
+// order for the address it came from (source: the address deskbot sent
+// it from, or "" when the host's routing chose it).
+func BrokerSourceRefused(source string) string {
+	from := "this server's address"
+	if source != "" {
+		from = "this server's address " + source + " (KITE_SOURCE_IP)"
+	}
+	return "⛔ Kite refused an order because it came from " + from + ", which is not in the Kite app's IP whitelist: no order can be placed, modified or cancelled until it is. " +
+		"Fix: register this server's address in the Kite developer console's IP whitelist (developers.kite.trade, Profile, IP Whitelist); changes take a week (one change a calendar week), " +
+		"or set KITE_SOURCE_IP to an address already registered that this host owns. `deskbot check` prints the address orders leave from. Orders refused meanwhile were not placed, and nothing retries them."
+}
+
+// BrokerDayOrdersFull is the refusal of an order past the account's cap
+// of orders a day at Kite.
+func BrokerDayOrdersFull(count, max int) string {
+	return fmt.Sprintf("the account has placed %s orders today, Kite's limit for a day is %s: the order was not placed. Orders can be placed again on the next trading day.", Count(count), Count(max))
+}
+
 // BrokerLoginAsked is the morning's reminder to log in to Kite.
 const BrokerLoginAsked = "🔑 No Kite session today yet: an approver, send /login before the market opens."
 

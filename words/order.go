@@ -138,8 +138,16 @@ func stateWords(po deskbot.PlacedOrder) string {
 //
 //	order 2512040001 · BUY 50 NSE:INFY LIMIT @ 1,500.00 · MIS · partly filled 20 @ 1,499.50 avg
 //	order 2512040002 · SELL 10 NSE:INFY MARKET · MIS · rejected: insufficient funds
+//	order 2512040003 · BUY 5 NSE:INFY MARKET · MIS · algo id 12345 · complete 5 @ 1,500.00 avg
+//
+// The exchange's algo id the order was sent with comes before its state,
+// which stays last (OrderOutcome reads it there).
 func PlacedLine(po deskbot.PlacedOrder) string {
-	return orderID(po) + " · " + FormatOrder(po.Order) + " · " + stateWords(po)
+	algo := ""
+	if po.AlgoID != "" {
+		algo = " · algo id " + po.AlgoID
+	}
+	return orderID(po) + " · " + FormatOrder(po.Order) + algo + " · " + stateWords(po)
 }
 
 // OrderOutcome reads place_order's answer to its desk ("Filled: order

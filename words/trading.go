@@ -267,3 +267,12 @@ func closing(p deskbot.Position) deskbot.Order {
 	}
 	return o
 }
+
+// Count renders a whole count with Indian digit grouping: "5,000",
+// "1,00,000".
+func Count(n int) string {
+	if n < 0 {
+		return "-" + groupIndian(strconv.Itoa(-n))
+	}
+	return groupIndian(strconv.Itoa(n))
+}

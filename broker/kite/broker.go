@@ -54,21 +54,36 @@ type BrokerConfig struct {
 	// send once it has its rate-limit slot (broker.Admit); nil admits all.
 	// The service sets it (the desk's halt and square-off).
 	Admit broker.Admit
+	// AlgoID (KITE_ALGO_ID) is the exchange's algo id every order and
+	// modification carries; DeskAlgoIDs overrides it per desk (a desk's
+	// algo_id in DESKS_FILE). Both come from the configuration only:
+	// nothing a desk sends can set or change them. "" sends none.
+	AlgoID      string
+	DeskAlgoIDs map[string]string
+	// Sent counts the account's orders of the day across instances
+	// (Kite's 5,000 a day); nil counts nothing. OrdersPerDay is that cap;
+	// 0 is Kite's 5,000.
+	Sent         deskbot.AccountOrders
+	OrdersPerDay int
 }
 
 // Broker is the real broker. Build it with NewBroker.
 type Broker struct {
-	kite   *Client
-	login  *Login
-	day    *Day
-	orders *broker.OrderLog
-	desks  []string
-	now    deskbot.Now
-	log    *slog.Logger
-	ticker url.URL
-	settle time.Duration
-	every  time.Duration
-	admit  broker.Admit
+	kite    *Client
+	login   *Login
+	day     *Day
+	orders  *broker.OrderLog
+	desks   []string
+	now     deskbot.Now
+	log     *slog.Logger
+	ticker  url.URL
+	settle  time.Duration
+	every   time.Duration
+	admit   broker.Admit
+	algoID  string
+	algoIDs map[string]string
+	sent    deskbot.AccountOrders
+	perDay  int
 	// marginWait bounds Margin: an answer later than that is no answer.
 	marginWait time.Duration
 	// wake makes Run read Kite's orders at once (an update heard).
@@ -85,6 +100,8 @@ var (
 )
 
 const (
+	// defaultOrdersPerDay is Kite's cap of orders a day per account.
+	defaultOrdersPerDay  = 5000
 	defaultPendingSettle = time.Minute
 	defaultEvery         = 2 * time.Second
 	marginWait           = 2 * time.Second
@@ -116,7 +133,11 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
-		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1)}
+		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1),
+		algoID: cfg.AlgoID, algoIDs: maps.Clone(cfg.DeskAlgoIDs), sent: cfg.Sent, perDay: cfg.OrdersPerDay}
+	if b.perDay <= 0 {
+		b.perDay = defaultOrdersPerDay
+	}
 	if cfg.Day.TickerURL == "" {
 		// The live prices' ticker is Kite's, like the updates'.
 		cfg.Day.TickerURL = cfg.TickerURL
@@ -134,6 +155,17 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		b.every = defaultEvery
 	}
 	return b, nil
+}
+
+// algoIDOf is the exchange's algo id desk's orders and modifications
+// carry at Kite: its algo_id in DESKS_FILE, else KITE_ALGO_ID, else ""
+// (none sent). The one place it is chosen: placing and modifying both ask
+// here, and only the configuration sets it.
+func (b *Broker) algoIDOf(desk string) string {
+	if id, ok := b.algoIDs[desk]; ok && id != "" {
+		return id
+	}
+	return b.algoID
 }
 
 // session is the day's session, made the client's; without one, the
@@ -215,12 +247,13 @@ func (b *Broker) place(ctx context.Context, desk, key string, o deskbot.Order, a
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
+	params.AlgoID = b.algoIDOf(desk)
 	s, err := b.session(ctx)
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
 	}
 	now := b.now()
-	po := deskbot.PlacedOrder{Tag: broker.Tag(key), Desk: desk, Order: o, State: deskbot.OrderPending, At: now, Updated: now, Day: b.amoDay(o, now)}
+	po := deskbot.PlacedOrder{Tag: broker.Tag(key), Desk: desk, Order: o, State: deskbot.OrderPending, At: now, Updated: now, Day: b.amoDay(o, now), AlgoID: params.AlgoID}
 	rec, existed, err := b.orders.Start(ctx, po)
 	if err != nil {
 		return deskbot.PlacedOrder{}, err
@@ -259,6 +292,9 @@ func (b *Broker) place(ctx context.Context, desk, key string, o deskbot.Order, a
 				return refused
 			}
 		}
+		if refused = b.countSent(ctx, rec); refused != nil {
+			return refused
+		}
 		cur := rec
 		cur.Updated = b.now()
 		got, moved, err := b.orders.Sending(ctx, broker.Version(rec), cur)
@@ -294,6 +330,11 @@ func (b *Broker) place(ctx context.Context, desk, key string, o deskbot.Order, a
 		return b.notPlaced(ctx, rec, "its placing was stopped before it was sent", fmt.Errorf("kite: place: %w", ctx.Err()))
 	case IsSession(err):
 		return b.notPlaced(ctx, rec, "the Kite session had ended", b.sessionEnded(ctx, s))
+	case IsSourceIP(err):
+		// Kite refused it before making anything: not placed, told, and
+		// never sent again (only a change at the console mends it).
+		b.sourceRefused(ctx)
+		return b.notPlaced(ctx, rec, "Kite refused orders from this server's address (not in the Kite app's IP whitelist)", sourceNotPlaced(rec.Order))
 	default:
 		// Kite's refusal of the order itself: nothing was made.
 		return b.notPlaced(ctx, rec, strings.TrimPrefix(deskbot.ErrorMessage(err), "Kite refused the order: "), err)
@@ -398,6 +439,10 @@ func (b *Broker) cancel(ctx context.Context, po deskbot.PlacedOrder) (deskbot.Pl
 	cerr := b.kite.Cancel(ctx, b.cancelVariety(ctx, po), po.ID)
 	if IsSession(cerr) {
 		return po, b.sessionEnded(ctx, s)
+	}
+	if IsSourceIP(cerr) {
+		b.sourceRefused(ctx)
+		return po, cerr
 	}
 	if cerr != nil && deskbot.ErrorCode(cerr) != deskbot.EINVALID {
 		return po, cerr

@@ -140,6 +140,10 @@ type options struct {
 	hours         string       // MARKET_HOURS; "" is always open
 	admit         broker.Admit // the broker's last check of each send
 	exchanges     []string     // the day's lists; nil is NSE's
+	heard         *heard       // what the login and the broker tell the group; nil: a new one
+	algoID        string       // KITE_ALGO_ID
+	deskAlgoIDs   map[string]string
+	perDay        int // the account's orders a day; 0 is Kite's 5,000
 }
 
 // mustBroker builds a broker on the rig, as the service does on its own
@@ -154,8 +158,12 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	c := New(co)
 	c.backoffMin, c.backoffMax = 5*time.Millisecond, 50*time.Millisecond
 	c.settle = 50 * time.Millisecond
+	h := opts.heard
+	if h == nil {
+		h = &heard{}
+	}
 	l, err := NewLogin(LoginConfig{APIKey: testKey, APISecret: testSecret, UserID: testUser,
-		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: r.clock.Now}, c, st, &heard{}, log)
+		CallbackURL: "http://127.0.0.1:8080/kite/callback", Now: r.clock.Now}, c, st, h, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +183,8 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	orders := broker.NewOrderLog(st, r.clock.Now, r.tell, log)
 	tu := r.kt.TickerURL()
 	b, err := NewBroker(BrokerConfig{Kite: c, Login: l, Day: d, Orders: orders, Now: r.clock.Now, Log: log,
-		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit})
+		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit,
+		AlgoID: opts.algoID, DeskAlgoIDs: opts.deskAlgoIDs, Sent: st, OrdersPerDay: opts.perDay})
 	if err != nil {
 		t.Fatal(err)
 	}

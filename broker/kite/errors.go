@@ -52,6 +52,12 @@ func (c *Client) classify(ctx context.Context, op string, err error, secrets ...
 	}
 	msg := scrub(ke.Message, secrets...)
 	switch {
+	case op != "login" && ke.Code < 500 && ke.Code != http.StatusTooManyRequests && sourceRefusal(ke.Message):
+		// Before the session's case: were Kite to call it a
+		// TokenException, taking it for an ended session would send
+		// everyone to /login, which mends nothing.
+		c.log.Error("kite: Kite refused an order request for the address it came from", "op", op, "status", ke.Code, "type", ke.ErrorType, "message", msg)
+		return ErrSourceIP
 	case ke.ErrorType == kiteconnect.TokenError && op == "login":
 		// The person logging in reads it on the callback's page, which
 		// says what to do next.

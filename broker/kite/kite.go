@@ -88,6 +88,17 @@
 // Sync. Without a session Kite takes, nothing asks Kite anything until a
 // login: orders are refused in the login's words.
 //
+// India's rules from April 2026 (source.go, rules2026.go): order requests
+// (placements, modifications, cancellations, GTT changes) leave from
+// KITE_SOURCE_IP when it is set, whatever their caller, because the
+// transport picks the address by the request; Kite's refusal of one for
+// its address is ErrSourceIP, never retried, and the group is told once
+// an India day across instances. Every order carries the desk's algo id,
+// chosen in one place (Broker.algoIDOf: the desk's algo_id, else
+// KITE_ALGO_ID); a modification asks the same. The account's orders of a
+// day are counted in Redis by tag before each is sent (deskbot.
+// AccountOrders): past 5,000 an order is refused with the count.
+//
 // The daily login (login.go): a Kite session lasts one day and only a
 // person can start it. /login gives an approver a button to Kite's login
 // page; the callback on the service's HTTP address exchanges Kite's
@@ -128,6 +139,13 @@ type Options struct {
 	// minute, other calls 10 a second, quotes 1 a second. Zero takes those.
 	OrdersPerSecond, OrdersPerMinute, CallsPerSecond int
 	QuotesPerSecond                                  int
+	// SourceIP (KITE_SOURCE_IP) is the local address every order request
+	// (a placement, modification or cancellation: what Kite checks
+	// against the app's IP whitelist) leaves from; "" leaves it to the
+	// host's routing. Other calls leave as the host routes them. An
+	// address this host cannot bind makes every order request fail
+	// before anything is sent, never leave from another address.
+	SourceIP string
 }
 
 // Client talks to Kite for one app and one user's session. Create it with New.
@@ -136,9 +154,13 @@ type Client struct {
 	apiURL string
 	base   http.Client // copied per call; its Transport is shared
 	rt     http.RoundTripper
-	now    func() time.Time
-	sleep  func(context.Context, time.Duration) error
-	log    *slog.Logger
+	// orderRT carries the order requests (orderRequest): rt, or with
+	// SourceIP a transport of its own bound to that address.
+	orderRT  http.RoundTripper
+	sourceIP string
+	now      func() time.Time
+	sleep    func(context.Context, time.Duration) error
+	log      *slog.Logger
 
 	orderLim, callLim, quoteLim *limiter
 	// histLim keeps Kite's pace for historical candles: 3 a second.
@@ -188,6 +210,14 @@ func New(opts Options) *Client {
 	c.rt = c.base.Transport
 	if c.rt == nil {
 		c.rt = http.DefaultTransport
+	}
+	c.orderRT, c.sourceIP = c.rt, opts.SourceIP
+	if opts.SourceIP != "" {
+		rt, err := SourceTransport(c.rt, opts.SourceIP)
+		if err != nil {
+			rt = failing{err}
+		}
+		c.orderRT = rt
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -293,8 +323,8 @@ func (c *Client) Cancel(ctx context.Context, variety, orderID string) error {
 
 // LTP returns the last prices of instruments keyed "EXCHANGE:TRADINGSYMBOL".
 // An instrument Kite does not know is absent from the map. (The official
-// client's GetLTP asks GET /quote, Kite's full quote, not /quote/ltp; it is
-// counted with the quotes either way.)
+// client's GetLTP asks GET /quote/ltp since v4.4.1, GET /quote before; it
+// is counted with the quotes either way.)
 func (c *Client) LTP(ctx context.Context, keys ...string) (map[string]float64, error) {
 	if len(keys) == 0 {
 		return map[string]float64{}, nil
@@ -381,7 +411,7 @@ func (c *Client) kiteFor(ex *roundTrip, token string) *kiteconnect.Client {
 	k := kiteconnect.New(c.apiKey)
 	k.SetBaseURI(c.apiURL)
 	hc := c.base
-	hc.Transport = &ctxTransport{ex: ex, rt: c.rt}
+	hc.Transport = &ctxTransport{ex: ex, rt: c.rt, orderRT: c.orderRT}
 	k.SetHTTPClient(&hc)
 	if token != "" {
 		k.SetAccessToken(token)
@@ -414,12 +444,17 @@ func (ex *roundTrip) retryAfter() time.Duration {
 // ctxTransport binds every request of one call to that call's context.
 // Each call has its own, so no state is shared between goroutines.
 type ctxTransport struct {
-	ex *roundTrip
-	rt http.RoundTripper
+	ex      *roundTrip
+	rt      http.RoundTripper
+	orderRT http.RoundTripper // the order requests' (KITE_SOURCE_IP)
 }
 
 func (t *ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.rt.RoundTrip(r.WithContext(t.ex.ctx))
+	rt := t.rt
+	if orderRequest(r) {
+		rt = t.orderRT
+	}
+	resp, err := rt.RoundTrip(r.WithContext(t.ex.ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,12 @@ type Order struct {
 	TriggerPrice     float64
 	MarketProtection float64
 	Tag              string
+	// AlgoID is the algo_id the placement carried ("" for none);
+	// ModifyAlgoIDs is the algo_id each accepted modification carried, in
+	// order; Modifications counts them (at most MaxModifications).
+	AlgoID        string
+	ModifyAlgoIDs []string
+	Modifications int
 
 	Status            string
 	StatusMessage     string
@@ -190,7 +196,7 @@ func (s *Server) Order(id string) (Order, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if o := s.byID[id]; o != nil {
-		return o.Order, true
+		return o.copy(), true
 	}
 	return Order{}, false
 }
@@ -201,9 +207,16 @@ func (s *Server) Orders() []Order {
 	defer s.mu.Unlock()
 	out := make([]Order, len(s.orders))
 	for i, o := range s.orders {
-		out[i] = o.Order
+		out[i] = o.copy()
 	}
 	return out
+}
+
+// copy is the order as an accessor hands it out: nothing shared.
+func (o *order) copy() Order {
+	c := o.Order
+	c.ModifyAlgoIDs = append([]string(nil), o.ModifyAlgoIDs...)
+	return c
 }
 
 // Hold on makes marketable orders rest OPEN instead of filling, as when the
@@ -376,6 +389,7 @@ type orderForm struct {
 	price, trigger   float64
 	marketProtection float64
 	tag              string
+	algoID           string
 }
 
 // refusal is an answer's message in Kite's words (capitalised, ending in
@@ -488,7 +502,7 @@ func (s *Server) parsePlacement(f url.Values) (*orderForm, error) {
 		return nil, refuse("Invalid `tradingsymbol`: no instrument %s:%s.", exchange, symbol)
 	}
 	of := &orderForm{inst: inst, txn: f.Get("transaction_type"), otype: f.Get("order_type"),
-		product: f.Get("product"), validity: f.Get("validity"), tag: f.Get("tag")}
+		product: f.Get("product"), validity: f.Get("validity"), tag: f.Get("tag"), algoID: f.Get("algo_id")}
 	if of.txn != "BUY" && of.txn != "SELL" {
 		return nil, refuse("Invalid `transaction_type`.")
 	}
@@ -573,7 +587,7 @@ func (s *Server) placeOrder(w *recorder, r *http.Request, sess *session, variety
 			Variety: variety, Exchange: of.inst.Exchange, Tradingsymbol: of.inst.Tradingsymbol,
 			TransactionType: of.txn, OrderType: of.otype, Product: of.product, Validity: of.validity,
 			Quantity: of.qty, Price: of.price, TriggerPrice: of.trigger, MarketProtection: of.marketProtection,
-			Tag: of.tag, PlacedAt: now,
+			Tag: of.tag, AlgoID: of.algoID, PlacedAt: now,
 		},
 		day:  now.In(IST).Format("2006-01-02"),
 		inst: of.inst,
@@ -747,6 +761,9 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	case !cancellable(o.Status):
 		inputError(w, "Order cannot be modified as it is %s.", o.Status)
 		return
+	case o.Modifications >= MaxModifications:
+		writeError(w, http.StatusBadRequest, OrderException, maxModificationsError)
+		return
 	}
 	of := &orderForm{inst: o.inst, txn: o.TransactionType, otype: o.OrderType, product: o.Product,
 		validity: o.Validity, qty: o.Quantity, price: o.Price, trigger: o.TriggerPrice, marketProtection: o.MarketProtection}
@@ -785,6 +802,8 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	o.OrderType, o.Validity, o.Quantity = of.otype, of.validity, of.qty
 	o.Price, o.TriggerPrice, o.MarketProtection = of.price, of.trigger, of.marketProtection
 	o.Modified = true
+	o.Modifications++
+	o.ModifyAlgoIDs = append(o.ModifyAlgoIDs, form.Get("algo_id"))
 	o.updatedAt = s.now()
 	o.history = append(o.history, o.wire(StatusModifyPending))
 	o.history = append(o.history, o.wire(o.Status))

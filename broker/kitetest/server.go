@@ -23,7 +23,11 @@
 // of the lot size, a price or trigger that is not a multiple of the tick
 // size, a tag that is not at most 20 letters and digits, a market order
 // without market_protection, and it enforces Kite's rate limits by default
-// (see Limits), answering 429 as Kite does.
+// (see Limits), answering 429 as Kite does. Under India's 2026 rules
+// (rules2026.go) it refuses order requests from an address outside the
+// app's IP whitelist once one is set (AllowSources), keeps each order's
+// algo_id and that of each modification, and refuses a 26th modification
+// of an order.
 //
 // Faults (faults.go): slow paths, injected error answers (429 and others),
 // answers lost after an order was created (dropped connection or 504
@@ -97,6 +101,11 @@ type Server struct {
 	served429     int
 	tickers       map[*tickerConn]struct{}
 	candles       map[string][]Candle // by "token/interval"
+	// sources is the app's IP whitelist for order requests; nil allows
+	// every address (AllowSources). sourcesSeen is each order request's
+	// source address, in order.
+	sources     map[string]bool
+	sourcesSeen []string
 }
 
 // New starts a fake on loopback for the app apiKey/apiSecret and closes it
@@ -297,6 +306,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sess := s.authenticate(r)
 	if sess == nil {
 		writeError(rec, http.StatusForbidden, TokenException, "Incorrect `api_key` or `access_token`.")
+		return
+	}
+	if ip, refused := s.sourceRefused(r); refused {
+		writeError(rec, http.StatusForbidden, PermissionException, fmt.Sprintf(SourceIPError, ip))
 		return
 	}
 	if s.rateLimited(sess.userID, classify(r)) {

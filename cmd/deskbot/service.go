@@ -89,6 +89,7 @@ type Main struct {
 	ClaudeCode claudecode.Desks
 	sizes      deskbot.ContractSizes // orders' contract sizes: the defaults and DESKS_FILE's
 	trading    *trading.Parts        // the broker, its update loop, and Kite's login and day
+	algoIDs    map[string]string     // the desks' own algo ids at Kite (algo_id in DESKS_FILE)
 	// calendar is MARKET_HOURS and MARKET_HOLIDAYS; nil without Kite.
 	calendar *exchange.Calendar
 	// days is the calendar the days are counted on (the day's report,
@@ -158,6 +159,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.sizes, err = agent.LoadContractSizes(cfg.DesksFile); err != nil {
 		return fmt.Errorf("desks: %s", deskbot.ErrorMessage(err))
 	}
+	m.algoIDs = agent.AlgoIDs(desks)
 	if err := m.openParts(ctx, names, agent.RiskRules(desks)); err != nil {
 		return err
 	}
