@@ -89,8 +89,8 @@ type Options struct {
 }
 
 // DefaultAuditRetention is how long the audit trail keeps an entry when
-// AuditRetention is not set: 90 days.
-const DefaultAuditRetention = 90 * 24 * time.Hour
+// AuditRetention is not set: five years (AUDIT_KEEP's default, 1825 days).
+const DefaultAuditRetention = 1825 * 24 * time.Hour
 
 // Store is the Redis implementation of deskbot's storage interfaces.
 //
