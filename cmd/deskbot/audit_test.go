@@ -2,13 +2,18 @@ package main
 
 import (
 	"encoding/csv"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot/telegramtest"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -152,5 +157,44 @@ func TestAuditCommandUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut.String(), tc.want) || out.Len() != 0 {
 			t.Errorf("deskbot audit %v: exit %d, %q; want 2 and %q", tc.args, code, errOut.String(), tc.want)
 		}
+	}
+}
+
+// The Audit tab's export saves the day's CSV in the browser, the same as
+// `deskbot audit export` writes: the order in the chat's words, who
+// allowed it, and the broker's order.
+func TestAuditExportInBrowser(t *testing.T) {
+	s := startWithPage(t, nil)
+	ctx := mustBrowser(t) // closed before the service stops
+	s.orderModel(t)
+	held, _ := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
+	s.tg.InjectCallback(ravi, groupID, held.ID, button(t, held, "Allow once"))
+	s.mustBotMessage(t, "the order's outcome", func(m telegramtest.Message) bool {
+		return m.ID == held.ID && len(m.Keyboard) == 0 && strings.Contains(m.Plain, "Ran")
+	})
+	day := deskbot.OrderDay(time.Now())
+	code, want, errOut := s.mustAudit(t, "export", "--day", day)
+	if code != 0 || !strings.Contains(want, "BUY 50 NIFTY24DECFUT LIMIT @ 24,500.00") {
+		t.Fatalf("the command's export: exit %d, %s\n%s", code, errOut, want)
+	}
+
+	dir := t.TempDir()
+	do(t, ctx, "open the page", chromedp.Navigate(s.pageURL(initDataFor(asha, time.Now()))))
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	waitFor(t, ctx, "the desks", `!!document.querySelector("#desk-main")`)
+	do(t, ctx, "open Audit", chromedp.Click(chromedp.CSS(`#tabs [data-view=audit]`)))
+	waitFor(t, ctx, "audit", `!!document.querySelector("table.trail")`)
+	do(t, ctx, "export the day", chromedp.Click(chromedp.CSS(`[data-export=audit]`)))
+	file := filepath.Join(dir, "audit-"+day+".csv")
+	var got []byte
+	deskbottest.Eventually(t, "the day's CSV saved by the browser", func() bool {
+		b, err := os.ReadFile(file)
+		got = b
+		return err == nil && len(b) > 0
+	})
+	if string(got) != want {
+		t.Errorf("the page saved\n%s\nwant what the command writes\n%s", got, want)
 	}
 }
