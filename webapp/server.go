@@ -78,8 +78,8 @@ type Deps struct {
 	// (package audit); a nil Ledger: no export.
 	Ledger deskbot.AuditLedger
 	Orders deskbot.OrderStore
-	Notes    deskbot.Notes
-	Events   Events
+	Notes  deskbot.Notes
+	Events Events
 	// Risk is where the report reads the day's P&L samples; nil: the
 	// report's picture is not served.
 	Risk deskbot.RiskStore
