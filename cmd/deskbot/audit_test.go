@@ -198,3 +198,29 @@ func TestAuditExportInBrowser(t *testing.T) {
 		t.Errorf("the page saved\n%s\nwant what the command writes\n%s", got, want)
 	}
 }
+
+// The page's export is the page's data: no sign-in, or a stranger outside
+// the group, gets no CSV; a member of the group gets the day's; a day not
+// written YYYY-MM-DD is refused in words.
+func TestAuditExportOnThePageIsTheTeams(t *testing.T) {
+	s := startWithPage(t, nil)
+	for _, c := range []struct {
+		name, initData string
+		want           int
+	}{
+		{"no sign-in", "", 401},
+		{"a stranger outside the group", initDataFor(stranger, time.Now()), 403},
+	} {
+		code, body, h := s.pageCall(t, "GET", "x/audit.csv", c.initData, nil)
+		if code != c.want || strings.Contains(body, "time (India)") || strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
+			t.Errorf("%s: %d %s %.60q; want %d and no CSV", c.name, code, h.Get("Content-Type"), body, c.want)
+		}
+	}
+	code, body, h := s.pageCall(t, "GET", "x/audit.csv", initDataFor(vik, time.Now()), nil)
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") || !strings.HasPrefix(body, "time (India),desk,") {
+		t.Errorf("for a member: %d %s %.80q; want today's CSV", code, h.Get("Content-Type"), body)
+	}
+	if code, body, _ := s.pageCall(t, "GET", "x/audit.csv?day=04%2F12%2F2026", initDataFor(vik, time.Now()), nil); code != 400 || !strings.Contains(body, "A day is written like 2026-12-01") {
+		t.Errorf("a day not written YYYY-MM-DD: %d %q", code, body)
+	}
+}
