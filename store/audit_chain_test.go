@@ -22,7 +22,7 @@ func mustWriteEveryKind(t *testing.T, s *store.Store) int {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	must("audit", s.Audit(ctx, deskbot.AuditEntry{Action: "why", Desk: "alpha", By: "Asha (42)", At: base, Detail: "looked"}))
+	must("audit", s.Audit(ctx, deskbot.AuditEntry{Action: "why", Desk: "alpha", By: "Asha (42)", At: base, Detail: "looked at ₹5,000\x00\xff 2:ab"}))
 	r := mustCreate(t, s, "chain-1", base.Add(time.Hour))
 	tr := allow(base)
 	tr.Audit = &deskbot.AuditEntry{Action: "allow_once", Desk: "alpha", Tool: r.Content.ToolName, By: "Asha (42)", At: base, Detail: "ok"}
