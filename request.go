@@ -373,6 +373,41 @@ type AuditEntry struct {
 	Detail    string    `json:"detail,omitempty"`
 }
 
+// AuditLedger is the audit trail as evidence (package store keeps it): a
+// chain, each entry carrying the hash of the one before it, that shows an
+// entry changed, removed or slipped in by hand, and the trail read a day
+// at a time for its export.
+type AuditLedger interface {
+	// VerifyAudit checks the chain of every entry kept, oldest first; the
+	// first kept entry's previous hash is taken as given (older entries
+	// were trimmed, AUDIT_KEEP).
+	VerifyAudit(ctx context.Context) (AuditCheck, error)
+	// AuditDay is the entries of an India day ("2006-01-02"), oldest
+	// first.
+	AuditDay(ctx context.Context, day string) ([]AuditEntry, error)
+}
+
+// AuditCheck is what AuditLedger.VerifyAudit found.
+type AuditCheck struct {
+	Checked int // chained entries whose hash was checked
+	// Unchained is how many entries came before the chain's first entry
+	// (written before the chain was), unchecked.
+	Unchained int
+	// First and Last are the first and last chained entries' ids.
+	First, Last string
+	// Broken is the first entry that does not match; nil when the chain
+	// holds.
+	Broken *AuditBreak
+}
+
+// AuditBreak is the first entry of the trail that does not match its
+// chain, and why.
+type AuditBreak struct {
+	ID    string // its stream id
+	Entry AuditEntry
+	Why   string
+}
+
 // Auditor appends to and reads the audit trail.
 type Auditor interface {
 	Audit(ctx context.Context, e AuditEntry) error

@@ -53,8 +53,14 @@ func TestCheck(t *testing.T) {
 		{"bad values", map[string]string{"APPROVAL_EXPIRY": "soon", "SANDBOX": "docker"}, 1, map[string]string{
 			"APPROVAL_EXPIRY": "FAIL not a valid duration", "SANDBOX": "FAIL must be auto, bwrap or none",
 		}},
-		{"audit retention not positive", map[string]string{"AUDIT_RETENTION": "0s"}, 1, map[string]string{
-			"AUDIT_RETENTION": "FAIL must be a positive duration",
+		{"audit keep not positive", map[string]string{"AUDIT_KEEP": "0"}, 1, map[string]string{
+			"AUDIT_KEEP": "FAIL must be a whole number of days",
+		}},
+		{"audit keep not days", map[string]string{"AUDIT_KEEP": "90d"}, 1, map[string]string{
+			"AUDIT_KEEP": "FAIL",
+		}},
+		{"the earlier audit retention", map[string]string{"AUDIT_RETENTION": "2160h"}, 1, map[string]string{
+			"AUDIT_RETENTION": "FAIL is now AUDIT_KEEP",
 		}},
 		{"telegram unreachable", map[string]string{"TELEGRAM_API_URL": "http://" + deskbottest.RefusedAddr(t)}, 1, map[string]string{
 			"telegram": "FAIL cannot reach",

@@ -69,17 +69,18 @@ type Config struct {
 	GrantTTL              time.Duration `env:"GRANT_TTL" envDefault:"0s"`
 	// GrantMaxNotional caps, in rupees of exposure, the orders a
 	// place_order grant covers; 0: the exposure of the order it was given on.
-	GrantMaxNotional float64       `env:"GRANT_MAX_NOTIONAL" envDefault:"0"`
-	AuditRetention   time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
-	ApprovalTools    []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
-	ApprovalExpiry   time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
-	PriceMaxAge      time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
-	MaxWatches       int           `env:"MAX_WATCHES" envDefault:"50"`
-	SweepSchedule    string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
-	RiskCheckEvery   time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
-	DataDir          string        `env:"DATA_DIR" envDefault:"./data"`
-	LogLevel         string        `env:"LOG_LEVEL" envDefault:"info"`
-	LogFormat        string        `env:"LOG_FORMAT" envDefault:"text"`
+	GrantMaxNotional float64 `env:"GRANT_MAX_NOTIONAL" envDefault:"0"`
+	// AuditKeep is how many days the audit trail keeps an entry.
+	AuditKeep      int           `env:"AUDIT_KEEP" envDefault:"1825"`
+	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
+	ApprovalExpiry time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
+	PriceMaxAge    time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
+	MaxWatches     int           `env:"MAX_WATCHES" envDefault:"50"`
+	SweepSchedule  string        `env:"SWEEP_SCHEDULE" envDefault:"@every 1m"`
+	RiskCheckEvery time.Duration `env:"RISK_CHECK_EVERY" envDefault:"30s"`
+	DataDir        string        `env:"DATA_DIR" envDefault:"./data"`
+	LogLevel       string        `env:"LOG_LEVEL" envDefault:"info"`
+	LogFormat      string        `env:"LOG_FORMAT" envDefault:"text"`
 
 	// ApprovalRemind is how long before a request lapses its unanswered
 	// approvers are reminded; unset or empty: a third of ApprovalExpiry
@@ -175,6 +176,11 @@ func Load(environ map[string]string) (Config, error) {
 		problems = append(problems, envProblems(err)...)
 	}
 	problems = append(problems, cfg.validate()...)
+	if _, set := environ["AUDIT_RETENTION"]; set {
+		// Ignored, it would keep the trail for five years where its
+		// setter meant something else.
+		problems = append(problems, "AUDIT_RETENTION: is now AUDIT_KEEP, a number of days (default 1825); set that instead")
+	}
 	problems = append(problems, cfg.Guard(environ)...)
 	for _, name := range deskKeyEnvs(cfg.DesksFile) {
 		if v := environ[name]; v != "" {
@@ -229,8 +235,8 @@ func (c Config) validate() []string {
 	if c.GrantTTL < 0 {
 		bad("GRANT_TTL", "must be 0 (until revoked) or a positive duration")
 	}
-	if c.AuditRetention <= 0 {
-		bad("AUDIT_RETENTION", "must be a positive duration such as 2160h (90 days)")
+	if c.AuditKeep < 1 || c.AuditKeep > 36500 {
+		bad("AUDIT_KEEP", "must be a whole number of days from 1 to 36500, such as 1825 (five years): how long the audit trail keeps an entry")
 	}
 	if c.DenyReasonWait < 0 {
 		bad("DENY_REASON_WAIT", "must be 0 or a positive duration")
@@ -349,7 +355,8 @@ func (c Config) StoreOptions() store.Options {
 	return store.Options{
 		URL: c.RedisURL, SentinelAddrs: trim(c.RedisSentinels), MasterName: c.RedisMasterName,
 		ClusterAddrs: trim(c.RedisClusterAddrs), Username: c.RedisUsername, Password: c.RedisPassword,
-		SentinelPassword: c.RedisSentinelPassword, Prefix: c.RedisPrefix, AuditRetention: c.AuditRetention,
+		SentinelPassword: c.RedisSentinelPassword, Prefix: c.RedisPrefix,
+		AuditRetention: time.Duration(c.AuditKeep) * 24 * time.Hour,
 	}
 }
 

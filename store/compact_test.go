@@ -241,8 +241,8 @@ func TestAuditEntriesArePlainFields(t *testing.T) {
 		if got := raw[0].Values["x"]; got != args {
 			t.Errorf("detail stored as %q; want the arguments as they are, %q", got, args)
 		}
-		if len(raw[0].Values) != 7 {
-			t.Errorf("fields = %v; want the seven", raw[0].Values)
+		if len(raw[0].Values) != 8 {
+			t.Errorf("fields = %v; want the seven and the previous hash", raw[0].Values)
 		}
 		trail, err := s.AuditTrail(ctx, 0)
 		if err != nil || len(trail) != 2 {

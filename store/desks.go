@@ -28,17 +28,17 @@ func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, 
 }
 
 // pauseScript flips a desk's pause switch and audits it: KEYS the desk's
-// hash and the audit stream; ARGV "1" to pause or "0" to resume, the audit
-// stream's MINID and the audit entry's fields and values. A halted desk is
+// hash, the audit stream and its head; ARGV "1" to pause or "0" to resume,
+// then audit_append's (Store.auditArgv). A halted desk is
 // not resumed here: only Resume lifts a halt, after an approver saw why.
-var pauseScript = redis.NewScript(`
+var pauseScript = redis.NewScript(auditSrc + `
 if ARGV[1] == '1' then
   redis.call('HSET', KEYS[1], 'paused', '1')
 else
   if redis.call('HEXISTS', KEYS[1], 'halt') == 1 then return 0 end
   redis.call('HDEL', KEYS[1], 'paused')
 end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
 return 1`)
 
 // SetPaused flips the pause switch and audits it in one step. Resuming a
@@ -48,8 +48,8 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 	if paused {
 		flag = "1"
 	}
-	argv := append([]any{flag, s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
-	n, err := pauseScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Int()
+	argv := append([]any{flag}, s.auditArgv(auditFor(audit, "", desk))...)
+	n, err := pauseScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 	if err != nil {
 		return s.wrap(err)
 	}

@@ -27,11 +27,21 @@ end
 return 0`)
 
 // revokeScript deletes a grant and audits it only if it existed.
-var revokeScript = redis.NewScript(`
+// KEYS the grants, the audit stream and its head; ARGV the grant's field,
+// then audit_append's (Store.auditArgv).
+var revokeScript = redis.NewScript(auditSrc + `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', 'a', ARGV[3], 'd', ARGV[4], 't', ARGV[5], 'r', ARGV[6], 'b', ARGV[7], 'm', ARGV[8], 'x', ARGV[9])
+audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
+return 1`)
+
+// putGrantScript records a grant with its audit entry: KEYS the grants,
+// the audit stream and its head; ARGV the grant's field and JSON, then
+// audit_append's (Store.auditArgv).
+var putGrantScript = redis.NewScript(auditSrc + `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+audit_append(KEYS[2], KEYS[3], ARGV[3], {unpack(ARGV, 4, 10)})
 return 1`)
 
 // Grant returns the active grant for (desk, tool), ENOTFOUND if none.
@@ -84,33 +94,25 @@ func (s *Store) Grants(ctx context.Context, now time.Time) ([]deskbot.Grant, err
 }
 
 // PutGrant records g (replacing any grant for the same desk and tool) with
-// its audit entry in one MULTI.
+// its audit entry in one script.
 func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.AuditEntry) error {
 	if g.Desk == "" || g.Tool == "" {
 		return deskbot.Errorf(deskbot.EINVALID, "A grant needs a desk and a tool")
 	}
 	g.GrantedAt, g.ExpiresAt = g.GrantedAt.UTC(), g.ExpiresAt.UTC()
-	aValues := auditValues(auditFor(audit, g.RequestID, g.Desk))
 	gJSON, err := encode(g)
 	if err != nil {
 		return err
 	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.grantsKey(), grantKey(g.Desk, g.Tool), gJSON)
-		p.XAdd(ctx, s.auditAdd(aValues))
-		return nil
-	})
-	return s.wrap(err)
+	args := append([]any{grantKey(g.Desk, g.Tool), gJSON}, s.auditArgv(auditFor(audit, g.RequestID, g.Desk))...)
+	return s.wrap(putGrantScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey(), s.auditHeadKey()}, args...).Err())
 }
 
 // RevokeGrant removes the grant and audits it, atomically; ENOTFOUND (and
 // nothing audited) if there was none.
 func (s *Store) RevokeGrant(ctx context.Context, desk, tool string, audit deskbot.AuditEntry) error {
-	args := []any{grantKey(desk, tool), s.auditMinID()}
-	for _, v := range auditValues(auditFor(audit, "", desk)) {
-		args = append(args, v)
-	}
-	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey()}, args...).Int()
+	args := append([]any{grantKey(desk, tool)}, s.auditArgv(auditFor(audit, "", desk))...)
+	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey(), s.auditHeadKey()}, args...).Int()
 	if err != nil {
 		return s.wrap(err)
 	}

@@ -23,6 +23,7 @@ import (
 // together, which the tag keeps on one slot too.
 //
 //	audit             stream: the audit trail
+//	audit:head        string: the hash of the audit trail's last entry (audit.go)
 //	events            stream: events for the chat and for operations
 //	req:<id>          hash: one request
 //	open              sorted set: open request ids by expiry
@@ -65,6 +66,7 @@ import (
 // can make one desk's keys collide with another's.
 
 func (s *Store) auditKey() string                  { return s.Key("audit") }
+func (s *Store) auditHeadKey() string              { return s.Key("audit", "head") }
 func (s *Store) eventsKey() string                 { return s.Key("events") }
 func (s *Store) requestKey(id string) string       { return s.Key("req", id) }
 func (s *Store) openKey() string                   { return s.Key("open") }

@@ -87,6 +87,10 @@ func TestOldKeyNamesMigratedAtOpen(t *testing.T) {
 	var old []string
 	t.Cleanup(func() { rdb.Del(context.Background(), append(old, neighbour)...) })
 	for _, k := range tagged {
+		if k == s.Key("audit", "head") { // the earlier version kept no chain
+			rdb.Del(ctx, k)
+			continue
+		}
 		o := s.Prefix() + strings.TrimPrefix(k, s.Key())
 		old = append(old, o)
 		if err := rdb.Rename(ctx, k, o).Err(); err != nil {

@@ -137,25 +137,3 @@ func (s *Store) awaitReplicas(ctx context.Context, conn *redis.Conn, p *redis.Cl
 		}
 	}
 }
-
-// txDecisive is runDecisive for a MULTI/EXEC: fn's commands, atomically,
-// returned once the primary's replicas have them.
-func (s *Store) txDecisive(ctx context.Context, fn func(redis.Pipeliner) error) error {
-	p, err := s.primary(ctx)
-	if err != nil {
-		return s.wrap(err)
-	}
-	n := s.knownReplicas(ctx, p, false)
-	if n == 0 {
-		_, err := s.rdb.TxPipelined(ctx, fn)
-		return s.wrap(err)
-	}
-	return s.wrap(s.retry(ctx, func(ctx context.Context) (bool, error) {
-		conn := p.Conn()
-		defer conn.Close()
-		if _, err := conn.TxPipelined(ctx, fn); err != nil {
-			return transient(err), err
-		}
-		return false, s.awaitReplicas(ctx, conn, p, n)
-	}))
-}

@@ -157,7 +157,7 @@ func joinArgs(h map[string]string) json.RawMessage {
 }
 
 // CreateRequest saves r as open, with its audit entry and event, in one
-// MULTI/EXEC round trip that reads nothing back; the desk's count of open
+// script that reads nothing back (createScript); the desk's count of open
 // requests goes up in the same step. Like a transition, it returns once the
 // primary's replicas have it: people are shown the request and its buttons. Times are cut to milliseconds (what
 // Redis keeps) and r is updated to match, so Go and the Lua expiry check
@@ -193,17 +193,28 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	if r.Role != "" {
 		fields = append(fields, fRole, r.Role, fRoleMembers, idsArg(r.RoleMembers))
 	}
-	err = s.txDecisive(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, fields...)
-		p.PExpireAt(ctx, key, r.ExpiresAt.Add(s.opts.Retention))
-		p.ZAdd(ctx, s.openKey(), redis.Z{Score: float64(exp), Member: r.ID})
-		p.HIncrBy(ctx, s.openByDeskKey(), r.Desk, 1)
-		p.XAdd(ctx, s.auditAdd(auditValues(audit)))
-		p.XAdd(ctx, s.streamAdd(s.eventsKey(), evJSON))
-		return nil
-	})
+	args := []any{r.ID, r.Desk, exp, r.ExpiresAt.Add(s.opts.Retention).UnixMilli(), evJSON, s.opts.EventsMaxLen}
+	args = append(args, s.auditArgv(audit)...)
+	args = append(args, fields...)
+	keys := []string{key, s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey()}
+	_, err = s.runDecisive(ctx, createScript, keys, args...)
 	return err
 }
+
+// createScript saves a new request: KEYS the request's hash, the open
+// requests, the open count by desk, the audit stream and its head, the
+// event stream; ARGV the request's id and desk, its expiry and the time
+// its hash is dropped (ms), the event's JSON, the event stream's cap, then
+// audit_append's (Store.auditArgv: 8), then the request's fields and
+// values. It answers {} (runDecisive reads a list).
+var createScript = redis.NewScript(auditSrc + `
+redis.call('HSET', KEYS[1], unpack(ARGV, 15))
+redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+audit_append(KEYS[4], KEYS[5], ARGV[7], {unpack(ARGV, 8, 14)})
+redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[6], '*', 'data', ARGV[5])
+return {}`)
 
 // OpenRequestCount is the number of the desk's open requests, kept by
 // CreateRequest and the transition script: constant time whatever is open.

@@ -28,24 +28,14 @@ var _ deskbot.RiskStore = (*Store)(nil)
 // reads the last five trading days.
 const pnlKeep = 10 * 24 * time.Hour
 
-// auditArgv is e's stream fields and values, for a script's XADD.
-func auditArgv(e deskbot.AuditEntry) []any {
-	v := auditValues(e)
-	out := make([]any, 0, 2*len(v))
-	for i, n := range auditNames {
-		out = append(out, n, v[i])
-	}
-	return out
-}
-
 // haltScript halts a desk unless it is halted already: KEYS the desk's hash
-// and the audit stream; ARGV the halt's JSON, the audit stream's MINID and
-// the audit entry's fields and values. First caller wins, so two instances
+// the audit stream and its head; ARGV the halt's JSON, then audit_append's
+// (Store.auditArgv). First caller wins, so two instances
 // (or a repeat after a crash) halt a desk once.
-var haltScript = redis.NewScript(`
+var haltScript = redis.NewScript(auditSrc + `
 if redis.call('HEXISTS', KEYS[1], 'halt') == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'halt', ARGV[1], 'paused', '1')
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))
+audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
 return 1`)
 
 // HaltDesk pauses the desk and records h with its audit entry, unless the
@@ -56,8 +46,8 @@ func (s *Store) HaltDesk(ctx context.Context, desk string, h deskbot.Halt, audit
 	if err != nil {
 		return false, err
 	}
-	argv := append([]any{string(data), s.auditMinID()}, auditArgv(auditFor(audit, "", desk))...)
-	n, err := haltScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Int()
+	argv := append([]any{string(data)}, s.auditArgv(auditFor(audit, "", desk))...)
+	n, err := haltScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 	return n == 1, s.wrap(err)
 }
 
@@ -84,12 +74,12 @@ func (s *Store) FinishHalt(ctx context.Context, desk, did string) error {
 // would let the desk lose, or spend, that much more than its rules allow.
 // Only the halt the caller read is lifted: if the field is not that
 // record any more, nothing changes (0).
-// KEYS the desk's hash and the audit stream; ARGV the India day of the
-// resume, the audit stream's MINID, the day's start and the next day's
+// KEYS the desk's hash, the audit stream and its head; ARGV the India day
+// of the resume, the audit stream's MINID, the day's start and the next day's
 // in UTC as "2006-01-02T15:04:05" (a halt's "at" is UTC RFC 3339, so it
 // compares as a string), the halt's record as read, and the audit
-// entry's fields and values.
-var resumeScript = redis.NewScript(`
+// entry's values (auditValues).
+var resumeScript = redis.NewScript(auditSrc + `
 local v = redis.call('HGET', KEYS[1], 'halt')
 if v ~= ARGV[5] then return 0 end
 redis.call('HDEL', KEYS[1], 'halt', 'paused', 'inarow')
@@ -105,7 +95,7 @@ do
     redis.call('HDEL', KEYS[1], 'restart', 'best_day', 'best')
   end
 end
-redis.call('XADD', KEYS[2], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 6))
+audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 6, 12)})
 return 1`)
 
 // Resume lifts the desk's halt taken at halt, and its pause, with the
@@ -127,9 +117,11 @@ func (s *Store) Resume(ctx context.Context, desk string, halt time.Time, audit d
 		if h := decodeHalt(raw); !h.At.Equal(halt) {
 			return deskbot.Errorf(deskbot.ECONFLICT, "%s is halted by another halt, taken at %s", desk, h.At.In(deskbot.IST).Format("15:04:05 IST"))
 		}
-		argv := append([]any{deskbot.OrderDay(audit.At), s.auditMinID(), start.Format(utc), start.Add(24 * time.Hour).Format(utc), raw},
-			auditArgv(auditFor(audit, "", desk))...)
-		n, err := resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey()}, argv...).Int()
+		argv := []any{deskbot.OrderDay(audit.At), s.auditMinID(), start.Format(utc), start.Add(24 * time.Hour).Format(utc), raw}
+		for _, v := range auditValues(auditFor(audit, "", desk)) {
+			argv = append(argv, v)
+		}
+		n, err := resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 		if err != nil || n == 1 {
 			return s.wrap(err)
 		}

@@ -26,7 +26,9 @@
 // number of racing callers wins, and what a transition carries (audit entry,
 // event, trigger, grant) is written in the same atomic step or not at all;
 // so is what TellOnce tells, with the key that makes it once.
-// Creations and other multi-key writes use MULTI/EXEC for the same reason.
+// Creations and other multi-key writes use a script or MULTI/EXEC for the
+// same reason; every one that writes an audit entry is a script, which
+// extends the audit chain in the same step (audit.go).
 // Lease and Chat are views that share everything with their Store but the
 // pool, and are as safe; one goroutine of the Store's own reads for every
 // waiting desk's inbox, from the first wait until Close.
@@ -89,8 +91,8 @@ type Options struct {
 }
 
 // DefaultAuditRetention is how long the audit trail keeps an entry when
-// AuditRetention is not set: 90 days.
-const DefaultAuditRetention = 90 * 24 * time.Hour
+// AuditRetention is not set: five years (AUDIT_KEEP's default, 1825 days).
+const DefaultAuditRetention = 1825 * 24 * time.Hour
 
 // Store is the Redis implementation of deskbot's storage interfaces.
 //

@@ -18,7 +18,7 @@ import (
 var transitionSrc string
 
 // One script for every state change: EVALSHA, loaded on first use.
-var transitionScript = redis.NewScript(transitionSrc)
+var transitionScript = redis.NewScript(auditSrc + transitionSrc)
 
 // Transition applies t to request id in one Lua script, so that of any
 // number of concurrent callers in any number of processes exactly one
@@ -125,6 +125,7 @@ func (s *Store) transitionKeys(id, inbox, haltDesk string) []string {
 		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
 		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
 		s.leaderKey(), s.deskKey(cmp.Or(haltDesk, "-")), // named even when unused, as the inbox is
+		s.auditHeadKey(),
 	}
 }
 

@@ -8,7 +8,8 @@
 --       5 audit stream, 6 events stream, 7 inbox stream, 8 grants hash,
 --       9 open-by-desk hash, 10 leader lease (lease.go), 11 the hash of
 --       the desk whose halt stops the transition (Transition.UnlessHalted;
---       a desk that never exists when unset)
+--       a desk that never exists when unset), 12 the audit chain's head
+--       (audit.lua, prepended)
 -- ARGV: 1 from states as "|open|running|", 2 to state, 3 now ms,
 --       4 expiry rule (0 any time, 1 before expiry, 2 after expiry),
 --       5 require undelivered ("1"/"0"), 6 request id, 7 events max length,
@@ -146,8 +147,7 @@ if ARGV[21] ~= '' then
       action, detail = 'change', ARGV[30] .. '; ' .. detail
     end
     if ARGV[8] ~= '' then
-      redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', action, 'd', ARGV[15], 't', ARGV[16],
-        'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', detail)
+      audit_append(KEYS[5], KEYS[12], ARGV[13], {action, ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], detail})
     end
     if ARGV[22] ~= '' then
       redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[22])
@@ -208,8 +208,7 @@ elseif denyDue then
 end
 
 if ARGV[8] ~= '' then
-  redis.call('XADD', KEYS[5], 'MINID', '~', ARGV[13], '*', 'a', auditAction, 'd', ARGV[15], 't', ARGV[16],
-    'r', ARGV[17], 'b', ARGV[18], 'm', ARGV[19], 'x', auditDetail)
+  audit_append(KEYS[5], KEYS[12], ARGV[13], {auditAction, ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], auditDetail})
 end
 if ARGV[9] ~= '' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', 'data', ARGV[9])

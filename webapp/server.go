@@ -74,8 +74,12 @@ type Deps struct {
 	Desks    deskbot.DeskStore
 	Broker   deskbot.Broker
 	Audit    deskbot.Auditor
-	Notes    deskbot.Notes
-	Events   Events
+	// Ledger and Orders are what the Audit tab's export of a day reads
+	// (package audit); a nil Ledger: no export.
+	Ledger deskbot.AuditLedger
+	Orders deskbot.OrderStore
+	Notes  deskbot.Notes
+	Events Events
 	// Risk is where the report reads the day's P&L samples; nil: the
 	// report's picture is not served.
 	Risk deskbot.RiskStore
@@ -178,6 +182,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+p+"v/requests", s.view(s.requestsView))
 	mux.HandleFunc("GET "+p+"v/grants", s.view(s.grantsView))
 	mux.HandleFunc("GET "+p+"v/audit", s.view(s.auditView))
+	mux.HandleFunc("GET "+p+"x/audit.csv", s.auditExport)
 	mux.HandleFunc("GET "+p+"v/flatten", s.view(s.flattenAsk))
 	mux.HandleFunc("GET "+p+"v/grant", s.view(s.grantAsk))
 	mux.HandleFunc("GET "+p+"r/pnl/{desk}", s.reportPicture(false))

@@ -1,6 +1,7 @@
 package webapp
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/argtext"
+	"github.com/deskbot/deskbot/audit"
 	"github.com/deskbot/deskbot/report"
 	"github.com/deskbot/deskbot/retry"
 	"github.com/deskbot/deskbot/words"
@@ -394,6 +396,39 @@ func (s *Server) auditView(ctx context.Context, r *http.Request, v Viewer) (stri
 	return "audit", s.page(v, map[string]any{
 		"Rows": rows, "Filter": f, "Desks": names, "Tools": sorted(tools), "People": sorted(people),
 	}), nil
+}
+
+// auditExport serves a day of the audit trail as CSV (package audit), to
+// whoever may see the Audit tab: the day of the query, today's in India
+// when it names none.
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.viewer(w, r); !ok {
+		return
+	}
+	if s.deps.Ledger == nil {
+		s.fail(w, r, deskbot.Errorf(deskbot.EUNAVAILABLE, "The audit's export is not available here."))
+		return
+	}
+	day := r.URL.Query().Get("day")
+	if day == "" {
+		day = deskbot.OrderDay(s.cfg.Now())
+	}
+	if _, err := time.Parse(time.DateOnly, day); err != nil {
+		s.fail(w, r, deskbot.Errorf(deskbot.EINVALID, "A day is written like 2026-12-01."))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	var b bytes.Buffer
+	d := audit.Deps{Ledger: s.deps.Ledger, Orders: s.deps.Orders, Product: func(desk string) string { return s.desks[desk].Product }}
+	if err := audit.Export(ctx, d, day, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="audit-`+day+`.csv"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
 }
 
 func sorted(m map[string]bool) []string {

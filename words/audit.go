@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/argtext"
 )
 
 // The audit trail as people read it: the trail keeps its own codes
@@ -91,4 +94,57 @@ func Duration(d time.Duration) string {
 		return fmt.Sprintf("%d h", h)
 	}
 	return fmt.Sprintf("%d h %d min", h, m)
+}
+
+// HeldCall is a held call as its approver's message said it first, for
+// the audit's export: an order in trading words, resolved for its desk's
+// product (the first line of TradingWords), any other call its tool and
+// arguments as shown.
+func HeldCall(tool string, args []byte, product string) string {
+	if tool == deskbot.ToolPlaceOrder {
+		if o, ok := OrderOf(args); ok {
+			return argtext.Show(FormatOrder(o.ForDesk(product)))
+		}
+	}
+	return argtext.Show(tool + " " + string(args))
+}
+
+// BrokerDid is what the broker did with an order, for the audit's export:
+// its state, with the broker's reason for a rejection or a cancellation,
+// and what filled ("50 @ 1,499.50 avg", or "none").
+func BrokerDid(po deskbot.PlacedOrder) (state, fills string) {
+	state = string(po.State)
+	if r := reason(po); r != "" && (po.State == deskbot.OrderRejected || po.State == deskbot.OrderCancelled) {
+		state += ": " + r
+	}
+	if po.Filled > 0 {
+		return state, filledAt(po)
+	}
+	return state, "none"
+}
+
+// AuditChecked says what a check of the audit chain found, on one line:
+//
+//	The audit chain holds: 50,000 entries checked, from 1733300000000-0 (04 Dec 2026 09:15:00 India time) to 1733400000000-0.
+//	The audit chain breaks at entry 1733300000000-3 (04 Dec 2026 09:15:00 India time, Allowed once, desk alpha, by Asha (42)): <why>.
+func AuditChecked(chk deskbot.AuditCheck) string {
+	before := ""
+	if chk.Unchained > 0 {
+		before = fmt.Sprintf("; %s earlier entries, from before the chain, were not checked", GroupedQuantity(float64(chk.Unchained)))
+	}
+	if b := chk.Broken; b != nil {
+		e := b.Entry
+		what := e.At.In(deskbot.IST).Format("02 Jan 2006 15:04:05") + " India time, " + AuditAction(e.Action)
+		if e.Desk != "" {
+			what += ", desk " + e.Desk
+		}
+		if e.By != "" {
+			what += ", by " + e.By
+		}
+		return "The audit chain breaks at entry " + b.ID + " (" + argtext.Show(what) + "): " + b.Why + before + "."
+	}
+	if chk.Checked == 0 {
+		return "The audit chain holds: it has no entries yet" + before + "."
+	}
+	return fmt.Sprintf("The audit chain holds: %s entries checked, from %s to %s%s.", GroupedQuantity(float64(chk.Checked)), chk.First, chk.Last, before)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/deskbot/deskbot/ops"
 )
 
-// The commands beside the service (check, demo, version, help), and the
+// The commands beside the service (check, demo, audit, version, help), and the
 // .env file every one of them reads first.
 
 // usage is what `deskbot --help` prints: the commands, and where the
@@ -22,6 +22,10 @@ Usage:
   deskbot check     check the configuration and probe Redis, Telegram, the
                     models, the broker and the sandbox, without starting
   deskbot demo      try it on this machine: a local page plays the group
+  deskbot audit verify
+                    check the audit trail's chain; exit 1 if it breaks
+  deskbot audit export --day YYYY-MM-DD
+                    write that India day of the audit trail as CSV
   deskbot version   print the version and the source revision
   deskbot help      print this
 
@@ -39,6 +43,8 @@ func command(ctx context.Context, args []string, envFile string, environ map[str
 		return config.RunCheck(ctx, envFile, environ, stdout)
 	case "demo":
 		return runDemo(ctx, environ, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], environ, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, ops.Version())
 		return 0

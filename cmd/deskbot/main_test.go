@@ -35,10 +35,11 @@ var (
 // service is the whole deskbot running in-process against the fake Bot API,
 // the fake model and the real Redis.
 type service struct {
-	main  *Main
-	tg    *telegramtest.Server
-	model *modeltest.Server
-	logs  *strings.Builder
+	main    *Main
+	tg      *telegramtest.Server
+	model   *modeltest.Server
+	logs    *strings.Builder
+	environ map[string]string // what it was started with
 }
 
 func mustStart(t *testing.T, extra map[string]string) *service {
@@ -78,6 +79,7 @@ func mustStartClock(t *testing.T, tg *telegramtest.Server, model *modeltest.Serv
 	for k, v := range extra {
 		environ[k] = v
 	}
+	s.environ = environ
 	cfg, err := config.Load(environ)
 	if err != nil {
 		t.Fatalf("config: %v", err)

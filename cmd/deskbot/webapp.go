@@ -28,7 +28,7 @@ func (m *Main) webApp(desks []agent.DeskConfig) ([]ops.Mount, error) {
 		TradingDay:  m.days.TradingDay,
 	}, webapp.Deps{
 		Team: m.Bot, Gate: m.Gate, Requests: m.Store, Desks: m.Store, Broker: m.Broker,
-		Audit: m.Store, Notes: m.Store, Events: m.Store, Risk: m.Store, Watches: m.Store, Market: m.Hub,
+		Audit: m.Store, Ledger: m.Store, Orders: m.Store, Notes: m.Store, Events: m.Store, Risk: m.Store, Watches: m.Store, Market: m.Hub,
 	}, m.Log)
 	if err != nil {
 		return nil, err

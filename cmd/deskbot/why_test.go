@@ -20,10 +20,17 @@ import (
 // stranger's tap asks nothing, and a paused desk is not asked.
 func TestWhyAsksTheDeskWithoutTools(t *testing.T) {
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk,place_order"})
+	// The desk answers once the second tap is in: its answer ends the
+	// question, after which another tap may ask again.
+	tapped := make(chan struct{})
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		last := r.Last()
 		switch {
 		case strings.Contains(last.Text, "The team asks why"):
+			select {
+			case <-tapped:
+			case <-time.After(10 * time.Second):
+			}
 			// A hostile model tries to act instead of answering.
 			return modeltest.Reply{Text: "INFY broke out; risk ₹500; if denied I wait.", ToolCalls: []modeltest.ToolCall{{Name: "place_order", Arguments: `{"symbol":"INFY","side":"buy","quantity":999,"price":2500}`}}}
 		case last.Role == "user" && strings.Contains(last.Text, "buy INFY"):
@@ -50,6 +57,7 @@ func TestWhyAsksTheDeskWithoutTools(t *testing.T) {
 	}
 	q = s.tg.InjectCallback(asha, groupID, held.ID, button(t, held, "Why?"))
 	s.tg.WaitFor(t, 10*time.Second, func(srv *telegramtest.Server) bool { _, _, ok := srv.CallbackAnswer(q); return ok })
+	close(tapped)
 
 	answer := s.mustBotMessage(t, "the desk's answer under the request", func(m telegramtest.Message) bool {
 		return strings.Contains(m.Plain, "answers why")
