@@ -54,6 +54,10 @@ type BrokerConfig struct {
 	// send once it has its rate-limit slot (broker.Admit); nil admits all.
 	// The service sets it (the desk's halt and square-off).
 	Admit broker.Admit
+	// AlgoID is each desk's algo id (by desk), sent with every
+	// modification of its orders (modifyParams); a desk without one sends
+	// none and Kite applies its generic id.
+	AlgoID map[string]string
 }
 
 // Broker is the real broker. Build it with NewBroker.
@@ -69,6 +73,8 @@ type Broker struct {
 	settle time.Duration
 	every  time.Duration
 	admit  broker.Admit
+	// algoIDs is BrokerConfig.AlgoID.
+	algoIDs map[string]string
 	// marginWait bounds Margin: an answer later than that is no answer.
 	marginWait time.Duration
 	// wake makes Run read Kite's orders at once (an update heard).
@@ -116,7 +122,7 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
-		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1)}
+		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, algoIDs: cfg.AlgoID, marginWait: marginWait, wake: make(chan struct{}, 1)}
 	if cfg.Day.TickerURL == "" {
 		// The live prices' ticker is Kite's, like the updates'.
 		cfg.Day.TickerURL = cfg.TickerURL

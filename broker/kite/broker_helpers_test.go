@@ -140,6 +140,7 @@ type options struct {
 	hours         string       // MARKET_HOURS; "" is always open
 	admit         broker.Admit // the broker's last check of each send
 	exchanges     []string     // the day's lists; nil is NSE's
+	algoID        map[string]string // BrokerConfig.AlgoID
 }
 
 // mustBroker builds a broker on the rig, as the service does on its own
@@ -175,7 +176,7 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	orders := broker.NewOrderLog(st, r.clock.Now, r.tell, log)
 	tu := r.kt.TickerURL()
 	b, err := NewBroker(BrokerConfig{Kite: c, Login: l, Day: d, Orders: orders, Now: r.clock.Now, Log: log,
-		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit})
+		TickerURL: tu.String(), Settle: opts.settle, Every: opts.every, Admit: opts.admit, AlgoID: opts.algoID})
 	if err != nil {
 		t.Fatal(err)
 	}

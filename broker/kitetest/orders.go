@@ -54,8 +54,20 @@ type Order struct {
 	CancelledQuantity int
 	AveragePrice      float64
 	Modified          bool
-	PlacedAt          time.Time
+	// Modifications counts the modifications Kite made to the order (at
+	// most MaxModifications), and ModificationAlgoIDs is the algo_id each
+	// of them carried ("" for none), in order.
+	Modifications       int
+	ModificationAlgoIDs []string
+	PlacedAt            time.Time
 }
+
+// MaxModifications is how many times Kite modifies one order; it refuses
+// the next.
+const MaxModifications = 25
+
+// modificationsError is Kite's refusal of a modification past the limit.
+const modificationsError = "Maximum allowed order modifications exceeded."
 
 // PendingQuantity is what is neither filled nor cancelled.
 func (o Order) PendingQuantity() int {
@@ -747,6 +759,9 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	case !cancellable(o.Status):
 		inputError(w, "Order cannot be modified as it is %s.", o.Status)
 		return
+	case o.Modifications >= MaxModifications:
+		inputError(w, modificationsError)
+		return
 	}
 	of := &orderForm{inst: o.inst, txn: o.TransactionType, otype: o.OrderType, product: o.Product,
 		validity: o.Validity, qty: o.Quantity, price: o.Price, trigger: o.TriggerPrice, marketProtection: o.MarketProtection}
@@ -785,6 +800,8 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	o.OrderType, o.Validity, o.Quantity = of.otype, of.validity, of.qty
 	o.Price, o.TriggerPrice, o.MarketProtection = of.price, of.trigger, of.marketProtection
 	o.Modified = true
+	o.Modifications++
+	o.ModificationAlgoIDs = append(o.ModificationAlgoIDs, form.Get("algo_id"))
 	o.updatedAt = s.now()
 	o.history = append(o.history, o.wire(StatusModifyPending))
 	o.history = append(o.history, o.wire(o.Status))
@@ -796,7 +813,20 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	} else if o.Status == StatusTriggerPending {
 		s.triggerLocked(o)
 	}
-	writeData(w, map[string]any{"order_id": id})
+	// A lost answer (LoseAnswers) loses a modification's answer as a
+	// placement's: the modification is made all the same.
+	switch s.lossLocked() {
+	case LoseByDrop:
+		// drop records the call, under the lock: it is let go for it
+		// and taken again for the deferred unlock.
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		w.drop()
+	case LoseBy504:
+		w.WriteHeader(http.StatusGatewayTimeout)
+	default:
+		writeData(w, map[string]any{"order_id": id})
+	}
 }
 
 // listOrders is GET /orders: the user's orders of the day (India date by
