@@ -14,7 +14,7 @@ import (
 // entries are trimmed (the gate compares names exactly), empty ones are
 // dropped, and an unknown name stops the start naming it and the tools.
 func TestLoadConfigApprovalTools(t *testing.T) {
-	const known = "(tools are bash, bash_background, check_background, get_positions, place_order, get_orders, cancel_order, flatten_desk, send_message, get_quote, get_candles, search_instruments, get_option_chain, get_funds, watch_price, cancel_watch)"
+	const known = "(tools are bash, bash_background, check_background, get_positions, place_order, get_orders, cancel_order, flatten_desk, modify_order, send_message, get_quote, get_candles, search_instruments, get_option_chain, get_funds, watch_price, cancel_watch)"
 	tests := []struct {
 		name    string
 		value   string // "-" leaves it unset
