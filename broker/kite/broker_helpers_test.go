@@ -137,9 +137,9 @@ type options struct {
 	settle, every time.Duration
 	clientOpts    Options
 	noLogin       bool
-	hours         string       // MARKET_HOURS; "" is always open
-	admit         broker.Admit // the broker's last check of each send
-	exchanges     []string     // the day's lists; nil is NSE's
+	hours         string            // MARKET_HOURS; "" is always open
+	admit         broker.Admit      // the broker's last check of each send
+	exchanges     []string          // the day's lists; nil is NSE's
 	algoID        map[string]string // BrokerConfig.AlgoID
 }
 
