@@ -11,6 +11,7 @@ import (
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
@@ -246,5 +247,35 @@ func TestModificationGrowingAPositionPastTheLimitIsRefused(t *testing.T) {
 	}
 	if got := r.kt.Requests(http.MethodPut, "/orders/*/*"); got != 0 {
 		t.Fatalf("modifications sent: %d, want none", got)
+	}
+}
+
+// A process that sent a modification and died before recording Kite's
+// answer leaves its mark on the order: the call asked again (another
+// process) reads the order back from Kite, finds the modification made,
+// and records it, sending nothing.
+func TestModificationAfterACrashIsReadBackNotSentAgain(t *testing.T) {
+	r := mustRig(t)
+	dead, _ := r.mustBroker(t, options{})
+	po := mustPlaceOrder(t, dead, "alpha", limit("NSE:INFY", deskbot.Buy, 2, 1490))
+	call := mustRead(t, dead, "alpha", modifyArgs(po.ID, 1485))
+	key := deskbottest.NewKey()
+	// What the dead process did: its mark recorded, then the modification
+	// sent, and nothing after.
+	marked := po
+	marked.Modifying, marked.ModifyingAt = broker.Tag(key), r.clock.Now()
+	if _, moved, err := dead.orders.Move(ctxFor(t, 10*time.Second), broker.Version(po), marked, true); err != nil || !moved {
+		t.Fatalf("mark: %v, %v", moved, err)
+	}
+	if _, err := dead.kite.modify(ctxFor(t, 10*time.Second), "", po.ID, modifyParams(call.Order.Order, ""), func(kiteconnect.Order) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	live, _ := r.mustBroker(t, options{})
+	got := mustModify(t, live, "alpha", key, call)
+	if got.Order.Price != 1485 || len(got.Modifications) != 1 || got.Modifying != "" {
+		t.Errorf("recorded %+v, want at 1,485 modified once, no mark", got)
+	}
+	if got, want := modificationsServed(r.kt), 1; got != want {
+		t.Errorf("modifications Kite answered: %d, want %d", got, want)
 	}
 }
