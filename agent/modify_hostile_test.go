@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -24,7 +26,20 @@ import (
 // limited as the order it becomes, held with the change in words, run
 // once on an allow. Desks main and other; main's position limit is
 // ₹10,00,000 (1,000 TCS at ₹1,000).
-func TestHostileModifyOrder(t *testing.T) {
+// modifyWorld is the service's path for desks main and other on the
+// paper broker, with main's place_order (and so modify_order) under
+// policy.
+type modifyWorld struct {
+	paper *broker.Paper
+	store interface {
+		OpenRequests(context.Context) ([]*deskbot.Request, error)
+	}
+	gate   *gate.Gate
+	modify func(desk, trigger, args string) agent.Execution
+}
+
+func mustModifyWorld(t *testing.T, policy deskbot.ToolPolicy) *modifyWorld {
+	t.Helper()
 	s := storetest.MustOpen(t)
 	clock := deskbottest.NewClock(time.Date(2026, 11, 30, 8, 30, 0, 0, time.UTC))
 	market := &brokertest.Quotes{Now: clock.Now}
@@ -33,7 +48,7 @@ func TestHostileModifyOrder(t *testing.T) {
 	tools := broker.Tools(paper, nil, nil)
 	regs := agent.Registries{"main": agent.NewRegistry(tools...), "other": agent.NewRegistry(tools...)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	policies := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {MaxPositionNotional: 1_000_000}}}
+	policies := deskbot.Policies{"main": {deskbot.ToolPlaceOrder: policy}}
 	sizer := &sizing.Sizer{Market: paper, Check: paper.Check, Orders: paper, Now: clock.Now}
 	limits := &gate.HardLimits{Policies: policies, Broker: paper, Sizer: sizer, Requests: s, Counter: s, Audit: s, Now: clock.Now, Log: log}
 	g := gate.New(gate.Config{Tools: []string{deskbot.ToolPlaceOrder, deskbot.ToolModifyOrder}, Expiry: time.Hour, Policies: policies, Limits: limits}, s, regs, clock.Now, log)
@@ -48,6 +63,12 @@ func TestHostileModifyOrder(t *testing.T) {
 		turn.Record()
 		return ex
 	}
+	return &modifyWorld{paper: paper, store: s, gate: g, modify: modify}
+}
+
+func TestHostileModifyOrder(t *testing.T) {
+	w := mustModifyWorld(t, deskbot.ToolPolicy{MaxPositionNotional: 1_000_000})
+	paper, s, g, modify := w.paper, w.store, w.gate, w.modify
 	mine, err := paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 500, Price: 900, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS})
 	if err != nil {
 		t.Fatal(err)
@@ -95,5 +116,34 @@ func TestHostileModifyOrder(t *testing.T) {
 	}
 	if got, _ := paper.Orders(t.Context(), "other"); got[0].Order.Price != 900 || len(got[0].Modifications) != 0 {
 		t.Errorf("other's order %+v, want unchanged", got[0])
+	}
+}
+
+// Under two_approvers_above a modification adds the order as it becomes to
+// the desk's day: small orders grown one at a time need two approvers
+// once the day's total passes the threshold.
+func TestHostileModificationsAddUpUnderFourEyes(t *testing.T) {
+	w := mustModifyWorld(t, deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 1_000_000})
+	var needs []int
+	for i := range 2 {
+		po, err := w.paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 1, Price: 900, Type: deskbot.OrderLimit, Product: deskbot.ProductMIS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex := w.modify("main", fmt.Sprint("grow-", i), `{"order_id":"`+po.ID+`","quantity":900}`); !ex.Held {
+			t.Fatalf("%+v; want held", ex)
+		}
+		open, err := w.store.OpenRequests(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range open {
+			if strings.Contains(string(r.Content.Arguments), po.ID) {
+				needs = append(needs, r.Needs())
+			}
+		}
+	}
+	if got, want := fmt.Sprint(needs), "[1 2]"; got != want {
+		t.Errorf("approvers needed by two modifications of ₹9,00,000 each: %s, want %s", got, want)
 	}
 }

@@ -209,13 +209,15 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 				deskbot.Security(o.Symbol), words.Holding(after), words.Rupees(value), words.SizedAt(s), words.Rupees(tp.MaxPositionNotional)), nil
 		}
 	}
-	if !count || call.Name == deskbot.ToolModifyOrder {
-		// A modification puts no new order forward: the order it changes
-		// was counted when it was put forward.
+	if !count {
 		return "", nil
 	}
 	day := deskbot.OrderDay(l.now())
-	if tp.MaxOrdersPerDay > 0 {
+	// A modification puts no new order forward (the order it changes was
+	// counted when it was), but adds the order as it becomes to the day's
+	// exposure whole: counted twice rather than let a desk grow small
+	// orders past two_approvers_above one approver at a time.
+	if tp.MaxOrdersPerDay > 0 && call.Name != deskbot.ToolModifyOrder {
 		if _, ok, err := l.Counter.CountOrder(ctx, desk, day, tp.MaxOrdersPerDay); err != nil {
 			return "", err
 		} else if !ok {
