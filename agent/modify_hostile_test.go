@@ -22,10 +22,6 @@ import (
 	"github.com/deskbot/deskbot/words"
 )
 
-// modify_order end to end, as the service runs it: read where it enters,
-// limited as the order it becomes, held with the change in words, run
-// once on an allow. Desks main and other; main's position limit is
-// ₹10,00,000 (1,000 TCS at ₹1,000).
 // modifyWorld is the service's path for desks main and other on the
 // paper broker, with main's place_order (and so modify_order) under
 // policy.
@@ -66,6 +62,10 @@ func mustModifyWorld(t *testing.T, policy deskbot.ToolPolicy) *modifyWorld {
 	return &modifyWorld{paper: paper, store: s, gate: g, modify: modify}
 }
 
+// modify_order end to end, as the service runs it: read where it enters,
+// limited as the order it becomes, held with the change in words, run
+// once on an allow. main's position limit is ₹10,00,000 (1,000 TCS at
+// ₹1,000).
 func TestHostileModifyOrder(t *testing.T) {
 	w := mustModifyWorld(t, deskbot.ToolPolicy{MaxPositionNotional: 1_000_000})
 	paper, s, g, modify := w.paper, w.store, w.gate, w.modify
