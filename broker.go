@@ -144,6 +144,15 @@ type PlacedOrder struct {
 	// AlgoID is the exchange's algo id the order was sent with (Kite:
 	// KITE_ALGO_ID, or the desk's algo_id), "" when none was.
 	AlgoID string `json:"algo_id,omitempty"`
+	// Modifications are the tags of the modifications made to it
+	// (ModifyOrder), oldest first: one allowed call makes at most one, and
+	// their count is bounded by MaxModifications.
+	Modifications []string `json:"modifications,omitempty"`
+	// Modifying is the tag of a modification that may be at the broker and
+	// whose outcome is not recorded yet (sent at ModifyingAt): the order is
+	// read back before anything is sent again.
+	Modifying   string    `json:"modifying,omitempty"`
+	ModifyingAt time.Time `json:"modifying_at,omitzero"`
 }
 
 // TradingDay is the India date of the trading day po belongs to: Day, or
@@ -219,6 +228,15 @@ type Broker interface {
 	// broker's order id): another desk's order, an unknown one or one no
 	// longer open is refused (ENOTFOUND, ECONFLICT) and changes nothing.
 	CancelOrder(ctx context.Context, desk, id string) (PlacedOrder, error)
+	// ModifyOrder changes one of the desk's own open orders (m.ID) from
+	// m.From, the order as the approver was shown it, to m.To, for the
+	// allowed call key: one key makes at most one modification however
+	// often it is asked and whatever fails, and asking again returns the
+	// order as it stands. Another desk's order, an unknown one or one no
+	// longer open is refused (ENOTFOUND, ECONFLICT), as is one that
+	// changed since it was shown (filled in part, modified) or was
+	// modified MaxModifications times: nothing is sent, nothing changes.
+	ModifyOrder(ctx context.Context, desk, key string, m Modification) (PlacedOrder, error)
 	// Flatten cancels the desk's open orders, then closes its net
 	// positions with market orders, never trading what belongs to another
 	// desk or to no desk. key makes it once, as PlaceOrder's does.

@@ -52,6 +52,22 @@ func CallKey(ctx context.Context) (string, bool) {
 	return k, ok && k != ""
 }
 
+type readOrderKey struct{}
+
+// WithReadOrder is ctx carrying the order of the call being run as it was
+// read where the call entered (ToolCall.Order): the registry gives it to
+// every tool it runs, so modify_order runs the change the approver was
+// shown, from the order as it stood then, and never reads it anew.
+func WithReadOrder(ctx context.Context, s *SizedOrder) context.Context {
+	return context.WithValue(ctx, readOrderKey{}, s)
+}
+
+// ReadOrder is the order WithReadOrder gave ctx; false when none was given.
+func ReadOrder(ctx context.Context) (*SizedOrder, bool) {
+	s, ok := ctx.Value(readOrderKey{}).(*SizedOrder)
+	return s, ok && s != nil
+}
+
 // CompletedCall is a call that ran (or was held) within a trigger, with what
 // the model was told. A fallback backend and a restarted turn are given these
 // so that no call is repeated.

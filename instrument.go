@@ -162,6 +162,11 @@ type SizedOrder struct {
 	// Underlying is the underlying's last price, read for a sold option.
 	Underlying float64 `json:"underlying,omitempty"`
 	Exposure   float64 `json:"exposure"`
+	// From is, for a modify_order, the desk's order as it stood when the
+	// call was read (Order is the order it becomes): what the approver is
+	// shown it changes, and what the broker requires it still to be when
+	// the modification runs. nil for a new order.
+	From *PlacedOrder `json:"from,omitempty"`
 }
 
 // ExposureOf is the exposure of qty units of s's instrument on side at the

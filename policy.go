@@ -53,7 +53,19 @@ func (p ToolPolicy) Limited() bool {
 type Policies map[string]map[string]ToolPolicy
 
 // For returns the policy of desk's calls to tool (the zero policy if none).
-func (p Policies) For(desk, tool string) ToolPolicy { return p[desk][tool] }
+// A modify_order's is place_order's: a modification is approved and
+// limited as the order it becomes.
+func (p Policies) For(desk, tool string) ToolPolicy {
+	if tool == ToolModifyOrder {
+		tool = ToolPlaceOrder
+	}
+	return p[desk][tool]
+}
+
+// OrderTool reports whether tool puts an order forward: place_order, and
+// modify_order (the order it becomes). Both are sized where they enter
+// (ToolCall.Order), limited, approved and granted by place_order's policy.
+func OrderTool(tool string) bool { return tool == ToolPlaceOrder || tool == ToolModifyOrder }
 
 // Product is the product desk's orders take when they name none: its
 // place_order policy's Product, else MIS.
@@ -73,7 +85,7 @@ func (p Policies) Product(desk string) string {
 func (p Policies) Required(desk string, call ToolCall, dayTotal float64) int {
 	tp := p.For(desk, call.Name)
 	n := max(tp.Approvals, 1)
-	if n > 1 && tp.TwoApproversAbove > 0 && call.Name == ToolPlaceOrder &&
+	if n > 1 && tp.TwoApproversAbove > 0 && OrderTool(call.Name) &&
 		call.Order != nil && call.Order.Exposure <= tp.TwoApproversAbove && dayTotal <= tp.TwoApproversAbove {
 		return 1
 	}
@@ -85,7 +97,7 @@ func (p Policies) Required(desk string, call ToolCall, dayTotal float64) int {
 // covers an order above the threshold, nor one that takes the desk's day
 // total above it, however many gave it), else 0 (no limit).
 func (p Policies) GrantLimit(desk, tool string) float64 {
-	if tool != ToolPlaceOrder {
+	if !OrderTool(tool) {
 		return 0
 	}
 	return p.For(desk, tool).TwoApproversAbove
@@ -100,7 +112,7 @@ func (p Policies) GrantLimit(desk, tool string) float64 {
 // two-approver threshold. A capped tool with no cap to give (an order not
 // sized, with neither set) gets no grant: cap 0, capped true.
 func (p Policies) GrantCap(desk string, call ToolCall, maxNotional float64) (limit float64, capped bool) {
-	if call.Name != ToolPlaceOrder {
+	if !OrderTool(call.Name) {
 		return 0, false
 	}
 	limit = maxNotional
@@ -132,6 +144,8 @@ func (p Policies) Check(guarded []string, approvers int) error {
 				return Errorf(EINVALID, "%s: %s is not in APPROVAL_TOOLS, so nobody is asked before it runs and approvals would guard nothing; add it to APPROVAL_TOOLS or remove the policy", where, tool)
 			case approvers > 0 && tp.Approvals > approvers:
 				return Errorf(EINVALID, "%s: approvals is %d but TELEGRAM_APPROVERS names %d, so such a call could never be allowed", where, tp.Approvals, approvers)
+			case tool == ToolModifyOrder:
+				return Errorf(EINVALID, "%s: %s is approved and limited by the desk's %s policy (the order it becomes); remove this one", where, ToolModifyOrder, ToolPlaceOrder)
 			case tool != ToolPlaceOrder && (tp.TwoApproversAbove > 0 || tp.Limited()):
 				return Errorf(EINVALID, "%s: two_approvers_above and the hard limits apply to %s only", where, ToolPlaceOrder)
 			case tp.TwoApproversAbove > 0 && tp.Approvals < 2:

@@ -14,6 +14,10 @@ const (
 	ToolFlattenDesk     = "flatten_desk"
 	ToolGetOrders       = "get_orders"
 	ToolCancelOrder     = "cancel_order"
+	// ToolModifyOrder changes one of a desk's own open orders. It is
+	// guarded with place_order: APPROVAL_TOOLS naming place_order guards
+	// it too (config).
+	ToolModifyOrder = "modify_order"
 
 	// The market tools: read-only, so unguarded unless APPROVAL_TOOLS
 	// names them.

@@ -47,7 +47,7 @@ type ToolCallExecutor struct {
 
 // Reader reads a call once: sizing.Sizer.
 type Reader interface {
-	Read(ctx context.Context, call deskbot.ToolCall) (deskbot.ToolCall, error)
+	Read(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolCall, error)
 }
 
 // Toolbox runs a desk's calls and names the tool a call would run, so its
@@ -254,7 +254,7 @@ func (e *ToolCallExecutor) execute(ctx context.Context, log *slog.Logger, t *Tur
 		return Execution{Result: res, Refused: true}, nil, nil
 	}
 	if e.Reader != nil {
-		read, err := e.Reader.Read(ctx, call)
+		read, err := e.Reader.Read(ctx, t.Desk, call)
 		switch deskbot.ErrorCode(err) {
 		case "":
 			call = read

@@ -42,6 +42,9 @@ func SystemPrompt(desk DeskConfig, tools []deskbot.ToolSpec, now time.Time) stri
 	if has[deskbot.ToolCancelOrder] {
 		trading = append(trading, "cancel_order cancels one of its open orders.")
 	}
+	if has[deskbot.ToolModifyOrder] {
+		trading = append(trading, "modify_order changes one of its open orders (quantity, price, trigger_price, order_type) where it stands: use it rather than cancelling and placing again.")
+	}
 	if has[deskbot.ToolGetPositions] {
 		trading = append(trading, "Check your positions with get_positions before acting on them.")
 	}

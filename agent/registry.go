@@ -80,7 +80,9 @@ func (r *Registry) Run(ctx context.Context, desk string, call deskbot.ToolCall) 
 	if err != nil {
 		return deskbot.ToolResult{IsError: true, Text: "The arguments of " + call.Name + " must be a JSON object: " + deskbot.ErrorMessage(err)}, nil
 	}
-	return t.Run(ctx, desk, args)
+	// The call's order as read where it entered, for the tool that runs
+	// what the approver was shown (modify_order).
+	return t.Run(deskbot.WithReadOrder(ctx, call.Order), desk, args)
 }
 
 // ObjectArguments validates that args is one JSON object; empty means {}.

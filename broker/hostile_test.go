@@ -108,8 +108,11 @@ func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 			t.Errorf("%s.CheckArguments with an argument = %v, want EINVALID", tl.Name(), err)
 		}
 		none := `{}`
-		if tl.Name() == deskbot.ToolCancelOrder {
+		switch tl.Name() {
+		case deskbot.ToolCancelOrder:
 			none = `{"order_id":"250101000000001"}`
+		case deskbot.ToolModifyOrder:
+			none = `{"order_id":"250101000000001","price":1490}`
 		}
 		if err := c.CheckArguments(json.RawMessage(none)); err != nil {
 			t.Errorf("%s.CheckArguments({}) = %v", tl.Name(), err)

@@ -87,6 +87,14 @@ func Version(po deskbot.PlacedOrder) string {
 	if po.State == deskbot.OrderPending {
 		v += " " + strconv.FormatInt(po.Updated.UnixMilli(), 10)
 	}
+	// A modification is a change of the order too: two calls modifying
+	// it at once cannot both move it from the same version.
+	if n := len(po.Modifications); n > 0 {
+		v += " m" + strconv.Itoa(n)
+	}
+	if po.Modifying != "" {
+		v += " ~" + po.Modifying + " " + strconv.FormatInt(po.ModifyingAt.UnixMilli(), 10)
+	}
 	return v
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // Tools returns the broker tools over b: get_positions, place_order,
-// get_orders, cancel_order and flatten_desk, in that order. A model's
+// get_orders, cancel_order, flatten_desk and modify_order, in that order. A model's
 // mistake (bad JSON, a missing, repeated or unknown argument, an invalid
 // order) is a ToolResult with IsError; a broker failure is an error. Every
 // tool checks its arguments (deskbot.Tool's CheckArguments): the same
@@ -116,6 +116,7 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 				}
 				return deskbot.ToolResult{Text: words.FormatFlatten(r)}, nil
 			}},
+		modifyTool(b),
 	}
 }
 

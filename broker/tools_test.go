@@ -57,6 +57,17 @@ func TestToolSpecs(t *testing.T) {
 			}
 			continue
 		}
+		if tl.Name() == deskbot.ToolModifyOrder {
+			if got, want := s.Required, []string{"order_id"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("modify_order required %v, want %v", got, want)
+			}
+			for _, k := range []string{"symbol", "side", "product", "variety"} {
+				if _, ok := s.Properties[k]; ok {
+					t.Errorf("modify_order takes %s; an order's %s cannot change", k, k)
+				}
+			}
+			continue
+		}
 		if tl.Name() != deskbot.ToolPlaceOrder {
 			if len(s.Properties) != 0 {
 				t.Errorf("%s takes no arguments, schema has %v", tl.Name(), s.Properties)
@@ -72,7 +83,7 @@ func TestToolSpecs(t *testing.T) {
 			t.Errorf("place_order side enum %v, want %v", got, want)
 		}
 	}
-	if got, want := names, []string{"get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk"}; !reflect.DeepEqual(got, want) {
+	if got, want := names, []string{"get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk", "modify_order"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}
 }

@@ -284,7 +284,14 @@ func (c *checker) policies(cfg Config, desks []agent.DeskConfig) {
 	for _, d := range desks {
 		var lines []string
 		for _, tool := range cfg.ApprovalTools {
-			if _, ok := d.Policy[tool]; !ok {
+			_, ok := d.Policy[tool]
+			_, orders := d.Policy[deskbot.ToolPlaceOrder]
+			switch {
+			case ok:
+			case tool == deskbot.ToolModifyOrder && orders:
+				// Held, limited and approved as the order it becomes.
+				lines = append(lines, tool+": "+deskbot.ToolPlaceOrder+"'s policy, for the order it becomes")
+			default:
 				lines = append(lines, tool+": 1 approver when held")
 			}
 		}

@@ -45,7 +45,7 @@ func (c Config) DefaultModel() model.Config {
 func KnownTools() []string {
 	return []string{
 		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
-		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk,
+		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk, deskbot.ToolModifyOrder,
 		deskbot.ToolSendMessage,
 		deskbot.ToolGetQuote, deskbot.ToolGetCandles, deskbot.ToolSearchInstruments, deskbot.ToolGetOptionChain, deskbot.ToolGetFunds,
 		deskbot.ToolWatchPrice, deskbot.ToolCancelWatch,

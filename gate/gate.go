@@ -221,7 +221,7 @@ func (g *Gate) Permission(ctx context.Context, desk string, call deskbot.ToolCal
 // unknown: the call is neither held nor run.
 func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall) (n int, total float64, err error) {
 	tp := g.cfg.Policies.For(desk, call.Name)
-	if call.Name != deskbot.ToolPlaceOrder || tp.TwoApproversAbove <= 0 {
+	if !deskbot.OrderTool(call.Name) || tp.TwoApproversAbove <= 0 {
 		return g.cfg.Policies.Required(desk, call, 0), 0, nil
 	}
 	if total, err = g.store.DayNotional(ctx, desk, deskbot.OrderDay(g.now())); err != nil {

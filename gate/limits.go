@@ -88,7 +88,7 @@ var _ Limits = (*HardLimits)(nil)
 func (l *HardLimits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
 	tp := l.Policies.For(desk, call.Name)
 	rules, ruled := l.Risk[desk]
-	if call.Name != deskbot.ToolPlaceOrder || !tp.Limited() && tp.TwoApproversAbove <= 0 && !ruled {
+	if !deskbot.OrderTool(call.Name) || !tp.Limited() && tp.TwoApproversAbove <= 0 && !ruled {
 		return func() {}, ""
 	}
 	lock := l.lock(desk)
@@ -159,6 +159,13 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 		return "it was not read as an order whose size can be checked", nil
 	}
 	o := s.Order
+	if call.Name == deskbot.ToolModifyOrder {
+		if s.From == nil {
+			return "it was not read as a modification of an order of the desk", nil
+		}
+		// What the order adds as it becomes: what is left of it unfilled.
+		o.Quantity = math.Max(o.Quantity-s.From.Filled, 0)
+	}
 	squaredOff := rules.SquaredOff(l.now())
 	var book deskbot.Book
 	if tp.MaxPositionNotional > 0 || squaredOff {
@@ -168,11 +175,11 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 		}
 	}
 	if squaredOff {
-		before, err := l.position(ctx, desk, book, o)
+		before, now, err := l.position(ctx, desk, book, call)
 		if err != nil {
 			return "", err
 		}
-		if after := before + signed(o); math.Abs(after) > math.Abs(before) || after*before < 0 {
+		if after := before + signed(o); math.Abs(after) > math.Abs(now) || after*now < 0 {
 			return words.SquareOffReason(rules.SquareOffAt), nil
 		}
 	}
@@ -188,7 +195,7 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 		return fmt.Sprintf("its notional %s%s is above the desk's limit of %s for one order", words.Rupees(exposure), of, words.Rupees(tp.MaxOrderNotional)), nil
 	}
 	if tp.MaxPositionNotional > 0 {
-		before, err := l.position(ctx, desk, book, o)
+		before, now, err := l.position(ctx, desk, book, call)
 		if err != nil {
 			return "", err
 		}
@@ -197,7 +204,7 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 		if after < 0 {
 			side = deskbot.Sell
 		}
-		if value := s.ExposureOf(side, after); value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(before) {
+		if value := s.ExposureOf(side, after); value > tp.MaxPositionNotional && math.Abs(after) > math.Abs(now) {
 			return fmt.Sprintf("it would take the desk's %s position to %s (%s %s, orders waiting for approval on the same side counted as filled), above the desk's position limit of %s",
 				deskbot.Security(o.Symbol), words.Holding(after), words.Rupees(value), words.SizedAt(s), words.Rupees(tp.MaxPositionNotional)), nil
 		}
@@ -206,7 +213,11 @@ func (l *HardLimits) over(ctx context.Context, desk string, call deskbot.ToolCal
 		return "", nil
 	}
 	day := deskbot.OrderDay(l.now())
-	if tp.MaxOrdersPerDay > 0 {
+	// A modification puts no new order forward (the order it changes was
+	// counted when it was), but adds the order as it becomes to the day's
+	// exposure whole: counted twice rather than let a desk grow small
+	// orders past two_approvers_above one approver at a time.
+	if tp.MaxOrdersPerDay > 0 && call.Name != deskbot.ToolModifyOrder {
 		if _, ok, err := l.Counter.CountOrder(ctx, desk, day, tp.MaxOrdersPerDay); err != nil {
 			return "", err
 		} else if !ok {
@@ -235,7 +246,17 @@ func (l *HardLimits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedO
 // what is left of them unfilled (pending ones too: they may exist), since
 // the market may fill them all at once; one placed by a request still
 // running is then counted twice for a moment, never less than once.
-func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Book, o deskbot.Order) (float64, error) {
+//
+// For a modify_order, before leaves out the order it changes (the call
+// adds it back as it becomes), and now is the position with it as it
+// stands: a modification that leaves the position no larger than now is
+// never refused for it. For a place_order now is before.
+func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Book, call deskbot.ToolCall) (before, now float64, err error) {
+	o := call.Order.Order
+	var changed string
+	if call.Name == deskbot.ToolModifyOrder && call.Order.From != nil {
+		changed = call.Order.From.ID
+	}
 	sec := deskbot.Security(o.Symbol)
 	var q float64
 	for _, p := range book.Positions {
@@ -245,22 +266,38 @@ func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Boo
 	}
 	placed, err := l.Broker.Orders(ctx, desk)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	var mine float64 // the changed order as it stands, left unfilled
 	for _, po := range placed {
 		if po.Open() && deskbot.Security(po.Order.Symbol) == sec && po.Order.Side == o.Side {
 			left := po.Order
 			left.Quantity = math.Max(po.Order.Quantity-po.Filled, 0)
+			if changed != "" && po.ID == changed {
+				mine = signed(left)
+				continue
+			}
 			q += signed(left)
 		}
 	}
 	for _, list := range []func(context.Context) ([]*deskbot.Request, error){l.Requests.OpenRequests, l.Requests.RunningRequests} {
 		rs, err := list(ctx)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for _, r := range rs {
-			if r.Desk != desk || r.Content.ToolName != deskbot.ToolPlaceOrder {
+			if r.Desk != desk {
+				continue
+			}
+			if m, ok := deskbot.ModifiedOrder(r.Call()); ok && m.ID != changed && deskbot.Security(m.To.Symbol) == sec && m.To.Side == o.Side {
+				// Another modification waiting: what it would add to its
+				// order, as filled.
+				grow := m.To
+				grow.Quantity = math.Max(m.To.Quantity-m.From.Quantity, 0)
+				q += signed(grow)
+				continue
+			}
+			if r.Content.ToolName != deskbot.ToolPlaceOrder {
 				continue
 			}
 			// The order as it was read when held; one held before orders
@@ -271,7 +308,7 @@ func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Boo
 			}
 		}
 	}
-	return q, nil
+	return q, q + mine, nil
 }
 
 // heldOrder is the order r holds, as it was read when it was held.

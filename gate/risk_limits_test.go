@@ -60,7 +60,7 @@ func mustRiskLimits(t *testing.T, rules deskbot.RiskRules, at time.Time) *riskLi
 // check is the limits' answer to an order of desk; "" when it may run.
 func (f *riskLimits) check(t *testing.T, desk, side string, qty float64) string {
 	t.Helper()
-	call, err := f.limits.Sizer.Read(t.Context(), deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(fmt.Sprintf(`{"symbol":"TCS","side":%q,"quantity":%v,"price":1000}`, side, qty))})
+	call, err := f.limits.Sizer.Read(t.Context(), "alpha", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceOrder, Arguments: []byte(fmt.Sprintf(`{"symbol":"TCS","side":%q,"quantity":%v,"price":1000}`, side, qty))})
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}

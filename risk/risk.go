@@ -521,5 +521,6 @@ func changesBook(e deskbot.Event) bool {
 	case e.Request != nil:
 		tool = e.Request.Content.ToolName
 	}
-	return tool == deskbot.ToolPlaceOrder || tool == deskbot.ToolFlattenDesk
+	// A modification may fill the order it changes (on paper, at once).
+	return tool == deskbot.ToolPlaceOrder || tool == deskbot.ToolModifyOrder || tool == deskbot.ToolFlattenDesk
 }

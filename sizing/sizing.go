@@ -23,6 +23,8 @@ package sizing
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -45,20 +47,39 @@ type Sizer struct {
 	// open, so every price must be fresh.
 	Open func(t time.Time) bool
 	Now  deskbot.Now // nil: time.Now
+	// Orders are the desks' orders as the broker keeps them
+	// (deskbot.Broker is one): a modify_order is read from the desk's own
+	// order it changes. nil: every modify_order is refused.
+	Orders interface {
+		Orders(ctx context.Context, desk string) ([]deskbot.PlacedOrder, error)
+	}
 }
 
-// Read is call as read once: for place_order, with its order parsed,
-// checked and sized (deskbot.ToolCall.Order); any other call as it is. An
+// Read is desk's call as read once: for place_order, with its order
+// parsed, checked and sized (deskbot.ToolCall.Order); for modify_order,
+// the desk's own open order it changes (SizedOrder.From) and the order it
+// becomes, checked and sized as a new order would be; any other call as it
+// is. An
 // EINVALID error's message is what the model is told: the order was not
 // placed and nobody was asked. Any other error means the order could not
 // be checked (the broker or the market did not answer).
-func (s *Sizer) Read(ctx context.Context, call deskbot.ToolCall) (deskbot.ToolCall, error) {
-	if call.Name != deskbot.ToolPlaceOrder {
+func (s *Sizer) Read(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolCall, error) {
+	var from *deskbot.PlacedOrder
+	var o deskbot.Order
+	switch call.Name {
+	case deskbot.ToolPlaceOrder:
+		var err error
+		if o, err = deskbot.ParseOrder(call.Arguments); err != nil {
+			return call, err
+		}
+	case deskbot.ToolModifyOrder:
+		po, to, err := s.modified(ctx, desk, call)
+		if err != nil {
+			return call, err
+		}
+		from, o = &po, to
+	default:
 		return call, nil
-	}
-	o, err := deskbot.ParseOrder(call.Arguments)
-	if err != nil {
-		return call, err
 	}
 	check := s.Check
 	if check == nil {
@@ -71,8 +92,38 @@ func (s *Sizer) Read(ctx context.Context, call deskbot.ToolCall) (deskbot.ToolCa
 	if err != nil {
 		return call, err
 	}
+	sized.From = from
 	call.Order = sized
 	return call, nil
+}
+
+// modified reads a modify_order of desk: the desk's own open order it
+// names (found among the desk's orders only: another desk's, one placed by
+// hand or a made-up id is not there) and the order it becomes, which the
+// caller checks and sizes as a new order. Every refusal is EINVALID:
+// nobody is asked, nothing changes.
+func (s *Sizer) modified(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.PlacedOrder, deskbot.Order, error) {
+	c, err := deskbot.ParseOrderChanges(call.Arguments)
+	if err != nil {
+		return deskbot.PlacedOrder{}, deskbot.Order{}, err
+	}
+	if s.Orders == nil {
+		return deskbot.PlacedOrder{}, deskbot.Order{}, deskbot.Errorf(deskbot.EINVALID, "%s was not run: this service cannot read the desk's orders. Nobody was asked.", deskbot.ToolModifyOrder)
+	}
+	orders, err := s.Orders.Orders(ctx, desk)
+	if err != nil {
+		return deskbot.PlacedOrder{}, deskbot.Order{}, err
+	}
+	i := slices.IndexFunc(orders, func(po deskbot.PlacedOrder) bool { return po.ID == c.ID && po.Desk == desk })
+	if i < 0 {
+		return deskbot.PlacedOrder{}, deskbot.Order{}, deskbot.Errorf(deskbot.EINVALID, "%s was not run: this desk has no order %s today (get_orders lists its orders). Nobody was asked.", deskbot.ToolModifyOrder, strconv.QuoteToASCII(c.ID))
+	}
+	po := orders[i]
+	to, err := c.Apply(po)
+	if err != nil {
+		return po, to, deskbot.Errorf(deskbot.EINVALID, "%s was not run: %s. Nobody was asked.", deskbot.ToolModifyOrder, deskbot.ErrorMessage(err))
+	}
+	return po, to, nil
 }
 
 // Size sizes o, an order already parsed and checked (an approver's change

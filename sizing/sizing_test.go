@@ -62,7 +62,7 @@ func TestSize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &sizing.Sizer{Market: market(t), Now: func() time.Time { return now }, Open: func(time.Time) bool { return tc.open }}
-			call, err := s.Read(t.Context(), deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: json.RawMessage(tc.args)})
+			call, err := s.Read(t.Context(), "alpha", deskbot.ToolCall{Name: deskbot.ToolPlaceOrder, Arguments: json.RawMessage(tc.args)})
 			if tc.refusal != "" {
 				if deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), tc.refusal) {
 					t.Fatalf("got %+v, %v; want refused saying %q", call.Order, err, tc.refusal)

@@ -114,6 +114,11 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 		for _, l := range plan {
 			lines = append(lines, "• "+l)
 		}
+	case deskbot.ToolModifyOrder:
+		lines = ModifyLines(r.Call())
+		if len(lines) == 0 {
+			return nil
+		}
 	case deskbot.ToolCancelOrder:
 		id, ok := CancelledID(r.Content.Arguments)
 		if !ok || live.Orders == nil {

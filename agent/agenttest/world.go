@@ -105,7 +105,7 @@ func (w *World) Start(t testing.TB, st *store.Store, chain ...agent.Backend) (st
 	d := agent.New([]agent.DeskConfig{w.Desk}, agent.Deps{
 		Store: ts, Gate: w.Gate, Tools: regs,
 		// Orders are read once where they enter, as in the service.
-		Reader: &sizing.Sizer{Market: w.Paper, Check: w.Paper.Check, Now: w.Clock.Now},
+		Reader: &sizing.Sizer{Market: w.Paper, Check: w.Paper.Check, Orders: w.Paper, Now: w.Clock.Now},
 		Models: w.Metrics.WrapChains(map[string][]agent.Backend{w.Desk.Name: chain}),
 		Now:    w.Clock.Now, Log: w.Log,
 		Poll: 20 * time.Millisecond, RetryMin: 20 * time.Millisecond, RetryMax: 50 * time.Millisecond,

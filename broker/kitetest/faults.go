@@ -92,9 +92,10 @@ func (s *Server) TooManyRequests(method, pattern string, times int) {
 	s.Fail(Failure{Method: method, Path: pattern, Code: http.StatusTooManyRequests, Times: times})
 }
 
-// LoseAnswers makes the next times order placements that create an order
-// lose their answer the way given: the order exists (GET /orders shows it)
-// but the client never hears its order_id.
+// LoseAnswers makes the next times order placements that create an order,
+// and modifications that modify one, lose their answer the way given: the
+// order exists, or is modified (GET /orders shows it), but the client
+// never hears so.
 func (s *Server) LoseAnswers(how Loss, times int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -815,7 +815,20 @@ func (s *Server) modifyOrder(w *recorder, r *http.Request, sess *session, variet
 	} else if o.Status == StatusTriggerPending {
 		s.triggerLocked(o)
 	}
-	writeData(w, map[string]any{"order_id": id})
+	// A lost answer (LoseAnswers) loses a modification's answer as a
+	// placement's: the modification is made all the same.
+	switch s.lossLocked() {
+	case LoseByDrop:
+		// drop records the call, under the lock: it is let go for it
+		// and taken again for the deferred unlock.
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		w.drop()
+	case LoseBy504:
+		w.WriteHeader(http.StatusGatewayTimeout)
+	default:
+		writeData(w, map[string]any{"order_id": id})
+	}
 }
 
 // listOrders is GET /orders: the user's orders of the day (India date by

@@ -264,7 +264,7 @@ func (m *Main) buildDesks(ctx context.Context, desks []agent.DeskConfig, names [
 	// One reading of an order: where a desk's call enters, parsed, checked
 	// and sized once against the market (package sizing); the limits, the
 	// gate and the chat use what it read.
-	sizer := &sizing.Sizer{Market: m.Broker, Check: m.Broker.Check, MaxAge: cfg.PriceMaxAge, Now: m.Now}
+	sizer := &sizing.Sizer{Market: m.Broker, Check: m.Broker.Check, Orders: m.Broker, MaxAge: cfg.PriceMaxAge, Now: m.Now}
 	if m.calendar != nil {
 		sizer.Open = m.calendar.Open
 	}

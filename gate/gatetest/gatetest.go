@@ -44,7 +44,7 @@ type LimitsStore interface {
 // a changed order sized against br's market.
 func HardLimits(policies deskbot.Policies, rules map[string]deskbot.RiskRules, br deskbot.Broker, st LimitsStore, now deskbot.Now) *gate.HardLimits {
 	return &gate.HardLimits{Policies: policies, Risk: rules, Desks: st, Broker: br,
-		Sizer:    &sizing.Sizer{Market: br, Check: br.Check, Now: now},
+		Sizer:    &sizing.Sizer{Market: br, Check: br.Check, Orders: br, Now: now},
 		Requests: st, Counter: st, Audit: st, Now: now}
 }
 
