@@ -14,6 +14,8 @@ const (
 	ToolFlattenDesk     = "flatten_desk"
 	ToolGetOrders       = "get_orders"
 	ToolCancelOrder     = "cancel_order"
+	ToolPlaceGTT        = "place_gtt"
+	ToolCancelGTT       = "cancel_gtt"
 
 	// The market tools: read-only, so unguarded unless APPROVAL_TOOLS
 	// names them.
