@@ -108,8 +108,13 @@ func TestEveryToolChecksArgumentsBeforeHold(t *testing.T) {
 			t.Errorf("%s.CheckArguments with an argument = %v, want EINVALID", tl.Name(), err)
 		}
 		none := `{}`
-		if tl.Name() == deskbot.ToolCancelOrder {
+		switch tl.Name() {
+		case deskbot.ToolCancelOrder:
 			none = `{"order_id":"250101000000001"}`
+		case deskbot.ToolCancelGTT:
+			none = `{"gtt_id":"123"}`
+		case deskbot.ToolPlaceGTT:
+			continue // it needs a position's symbol; gtt_test.go plays the hostile desk
 		}
 		if err := c.CheckArguments(json.RawMessage(none)); err != nil {
 			t.Errorf("%s.CheckArguments({}) = %v", tl.Name(), err)

@@ -71,7 +71,7 @@ type Config struct {
 	// place_order grant covers; 0: the exposure of the order it was given on.
 	GrantMaxNotional float64       `env:"GRANT_MAX_NOTIONAL" envDefault:"0"`
 	AuditRetention   time.Duration `env:"AUDIT_RETENTION" envDefault:"2160h"`
-	ApprovalTools    []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order" envSeparator:","`
+	ApprovalTools    []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order,place_gtt" envSeparator:","`
 	ApprovalExpiry   time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	PriceMaxAge      time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
 	MaxWatches       int           `env:"MAX_WATCHES" envDefault:"50"`
@@ -705,8 +705,10 @@ func approvalTools(entries []string) ([]string, error) {
 	}
 	// bash and bash_background run commands in the same terminal: holding
 	// one and not the other would let a desk run any command unheld
-	// through the other, so naming either holds both.
-	for _, pair := range [][2]string{{deskbot.ToolBash, deskbot.ToolBashBackground}, {deskbot.ToolBashBackground, deskbot.ToolBash}} {
+	// through the other, so naming either holds both. A GTT places an
+	// order when it fires: a list that holds orders (one written before
+	// place_gtt existed among them) holds GTTs too.
+	for _, pair := range [][2]string{{deskbot.ToolBash, deskbot.ToolBashBackground}, {deskbot.ToolBashBackground, deskbot.ToolBash}, {deskbot.ToolPlaceOrder, deskbot.ToolPlaceGTT}} {
 		if slices.Contains(tools, pair[0]) && !slices.Contains(tools, pair[1]) {
 			tools = append(tools, pair[1])
 		}
