@@ -109,11 +109,17 @@ func (l *OrderLog) Tell(ctx context.Context, po deskbot.PlacedOrder) error {
 
 // Closable is how much of g's order may still trade without opening or
 // growing a position: the desk's position in g's symbol on the side g
-// closes, at most g's quantity.
-func Closable(g deskbot.GTT, book deskbot.Book) float64 {
+// closes, less what its open orders on that side may still trade (they
+// close it first), at most g's quantity.
+func Closable(g deskbot.GTT, book deskbot.Book, orders []deskbot.PlacedOrder) float64 {
 	held := deskbot.Held(book, g.Symbol)
 	if g.Side == deskbot.Buy {
 		held = -held
+	}
+	for _, po := range orders {
+		if po.Open() && po.Order.Symbol == g.Symbol && po.Order.Side == g.Side {
+			held -= po.Order.Quantity - po.Filled
+		}
 	}
 	return math.Min(g.Quantity, math.Max(held, 0))
 }
@@ -270,8 +276,12 @@ func (p *Paper) fire(ctx context.Context, g deskbot.PlacedGTT, leg deskbot.GTTLe
 	if err != nil {
 		return false, err
 	}
+	orders, err := p.Orders(ctx, g.Desk)
+	if err != nil {
+		return false, err
+	}
 	o := g.GTT.LegOrder(leg)
-	o.Quantity = Closable(g.GTT, book)
+	o.Quantity = Closable(g.GTT, book, orders)
 	key := FiredKey(g.Tag)
 	to := g
 	to.Updated = p.now()

@@ -426,7 +426,7 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT) (bool, e
 	if err != nil {
 		return false, err
 	}
-	have := broker.Closable(rec.GTT, book)
+	have := broker.Closable(rec.GTT, book, nil)
 	if have >= rec.GTT.Quantity-1e-9 {
 		return false, nil
 	}
