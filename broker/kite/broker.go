@@ -684,6 +684,14 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 	if err != nil {
 		return r, err
 	}
+	if len(left) > 0 {
+		// Kite refused a delete: most often the GTT fired. Its order is
+		// recorded now, so the cancels below reach it and it cannot
+		// reopen the book once the flatten has closed it.
+		if _, err := b.Sync(ctx); err != nil {
+			return r, err
+		}
+	}
 	orders, err := b.Orders(ctx, desk)
 	if err != nil {
 		return r, err
