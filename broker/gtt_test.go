@@ -45,7 +45,6 @@ func held(t *testing.T, b deskbot.Broker, desk, symbol string) float64 {
 	return deskbot.Held(book, symbol)
 }
 
-
 // A GTT rests until the paper market reaches its stop; then its leg's
 // LIMIT order is the desk's like any other: in its orders, its fill in its
 // book, told to the desk. It fires once.
