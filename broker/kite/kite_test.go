@@ -150,7 +150,7 @@ func TestTooManyRequestsWaitsAndSucceeds(t *testing.T) {
 			_, err := c.Orders(ctx)
 			return err
 		}},
-		{"ltp", http.MethodGet, "/quote", func(ctx context.Context, c *Client) error {
+		{"ltp", http.MethodGet, "/quote/ltp", func(ctx context.Context, c *Client) error {
 			_, err := c.LTP(ctx, "NSE:INFY")
 			return err
 		}},
@@ -313,7 +313,7 @@ func TestCallsEndWithTheirContextWhileKiteIsSlow(t *testing.T) {
 			_, err := c.Profile(ctx)
 			return err
 		}},
-		{"ltp", http.MethodGet, "/quote", func(ctx context.Context, c *Client) error {
+		{"ltp", http.MethodGet, "/quote/ltp", func(ctx context.Context, c *Client) error {
 			_, err := c.LTP(ctx, "NSE:INFY")
 			return err
 		}},

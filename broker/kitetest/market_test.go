@@ -22,9 +22,9 @@ func TestGetLTPReadsTheSetPrice(t *testing.T) {
 	if _, ok := q["NSE:NOSUCH"]; ok {
 		t.Error("an unknown instrument is in the answer; Kite leaves it out")
 	}
-	// gokiteconnect v4.4.0's GetLTP calls /quote, not /quote/ltp.
-	if got, want := s.Requests(http.MethodGet, "/quote"), 1; got != want {
-		t.Errorf("GET /quote requests: got %d, want %d", got, want)
+	// gokiteconnect v4.4.1's GetLTP calls /quote/ltp (v4.4.0's called /quote).
+	if got, want := s.Requests(http.MethodGet, "/quote/ltp"), 1; got != want {
+		t.Errorf("GET /quote/ltp requests: got %d, want %d", got, want)
 	}
 }
 
