@@ -26,3 +26,26 @@ func TestGTTWords(t *testing.T) {
 		t.Errorf("without a last price: got %q, want %q", got, want)
 	}
 }
+
+// A held place_gtt reads in trading words from its arguments, the desk's
+// product filling in, with the position it may close; arguments the words
+// could misstate get none.
+func TestTradingWordsOfAGTT(t *testing.T) {
+	r := &deskbot.Request{State: deskbot.StateOpen, Content: deskbot.PermissionContent{ToolName: deskbot.ToolPlaceGTT,
+		Arguments: []byte(`{"symbol":"NSE:INFY","side":"sell","quantity":10,"stop_trigger":1450,"stop_price":1445}`)}}
+	book := &deskbot.Book{Positions: []deskbot.Position{{Symbol: "INFY", Quantity: 10, AvgPrice: 1490, LastPrice: 1498}}}
+	got := words.TradingWords(r, words.Live{Book: book, Product: "CNC", LastPrice: 1498})
+	want := []string{
+		"GTT stop-loss SELL 10 INFY trigger 1,450.00 (−3.2% from 1,498.00) limit 1,445.00",
+		"Product CNC; kept at the broker until it fires, is deleted or expires",
+		"Position now: long 10 (a GTT may only close it)",
+		"Desk P&L: " + words.BookPnL(*book),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	r.Content.Arguments = []byte(`{"symbol":"INFY","side":"sell","quantity":10,"stop_trigger":1450.12345,"stop_price":1445}`)
+	if got := words.TradingWords(r, words.Live{Book: book}); got != nil {
+		t.Errorf("a trigger the words would round: got %q, want no words", got)
+	}
+}
