@@ -232,10 +232,11 @@ func CheckGTT(g GTT) error {
 // CheckGTTReduces refuses a GTT that could open or grow a position: the
 // desk must hold held units of its symbol (its book; negative is short),
 // and every leg must close at most that: a sell of a long, a buy of a
-// short, Quantity no more than the position. last is the market's price
-// (0: none): the stop must be on the losing side of it and the target on
-// the winning side, or the GTT would fire at once.
-func CheckGTTReduces(g GTT, held, last float64) error {
+// short, Quantity no more than the position less covered, what the desk's
+// active GTTs on the symbol already close (each may fire). last is the
+// market's price (0: none): the stop must be on the losing side of it and
+// the target on the winning side, or the GTT would fire at once.
+func CheckGTTReduces(g GTT, held, covered, last float64) error {
 	held = math.Round(held*1e8) / 1e8
 	switch {
 	case held == 0:
@@ -246,6 +247,8 @@ func CheckGTTReduces(g GTT, held, last float64) error {
 		return Errorf(EINVALID, "this desk is short %s %s: a GTT that covers it buys; a sell would grow the position", strconv.FormatFloat(-held, 'f', -1, 64), g.Symbol)
 	case g.Quantity > math.Abs(held):
 		return Errorf(EINVALID, "quantity %s is more than the %s %s this desk holds: a GTT may only close the position, never open the other side", strconv.FormatFloat(g.Quantity, 'f', -1, 64), strconv.FormatFloat(math.Abs(held), 'f', -1, 64), g.Symbol)
+	case g.Quantity+covered > math.Abs(held)+1e-9:
+		return Errorf(EINVALID, "quantity %s with the %s this desk's active GTTs on %s already close is more than the %s it holds: each GTT may fire, so together they may only close the position; delete one with cancel_gtt first", strconv.FormatFloat(g.Quantity, 'f', -1, 64), strconv.FormatFloat(covered, 'f', -1, 64), g.Symbol, strconv.FormatFloat(math.Abs(held), 'f', -1, 64))
 	}
 	if !positive(last) {
 		return Errorf(EINVALID, "no last price for %s just now, so the triggers cannot be checked against the market; try again shortly", g.Symbol)
@@ -261,6 +264,18 @@ func CheckGTTReduces(g GTT, held, last float64) error {
 // while that is what the approver was shown.
 func GTTShownState(g GTT, b Book) string {
 	return "holding " + g.Symbol + " " + strconv.FormatFloat(Held(b, g.Symbol), 'f', -1, 64)
+}
+
+// Covered is what gs, a desk's GTTs, close of symbol on side while
+// active: the quantity their legs may still sell (or buy).
+func Covered(gs []PlacedGTT, symbol, side string) float64 {
+	q := 0.0
+	for _, g := range gs {
+		if g.State == GTTActive && g.GTT.Symbol == symbol && g.GTT.Side == side {
+			q += g.GTT.Quantity
+		}
+	}
+	return q
 }
 
 // Held is the desk's net quantity of symbol in b.

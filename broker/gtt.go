@@ -54,7 +54,11 @@ func (l *OrderLog) CheckGTT(ctx context.Context, desk string, g deskbot.GTT, mar
 	if ok {
 		price = last.Value
 	}
-	return deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), price)
+	gs, err := l.GTTs(ctx, desk)
+	if err != nil {
+		return err
+	}
+	return deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), price)
 }
 
 // StartGTT records g, a new GTT of its desk, before it is sent; a GTT

@@ -147,7 +147,7 @@ func TestPaperFlattenDeletesGTTs(t *testing.T) {
 // closes no more than is left: it never opens the other side.
 func TestPaperGTTNeverOpensTheOtherSide(t *testing.T) {
 	d := mustLong(t, 10)
-	mustGTT(t, d, "main", stopLoss(10, false))
+	mustGTT(t, d, "main", stopLoss(6, false))
 	mustGTT(t, d, "main", stopLoss(4, false))
 	mustPlace(t, d, "main", deskbottest.NewKey(), deskbot.Order{Symbol: "INFY", Side: deskbot.Sell, Quantity: 7, Type: deskbot.OrderMarket, Product: deskbot.ProductCNC})
 	d.tape.Set("INFY", 1450)
@@ -167,13 +167,12 @@ func TestPaperGTTNeverOpensTheOtherSide(t *testing.T) {
 }
 
 // The hostile desk: a GTT on a symbol it does not hold, on another desk's
-// position, larger than its position, on the side that grows it, with a
-// trigger already reached, or of ₹0: refused, and nothing is kept. Nor can
-// it delete another desk's GTT.
+// position, larger than its position (alone or beside its other GTTs), on
+// the side that grows it, with a trigger already reached, or of ₹0:
+// refused, and nothing is kept. Nor can it delete another desk's GTT.
 func TestPaperGTTHostileDesk(t *testing.T) {
 	d := mustLong(t, 10)
 	d.tape.Set("TCS", 4000)
-	mine := mustGTT(t, d, "main", stopLoss(10, false))
 	grow := stopLoss(10, false)
 	grow.Side = deskbot.Buy
 	grow.Stop = deskbot.GTTLeg{Trigger: 1550, Price: 1555}
@@ -203,6 +202,10 @@ func TestPaperGTTHostileDesk(t *testing.T) {
 			}
 		})
 	}
+	mine := mustGTT(t, d, "main", stopLoss(6, false))
+	if _, err := d.PlaceGTT(t.Context(), "main", deskbottest.NewKey(), stopLoss(5, false)); deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "already close") {
+		t.Errorf("a second GTT beyond the 4 left uncovered: got %v, want EINVALID", err)
+	}
 	if _, err := d.CancelGTT(t.Context(), "research", mine.ID); deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
 		t.Errorf("another desk's cancel: got %v, want ENOTFOUND", err)
 	}
@@ -220,18 +223,19 @@ func TestPaperGTTHostileDesk(t *testing.T) {
 	}
 }
 
-// Two GTTs on one long whose legs rest unfilled (the market fell through
-// their limits) never sell more than the long between them: the first's
-// resting sell counts against the second.
+// Two GTTs on a long that shrank by hand, whose legs rest unfilled (the
+// market fell through their limits), never sell more than is left between
+// them: the first's resting sell counts against the second.
 func TestPaperGTTRestingLegsNeverOverClose(t *testing.T) {
 	d := mustLong(t, 10)
-	mustGTT(t, d, "main", stopLoss(10, false))
-	mustGTT(t, d, "main", stopLoss(10, false))
+	mustGTT(t, d, "main", stopLoss(5, false))
+	mustGTT(t, d, "main", stopLoss(5, false))
+	mustPlace(t, d, "main", deskbottest.NewKey(), deskbot.Order{Symbol: "INFY", Side: deskbot.Sell, Quantity: 5, Type: deskbot.OrderMarket, Product: deskbot.ProductCNC})
 	d.tape.Set("INFY", 1440)
 	mustSync(t, d.Paper)
 	d.tape.Set("INFY", 1500)
 	mustSync(t, d.Paper)
 	if got := held(t, d, "main", "INFY"); got != 0 {
-		t.Errorf("holding %v, want 0: one GTT's 10 closes the long, the other places nothing", got)
+		t.Errorf("holding %v, want 0: one GTT's 5 closes what is left, the other places nothing", got)
 	}
 }

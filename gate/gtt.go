@@ -63,7 +63,11 @@ func (l *HardLimits) gttRefusal(ctx context.Context, desk string, call deskbot.T
 	if ok {
 		price = last.Value
 	}
-	if err := deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), price); err != nil {
+	gs, err := l.Broker.GTTs(ctx, desk)
+	if err != nil {
+		return "", err
+	}
+	if err := deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), price); err != nil {
 		return deskbot.ErrorMessage(err), nil
 	}
 	return "", nil

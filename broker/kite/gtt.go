@@ -317,7 +317,7 @@ func (b *Broker) syncGTTs(ctx context.Context, orders []kiteconnect.Order) (int,
 		}
 		switch to.State {
 		case deskbot.GTTActive:
-			moved, err := b.overCloses(ctx, rec)
+			moved, err := b.overCloses(ctx, rec, active)
 			if err != nil {
 				return n, err
 			}
@@ -419,14 +419,29 @@ func isLeg(g deskbot.GTT, ko kiteconnect.Order) bool {
 }
 
 // overCloses deletes rec at Kite when the desk's position no longer holds
-// its quantity on the side it closes (Kite would fire it anyway, and it
-// would open the other side), and reports whether it did.
-func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT) (bool, error) {
+// its quantity on the side it closes, beside the desk's older active GTTs
+// on it (Kite would fire them anyway, and together they would open the
+// other side), and reports whether it did. active are every desk's active
+// GTTs, oldest first.
+func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active []deskbot.PlacedGTT) (bool, error) {
 	book, err := b.orders.Book(ctx, rec.Desk, nil)
 	if err != nil {
 		return false, err
 	}
-	have := broker.Closable(rec.GTT, book, nil)
+	var older []deskbot.PlacedGTT
+	for _, g := range active {
+		if g.Tag == rec.Tag {
+			break
+		}
+		if g.Desk == rec.Desk {
+			older = append(older, g)
+		}
+	}
+	have := deskbot.Held(book, rec.GTT.Symbol)
+	if rec.GTT.Side == deskbot.Buy {
+		have = -have
+	}
+	have -= deskbot.Covered(older, rec.GTT.Symbol, rec.GTT.Side)
 	if have >= rec.GTT.Quantity-1e-9 {
 		return false, nil
 	}

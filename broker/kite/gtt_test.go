@@ -187,3 +187,23 @@ func TestGTTLargerThanThePositionIsDeleted(t *testing.T) {
 		t.Errorf("alpha's GTTs: %+v, want it deleted, saying why", gs)
 	}
 }
+
+// Two GTTs that together close the position: once it shrinks below their
+// sum, the newer is deleted and the older kept.
+func TestNewerGTTBeyondThePositionIsDeleted(t *testing.T) {
+	r := mustRig(t)
+	b, _ := r.mustBroker(t, options{})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	older := mustPlaceGTT(t, b, "alpha", infyStop(6))
+	r.clock.Add(time.Second)
+	newer := mustPlaceGTT(t, b, "alpha", infyStop(4))
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Sell, 2))
+	mustSync(t, b)
+	if got := fakeGTT(t, r.kt, older.ID).Status; got != kitetest.GTTActive {
+		t.Errorf("the older GTT is %s, want active", got)
+	}
+	if got := fakeGTT(t, r.kt, newer.ID).Status; got != kitetest.GTTDeleted {
+		t.Errorf("the newer GTT is %s, want deleted", got)
+	}
+}
