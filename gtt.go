@@ -93,9 +93,6 @@ const (
 	GTTDisabled  GTTState = "disabled"  // the broker stopped it (Reason)
 )
 
-// Final reports whether s can no longer change.
-func (s GTTState) Final() bool { return s != GTTActive }
-
 // PlacedGTT is a desk's GTT as its broker last reported it.
 type PlacedGTT struct {
 	ID   string `json:"id,omitempty"` // the broker's trigger id; "" until the broker answered
