@@ -173,11 +173,14 @@ type Fill struct {
 	RealisedPnL float64 `json:"realised_pnl"` // realised by this fill
 }
 
-// FlattenReport says what a flatten did: the desk's open orders it
+// FlattenReport says what a flatten did: the desk's GTTs it deleted and open orders it
 // cancelled, then the positions it closed at once (Closed, a paper
 // broker's fills) or the closing market orders it placed, whose fills
 // come as the orders' updates (Placed, at a real broker).
 type FlattenReport struct {
+	// DeletedGTTs are the desk's GTTs it deleted first, so none fires
+	// into the closed book.
+	DeletedGTTs []PlacedGTT   `json:"deleted_gtts,omitempty"`
 	Cancelled   []PlacedOrder `json:"cancelled,omitempty"`
 	Closed      []Fill        `json:"closed"`
 	Placed      []PlacedOrder `json:"placed,omitempty"`
@@ -237,10 +240,25 @@ type Broker interface {
 	// changed since it was shown (filled in part, modified) or was
 	// modified MaxModifications times: nothing is sent, nothing changes.
 	ModifyOrder(ctx context.Context, desk, key string, m Modification) (PlacedOrder, error)
-	// Flatten cancels the desk's open orders, then closes its net
-	// positions with market orders, never trading what belongs to another
-	// desk or to no desk. key makes it once, as PlaceOrder's does.
+	// Flatten deletes the desk's active GTTs and cancels its open orders,
+	// then closes its net positions with market orders, never trading what
+	// belongs to another desk or to no desk. key makes it once, as
+	// PlaceOrder's does.
 	Flatten(ctx context.Context, desk, key string) (FlattenReport, error)
+	// PlaceGTT places g, a GTT that only reduces the desk's position, for
+	// desk as the allowed call key: one key places at most one GTT,
+	// however often it is asked and whatever fails. A GTT that could open
+	// or grow a position (CheckGTTReduces against the desk's book and the
+	// market now) is refused (EINVALID) and nothing is sent. g's Product
+	// must be set (GTT.ForDesk). When a leg fires, its order is the desk's
+	// like any other: in Orders, its fills in the desk's book.
+	PlaceGTT(ctx context.Context, desk, key string, g GTT) (PlacedGTT, error)
+	// GTTs is the desk's GTTs, active and ended, as last read.
+	GTTs(ctx context.Context, desk string) ([]PlacedGTT, error)
+	// CancelGTT deletes one of the desk's own active GTTs (id is the
+	// broker's trigger id): another desk's, an unknown one or one no
+	// longer active is refused (ENOTFOUND, ECONFLICT) and changes nothing.
+	CancelGTT(ctx context.Context, desk, id string) (PlacedGTT, error)
 	// Margin is what o needs of the account's margin and what the account
 	// has available, as the broker reckons it: ok is false when this
 	// broker keeps no margins (paper).
@@ -387,6 +405,10 @@ func ShownState(call ToolCall, b Book) string {
 			return ""
 		}
 		return "holding " + o.Symbol + " " + strconv.FormatFloat(held(o.Symbol), 'f', -1, 64)
+	case ToolPlaceGTT:
+		if g, err := ParseGTT(call.Arguments); err == nil {
+			return GTTShownState(g, b)
+		}
 	}
 	return ""
 }

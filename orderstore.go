@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// OrderStore keeps the desks' orders, books and trade journals (package
+// OrderStore keeps the desks' orders, books, trade journals and GTTs (package
 // store implements it; the brokers' order log, package broker, uses it).
 // Every change of an order is one atomic step that also books what the
 // order filled since it was last recorded, so a desk's book never counts a
@@ -48,6 +48,8 @@ type OrderStore interface {
 	// FoldBook writes desk's book in the one spelling of its symbols
 	// (SymbolOf) in one step, and returns how many positions it folded.
 	FoldBook(ctx context.Context, desk string) (int, error)
+	// GTTStore: the desks' GTTs, kept beside their orders.
+	GTTStore
 }
 
 // OrderChange is one change of an order for OrderStore.RecordOrder.

@@ -18,6 +18,8 @@ const (
 	// guarded with place_order: APPROVAL_TOOLS naming place_order guards
 	// it too (config).
 	ToolModifyOrder = "modify_order"
+	ToolPlaceGTT    = "place_gtt"
+	ToolCancelGTT   = "cancel_gtt"
 
 	// The market tools: read-only, so unguarded unless APPROVAL_TOOLS
 	// names them.

@@ -45,7 +45,7 @@ func TestTriggerLeadsToToolsAndWords(t *testing.T) {
 			t.Errorf("system prompt lacks %q:\n%s", want, first.System())
 		}
 	}
-	if got, want := strings.Join(first.Tools(), ","), "cancel_order,flatten_desk,get_orders,get_positions,get_quote,modify_order,place_order,send_message"; got != want {
+	if got, want := strings.Join(first.Tools(), ","), "cancel_gtt,cancel_order,flatten_desk,get_orders,get_positions,get_quote,modify_order,place_gtt,place_order,send_message"; got != want {
 		t.Errorf("tools offered = %s, want %s", got, want)
 	}
 	res := reqs[1].ToolResults()

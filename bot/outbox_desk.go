@@ -268,6 +268,18 @@ func (o *Outbox) liveWords(ctx context.Context, r *deskbot.Request, books map[st
 			book <- &b
 		}()
 	}
+	if g, ok := words.GTTOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceGTT && o.cfg.LastPrice != nil {
+		// A GTT's triggers are shown with their distance from the last
+		// price.
+		last = make(chan float64, 1)
+		go func() {
+			p, ok, err := o.cfg.LastPrice(ctx, g.Symbol)
+			if err != nil || !ok {
+				p = 0
+			}
+			last <- p
+		}()
+	}
 	if order, ok := words.OrderOf(asRuns(r).Content.Arguments); ok && r.Content.ToolName == deskbot.ToolPlaceOrder {
 		order = order.ForDesk(l.Product)
 		// The last price read when the order was sized, aged as the

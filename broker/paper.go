@@ -100,6 +100,7 @@ type Paper struct {
 	desks  []string                  // the paper account's desks (Accounting)
 	check  func(deskbot.Order) error // the exchange's rules, when it trades on one
 	admit  Admit                     // the last check before an order is made; nil admits all
+	locks  *deskLocks                // a desk's GTT fires and flattens, one at a time
 }
 
 var (
@@ -120,7 +121,7 @@ func NewPaper(store deskbot.OrderStore, now deskbot.Now) *Paper {
 // NewPaperMarket is NewPaper trading at market's prices, its market data
 // what market alone can say (MarketOnly) unless Reading says otherwise.
 func NewPaperMarket(store deskbot.OrderStore, now deskbot.Now, market deskbot.Market) *Paper {
-	return &Paper{orders: NewOrderLog(store, now, nil, nil), now: now, market: market, data: MarketOnly{Market: market}}
+	return &Paper{orders: NewOrderLog(store, now, nil, nil), now: now, market: market, data: MarketOnly{Market: market}, locks: &deskLocks{}}
 }
 
 // Checking returns p checking orders with check too (an exchange's rules:
@@ -277,8 +278,13 @@ func fills(o deskbot.Order, market float64) bool {
 // Sync moves the paper broker's resting orders: those the market now
 // allows fill at its price, and those of an India day gone by are
 // cancelled, their desks told. It is the paper broker's update loop, run
-// by the leader every few seconds; it returns how many orders moved.
+// by the leader every few seconds; it returns how many orders moved. It
+// fires the GTTs whose triggers the market reached first (fireGTTs): their
+// orders are then among those it moves.
 func (p *Paper) Sync(ctx context.Context) (int, error) {
+	if _, err := p.fireGTTs(ctx); err != nil {
+		return 0, err
+	}
 	open, err := p.orders.Open(ctx)
 	if err != nil || len(open) == 0 {
 		return 0, err
@@ -376,10 +382,19 @@ func (p *Paper) Margin(ctx context.Context, o deskbot.Order) (deskbot.OrderMargi
 	return deskbot.OrderMargin{}, false, nil
 }
 
-// Flatten cancels the desk's open orders, then closes every open position
-// at the market's price.
+// Flatten deletes the desk's active GTTs and cancels its open orders,
+// then closes every open position at the market's price. A GTT of the
+// desk's fires before or after it, never in between (deskLocks), and one
+// that fires after it finds nothing to close.
 func (p *Paper) Flatten(ctx context.Context, desk, key string) (deskbot.FlattenReport, error) {
 	var r deskbot.FlattenReport
+	unlock := p.locks.lock(desk)
+	defer unlock()
+	deleted, err := p.deleteGTTs(ctx, desk, "deleted by a flatten")
+	r.DeletedGTTs = deleted
+	if err != nil {
+		return r, err
+	}
 	orders, err := p.Orders(ctx, desk)
 	if err != nil {
 		return r, err

@@ -12,7 +12,8 @@ import (
 )
 
 // Tools returns the broker tools over b: get_positions, place_order,
-// get_orders, cancel_order, flatten_desk and modify_order, in that order. A model's
+// get_orders, cancel_order, flatten_desk, modify_order, place_gtt and
+// cancel_gtt, in that order (the last two in gtttools.go). A model's
 // mistake (bad JSON, a missing, repeated or unknown argument, an invalid
 // order) is a ToolResult with IsError; a broker failure is an error. Every
 // tool checks its arguments (deskbot.Tool's CheckArguments): the same
@@ -29,7 +30,7 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 	if product == nil {
 		product = func(string) string { return deskbot.ProductMIS }
 	}
-	return []deskbot.Tool{
+	return append([]deskbot.Tool{
 		&tool{name: deskbot.ToolGetPositions, desc: getPositionsDesc, schema: noArgsSchema,
 			check: func(args json.RawMessage) error { return noArgs(deskbot.ToolGetPositions, args) },
 			run: func(ctx context.Context, desk string, args json.RawMessage) (deskbot.ToolResult, error) {
@@ -78,12 +79,19 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 				if err != nil {
 					return brokerError(err)
 				}
-				if len(orders) == 0 {
-					return deskbot.ToolResult{Text: "No orders today."}, nil
+				gtts, err := b.GTTs(ctx, desk)
+				if err != nil {
+					return brokerError(err)
 				}
-				lines := make([]string, len(orders))
-				for i, po := range orders {
-					lines[i] = words.PlacedLine(po)
+				var lines []string
+				for _, po := range orders {
+					lines = append(lines, words.PlacedLine(po))
+				}
+				if len(lines) == 0 {
+					lines = append(lines, "No orders today.")
+				}
+				for _, g := range gtts {
+					lines = append(lines, words.GTTLine(g))
 				}
 				return deskbot.ToolResult{Text: strings.Join(lines, "\n")}, nil
 			}},
@@ -117,7 +125,7 @@ func Tools(b deskbot.Broker, product func(desk string) string, log *slog.Logger)
 				return deskbot.ToolResult{Text: words.FormatFlatten(r)}, nil
 			}},
 		modifyTool(b),
-	}
+	}, gttTools(b, product, log)...)
 }
 
 const (
@@ -130,7 +138,7 @@ const (
 		"SL and SL-M need a trigger_price and start to trade once the market reaches it. product is MIS (intraday), NRML or CNC (default: this desk's). " +
 		"variety is regular, or amo outside market hours. Returns the order's id and state: it may fill at once, rest open, or be rejected with the broker's reason; " +
 		"later fills and rejections reach you as messages. \"buy\" adds to a long or reduces a short; \"sell\" reduces a long or opens or adds to a short."
-	getOrdersDesc   = "List this desk's orders today: id, the order, its state (open, partly filled, complete, rejected, cancelled), filled quantity, average price and the broker's reason. Takes no arguments."
+	getOrdersDesc   = "List this desk's orders today: id, the order, its state (open, partly filled, complete, rejected, cancelled), filled quantity, average price and the broker's reason; then its GTTs with their state (active, triggered, deleted, expired, rejected). Takes no arguments."
 	cancelOrderDesc = "Cancel one of this desk's own open orders, by its order id (from place_order or get_orders). May need a person's approval."
 	flattenDesc     = "Cancel this desk's open orders, then close every open position of this desk with market orders, and report " +
 		"what was cancelled and closed. Takes no arguments. May need a person's approval."

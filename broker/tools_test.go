@@ -68,6 +68,18 @@ func TestToolSpecs(t *testing.T) {
 			}
 			continue
 		}
+		if tl.Name() == deskbot.ToolCancelGTT {
+			if got, want := s.Required, []string{"gtt_id"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("cancel_gtt required %v, want %v", got, want)
+			}
+			continue
+		}
+		if tl.Name() == deskbot.ToolPlaceGTT {
+			if got, want := s.Required, []string{"symbol", "side", "quantity", "stop_trigger", "stop_price"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("place_gtt required %v, want %v", got, want)
+			}
+			continue
+		}
 		if tl.Name() != deskbot.ToolPlaceOrder {
 			if len(s.Properties) != 0 {
 				t.Errorf("%s takes no arguments, schema has %v", tl.Name(), s.Properties)
@@ -83,7 +95,7 @@ func TestToolSpecs(t *testing.T) {
 			t.Errorf("place_order side enum %v, want %v", got, want)
 		}
 	}
-	if got, want := names, []string{"get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk", "modify_order"}; !reflect.DeepEqual(got, want) {
+	if got, want := names, []string{"get_positions", "place_order", "get_orders", "cancel_order", "flatten_desk", "modify_order", "place_gtt", "cancel_gtt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
 	}
 }

@@ -34,8 +34,8 @@ approvals = 2
 		want     map[string]string
 	}{
 		{"in words", nil, 0, map[string]string{
-			"policy main": "ok flatten_desk: 1 approver when held; modify_order: place_order's policy, for the order it becomes; place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day",
-			"policy fno":  "ok place_order: 1 approver when held; modify_order: 1 approver when held; flatten_desk: 2 approvers for every call",
+			"policy main": "ok flatten_desk: 1 approver when held; modify_order: place_order's policy, for the order it becomes; place_gtt: 1 approver when held; place_order: 2 approvers above ₹5,00,000.00 notional, an order or the desk's India day (1 at or below); refused above ₹20,00,000.00 an order, above ₹50,00,000.00 a position, after 40 orders a day",
+			"policy fno":  "ok place_order: 1 approver when held; modify_order: 1 approver when held; place_gtt: 1 approver when held; flatten_desk: 2 approvers for every call",
 		}},
 		{"tool not held", map[string]string{"APPROVAL_TOOLS": "flatten_desk"}, 1, map[string]string{
 			"policy": `FAIL desk "main" policy for place_order: place_order is not in APPROVAL_TOOLS`,

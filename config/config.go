@@ -72,7 +72,7 @@ type Config struct {
 	GrantMaxNotional float64 `env:"GRANT_MAX_NOTIONAL" envDefault:"0"`
 	// AuditKeep is how many days the audit trail keeps an entry.
 	AuditKeep      int           `env:"AUDIT_KEEP" envDefault:"1825"`
-	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order,modify_order" envSeparator:","`
+	ApprovalTools  []string      `env:"APPROVAL_TOOLS" envDefault:"flatten_desk,place_order,modify_order,place_gtt" envSeparator:","`
 	ApprovalExpiry time.Duration `env:"APPROVAL_EXPIRY" envDefault:"5m"`
 	PriceMaxAge    time.Duration `env:"PRICE_MAX_AGE" envDefault:"60s"`
 	MaxWatches     int           `env:"MAX_WATCHES" envDefault:"50"`
@@ -723,7 +723,9 @@ func approvalTools(entries []string) ([]string, error) {
 	// an open order into another order: holding place_order and not it
 	// would let a desk grow any order unheld, so naming place_order holds
 	// it too (never the other way round: a modification is no new order).
-	for _, pair := range [][2]string{{deskbot.ToolBash, deskbot.ToolBashBackground}, {deskbot.ToolBashBackground, deskbot.ToolBash}, {deskbot.ToolPlaceOrder, deskbot.ToolModifyOrder}} {
+	// A GTT places an order when it fires: a list that holds orders (one
+	// written before place_gtt existed among them) holds GTTs too.
+	for _, pair := range [][2]string{{deskbot.ToolBash, deskbot.ToolBashBackground}, {deskbot.ToolBashBackground, deskbot.ToolBash}, {deskbot.ToolPlaceOrder, deskbot.ToolModifyOrder}, {deskbot.ToolPlaceOrder, deskbot.ToolPlaceGTT}} {
 		if slices.Contains(tools, pair[0]) && !slices.Contains(tools, pair[1]) {
 			tools = append(tools, pair[1])
 		}

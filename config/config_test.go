@@ -14,20 +14,22 @@ import (
 // entries are trimmed (the gate compares names exactly), empty ones are
 // dropped, and an unknown name stops the start naming it and the tools.
 func TestLoadConfigApprovalTools(t *testing.T) {
-	const known = "(tools are bash, bash_background, check_background, get_positions, place_order, get_orders, cancel_order, flatten_desk, modify_order, send_message, get_quote, get_candles, search_instruments, get_option_chain, get_funds, watch_price, cancel_watch)"
+	const known = "(tools are bash, bash_background, check_background, get_positions, place_order, get_orders, cancel_order, flatten_desk, modify_order, place_gtt, cancel_gtt, send_message, get_quote, get_candles, search_instruments, get_option_chain, get_funds, watch_price, cancel_watch)"
 	tests := []struct {
 		name    string
 		value   string // "-" leaves it unset
 		want    []string
 		wantErr string
 	}{
-		{"unset guards orders too", "-", []string{"flatten_desk", "place_order", "modify_order"}, ""},
-		{"place_order guards modify_order", "place_order", []string{"place_order", "modify_order"}, ""},
+		{"unset guards orders, modifications and GTTs too", "-", []string{"flatten_desk", "place_order", "modify_order", "place_gtt"}, ""},
+		{"place_order guards modify_order and place_gtt", "place_order", []string{"place_order", "modify_order", "place_gtt"}, ""},
 		{"modify_order alone guards only it", "modify_order", []string{"modify_order"}, ""},
 		{"one", "flatten_desk", []string{"flatten_desk"}, ""},
-		{"space after comma", "flatten_desk, place_order", []string{"flatten_desk", "place_order", "modify_order"}, ""},
-		{"padded", "  bash\t,place_order  ", []string{"bash", "place_order", "bash_background", "modify_order"}, ""},
-		{"trailing comma", "flatten_desk,place_order,", []string{"flatten_desk", "place_order", "modify_order"}, ""},
+		{"space after comma", "flatten_desk, place_order", []string{"flatten_desk", "place_order", "modify_order", "place_gtt"}, ""},
+		{"padded", "  bash\t,place_order  ", []string{"bash", "place_order", "bash_background", "modify_order", "place_gtt"}, ""},
+		{"trailing comma", "flatten_desk,place_order,", []string{"flatten_desk", "place_order", "modify_order", "place_gtt"}, ""},
+		{"a list from before GTTs still guards them", "flatten_desk,place_order", []string{"flatten_desk", "place_order", "modify_order", "place_gtt"}, ""},
+		{"GTTs alone", "place_gtt", []string{"place_gtt"}, ""},
 		{"repeated", "bash, bash", []string{"bash", "bash_background"}, ""},
 		{"background terminal brings bash", "bash_background", []string{"bash_background", "bash"}, ""},
 		{"typo", "flatten-desk", nil, `APPROVAL_TOOLS: "flatten-desk" is not a tool ` + known},

@@ -118,7 +118,7 @@ func TestEnvExampleSourceable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bash cannot source .env.example: %v\n%s", err, out)
 	}
-	if got, want := string(out), "@every 1m\nflatten_desk,place_order,modify_order\n"; got != want {
+	if got, want := string(out), "@every 1m\nflatten_desk,place_order,modify_order,place_gtt\n"; got != want {
 		t.Errorf("sourced values %q, want %q", got, want)
 	}
 }

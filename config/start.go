@@ -46,6 +46,7 @@ func KnownTools() []string {
 	return []string{
 		deskbot.ToolBash, deskbot.ToolBashBackground, deskbot.ToolCheckBackground,
 		deskbot.ToolGetPositions, deskbot.ToolPlaceOrder, deskbot.ToolGetOrders, deskbot.ToolCancelOrder, deskbot.ToolFlattenDesk, deskbot.ToolModifyOrder,
+		deskbot.ToolPlaceGTT, deskbot.ToolCancelGTT,
 		deskbot.ToolSendMessage,
 		deskbot.ToolGetQuote, deskbot.ToolGetCandles, deskbot.ToolSearchInstruments, deskbot.ToolGetOptionChain, deskbot.ToolGetFunds,
 		deskbot.ToolWatchPrice, deskbot.ToolCancelWatch,

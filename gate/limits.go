@@ -86,6 +86,9 @@ var _ Limits = (*HardLimits)(nil)
 // the call must not run (a limit, or limits that could not be checked);
 // release must be called once the call was held or run (nil when refused).
 func (l *HardLimits) Check(ctx context.Context, desk string, call deskbot.ToolCall) (release func(), refusal string) {
+	if call.Name == deskbot.ToolPlaceGTT {
+		return l.checkGTT(ctx, desk, call)
+	}
 	tp := l.Policies.For(desk, call.Name)
 	rules, ruled := l.Risk[desk]
 	if !deskbot.OrderTool(call.Name) || !tp.Limited() && tp.TwoApproversAbove <= 0 && !ruled {

@@ -251,11 +251,28 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 	done = true
 }
 
-// cancelOrders cancels the desk's orders open at the broker and says how
-// many it cancelled. One that filled or ended meanwhile is left; one whose
+// cancelOrders deletes the desk's active GTTs and cancels its orders open
+// at the broker, and says how many orders it cancelled. One that filled or ended meanwhile is left; one whose
 // placing Kite has not confirmed yet cannot be cancelled yet, and is an
 // error, so the next check tries again.
 func (w *Watcher) cancelOrders(ctx context.Context, desk string) (int, error) {
+	// Its GTTs first, in the same step: none may fire into a halted desk.
+	gtts, err := w.Broker.GTTs(ctx, desk)
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range gtts {
+		if g.State != deskbot.GTTActive {
+			continue
+		}
+		id := g.ID
+		if id == "" {
+			id = g.Tag
+		}
+		if _, err := w.Broker.CancelGTT(ctx, desk, id); err != nil && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
+			return 0, err
+		}
+	}
 	orders, err := w.Broker.Orders(ctx, desk)
 	if err != nil {
 		return 0, err

@@ -46,6 +46,8 @@ import (
 //	told:<key>        string: a key TellOnce told, for 8 days (tell.go)
 //	watches:<desk>    hash: a desk's price watches, id -> JSON deskbot.Watch (watches.go)
 //	watchdesks        set: the desks that have watches
+//	gtts:<desk>       hash: a desk's GTTs, tag -> JSON deskbot.PlacedGTT (gtt.go)
+//	gttdesks          set: the desks that have GTTs
 //	broker:book:<desk>          hash: the desk's book, symbol -> "quantity avg last realised" (book.lua)
 //	broker:trades:<desk>        list: the desk's capped trade journal
 //	broker:orders:<day>:<desk>  hash: the desk's orders of a trading day (an
@@ -95,6 +97,8 @@ func (s *Store) wakeKey(id string) string           { return s.Key("wake", id) }
 func (s *Store) toldKey(key string) string          { return s.Key("told", key) }
 func (s *Store) watchesKey(desk string) string      { return s.Key("watches", desk) }
 func (s *Store) watchDesksKey() string              { return s.Key("watchdesks") }
+func (s *Store) gttsKey(desk string) string         { return s.Key("gtts", desk) }
+func (s *Store) gttDesksKey() string                { return s.Key("gttdesks") }
 
 // keyBase is "{tag}:" for prefix: the prefix without its trailing ":" in
 // braces. A brace inside the prefix would end the tag early or start

@@ -292,6 +292,11 @@ func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string)
 	if q.Changed != nil {
 		args = q.Changed.Arguments
 	}
+	if g, ok := words.GTTOf(args); ok && q.Content.ToolName == deskbot.ToolPlaceGTT && s.deps.Broker != nil {
+		// A GTT's triggers are shown with their distance from the last
+		// price.
+		return s.lastPrice(ctx, g.Symbol), nil
+	}
 	o, ok := words.OrderOf(args)
 	if !ok || q.Content.ToolName != deskbot.ToolPlaceOrder || s.deps.Broker == nil {
 		return 0, nil
@@ -331,6 +336,27 @@ func (s *Server) priced(ctx context.Context, q *deskbot.Request, product string)
 		}
 	}
 	return last, margin
+}
+
+// lastPrice is symbol's last price, read for bookWait at most (0 when
+// not read in time).
+func (s *Server) lastPrice(ctx context.Context, symbol string) float64 {
+	ctx, cancel := context.WithTimeout(ctx, bookWait)
+	defer cancel()
+	lastc := make(chan float64, 1)
+	go func() {
+		p, ok, err := s.deps.Broker.LastPrice(ctx, symbol)
+		if err != nil || !ok {
+			p.Value = 0
+		}
+		lastc <- p.Value
+	}()
+	select {
+	case last := <-lastc:
+		return last
+	case <-ctx.Done():
+		return 0
+	}
 }
 
 type grantRow struct {

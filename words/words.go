@@ -119,6 +119,15 @@ func TradingWords(r *deskbot.Request, live Live) []string {
 		if len(lines) == 0 {
 			return nil
 		}
+	case deskbot.ToolPlaceGTT:
+		g, ok := GTTOf(r.Content.Arguments)
+		if !ok {
+			return nil
+		}
+		lines = append(lines, GTTWords(g.ForDesk(live.Product), live.LastPrice)...)
+		if book != nil {
+			lines = append(lines, "Position now: "+Holding(deskbot.Held(*book, g.Symbol))+" (a GTT may only close it)")
+		}
 	case deskbot.ToolCancelOrder:
 		id, ok := CancelledID(r.Content.Arguments)
 		if !ok || live.Orders == nil {
@@ -159,7 +168,34 @@ func NeedsOrders(r *deskbot.Request) bool { return r.Content.ToolName == deskbot
 
 // NeedsBook reports whether r's words need the desk's book.
 func NeedsBook(r *deskbot.Request) bool {
-	return r.Content.ToolName == deskbot.ToolPlaceOrder || r.Content.ToolName == deskbot.ToolFlattenDesk
+	switch r.Content.ToolName {
+	case deskbot.ToolPlaceOrder, deskbot.ToolFlattenDesk, deskbot.ToolPlaceGTT:
+		return true
+	}
+	return false
+}
+
+// GTTOf reads place_gtt's arguments for the words: a GTT as
+// deskbot.ParseGTT reads it whose numbers the words render exactly.
+// Anything else gets no words.
+func GTTOf(args []byte) (deskbot.GTT, bool) {
+	g, err := deskbot.ParseGTT(args)
+	if err != nil {
+		return g, false
+	}
+	exact := func(x float64, shown string) bool {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(shown, ",", ""), 64)
+		return err == nil && v == x
+	}
+	if !exact(g.Quantity, GroupedQuantity(g.Quantity)) {
+		return g, false
+	}
+	for _, l := range g.Legs() {
+		if !exact(l.Trigger, GroupedPrice(l.Trigger)) || !exact(l.Price, GroupedPrice(l.Price)) {
+			return g, false
+		}
+	}
+	return g, true
 }
 
 // OrderOf reads place_order's arguments for the words: an order as

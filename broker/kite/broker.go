@@ -653,23 +653,36 @@ func fromKite(rec deskbot.PlacedOrder, ko kiteconnect.Order) deskbot.PlacedOrder
 	return po
 }
 
-// byTag indexes Kite's orders by their tag; untagged ones belong to no
-// desk and are left out.
+// byTag indexes Kite's orders by their tag, and untagged ones (a GTT's,
+// or a person's) by "id:" and their order id: an untagged order is a
+// desk's only once its order id is recorded as the desk's (a fired GTT's,
+// recordFired).
 func byTag(orders []kiteconnect.Order) map[string]kiteconnect.Order {
 	m := make(map[string]kiteconnect.Order, len(orders))
 	for _, o := range orders {
 		if o.Tag != "" {
 			m[o.Tag] = o
+		} else {
+			m[untaggedKey+o.OrderID] = o
 		}
 	}
 	return m
 }
 
+// untaggedKey is byTag's prefix of an untagged order's id: no tag has a
+// colon.
+const untaggedKey = "id:"
+
 // settled is what Kite's day's orders (by tag) say of rec: ok is false
 // when they say nothing new yet.
 func (b *Broker) settled(rec deskbot.PlacedOrder, kite map[string]kiteconnect.Order) (deskbot.PlacedOrder, bool) {
 	now := b.now()
-	if ko, found := kite[rec.Tag]; found {
+	ko, found := kite[rec.Tag]
+	if !found && rec.ID != "" {
+		ko, found = kite[untaggedKey+rec.ID]
+		found = found && ko.Tag == ""
+	}
+	if found {
 		got := fromKite(rec, ko)
 		// Never back: a read older than what is recorded (the ticker was
 		// first) says nothing new.
@@ -693,7 +706,7 @@ func (b *Broker) settled(rec deskbot.PlacedOrder, kite map[string]kiteconnect.Or
 	return rec, false
 }
 
-// Flatten cancels the desk's open orders, then closes each of its net
+// Flatten deletes the desk's active GTTs and cancels its open orders, then closes each of its net
 // positions with a market order, in the product its orders used, never
 // for more than the account holds in that instrument and direction (what
 // is beyond that belongs to no desk's book here: another desk's, or a
@@ -709,6 +722,20 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 	}
 	if _, err := b.session(ctx); err != nil {
 		return r, err
+	}
+	// The desk's GTTs first, so none fires into the book being closed.
+	deleted, left, err := b.deleteGTTs(ctx, desk, "deleted by a flatten")
+	r.DeletedGTTs, r.Left = deleted, append(r.Left, left...)
+	if err != nil {
+		return r, err
+	}
+	if len(left) > 0 {
+		// Kite refused a delete: most often the GTT fired. Its order is
+		// recorded now, so the cancels below reach it and it cannot
+		// reopen the book once the flatten has closed it.
+		if _, err := b.Sync(ctx); err != nil {
+			return r, err
+		}
 	}
 	orders, err := b.Orders(ctx, desk)
 	if err != nil {

@@ -28,10 +28,15 @@ import (
 // it, and is not placed when Kite's orders still show no order with its
 // tag a settling time after it was recorded. Without a session Kite
 // takes, Sync asks Kite nothing and returns the login's words. It returns
-// how many orders moved.
+// how many orders moved. While any desk's GTT is active it reads Kite's
+// GTTs too (syncGTTs), first.
 func (b *Broker) Sync(ctx context.Context) (int, error) {
 	open, err := b.orders.HasOpen(ctx)
-	if err != nil || !open {
+	if err != nil {
+		return 0, err
+	}
+	gtts, err := b.gttsFollowed(ctx)
+	if err != nil || !open && !gtts {
 		return 0, err
 	}
 	s, err := b.session(ctx)
@@ -44,12 +49,22 @@ func (b *Broker) Sync(ctx context.Context) (int, error) {
 	} else if err != nil {
 		return 0, err
 	}
+	n := 0
+	if gtts {
+		// First: a fired GTT's order joins the open orders moved below.
+		m, err := b.syncGTTs(ctx, orders)
+		if IsSession(err) {
+			return m, b.sessionEnded(ctx, s)
+		} else if err != nil {
+			return m, err
+		}
+		n += m
+	}
 	recs, err := b.orders.Open(ctx)
 	if err != nil {
-		return 0, err
+		return n, err
 	}
 	tagged := byTag(orders)
-	n := 0
 	for _, rec := range recs {
 		got, ok := b.settled(rec, tagged)
 		if !ok {

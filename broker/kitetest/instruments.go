@@ -100,7 +100,8 @@ func (s *Server) AddInstruments(list ...Instrument) {
 	}
 }
 
-// SetLTP moves an instrument's last price ("NSE:INFY"). Stop-loss orders
+// SetLTP moves an instrument's last price ("NSE:INFY"). GTTs whose
+// trigger it reaches fire (gtt.go), their orders placed first; stop-loss orders
 // whose trigger is crossed are triggered, resting orders that become
 // marketable fill at their limit price, and ticker connections subscribed to
 // the instrument get a tick. It panics on an unknown instrument: a test bug.
@@ -112,6 +113,7 @@ func (s *Server) SetLTP(key string, price float64) {
 		panic("kitetest: SetLTP of unknown instrument " + key)
 	}
 	inst.LastPrice = price
+	s.fireGTTsLocked(inst)
 	for _, o := range s.orders {
 		if o.inst != inst {
 			continue

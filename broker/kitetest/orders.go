@@ -579,11 +579,28 @@ func (s *Server) placeOrder(w *recorder, r *http.Request, sess *session, variety
 		inputError(w, "Maximum allowed order requests exceeded for the day.")
 		return
 	}
+	o := s.createLocked(sess.userID, variety, of)
+	loss := s.lossLocked()
+	s.mu.Unlock()
+
+	switch loss {
+	case LoseByDrop:
+		w.drop()
+	case LoseBy504:
+		w.WriteHeader(http.StatusGatewayTimeout)
+	default:
+		writeData(w, map[string]any{"order_id": o.ID})
+	}
+}
+
+// createLocked makes the order of a checked form for userID and runs it
+// through admitLocked: a placement's, or a GTT's that fired.
+func (s *Server) createLocked(userID, variety string, of *orderForm) *order {
 	now := s.now()
 	s.nextOrder++
 	o := &order{
 		Order: Order{
-			ID: now.In(IST).Format("060102") + fmt.Sprintf("%09d", s.nextOrder), UserID: sess.userID,
+			ID: now.In(IST).Format("060102") + fmt.Sprintf("%09d", s.nextOrder), UserID: userID,
 			Variety: variety, Exchange: of.inst.Exchange, Tradingsymbol: of.inst.Tradingsymbol,
 			TransactionType: of.txn, OrderType: of.otype, Product: of.product, Validity: of.validity,
 			Quantity: of.qty, Price: of.price, TriggerPrice: of.trigger, MarketProtection: of.marketProtection,
@@ -604,17 +621,7 @@ func (s *Server) placeOrder(w *recorder, r *http.Request, sess *session, variety
 		o.history = append(o.history, o.wire(st))
 	}
 	s.admitLocked(o)
-	loss := s.lossLocked()
-	s.mu.Unlock()
-
-	switch loss {
-	case LoseByDrop:
-		w.drop()
-	case LoseBy504:
-		w.WriteHeader(http.StatusGatewayTimeout)
-	default:
-		writeData(w, map[string]any{"order_id": o.ID})
-	}
+	return o
 }
 
 // admitLocked runs an accepted order through risk checks and the exchange.

@@ -106,6 +106,8 @@ type Server struct {
 	// source address, in order.
 	sources     map[string]bool
 	sourcesSeen []string
+	gtts        []*gtt // every user's, in creation order (gtt.go)
+	nextGTT     int
 }
 
 // New starts a fake on loopback for the app apiKey/apiSecret and closes it
@@ -345,6 +347,16 @@ func (s *Server) route(w *recorder, r *http.Request, sess *session) {
 		s.listTrades(w, sess, p[1])
 	case m == http.MethodGet && r.URL.Path == "/trades":
 		s.listTrades(w, sess, "")
+	case m == http.MethodPost && r.URL.Path == "/gtt/triggers":
+		s.placeGTT(w, r, sess)
+	case m == http.MethodGet && r.URL.Path == "/gtt/triggers":
+		s.listGTTs(w, sess)
+	case m == http.MethodGet && len(p) == 3 && p[0] == "gtt" && p[1] == "triggers":
+		s.getGTT(w, sess, p[2])
+	case m == http.MethodPut && len(p) == 3 && p[0] == "gtt" && p[1] == "triggers":
+		s.modifyGTT(w, r, sess, p[2])
+	case m == http.MethodDelete && len(p) == 3 && p[0] == "gtt" && p[1] == "triggers":
+		s.deleteGTT(w, sess, p[2])
 	case m == http.MethodGet && r.URL.Path == "/portfolio/positions":
 		s.positions(w, sess)
 	case m == http.MethodPost && r.URL.Path == "/margins/orders":

@@ -1,0 +1,55 @@
+package gate_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
+)
+
+// A desk's place_gtt that could open or grow a position is refused by the
+// hard limits, before anyone is asked, and audited; one that only closes
+// what the desk holds passes to the gate's hold.
+func TestGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	if _, err := f.paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Type: deskbot.OrderMarket, Product: deskbot.ProductMIS}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, desk, args, want string }{
+		{"closes main's long", "main", `{"symbol":"TCS","side":"sell","quantity":10,"stop_trigger":950,"stop_price":945,"target_trigger":1100,"target_price":1095}`, ""},
+		{"grows main's long", "main", `{"symbol":"TCS","side":"buy","quantity":10,"stop_trigger":1050,"stop_price":1055}`, "a buy would grow"},
+		{"more than main holds", "main", `{"symbol":"TCS","side":"sell","quantity":11,"stop_trigger":950,"stop_price":945}`, "more than the 10 TCS"},
+		{"main's position, from another desk", "other", `{"symbol":"TCS","side":"sell","quantity":10,"stop_trigger":950,"stop_price":945}`, "holds no TCS"},
+		{"a symbol main does not hold", "main", `{"symbol":"INFY","side":"sell","quantity":1,"stop_trigger":950,"stop_price":945}`, "holds no INFY"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			release, refusal := f.limits.Check(t.Context(), tt.desk, deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(tt.args)})
+			if tt.want == "" {
+				if release == nil {
+					t.Fatalf("refused: %s", refusal)
+				}
+				release()
+				return
+			}
+			if release != nil || !strings.Contains(refusal, tt.want) {
+				t.Errorf("got release %v, refusal %q; want refused saying %q", release != nil, refusal, tt.want)
+			}
+		})
+	}
+	trail, err := f.st.AuditTrail(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range trail {
+		if e.Action == "refuse" && e.Tool == deskbot.ToolPlaceGTT {
+			n++
+		}
+	}
+	if got, want := n, 4; got != want {
+		t.Errorf("%d refusals of place_gtt audited, want %d", got, want)
+	}
+}
