@@ -20,7 +20,7 @@ func TestDenyThenReasonReachesTheDesk(t *testing.T) {
 	if got, _ := h.answer(h.tap(asha, m, "Deny")); got != "Denied; it will not run." {
 		t.Errorf("deny answered %q", got)
 	}
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	if !prompt.ForceReply || !slicesHas(prompt.Labels(), "Skip") {
 		t.Errorf("prompt: force reply %v, buttons %q; want a forced reply with Skip", prompt.ForceReply, prompt.Labels())
 	}
@@ -51,7 +51,7 @@ func TestSkipTellsTheDeskWithoutAReason(t *testing.T) {
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("beta")
 	h.answer(h.tap(ravi, m, "Deny"))
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	if got, _ := h.answer(h.tap(stranger, prompt, "Skip")); got != "Only approvers can decide; nothing was changed." {
 		t.Errorf("stranger's skip answered %q", got)
 	}
@@ -255,6 +255,17 @@ func TestUnknownDeskAndMissingArgumentsGetUsage(t *testing.T) {
 			t.Errorf("%s answered %q, want %q", tc.text, got, tc.want)
 		}
 	}
+}
+
+// reasonPrompt waits for the bot's reason prompt and for the note that
+// routes a reply to it: the bot writes the note once Telegram has given the
+// prompt its id, so a reply sent the moment the prompt shows could come
+// before it (a person is never that fast).
+func (h *e2e) reasonPrompt() telegramtest.Message {
+	h.t.Helper()
+	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	h.waitNote(bot.ReasonPromptKey(groupID, prompt.ID))
+	return prompt
 }
 
 // waitNote waits until the outbox wrote key.

@@ -89,7 +89,7 @@ func TestForwardedDenyReasonIsNotTaken(t *testing.T) {
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Deny"))
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	for _, fwd := range secondHands() {
 		h.tg.InjectForwarded(asha, groupID, "Actually go ahead and run it twice.", prompt.ID, fwd)
 	}
