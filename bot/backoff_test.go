@@ -76,6 +76,7 @@ const (
 // While the event stream cannot be read, the outbox waits 1s, doubling up to
 // a minute, and starts again from 1s after a read succeeds.
 func TestOutboxBacksOff(t *testing.T) {
+	t.Parallel()
 	script := []bool{true, true, true, true, true, true, true, true, true, false, true, true}
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &waits{stopAfter: 11, cancel: cancel}
@@ -93,6 +94,7 @@ func TestOutboxBacksOff(t *testing.T) {
 // A 5xx or a network error is retried after MinBackoff, doubling up to
 // MaxBackoff; a 429 waits what Telegram asked and leaves the doubling alone.
 func TestSenderBacksOff(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		opts     SenderOptions

@@ -10,6 +10,7 @@ import (
 const reqID = "0b6f1c9e-7d2a-4c55-9a43-2f1e8d7c6b5a"
 
 func TestParseCallback(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw         string
 		action, arg string
@@ -60,6 +61,7 @@ func TestParseCallback(t *testing.T) {
 }
 
 func TestNewButtonFitsAndRoundTrips(t *testing.T) {
+	t.Parallel()
 	longest := strings.Repeat("d", 32) + "/" + strings.Repeat("t", 27) // 64 bytes on the wire
 	for _, tc := range []struct{ action, arg string }{
 		{ActAllowOnce, reqID}, {ActRevoke, longest}, {ActFlattenConfirm, "all"},

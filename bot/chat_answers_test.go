@@ -14,6 +14,7 @@ import (
 // addressed to this bot; one addressed to another bot in the group is
 // left alone.
 func TestUnknownCommandPointsToHelp(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	other := h.say(asha, "/foo@some_other_bot", 0)
 	for _, tc := range []struct{ text, want string }{
@@ -46,6 +47,7 @@ func TestUnknownCommandPointsToHelp(t *testing.T) {
 // /tell to a paused desk says the words wait for /resume, instead of a
 // thumbs-up that reads as heard; a running desk still gets the reaction.
 func TestTellToAPausedDeskSaysItIsQueued(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	if err := h.st.SetPaused(t.Context(), "alpha", true, deskbot.AuditEntry{Action: "pause", Desk: "alpha", By: "test", At: h.clock.Now()}); err != nil {
 		t.Fatal(err)
@@ -77,6 +79,7 @@ func closedURL(t *testing.T) string {
 // refused: the operator fixes the network in one case, the token in the
 // other. Neither quotes the token.
 func TestStartTellsNetworkFailureFromRefusal(t *testing.T) {
+	t.Parallel()
 	tg := telegramtest.New(t, testToken)
 	for _, tc := range []struct {
 		name, url, token, want string

@@ -14,12 +14,13 @@ import (
 )
 
 func TestDenyThenReasonReachesTheDesk(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	r, m := h.mustHoldShown("alpha")
 	if got, _ := h.answer(h.tap(asha, m, "Deny")); got != "Denied; it will not run." {
 		t.Errorf("deny answered %q", got)
 	}
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	if !prompt.ForceReply || !slicesHas(prompt.Labels(), "Skip") {
 		t.Errorf("prompt: force reply %v, buttons %q; want a forced reply with Skip", prompt.ForceReply, prompt.Labels())
 	}
@@ -46,10 +47,11 @@ func TestDenyThenReasonReachesTheDesk(t *testing.T) {
 }
 
 func TestSkipTellsTheDeskWithoutAReason(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("beta")
 	h.answer(h.tap(ravi, m, "Deny"))
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	if got, _ := h.answer(h.tap(stranger, prompt, "Skip")); got != "Only approvers can decide; nothing was changed." {
 		t.Errorf("stranger's skip answered %q", got)
 	}
@@ -69,6 +71,7 @@ func TestSkipTellsTheDeskWithoutAReason(t *testing.T) {
 }
 
 func TestTellAndReplyToADeskMessageQueueTriggers(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	id := h.say(asha, "/tell alpha Keep it under 1 lakh today\nand log it", 0)
@@ -98,6 +101,7 @@ func TestTellAndReplyToADeskMessageQueueTriggers(t *testing.T) {
 // Telegram delivers the last batch of updates again after a crash; the same
 // /tell delivered twice (even at once) tells the desk once.
 func TestRedeliveredTellIsDoneOnce(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	u := tele.Update{ID: 4242, Message: &tele.Message{
 		ID: 77, Chat: &tele.Chat{ID: groupID, Type: tele.ChatSuperGroup},
@@ -117,6 +121,7 @@ func TestRedeliveredTellIsDoneOnce(t *testing.T) {
 }
 
 func TestFlattenAsksThenCloses(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {
@@ -155,6 +160,7 @@ func TestFlattenAsksThenCloses(t *testing.T) {
 }
 
 func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if got := h.replyTo(groupID, h.say(asha, "/pause all", 0)).Plain; got != "Paused alpha, beta." {
@@ -183,6 +189,7 @@ func TestPauseAndResume(t *testing.T) {
 }
 
 func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	_, m := h.mustHoldShown("alpha")
@@ -208,6 +215,7 @@ func TestRevokingAGrantBringsTheGateBack(t *testing.T) {
 }
 
 func TestWhoamiAnswersAnyoneOtherChatsAreIgnored(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	const otherGroup = int64(-100999)
 	got := h.replyTo(otherGroup, h.tg.InjectText(stranger, otherGroup, "/whoami", 0)).Plain
@@ -234,6 +242,7 @@ func TestWhoamiAnswersAnyoneOtherChatsAreIgnored(t *testing.T) {
 }
 
 func TestUnknownDeskAndMissingArgumentsGetUsage(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	for _, tc := range []struct{ text, want string }{
 		{"/tell gamma hello", "There is no desk named gamma. Usage: /tell <desk> <text>. Desks: alpha, beta."},
@@ -246,6 +255,17 @@ func TestUnknownDeskAndMissingArgumentsGetUsage(t *testing.T) {
 			t.Errorf("%s answered %q, want %q", tc.text, got, tc.want)
 		}
 	}
+}
+
+// reasonPrompt waits for the bot's reason prompt and for the note that
+// routes a reply to it: the bot writes the note once Telegram has given the
+// prompt its id, so a reply sent the moment the prompt shows could come
+// before it (a person is never that fast).
+func (h *e2e) reasonPrompt() telegramtest.Message {
+	h.t.Helper()
+	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	h.waitNote(bot.ReasonPromptKey(groupID, prompt.ID))
+	return prompt
 }
 
 // waitNote waits until the outbox wrote key.
@@ -264,6 +284,7 @@ func slicesEqual(a, b []string) bool       { return slices.Equal(a, b) }
 // token: every test's logs and chat are checked for it at cleanup, and here
 // the failures that quote URLs are provoked on purpose.
 func TestTokenNeverShown(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 400, Description: "Bad Request: chat not found", Times: 1})
 	h.say(asha, "/help", 0)
@@ -291,6 +312,7 @@ func (panicky) Book(context.Context, string) (deskbot.Book, error) { panic("book
 // telebot runs each handler in its own goroutine without recovery: one
 // panic would end the service. The bot recovers it, logs it, and goes on.
 func TestHandlerPanicIsRecovered(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.brokerFor = func(b deskbot.Broker) deskbot.Broker { return panicky{b} }
 	h.restart()
@@ -307,6 +329,7 @@ func TestHandlerPanicIsRecovered(t *testing.T) {
 }
 
 func TestDesksAndRequestsShowTheState(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 10, Price: 100}); err != nil {

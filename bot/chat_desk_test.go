@@ -33,6 +33,7 @@ func (h *e2e) tradeAcrossMidnight() {
 // /desks shows each desk's P&L of India's today in rupees and its models'
 // tokens today, and says when a desk reaches none of its models.
 func TestDesksShowTodaysPnLAndOutages(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tradeAcrossMidnight()
 	if err := h.st.PutNote(t.Context(), words.ModelOutageNote("beta"), "2026-11-30T18:25:00Z", 0); err != nil {
@@ -64,6 +65,7 @@ func TestDesksShowTodaysPnLAndOutages(t *testing.T) {
 // /desk shows one desk in full through the chat, and an unknown desk is
 // refused with the desks there are, changing nothing.
 func TestDeskShowsOneDeskInFull(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	h.tradeAcrossMidnight()

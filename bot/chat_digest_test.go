@@ -17,6 +17,7 @@ import (
 // row that cannot offers Open, and a forged Allow on it is refused until
 // the call is opened and allowed from its own message.
 func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	var reqs []*deskbot.Request
@@ -105,6 +106,7 @@ func TestDigestRowsDecideExactlyTheirRequest(t *testing.T) {
 // with no buttons; while the digest is still the newest message, it is
 // edited in place and nothing is sent.
 func TestHeldCallJoiningADigestReachesTheBottom(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	hold := func(i int) {
@@ -155,6 +157,7 @@ func TestHeldCallJoiningADigestReachesTheBottom(t *testing.T) {
 // plan, which only its own message shows; a forged Allow on its row is
 // refused and runs nothing.
 func TestDigestRowOfAFlattenOffersOpen(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	var flat *deskbot.Request

@@ -30,6 +30,7 @@ func (h *e2e) holdFlatten(desk, args string) (*deskbot.Request, telegramtest.Mes
 // A held call with no arguments reads as such, with no empty "{}", and is
 // named by a short id; its buttons still carry the whole id.
 func TestHeldCallWithNoArgumentsAndShortID(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	for _, args := range []string{`{}`, `null`} {
 		t.Run(args, func(t *testing.T) {
@@ -55,6 +56,7 @@ func TestHeldCallWithNoArgumentsAndShortID(t *testing.T) {
 // A decided flatten's message ends as the record of what it closed, not a
 // guess that the book could not be read.
 func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	for _, o := range []deskbot.Order{
@@ -106,6 +108,7 @@ func TestDecidedFlattenSaysWhatWasClosed(t *testing.T) {
 // message loses its buttons, and the request is shown again at the bottom
 // with the new plan; an Allow there runs that plan.
 func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Buy, Quantity: 10, Price: 4000}); err != nil {
@@ -149,6 +152,7 @@ func TestHostileFlattenWhosePlanChangedIsAskedAgain(t *testing.T) {
 // /flatten's confirmation lists what it will close, desk by desk, before
 // anyone taps Yes.
 func TestFlattenConfirmationListsWhatItCloses(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	for _, o := range []deskbot.Order{
@@ -179,6 +183,7 @@ func TestFlattenConfirmationListsWhatItCloses(t *testing.T) {
 // where the chat's text goes out); the same words told to the desk's
 // model carry no joiner, which it would read as a stray character.
 func TestFlattenSignsAreJoinedInTheChatOnly(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if _, err := h.broker.PlaceOrder(ctx, "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "RELIANCE", Side: deskbot.Buy, Quantity: 6, Price: 100}); err != nil {

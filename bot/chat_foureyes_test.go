@@ -33,6 +33,7 @@ func fourEyesGate(h *e2e, p deskbot.Policies) *gate.Gate {
 }
 
 func TestTwoApproversNeededInTheChat(t *testing.T) {
+	t.Parallel()
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
 	r, m := h.mustHoldShown("alpha")
 	if !strings.Contains(m.Plain, "This call needs 2 approvers: 2 more") {
@@ -83,6 +84,7 @@ func TestTwoApproversNeededInTheChat(t *testing.T) {
 // Both approvers tap at once, each on two devices: one approval is
 // counted, one runs the call, and the call runs once.
 func TestTwoApproversAtOnceInTheChat(t *testing.T) {
+	t.Parallel()
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
 	_, m := h.mustHoldShown("alpha")
 	var qs []string
@@ -121,6 +123,7 @@ func TestTwoApproversAtOnceInTheChat(t *testing.T) {
 // A restart between the two approvals, into a service whose policy no
 // longer asks for two: Asha's taps still never run the call.
 func TestRestartBetweenApprovalsInTheChat(t *testing.T) {
+	t.Parallel()
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2})
 	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Allow once"))
@@ -146,6 +149,7 @@ func TestRestartBetweenApprovalsInTheChat(t *testing.T) {
 // An "Always allow" under four eyes needs both, and /grants shows the
 // grant's scope.
 func TestGrantThatNeededTwoInTheChat(t *testing.T) {
+	t.Parallel()
 	h := mustFourEyes(t, deskbot.ToolPolicy{Approvals: 2, TwoApproversAbove: 500000})
 	_, m := h.mustHoldShown("alpha") // no price: its size cannot be read, so it needs two
 	if got := h.grant(asha, m); !strings.HasPrefix(got, "Approved (1 of 2)") {

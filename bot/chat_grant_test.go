@@ -16,6 +16,7 @@ import (
 // what the grant would cover (desk, tool, cap, end) under buttons of its
 // own, Cancel gives none, and the confirmation gives exactly what it said.
 func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t) // GRANT_MAX_NOTIONAL ₹50,000, GRANT_TTL 2h; 14:00 IST
 	ctx := t.Context()
 	r, m := h.mustHoldShown("alpha")
@@ -68,6 +69,7 @@ func TestAlwaysAllowAsksToConfirmTheGrant(t *testing.T) {
 // A stranger cannot confirm a grant: the confirmation's buttons are an
 // approver's, as the request's are.
 func TestStrangerCannotConfirmAGrant(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Always allow"))
@@ -83,6 +85,7 @@ func TestStrangerCannotConfirmAGrant(t *testing.T) {
 // A call run under a grant is told in the chat, with whose grant it was
 // and what it covers; the tool's answer, written for the model, is not.
 func TestCallRunUnderAGrantIsToldInTheChat(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	at := h.clock.Now().Add(-30 * time.Minute)
 	g := &deskbot.Grant{Desk: "alpha", Tool: "place_order", GrantedBy: "Ravi (102)", GrantedAt: at, ExpiresAt: at.Add(2 * time.Hour), Limit: 50000}
@@ -133,6 +136,7 @@ func TestOrderUnderAGrantIsToldWithItsFill(t *testing.T) {
 // grants nothing, runs nothing and says why; the one the chat sent still
 // gives what it said.
 func TestForgedGrantConfirmationChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	r, m := h.mustHoldShown("alpha")
@@ -163,6 +167,7 @@ func TestForgedGrantConfirmationChangesNothing(t *testing.T) {
 // /grants says when each grant ends, and a grant with no end (GRANT_TTL 0)
 // that it lasts until revoked.
 func TestGrantsSayWhenEachEnds(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t) // 14:00 IST
 	now := h.clock.Now()
 	for _, g := range []deskbot.Grant{

@@ -15,6 +15,7 @@ import (
 // limit; a price older than PRICE_MAX_AGE (its default, 60 s, here) reads
 // as stale, never as current.
 func TestHeldOrderShowsLastPriceAndAge(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	now := h.clock.Now()
 	for _, tc := range []struct {

@@ -29,6 +29,7 @@ func (b marginBroker) Margin(ctx context.Context, o deskbot.Order) (deskbot.Orde
 // of its own. An order with a limit is valued at its limit, in the product
 // it names.
 func TestHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.broker.market.Set("INFY", 1500)
 	for _, tt := range []struct {
@@ -67,6 +68,7 @@ func TestHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 // holds the message back by the words' 2 s at most, and it goes out
 // without the margin.
 func TestHeldOrderShowsItsMargin(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		block  time.Duration
@@ -106,6 +108,7 @@ func TestHeldOrderShowsItsMargin(t *testing.T) {
 // message of its own even when it names the request whose call placed
 // the order.
 func TestOrderEventReachesTheDesksTopic(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.SetForum(groupID, true)
 	h.topics = true
@@ -155,6 +158,7 @@ func (b ordersBroker) Orders(ctx context.Context, desk string) ([]deskbot.Placed
 // /desk lists the desk's orders still open at the broker as get_orders
 // says them, and says so when they cannot be read.
 func TestDeskListsItsOpenOrders(t *testing.T) {
+	t.Parallel()
 	infy := deskbot.Order{Symbol: "INFY", Side: deskbot.Buy, Quantity: 50, Type: deskbot.OrderLimit, Price: 1500, Product: deskbot.ProductMIS}
 	orders := []deskbot.PlacedOrder{
 		{ID: "2512040001", Desk: "alpha", Order: infy, State: deskbot.OrderPartlyFilled, Filled: 20, AvgPrice: 1499.5},

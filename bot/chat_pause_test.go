@@ -7,6 +7,7 @@ import (
 // Stopping a desk is always safe: a member of the group who sees a runaway
 // desk may pause it, but only an approver may start it again.
 func TestAMemberMayPauseADeskButNotResumeIt(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	ctx := t.Context()
 	if got, want := h.replyTo(groupID, h.say(stranger, "/pause alpha", 0)).Plain, "Paused alpha."; got != want {

@@ -63,6 +63,7 @@ func checkTelegramPhoto(t *testing.T, m telegramtest.Message) {
 
 // /pnl is read-only: a member of the group who is no approver gets it.
 func TestPnLSendsThePicture(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cmd  string
@@ -106,6 +107,7 @@ func TestPnLSendsThePicture(t *testing.T) {
 
 // An unknown desk is answered in words; nothing is drawn or sent.
 func TestPnLUnknownDesk(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	got := h.replyTo(groupID, h.say(asha, "/pnl omega", 0)).Plain
 	if want := "There is no desk named omega. Usage: /pnl [desk], /pnl week [desk]. Desks: alpha, beta."; got != want {
@@ -119,6 +121,7 @@ func TestPnLUnknownDesk(t *testing.T) {
 // The day's report at REPORT_AT goes to the group's General topic once,
 // however often the leader's job calls it (a hand-over at that minute).
 func TestDayReportIsSentOnce(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.mustPnLDay()
 	for range 2 {

@@ -23,6 +23,7 @@ func (m hubAt) LastPrice(context.Context, string) (deskbot.Price, bool, error) {
 // /desks and /desk show a position's last price from the market with its
 // age, and mark it stale, never current, when older than PRICE_MAX_AGE.
 func TestDesksShowPositionPriceAge(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tradeAcrossMidnight()
 	now := h.clock.Now()

@@ -73,6 +73,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // reply to the request's message, once: a rescan or a restart in the
 // reminder's window sends none again. TELEGRAM_QUIET never hushes it.
 func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.remind, h.hush = 100*time.Second, bot.Quiet{DeskMessages: true, Fills: true, Reports: true}
@@ -134,6 +135,7 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 // whose expiry passed, even before the sweep lapsed it, nor one of a desk
 // a risk rule halted (it cannot be allowed).
 func TestNoReminderForADecidedOrLapsedRequestOrAHaltedDesk(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.remind = 100 * time.Second
@@ -169,6 +171,7 @@ func TestNoReminderForADecidedOrLapsedRequestOrAHaltedDesk(t *testing.T) {
 // With TELEGRAM_PIN a held call's message is pinned, without a sound, while
 // its request is open, and unpinned when it is decided or lapses.
 func TestPinnedWhileOpen(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.pin = true
@@ -205,6 +208,7 @@ func itoaAll(ns []int) string { b, _ := json.Marshal(ns); return string(b) }
 // A bot without the right to pin still shows the held call, unpinned, and
 // says why in the log.
 func TestPinWithoutTheRight(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.pin = true
@@ -227,6 +231,7 @@ func TestPinWithoutTheRight(t *testing.T) {
 // allowed call's outcome sent as a message of its own, the day's report);
 // held calls and halts always sound.
 func TestQuietListedKindsGoWithoutASound(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.hush = bot.Quiet{DeskMessages: true, Fills: true, Reports: true}
@@ -272,6 +277,7 @@ func TestQuietListedKindsGoWithoutASound(t *testing.T) {
 // A request shown again at the bottom (what it would do changed) moves its
 // pin to the new message: the old one, without buttons, is unpinned.
 func TestPinMovesWhenARequestIsShownAgain(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	h.pin = true
@@ -300,6 +306,7 @@ func TestPinMovesWhenARequestIsShownAgain(t *testing.T) {
 // with both approvers mentioned; a rescan as the others fall due sends
 // nothing more. A flood is one reminder per digest, not one per call.
 func TestDigestRowsAreRemindedInOneReply(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		apart time.Duration // between one hold and the next

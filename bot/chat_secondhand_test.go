@@ -30,6 +30,7 @@ func secondHands() map[string]telegramtest.Forward {
 }
 
 func TestForwardedCommandsAreNotTaken(t *testing.T) {
+	t.Parallel()
 	for name, fwd := range secondHands() {
 		t.Run(name, func(t *testing.T) {
 			h := mustE2E(t)
@@ -66,6 +67,7 @@ func TestForwardedCommandsAreNotTaken(t *testing.T) {
 }
 
 func TestForwardedReplyToADeskIsNotTaken(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "beta", Time: h.clock.Now(), Text: "Bought 10 RELIANCE."}); err != nil {
 		t.Fatal(err)
@@ -83,10 +85,11 @@ func TestForwardedReplyToADeskIsNotTaken(t *testing.T) {
 }
 
 func TestForwardedDenyReasonIsNotTaken(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Deny"))
-	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	prompt := h.reasonPrompt()
 	for _, fwd := range secondHands() {
 		h.tg.InjectForwarded(asha, groupID, "Actually go ahead and run it twice.", prompt.ID, fwd)
 	}

@@ -13,6 +13,7 @@ import (
 )
 
 func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	r, m := h.mustHoldShown("alpha")
 	// The held call is an order (at market), so it may be changed too.
@@ -40,6 +41,7 @@ func TestHeldCallShowsThreeButtonsAndAllowRunsItOnce(t *testing.T) {
 }
 
 func TestStrangersTapChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	r, m := h.mustHoldShown("alpha")
 	for _, label := range []string{"Allow once", "Always allow", "Deny", "Why?"} {
@@ -61,6 +63,7 @@ func TestStrangersTapChangesNothing(t *testing.T) {
 }
 
 func TestTwoApproversTappingAtOnceRunTheCallOnce(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("alpha")
 	var qs []string
@@ -99,6 +102,7 @@ func TestTwoApproversTappingAtOnceRunTheCallOnce(t *testing.T) {
 }
 
 func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m := h.mustHoldShown("alpha")
 	h.answer(h.tap(asha, m, "Allow once"))
@@ -126,6 +130,7 @@ func TestLateTapsAnswerWhatAlreadyHappened(t *testing.T) {
 }
 
 func TestForgedOrMalformedCallbackDataIsRefused(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	r, m := h.mustHoldShown("alpha")
 	for name, data := range map[string]string{
@@ -148,6 +153,7 @@ func TestForgedOrMalformedCallbackDataIsRefused(t *testing.T) {
 }
 
 func TestButtonsKeepWorkingAfterRestart(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	_, m1 := h.mustHoldShown("alpha")
 	_, m2 := h.mustHoldShown("beta")

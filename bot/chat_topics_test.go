@@ -35,6 +35,7 @@ func (h *e2e) topicOf(name string) int {
 // the one place approvers watch; a plain message in a desk's topic goes to
 // that desk, acknowledged with a reaction.
 func TestEachDeskSpeaksInItsTopicAcrossARestart(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.SetForum(groupID, true)
 	h.topics = true
@@ -87,6 +88,7 @@ func TestEachDeskSpeaksInItsTopicAcrossARestart(t *testing.T) {
 // Without the right to manage topics the desks speak in General, and the
 // bot does not ask Telegram again for every message.
 func TestWithoutTheRightDesksSpeakInGeneral(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.SetForum(groupID, false)
 	h.topics = true
@@ -107,6 +109,7 @@ func TestWithoutTheRightDesksSpeakInGeneral(t *testing.T) {
 // A topic a person deleted is forgotten: the words go to General, and the
 // desk's next words get a new topic.
 func TestADeletedTopicIsReplaced(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.SetForum(groupID, true)
 	h.topics = true

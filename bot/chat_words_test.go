@@ -22,6 +22,7 @@ func (h *e2e) holdOrder(desk, args string) (*deskbot.Request, telegramtest.Messa
 }
 
 func TestHeldOrderReadsInTradingWords(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	if _, err := h.broker.PlaceOrder(t.Context(), "alpha", deskbottest.NewKey(), deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 20, Price: 24500}); err != nil {
 		t.Fatalf("place order: %v", err)
@@ -72,6 +73,7 @@ func (f failingBook) Book(ctx context.Context, desk string) (deskbot.Book, error
 }
 
 func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
+	t.Parallel()
 	for _, hang := range []bool{false, true} {
 		h := mustE2E(t)
 		h.brokerFor = func(b deskbot.Broker) deskbot.Broker { return failingBook{Broker: b, hang: hang} }
@@ -95,6 +97,7 @@ func TestHeldOrderIsShownWithoutTheBookWhenTheBrokerFails(t *testing.T) {
 // message budget is for held calls. Where reactions are refused for good,
 // a short reply says it instead.
 func TestTellIsAcknowledgedWithAReaction(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	before := len(h.tg.Sent("sendMessage"))
 	id := h.say(asha, "/tell alpha keep it small", 0)

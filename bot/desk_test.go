@@ -9,6 +9,7 @@ import (
 )
 
 func TestLastTurnOf(t *testing.T) {
+	t.Parallel()
 	user := deskbot.Message{Role: "user", Content: "[09:15 India time] Scheduled task (open):\nCheck the book"}
 	tests := []struct {
 		name string

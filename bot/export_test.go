@@ -12,4 +12,5 @@ var (
 	DeskMessageKey    = deskMessageKey
 	RemindKey         = remindKey
 	DigestKey         = digestKey
+	ReasonPromptKey   = reasonPromptKey
 )

@@ -13,6 +13,7 @@ import (
 // /healthz reads PollingAlive: healthy while Telegram answers the long
 // poll, unhealthy when answers stop coming and once the bot stopped.
 func TestPollingAlive(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	deskbottest.Eventually(t, "the bot to poll", func() bool { return !h.bot.LastPoll().IsZero() })
 	if err := h.bot.PollingAlive(time.Now()); err != nil {
@@ -30,6 +31,7 @@ func TestPollingAlive(t *testing.T) {
 // On a graceful stop, events published after the bot stopped polling still
 // reach the chat through RunOutbox.
 func TestRunOutboxFlushesAfterStop(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.shutdown()
 	if err := h.st.Publish(t.Context(), deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "alpha", Time: time.Now(), Text: "last words before the stop"}); err != nil {

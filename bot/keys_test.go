@@ -6,6 +6,7 @@ import "testing"
 // forget what was sent (and send it again) or where a reply belongs. These
 // are the keys as they are stored.
 func TestKeysKeepTheirText(t *testing.T) {
+	t.Parallel()
 	const chat, msg = int64(-1001234567890), 42
 	tests := []struct{ got, want string }{
 		{OutboxGroup, "telegram"},
@@ -30,6 +31,7 @@ func TestKeysKeepTheirText(t *testing.T) {
 }
 
 func TestParseMessageRef(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in     string
 		chat   int64

@@ -23,6 +23,7 @@ import (
 // clock the chatter's own wait may move time on before that answer, as a
 // slow answer would.)
 func TestSenderChecksBeforeBookingTheSlot(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	start := clock.Now()
@@ -79,6 +80,7 @@ func TestSenderChecksBeforeBookingTheSlot(t *testing.T) {
 // A held call published behind a backlog of chatter reaches the chat
 // among the first messages, within Telegram's pace.
 func TestOutboxHeldCallOvertakesChatter(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
 	for i := range 30 {
@@ -137,6 +139,7 @@ func (r *outboxRig) eventuallyAllAcked(t *testing.T) {
 
 // A request that closes while its message waits for a slot is not sent.
 func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	req := r.mustCreateRequest(t, reqID)
 	lapsed := *req
@@ -155,6 +158,7 @@ func TestOutboxChecksTheRequestRightBeforeSending(t *testing.T) {
 // A flood of held calls is shown as one digest message per desk, a row a
 // request, and the digest is edited as requests close.
 func TestOutboxFloodShowsDigests(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	var reqs []*deskbot.Request
 	for i := range 8 {
@@ -193,6 +197,7 @@ func TestOutboxFloodShowsDigests(t *testing.T) {
 // Digest pages stay within Telegram's limits; each open request is one row
 // deciding exactly it; Allow only on a call the row shows whole.
 func TestDigestPages(t *testing.T) {
+	t.Parallel()
 	var rows []*deskbot.Request
 	for i := range 150 {
 		r := heldRequest()
@@ -250,6 +255,7 @@ func TestDigestPages(t *testing.T) {
 // held call waiting closeAll stops before its next event and leaves the
 // rest in their lane, for the step after the held call.
 func TestOutboxCloseGivesWayToAHeldCall(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		held     bool
@@ -287,6 +293,7 @@ func TestOutboxCloseGivesWayToAHeldCall(t *testing.T) {
 // and goes once it was: it never takes a slot of the chat that call could
 // use.
 func TestReminderWaitsForHeldCallsToBeShown(t *testing.T) {
+	t.Parallel()
 	b := &Bot{outbox: &Outbox{q: newLanes()}}
 	b.outbox.q.add(deskbot.Event{ID: "1-1", Kind: deskbot.EventUserRequest, Desk: "alpha", RequestID: reqID},
 		deskbot.Event{ID: "1-2", Kind: deskbot.EventRisk, Desk: "alpha", Text: "a warning"})

@@ -35,6 +35,7 @@ func (l *lockedBuffer) String() string {
 // logger: that one ignores LOG_FORMAT and LOG_LEVEL and skips the service's
 // secret scrubber.
 func TestNoLoggerLogsNowhere(t *testing.T) {
+	t.Parallel()
 	var got lockedBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&got, &slog.HandlerOptions{Level: slog.LevelDebug})))

@@ -11,6 +11,7 @@ import (
 // The command menu is registered at start, tried three times 0.5s and 1s
 // apart; when Telegram keeps refusing it the bot runs without it.
 func TestCommandMenuRetried(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		failures  int

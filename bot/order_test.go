@@ -14,6 +14,7 @@ import (
 // read them in the order they were typed, even though taps on buttons are
 // handled side by side.
 func TestMessagesReachTheDeskInOrder(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	const n = 30
 	for i := range n {
@@ -39,6 +40,7 @@ func texts(trs []deskbot.Trigger) []string {
 // after one still reach the desks, in order: an acknowledgement is retried
 // on its own queue.
 func TestRefusedRepliesDoNotHoldUpCommands(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.Fail(telegramtest.Failure{Method: "setMessageReaction", Code: 502})
 	for i := range 3 {

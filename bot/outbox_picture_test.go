@@ -53,6 +53,7 @@ func checkNothingUploaded(t *testing.T, tg *telegramtest.Server, secret string) 
 }
 
 func TestDeskPictureOutsideItsFolderIsNotUploaded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		// plant lays out the desk's folder (and the host) and returns the
@@ -128,6 +129,7 @@ func TestDeskPictureOutsideItsFolderIsNotUploaded(t *testing.T) {
 // swaps it for a symlink to a host file, or for a FIFO, while the upload is
 // under way (here: between a failed attempt and its retry) changes nothing.
 func TestDeskPictureSwappedDuringUploadIsNotReopened(t *testing.T) {
+	t.Parallel()
 	swaps := map[string]func(t *testing.T, tmp, secret string){
 		"symlink to a host file": func(t *testing.T, tmp, secret string) { mustSymlink(t, secret, tmp) },
 		"FIFO": func(t *testing.T, tmp, secret string) {

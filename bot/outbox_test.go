@@ -126,6 +126,7 @@ func (r *outboxRig) mustTransition(t *testing.T, req *deskbot.Request, tr deskbo
 }
 
 func TestOutboxDeliversEachKind(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	held := r.mustCreateRequest(t, reqID)
 	lapsed := r.mustCreateRequest(t, "5f0c2d1e-0a4b-4c3d-8e9f-112233445566")
@@ -205,6 +206,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 }
 
 func TestOutboxOutageOfAMinuteLosesNothing(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	r.tg.Down(true)
 	began := r.clock.Now()
@@ -229,6 +231,7 @@ func TestOutboxOutageOfAMinuteLosesNothing(t *testing.T) {
 }
 
 func TestOutbox429StormIsPacedAndDropsNothing(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
 	r.tg.Fail(telegramtest.Failure{Method: "sendMessage", Code: 429, RetryAfter: 5, Times: 3})
@@ -251,6 +254,7 @@ func TestOutbox429StormIsPacedAndDropsNothing(t *testing.T) {
 }
 
 func TestOutboxCoalescesAndSplits(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	long := strings.Repeat("Position review line that goes on. ", 286)[:10000]
 	r.publish(t, said("alpha", "one"), said("alpha", "two"), said("alpha", "three"), said("beta", "other desk"), said("beta", long))
@@ -274,6 +278,7 @@ func TestOutboxCoalescesAndSplits(t *testing.T) {
 }
 
 func TestOutboxRestartSendsEachOnce(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	var want []string
 	for i := range 8 {
@@ -296,6 +301,7 @@ func TestOutboxRestartSendsEachOnce(t *testing.T) {
 // said after a pause is a message of its own. A shutdown while the merged
 // message is on its way sends it once, and none of its parts again.
 func TestOutboxMergesMessagesSaidCloseTogether(t *testing.T) {
+	t.Parallel()
 	r := mustOutboxRig(t)
 	t0 := r.clock.Now()
 	at := func(e deskbot.Event, d time.Duration) deskbot.Event { e.Time = t0.Add(d); return e }
@@ -343,6 +349,7 @@ func (a *ackCounter) AckEvents(_ context.Context, _ string, ids ...string) error
 // What is not for the chat is acknowledged as it is read, a batch's in one
 // round trip; what is for the chat waits in its lane, unacknowledged.
 func TestOutboxAcksWhatIsNotForTheChatAtOnce(t *testing.T) {
+	t.Parallel()
 	acks := &ackCounter{}
 	o := NewOutbox(OutboxConfig{}, acks, nil, nil, quietLog())
 	evs := []deskbot.Event{

@@ -78,6 +78,7 @@ func (rp *runningPoller) next(t *testing.T) string {
 // Telegram (it stopped first) are not given to the new one again, and
 // nothing after them is skipped.
 func TestPollerNextLeaderNeitherSkipsNorReplays(t *testing.T) {
+	t.Parallel()
 	st := storetest.MustOpen(t)
 	tg := telegramtest.New(t, dlToken)
 	user := telegramtest.User{ID: 101, FirstName: "Asha"}
@@ -117,6 +118,7 @@ func TestPollerNextLeaderNeitherSkipsNorReplays(t *testing.T) {
 // A poller whose term may have lapsed (a pause past the lease) hands over
 // nothing and stops: the updates stay with Telegram for the new leader.
 func TestPollerOfAStaleLeaderHandsNothingOver(t *testing.T) {
+	t.Parallel()
 	st := storetest.MustOpen(t)
 	tg := telegramtest.New(t, dlToken)
 	l := mustLeadership(t, st)
@@ -142,6 +144,7 @@ func TestPollerOfAStaleLeaderHandsNothingOver(t *testing.T) {
 // polling at its next save (the store refuses the offset): the batch it
 // was already waiting for is the last it hands over.
 func TestPollerStopsWhenAnotherLeads(t *testing.T) {
+	t.Parallel()
 	st := storetest.MustOpen(t)
 	tg := telegramtest.New(t, dlToken)
 	user := telegramtest.User{ID: 101, FirstName: "Asha"}
@@ -179,6 +182,7 @@ func TestPollerStopsWhenAnotherLeads(t *testing.T) {
 // confirmed when the lease passed (a pause between the two) is left to the
 // new leader, which is given it again.
 func TestPollerMayHandle(t *testing.T) {
+	t.Parallel()
 	st := storetest.MustOpen(t)
 	l := mustLeadership(t, st)
 	p := &poller{offsets: st, leader: l}

@@ -14,6 +14,7 @@ import (
 // While getUpdates fails the poller waits 250ms, doubling up to 30s, and
 // starts again from 250ms once Telegram answers; a stop ends it at once.
 func TestPollerBacksOff(t *testing.T) {
+	t.Parallel()
 	tg := telegramtest.New(t, dlToken)
 	tg.Fail(telegramtest.Failure{Method: "getUpdates", Code: 502, Times: 9})
 	b, err := tele.NewBot(tele.Settings{URL: tg.URL, Token: dlToken, Offline: true})

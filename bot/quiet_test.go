@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseQuiet(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      []string
 		want    Quiet
@@ -31,6 +32,7 @@ func TestParseQuiet(t *testing.T) {
 // A held call or a reminder (the request lane) sounds whatever the
 // context says; the other lanes go quiet when told.
 func TestSilentNeverInTheRequestLane(t *testing.T) {
+	t.Parallel()
 	ctx := withSilent(context.Background(), true)
 	tests := []struct {
 		lane Lane

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRemindDue(t *testing.T) {
+	t.Parallel()
 	exp := time.Date(2026, 11, 30, 8, 35, 0, 0, time.UTC)
 	open := &deskbot.Request{State: deskbot.StateOpen, ExpiresAt: exp}
 	denied := &deskbot.Request{State: deskbot.StateDenied, ExpiresAt: exp}
@@ -32,6 +33,7 @@ func TestRemindDue(t *testing.T) {
 }
 
 func TestUnanswered(t *testing.T) {
+	t.Parallel()
 	b := &Bot{cfg: Config{Approvers: []int64{101, 102, 103}}}
 	tests := []struct {
 		name string
@@ -60,6 +62,7 @@ func TestUnanswered(t *testing.T) {
 
 // A name is a person's to choose: it is shown as text, never markup.
 func TestRenderReminderEscapesNames(t *testing.T) {
+	t.Parallel()
 	r := &deskbot.Request{ID: "abcdef0123456789", Desk: "alpha", Content: deskbot.PermissionContent{ToolName: "place_order"},
 		ExpiresAt: time.Date(2026, 11, 30, 8, 35, 0, 0, time.UTC)}
 	got := RenderReminder(r, []deskbot.Person{{ID: 101, Name: `<b>Asha</b> & "co"`}})

@@ -78,6 +78,7 @@ func checkPacing(t *testing.T, calls []telegramtest.Call) {
 }
 
 func TestSenderPacesWithinTelegramLimits(t *testing.T) {
+	t.Parallel()
 	r := mustDeliveryRig(t)
 	r.tg.Limit(&telegramtest.Limits{PerChat: time.Second, PerGroupPerMinute: 20})
 	const private int64 = 501
@@ -115,6 +116,7 @@ func TestSenderPacesWithinTelegramLimits(t *testing.T) {
 // the shared fake clock, which every sleeper moves, may have moved on by
 // the time a caller could read it.
 func TestSenderSlotsUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	slots := make(chan time.Time, 50)
@@ -143,6 +145,7 @@ func TestSenderSlotsUnderConcurrency(t *testing.T) {
 // minute of reminders never makes a request nobody has seen wait for the
 // next minute.
 func TestSenderRemindersLeaveHeldCallsRoom(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	start := clock.Now()
@@ -179,6 +182,7 @@ func TestSenderRemindersLeaveHeldCallsRoom(t *testing.T) {
 // lane with the whole minute, go at once (the outbox sends one thing at a
 // time, so a held edit would hold back every held call behind it).
 func TestSenderWaitingReminderHoldsBackNoEdit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		counts bool
@@ -230,6 +234,7 @@ func TestSenderWaitingReminderHoldsBackNoEdit(t *testing.T) {
 // Chatter leaves the last sends of the group's minute to the lanes above
 // it, and the next caller served is the highest lane, then the earliest.
 func TestSenderLanes(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	chatter := WithLane(t.Context(), LaneChatter)
@@ -273,6 +278,7 @@ func TestSenderLanes(t *testing.T) {
 }
 
 func TestSenderRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		failure   telegramtest.Failure
@@ -311,6 +317,7 @@ func TestSenderRetries(t *testing.T) {
 }
 
 func TestSenderOutageNeverLeaksToken(t *testing.T) {
+	t.Parallel()
 	r := mustDeliveryRig(t)
 	r.tg.Down(true)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -331,6 +338,7 @@ func TestSenderOutageNeverLeaksToken(t *testing.T) {
 }
 
 func TestSenderEditNotModifiedIsDone(t *testing.T) {
+	t.Parallel()
 	r := mustDeliveryRig(t)
 	m, err := r.s.Send(t.Context(), dlGroup, "<b>held</b>", htmlOpts(&tele.ReplyMarkup{InlineKeyboard: [][]tele.InlineButton{{{Unique: ActDeny, Data: reqID, Text: "Deny"}}}}))
 	if err != nil {
@@ -353,6 +361,7 @@ func TestSenderEditNotModifiedIsDone(t *testing.T) {
 // A call answered after its slot (Telegram was slow to answer) keeps the
 // gap to the next from when it was answered.
 func TestSenderGapCountsFromTheSend(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	at, err := s.acquire(t.Context(), dlGroup, true, LaneRequest, nil)
@@ -377,6 +386,7 @@ func TestSenderGapCountsFromTheSend(t *testing.T) {
 // send must not let the 21st of a minute start before a minute has passed
 // since the first was answered, or Telegram may see 21 in its own minute.
 func TestSenderMinuteCountsFromTheAnswer(t *testing.T) {
+	t.Parallel()
 	clock := newDeliveryClock()
 	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
 	var starts, answers []time.Time
@@ -405,6 +415,7 @@ func TestSenderMinuteCountsFromTheAnswer(t *testing.T) {
 // chatter go after it. Each case books a reminder, then queues a second
 // reminder and the caller for the next slot, and compares their slots.
 func TestSenderServesApprovalsFirst(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		lane       Lane

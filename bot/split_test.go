@@ -11,6 +11,7 @@ import (
 )
 
 func TestSplit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		text  string

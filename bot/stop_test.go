@@ -15,6 +15,7 @@ import (
 // every request of the client it stops; a send cancelled that way is either
 // lost or, if Telegram had already taken it, sent again by the retry.)
 func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	h.tg.Hang("setMessageReaction", 400*time.Millisecond)
 	h.say(asha, "/tell alpha hold the hedge", 0)
@@ -35,6 +36,7 @@ func TestStopDoesNotCutOffASendInFlight(t *testing.T) {
 // A bot runs once: a second Run, while the first runs, is refused and
 // leaves the first alone.
 func TestSecondRunRefused(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	deskbottest.Eventually(t, "the bot to poll", func() bool { return !h.bot.LastPoll().IsZero() })
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // were it to run after all
@@ -63,6 +65,7 @@ func (in *blockingInbox) Enqueue(ctx context.Context, t deskbot.Trigger) error {
 // it as handed over, so neither Telegram nor the next leader gives it again,
 // and a /tell cut off by the stop would be lost. The stop waits for it.
 func TestStopFinishesATellUnderWay(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	in := &blockingInbox{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	h.inboxFor = func(inner deskbot.Inbox) deskbot.Inbox { in.Inbox = inner; return in }

@@ -13,6 +13,7 @@ import (
 // topic message: in a group without topics a reply carries a thread id
 // too, and must not reach a desk whose topic has that number.
 func TestTopicDeskNeedsATopicMessage(t *testing.T) {
+	t.Parallel()
 	st := storetest.MustOpen(t)
 	const chat = int64(-1001234567890)
 	if err := st.PutNote(t.Context(), topicDeskKey(chat, 5), "alpha", 0); err != nil {

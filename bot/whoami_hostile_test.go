@@ -12,6 +12,7 @@ import (
 // (1087968824), an account every anonymous admin shares. The answer must
 // not hand them that id as theirs to put in TELEGRAM_APPROVERS.
 func TestHostileWhoamiOfAnAnonymousAdmin(t *testing.T) {
+	t.Parallel()
 	h := mustE2E(t)
 	anon := telegramtest.User{ID: 1087968824, FirstName: "Group", Username: "GroupAnonymousBot"}
 	got := h.replyTo(groupID, h.tg.InjectText(anon, groupID, "/whoami", 0)).Plain

@@ -12,6 +12,7 @@ import (
 )
 
 func TestTradingWords(t *testing.T) {
+	t.Parallel()
 	book := &deskbot.Book{RealisedPnL: 40, Positions: []deskbot.Position{
 		{Symbol: "RELIANCE", Quantity: 6, AvgPrice: 100, LastPrice: 110},
 		{Symbol: "NIFTY24DECFUT", Quantity: -20, AvgPrice: 24500, LastPrice: 24512.5},
@@ -76,6 +77,7 @@ func TestTradingWords(t *testing.T) {
 // A flatten of a book too long for the message keeps the call whole and
 // its buttons, with as many lines of the plan as fit.
 func TestTradingWordsGiveWayToTheCall(t *testing.T) {
+	t.Parallel()
 	book := &deskbot.Book{}
 	for i := range 400 {
 		book.Positions = append(book.Positions, deskbot.Position{Symbol: fmt.Sprintf("SYM%03d", i), Quantity: 1, AvgPrice: 1, LastPrice: 2})
@@ -95,6 +97,7 @@ func TestTradingWordsGiveWayToTheCall(t *testing.T) {
 }
 
 func TestRequestSummary(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ tool, args, want string }{
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · NRML, notional ₹12,25,625.00"},
 		{"place_order", `{"symbol":"NIFTY24DECFUT","side":"sell","quantity":50,"price":24512.5,"product":"MIS"}`, "<b>alpha</b>: SELL 50 NIFTY24DECFUT LIMIT @ 24,512.50 · MIS, notional ₹12,25,625.00"},
@@ -122,6 +125,7 @@ func TestRequestSummary(t *testing.T) {
 func mis(string) string { return deskbot.ProductMIS }
 
 func TestMoreRequestsListsEachInTradingWords(t *testing.T) {
+	t.Parallel()
 	var rs []*deskbot.Request
 	for i := range 3 {
 		r := heldRequest()
