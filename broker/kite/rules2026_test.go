@@ -2,6 +2,7 @@ package kite
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,34 @@ func TestCancelFromUnregisteredAddressIsRefused(t *testing.T) {
 	}
 	if ko, _ := r.kt.Order(po.ID); ko.Status != kitetest.StatusOpen {
 		t.Errorf("the order is %s at Kite, want still OPEN", ko.Status)
+	}
+}
+
+// A modification from an unregistered address is refused the same way:
+// the group is told once however often the desk asks, the order stays as
+// it was, and nothing is sent again.
+func TestModificationFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
+	r := mustRig(t)
+	r.kt.Hold(true)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	po := mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 2, 1490))
+	r.kt.AllowSources(registered)
+	for i := range 2 {
+		m, _ := deskbot.ModifiedOrder(mustRead(t, b, "alpha", modifyArgs(po.ID, 1485)))
+		got, err := b.ModifyOrder(ctxFor(t, 10*time.Second), "alpha", deskbottest.NewKey(), m)
+		if !IsSourceIP(err) {
+			t.Fatalf("modification %d: err = %v, want Kite's refusal for the address", i, err)
+		}
+		if got.Order.Price != 1490 || len(got.Modifications) != 0 || got.Modifying != "" {
+			t.Errorf("modification %d: recorded %+v, want the order as it was, unmarked", i, got)
+		}
+	}
+	if got, want := r.kt.Requests(http.MethodPut, "/orders/*/*"), 2; got != want {
+		t.Errorf("modifications sent = %d, want %d (one per call, none retried)", got, want)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
 	}
 }
 
