@@ -136,6 +136,11 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 		return got, err
 	case IsSession(err):
 		return b.gttNotPlaced(ctx, rec, "the Kite session had ended", b.sessionEnded(ctx, s))
+	case IsSourceIP(err):
+		// Refused for the address before anything was made, as an order
+		// is: not placed, the group told (once a day), never sent again.
+		b.sourceRefused(ctx)
+		return b.gttNotPlaced(ctx, rec, "Kite refused orders from this server's address (not in the Kite app's IP whitelist)", err)
 	case deskbot.ErrorCode(err) == deskbot.EINVALID:
 		return b.gttNotPlaced(ctx, rec, deskbot.ErrorMessage(err), err)
 	default:
@@ -195,6 +200,9 @@ func (b *Broker) deleteGTT(ctx context.Context, g deskbot.PlacedGTT, why string)
 	}
 	if err := b.kite.DeleteGTT(ctx, id); IsSession(err) {
 		return g, b.sessionEnded(ctx, s)
+	} else if IsSourceIP(err) {
+		b.sourceRefused(ctx)
+		return g, err
 	} else if err != nil && deskbot.ErrorCode(err) != deskbot.EINVALID {
 		return g, err
 	} else if err != nil {

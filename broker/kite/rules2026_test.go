@@ -143,6 +143,58 @@ func TestModificationFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	}
 }
 
+// A GTT from an unregistered address is refused by Kite as an order is:
+// the desk is told it was not placed (not that Kite's answer was lost),
+// its record ends rejected, the group is told once, and nothing is sent
+// again.
+func TestGTTFromUnregisteredAddressIsRefusedNotLost(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	r.kt.AllowSources(registered)
+	pg, err := b.PlaceGTT(ctxFor(t, 10*time.Second), "alpha", deskbottest.NewKey(), infyStop(10))
+	if !IsSourceIP(err) {
+		t.Fatalf("GTT: err = %v, want Kite's refusal for the address", err)
+	}
+	if got, want := pg.State, deskbot.GTTRejected; got != want {
+		t.Errorf("the GTT's record is %s, want %s: it was never placed", got, want)
+	}
+	if got, want := r.kt.Requests(http.MethodPost, "/gtt/triggers"), 1; got != want {
+		t.Errorf("GTTs sent = %d, want %d", got, want)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+	// Once the address is listed, the same GTT is placed: the refused one
+	// covers nothing of the position.
+	r.kt.AllowSources()
+	mustPlaceGTT(t, b, "alpha", infyStop(10))
+}
+
+// A GTT's deletion from an unregistered address is refused: the GTT
+// stays active, and the group is told.
+func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.AllowSources(registered)
+	got, err := b.CancelGTT(ctxFor(t, 10*time.Second), "alpha", pg.ID)
+	if !IsSourceIP(err) {
+		t.Fatalf("cancel_gtt: err = %v, want Kite's refusal for the address", err)
+	}
+	if got.State != deskbot.GTTActive || fakeGTT(t, r.kt, pg.ID).Status != kitetest.GTTActive {
+		t.Errorf("the GTT is %s here and %s at Kite, want active at both", got.State, fakeGTT(t, r.kt, pg.ID).Status)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+}
+
 // The algo id reaches Kite on every order: KITE_ALGO_ID, or the desk's
 // own algo_id; it is kept with the order and shown by get_orders' line.
 // Unset, no algo_id is sent at all.
