@@ -53,3 +53,27 @@ func TestGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
 		t.Errorf("%d refusals of place_gtt audited, want %d", got, want)
 	}
 }
+
+// A desk's active GTTs are orders waiting at the broker: each may fire
+// whenever the market reaches it. An order on a GTT's side counts them as
+// filled, so a sell that only closes a long beside a stop that closes it
+// too (together a short) is held to the position limit as the short it
+// may become.
+func TestOrderBesideAGTTCountsItAsFilled(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.limits.Policies = deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {MaxPositionNotional: 5000}}}
+	f.hold(t, "main", 10)
+	if got := f.check(t, "main", "sell", 10); got != "" {
+		t.Fatalf("a sell that closes the long, no GTT: refused %q", got)
+	}
+	g := deskbot.GTT{Symbol: "TCS", Side: deskbot.Sell, Quantity: 10, Product: deskbot.ProductMIS, Stop: deskbot.GTTLeg{Trigger: 950, Price: 945}}
+	if _, err := f.paper.PlaceGTT(t.Context(), "main", deskbottest.NewKey(), g); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.check(t, "main", "sell", 10); !strings.Contains(got, "position limit") {
+		t.Errorf("a sell of the long beside a GTT that sells it too: got %q, want refused for the position limit", got)
+	}
+	if got := f.check(t, "main", "sell", 4); got != "" {
+		t.Errorf("a sell of 4 beside the GTT (a short of 4 at most): refused %q", got)
+	}
+}
