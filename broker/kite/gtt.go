@@ -226,7 +226,8 @@ func gttName(g deskbot.PlacedGTT) string {
 }
 
 // deleteGTTs deletes the desk's active GTTs, for a flatten. One not yet
-// confirmed by Kite cannot be deleted and is left, said why.
+// confirmed by Kite, or whose deletion Kite refuses (for the server's
+// address too), is left, said why.
 func (b *Broker) deleteGTTs(ctx context.Context, desk, why string) ([]deskbot.PlacedGTT, []string, error) {
 	gs, err := b.orders.GTTs(ctx, desk)
 	if err != nil {
@@ -239,10 +240,12 @@ func (b *Broker) deleteGTTs(ctx context.Context, desk, why string) ([]deskbot.Pl
 			continue
 		}
 		d, err := b.deleteGTT(ctx, g, why)
-		switch deskbot.ErrorCode(err) {
-		case "":
+		switch {
+		case err == nil:
 			out = append(out, d)
-		case deskbot.ECONFLICT:
+		case deskbot.ErrorCode(err) == deskbot.ECONFLICT || IsSourceIP(err):
+			// Left, said why: a refusal for the address is mended only at
+			// the console, so trying again now would only be refused again.
 			left = append(left, g.GTT.Symbol+": "+deskbot.ErrorMessage(err))
 		default:
 			return out, left, err

@@ -195,6 +195,38 @@ func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	}
 }
 
+// A flatten (a person's, or a halt's, which the risk rules try again at
+// every check until it ends) from an unregistered address: Kite refuses
+// the GTT's deletion, the cancel and the closing order alike. The flatten
+// ends saying what it left and why rather than failing, so nothing tries
+// it again and again against a refusal only the console mends; the group
+// is told once.
+func TestFlattenFromUnregisteredAddressEndsSayingWhatIsLeft(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.AllowSources(registered)
+	rep := mustFlattenDesk(t, b, "alpha")
+	if got, want := len(rep.Left), 3; got != want {
+		t.Fatalf("left %d (%q), want %d: the GTT, the resting order and the position", got, rep.Left, want)
+	}
+	for _, l := range rep.Left {
+		if !strings.Contains(l, "IP whitelist") {
+			t.Errorf("left %q, which does not say Kite refuses this server's address", l)
+		}
+	}
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTActive {
+		t.Errorf("the GTT at Kite is %s, want still active (its deletion was refused)", got)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+}
+
 // The algo id reaches Kite on every order: KITE_ALGO_ID, or the desk's
 // own algo_id; it is kept with the order and shown by get_orders' line.
 // Unset, no algo_id is sent at all.
