@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,32 @@ func TestOrderBesideAGTTCountsItAsFilled(t *testing.T) {
 	}
 	if got := f.check(t, "main", "sell", 4); got != "" {
 		t.Errorf("a sell of 4 beside the GTT (a short of 4 at most): refused %q", got)
+	}
+}
+
+// A place_gtt beside the desk's own resting sell that together sell more
+// than its long is refused before anyone is asked: the broker fires a GTT
+// whatever rests, and both trading would open a short.
+func TestGTTBesideARestingSellRefusedBeforeAnyoneIsAsked(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.hold(t, "main", 10)
+	if _, err := f.paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Sell, Quantity: 4, Price: 1200}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		qty  int
+		want string // "" passes
+	}{
+		{7, "open orders on TCS may still sell"},
+		{6, ""},
+	} {
+		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945}`, tt.qty)
+		release, refusal := f.limits.Check(t.Context(), "main", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)})
+		if release != nil {
+			release()
+		}
+		if got := refusal; tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("a GTT of %d beside a resting sell of 4 on a long of 10: refusal %q, want %q", tt.qty, got, tt.want)
+		}
 	}
 }
