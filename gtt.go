@@ -230,10 +230,12 @@ func CheckGTT(g GTT) error {
 // desk must hold held units of its symbol (its book; negative is short),
 // and every leg must close at most that: a sell of a long, a buy of a
 // short, Quantity no more than the position less covered, what the desk's
-// active GTTs on the symbol already close (each may fire). last is the
+// active GTTs on the symbol already close (each may fire), and less
+// resting, what its open orders on the GTT's side may still trade (each
+// may fill, and the broker fires a GTT whatever rests). last is the
 // market's price (0: none): the stop must be on the losing side of it and
 // the target on the winning side, or the GTT would fire at once.
-func CheckGTTReduces(g GTT, held, covered, last float64) error {
+func CheckGTTReduces(g GTT, held, covered, resting, last float64) error {
 	held = math.Round(held*1e8) / 1e8
 	switch {
 	case held == 0:
@@ -246,6 +248,9 @@ func CheckGTTReduces(g GTT, held, covered, last float64) error {
 		return Errorf(EINVALID, "quantity %s is more than the %s %s this desk holds: a GTT may only close the position, never open the other side", strconv.FormatFloat(g.Quantity, 'f', -1, 64), strconv.FormatFloat(math.Abs(held), 'f', -1, 64), g.Symbol)
 	case g.Quantity+covered > math.Abs(held)+1e-9:
 		return Errorf(EINVALID, "quantity %s with the %s this desk's active GTTs on %s already close is more than the %s it holds: each GTT may fire, so together they may only close the position; delete one with cancel_gtt first", strconv.FormatFloat(g.Quantity, 'f', -1, 64), strconv.FormatFloat(covered, 'f', -1, 64), g.Symbol, strconv.FormatFloat(math.Abs(held), 'f', -1, 64))
+	}
+	if g.Quantity+covered+resting > math.Abs(held)+1e-9 {
+		return Errorf(EINVALID, "quantity %s with the %s this desk's open orders on %s may still %s is more than the %s it holds that its active GTTs do not close already: each order may fill and the GTT still fire, so together they may only close the position; place a smaller GTT, or cancel an order with cancel_order first", strconv.FormatFloat(g.Quantity, 'f', -1, 64), strconv.FormatFloat(resting, 'f', -1, 64), g.Symbol, g.Side, strconv.FormatFloat(math.Abs(held)-covered, 'f', -1, 64))
 	}
 	if !positive(last) {
 		return Errorf(EINVALID, "no last price for %s just now, so the triggers cannot be checked against the market; try again shortly", g.Symbol)
@@ -270,6 +275,18 @@ func Covered(gs []PlacedGTT, symbol, side string) float64 {
 	for _, g := range gs {
 		if g.State == GTTActive && g.GTT.Symbol == symbol && g.GTT.Side == side {
 			q += g.GTT.Quantity
+		}
+	}
+	return q
+}
+
+// Resting is what orders, a desk's, may still trade of symbol on side
+// while open: the unfilled part of each.
+func Resting(orders []PlacedOrder, symbol, side string) float64 {
+	q := 0.0
+	for _, po := range orders {
+		if po.Open() && OneSpelling(po.Order.Symbol) == symbol && po.Order.Side == side {
+			q += math.Max(po.Order.Quantity-po.Filled, 0)
 		}
 	}
 	return q

@@ -60,33 +60,36 @@ func TestParseGTTRefuses(t *testing.T) {
 }
 
 // A GTT may only close what the desk holds: not a symbol it does not
-// hold, not the other side, not more than the position, nor a trigger the
-// market has already reached.
+// hold, not the other side, not more than the position (less its GTTs and
+// its resting orders on that side), nor a trigger the market has already
+// reached.
 func TestCheckGTTReduces(t *testing.T) {
 	long := mustParseGTT(t, `{"symbol":"INFY","side":"sell","quantity":10,"stop_trigger":1450,"stop_price":1445,"target_trigger":1600,"target_price":1595}`)
 	short := mustParseGTT(t, `{"symbol":"INFY","side":"buy","quantity":10,"stop_trigger":1550,"stop_price":1555}`)
 	tests := []struct {
-		name                string
-		g                   deskbot.GTT
-		held, covered, last float64
-		want                string // "" passes
+		name                         string
+		g                            deskbot.GTT
+		held, covered, resting, last float64
+		want                         string // "" passes
 	}{
-		{"closes a long", long, 10, 0, 1500, ""},
-		{"closes part of a long", long, 25, 0, 1500, ""},
-		{"covers a short", short, -10, 0, 1500, ""},
-		{"nothing held", long, 0, 0, 1500, "holds no INFY"},
-		{"a buy on a long grows it", short, 10, 0, 1500, "a buy would grow"},
-		{"a sell on a short grows it", long, -10, 0, 1500, "a sell would grow"},
-		{"more than the position", long, 5, 0, 1500, "more than the 5 INFY"},
-		{"beside GTTs that close it already", long, 15, 10, 1500, "already close is more than the 15"},
-		{"beside GTTs that close part of it", long, 20, 10, 1500, ""},
-		{"no last price", long, 10, 0, 0, "no last price"},
-		{"stop already reached", long, 10, 0, 1440, "already reached"},
-		{"target already reached", long, 10, 0, 1610, "already reached"},
+		{"closes a long", long, 10, 0, 0, 1500, ""},
+		{"closes part of a long", long, 25, 0, 0, 1500, ""},
+		{"covers a short", short, -10, 0, 0, 1500, ""},
+		{"nothing held", long, 0, 0, 0, 1500, "holds no INFY"},
+		{"a buy on a long grows it", short, 10, 0, 0, 1500, "a buy would grow"},
+		{"a sell on a short grows it", long, -10, 0, 0, 1500, "a sell would grow"},
+		{"more than the position", long, 5, 0, 0, 1500, "more than the 5 INFY"},
+		{"beside GTTs that close it already", long, 15, 10, 0, 1500, "already close is more than the 15"},
+		{"beside GTTs that close part of it", long, 20, 10, 0, 1500, ""},
+		{"beside a resting sell that closes part of it", long, 14, 0, 5, 1500, "open orders on INFY may still sell"},
+		{"beside a resting sell within it", long, 14, 0, 4, 1500, ""},
+		{"no last price", long, 10, 0, 0, 0, "no last price"},
+		{"stop already reached", long, 10, 0, 0, 1440, "already reached"},
+		{"target already reached", long, 10, 0, 0, 1610, "already reached"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := deskbot.CheckGTTReduces(tt.g, tt.held, tt.covered, tt.last)
+			err := deskbot.CheckGTTReduces(tt.g, tt.held, tt.covered, tt.resting, tt.last)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("got %v, want it to pass", err)

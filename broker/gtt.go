@@ -31,8 +31,8 @@ func FiredKey(gttTag string) string { return "gtt-fired:" + gttTag }
 // CheckGTT refuses, before anything is held or sent, a GTT desk may not
 // place: not exactly what it means (deskbot.CheckGTT), a leg the broker
 // would refuse (check), or one that could open or grow a position
-// (deskbot.CheckGTTReduces, against the desk's book now and market's
-// last price).
+// (deskbot.CheckGTTReduces, against the desk's book, its open orders and
+// active GTTs now, and the market's last price).
 func (l *OrderLog) CheckGTT(ctx context.Context, desk string, g deskbot.GTT, market deskbot.Market, check func(deskbot.Order) error) error {
 	if err := deskbot.CheckGTT(g); err != nil {
 		return err
@@ -58,7 +58,11 @@ func (l *OrderLog) CheckGTT(ctx context.Context, desk string, g deskbot.GTT, mar
 	if err != nil {
 		return err
 	}
-	return deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), price)
+	orders, err := l.Orders(ctx, desk, deskbot.OrderDay(l.now()))
+	if err != nil {
+		return err
+	}
+	return deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), deskbot.Resting(orders, g.Symbol, g.Side), price)
 }
 
 // StartGTT records g, a new GTT of its desk, before it is sent; a GTT

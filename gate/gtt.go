@@ -10,8 +10,8 @@ import (
 )
 
 // checkGTT refuses, before anyone is asked, a place_gtt of desk that could
-// open or grow a position (deskbot.CheckGTTReduces against the desk's book
-// and the market now), or of a desk its risk rules halted: audited, never
+// open or grow a position (deskbot.CheckGTTReduces against the desk's
+// book, open orders and GTTs, and the market now), or of a desk its risk rules halted: audited, never
 // a request. The broker checks again when it places the GTT, and the
 // allow runs only while the desk holds what the approver was shown
 // (deskbot.GTTShownState).
@@ -67,7 +67,11 @@ func (l *HardLimits) gttRefusal(ctx context.Context, desk string, call deskbot.T
 	if err != nil {
 		return "", err
 	}
-	if err := deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), price); err != nil {
+	orders, err := l.Broker.Orders(ctx, desk)
+	if err != nil {
+		return "", err
+	}
+	if err := deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), deskbot.Resting(orders, g.Symbol, g.Side), price); err != nil {
 		return deskbot.ErrorMessage(err), nil
 	}
 	return "", nil

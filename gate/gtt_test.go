@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,56 @@ func TestGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
 	}
 	if got, want := n, 4; got != want {
 		t.Errorf("%d refusals of place_gtt audited, want %d", got, want)
+	}
+}
+
+// A desk's active GTTs are orders waiting at the broker: each may fire
+// whenever the market reaches it. An order on a GTT's side counts them as
+// filled, so a sell that only closes a long beside a stop that closes it
+// too (together a short) is held to the position limit as the short it
+// may become.
+func TestOrderBesideAGTTCountsItAsFilled(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.limits.Policies = deskbot.Policies{"main": {deskbot.ToolPlaceOrder: {MaxPositionNotional: 5000}}}
+	f.hold(t, "main", 10)
+	if got := f.check(t, "main", "sell", 10); got != "" {
+		t.Fatalf("a sell that closes the long, no GTT: refused %q", got)
+	}
+	g := deskbot.GTT{Symbol: "TCS", Side: deskbot.Sell, Quantity: 10, Product: deskbot.ProductMIS, Stop: deskbot.GTTLeg{Trigger: 950, Price: 945}}
+	if _, err := f.paper.PlaceGTT(t.Context(), "main", deskbottest.NewKey(), g); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.check(t, "main", "sell", 10); !strings.Contains(got, "position limit") {
+		t.Errorf("a sell of the long beside a GTT that sells it too: got %q, want refused for the position limit", got)
+	}
+	if got := f.check(t, "main", "sell", 4); got != "" {
+		t.Errorf("a sell of 4 beside the GTT (a short of 4 at most): refused %q", got)
+	}
+}
+
+// A place_gtt beside the desk's own resting sell that together sell more
+// than its long is refused before anyone is asked: the broker fires a GTT
+// whatever rests, and both trading would open a short.
+func TestGTTBesideARestingSellRefusedBeforeAnyoneIsAsked(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.hold(t, "main", 10)
+	if _, err := f.paper.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "TCS", Side: deskbot.Sell, Quantity: 4, Price: 1200}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		qty  int
+		want string // "" passes
+	}{
+		{7, "open orders on TCS may still sell"},
+		{6, ""},
+	} {
+		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945}`, tt.qty)
+		release, refusal := f.limits.Check(t.Context(), "main", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)})
+		if release != nil {
+			release()
+		}
+		if got := refusal; tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("a GTT of %d beside a resting sell of 4 on a long of 10: refusal %q, want %q", tt.qty, got, tt.want)
+		}
 	}
 }

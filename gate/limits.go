@@ -35,8 +35,9 @@ type PendingRequests interface {
 // order that needs a price the market does not have was refused there.
 //
 // The position a call would leave counts, as filled, the desk's orders
-// still open or running on the call's side, and those resting at the
-// broker (a buy counts the waiting buys, a sell the waiting sells), so
+// still open or running on the call's side, those resting at the broker
+// and its active GTTs (a buy counts the waiting buys, a sell the waiting
+// sells), so
 // splitting a large order into many
 // small held ones does not get past the limit. Waiting orders on the
 // other side are not counted: one that reduces the position may still be
@@ -246,8 +247,9 @@ func (l *HardLimits) Size(ctx context.Context, o deskbot.Order) (*deskbot.SizedO
 // position can grow that way before o. The same shares on NSE and BSE are
 // one security (deskbot.Security): a position split across the two
 // exchanges counts whole. Its orders resting at the broker count with
-// what is left of them unfilled (pending ones too: they may exist), since
-// the market may fill them all at once; one placed by a request still
+// what is left of them unfilled (pending ones too: they may exist), and
+// so do its active GTTs on o's side, since the market may fill them all at
+// once; one placed by a request still
 // running is then counted twice for a moment, never less than once.
 //
 // For a modify_order, before leaves out the order it changes (the call
@@ -281,6 +283,17 @@ func (l *HardLimits) position(ctx context.Context, desk string, book deskbot.Boo
 				continue
 			}
 			q += signed(left)
+		}
+	}
+	// Its active GTTs on the side wait at the broker as its orders do,
+	// and the broker fires them whatever else trades.
+	gtts, err := l.Broker.GTTs(ctx, desk)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, g := range gtts {
+		if g.State == deskbot.GTTActive && deskbot.Security(g.GTT.Symbol) == sec && g.GTT.Side == o.Side {
+			q += signed(g.GTT.LegOrder(g.GTT.Stop))
 		}
 	}
 	for _, list := range []func(context.Context) ([]*deskbot.Request, error){l.Requests.OpenRequests, l.Requests.RunningRequests} {

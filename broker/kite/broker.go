@@ -763,11 +763,15 @@ func (b *Broker) Flatten(ctx context.Context, desk, key string) (deskbot.Flatten
 			}
 		}
 		c, err := b.cancel(ctx, po)
-		switch deskbot.ErrorCode(err) {
-		case "":
+		switch {
+		case err == nil:
 			r.Cancelled = append(r.Cancelled, c)
-		case deskbot.ECONFLICT:
+		case deskbot.ErrorCode(err) == deskbot.ECONFLICT:
 			// It filled or ended meanwhile: the book below counts it.
+		case IsSourceIP(err):
+			// Mended only at the console: left, said why, as a closing
+			// order Kite refuses is, not failed and tried again.
+			r.Left = append(r.Left, fmt.Sprintf("%s: order %s was not cancelled: %s", po.Order.Symbol, orderName(po), deskbot.ErrorMessage(err)))
 		default:
 			return r, err
 		}

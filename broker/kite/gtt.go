@@ -136,6 +136,11 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 		return got, err
 	case IsSession(err):
 		return b.gttNotPlaced(ctx, rec, "the Kite session had ended", b.sessionEnded(ctx, s))
+	case IsSourceIP(err):
+		// Refused for the address before anything was made, as an order
+		// is: not placed, the group told (once a day), never sent again.
+		b.sourceRefused(ctx)
+		return b.gttNotPlaced(ctx, rec, "Kite refused orders from this server's address (not in the Kite app's IP whitelist)", err)
 	case deskbot.ErrorCode(err) == deskbot.EINVALID:
 		return b.gttNotPlaced(ctx, rec, deskbot.ErrorMessage(err), err)
 	default:
@@ -195,6 +200,9 @@ func (b *Broker) deleteGTT(ctx context.Context, g deskbot.PlacedGTT, why string)
 	}
 	if err := b.kite.DeleteGTT(ctx, id); IsSession(err) {
 		return g, b.sessionEnded(ctx, s)
+	} else if IsSourceIP(err) {
+		b.sourceRefused(ctx)
+		return g, err
 	} else if err != nil && deskbot.ErrorCode(err) != deskbot.EINVALID {
 		return g, err
 	} else if err != nil {
@@ -218,7 +226,8 @@ func gttName(g deskbot.PlacedGTT) string {
 }
 
 // deleteGTTs deletes the desk's active GTTs, for a flatten. One not yet
-// confirmed by Kite cannot be deleted and is left, said why.
+// confirmed by Kite, or whose deletion Kite refuses (for the server's
+// address too), is left, said why.
 func (b *Broker) deleteGTTs(ctx context.Context, desk, why string) ([]deskbot.PlacedGTT, []string, error) {
 	gs, err := b.orders.GTTs(ctx, desk)
 	if err != nil {
@@ -231,10 +240,12 @@ func (b *Broker) deleteGTTs(ctx context.Context, desk, why string) ([]deskbot.Pl
 			continue
 		}
 		d, err := b.deleteGTT(ctx, g, why)
-		switch deskbot.ErrorCode(err) {
-		case "":
+		switch {
+		case err == nil:
 			out = append(out, d)
-		case deskbot.ECONFLICT:
+		case deskbot.ErrorCode(err) == deskbot.ECONFLICT || IsSourceIP(err):
+			// Left, said why: a refusal for the address is mended only at
+			// the console, so trying again now would only be refused again.
 			left = append(left, g.GTT.Symbol+": "+deskbot.ErrorMessage(err))
 		default:
 			return out, left, err

@@ -169,6 +169,28 @@ func TestGTTHostileDeskAtKite(t *testing.T) {
 	}
 }
 
+// A desk's order resting at Kite on the side its GTT would trade closes
+// the position as much as a GTT does, and Kite fires a GTT whatever rests:
+// a resting sell beside a stop that together sell more than the long
+// would open a short when both trade, so the GTT is refused before it is
+// sent, and one within what the resting sell leaves is placed.
+func TestGTTBesideARestingOrderNeverOverCloses(t *testing.T) {
+	r := mustRig(t)
+	b, _ := r.mustBroker(t, options{})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	r.kt.Hold(true)
+	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Sell, 4, 1700))
+	_, err := b.PlaceGTT(t.Context(), "alpha", deskbottest.NewKey(), infyStop(7))
+	if deskbot.ErrorCode(err) != deskbot.EINVALID || !strings.Contains(deskbot.ErrorMessage(err), "open orders") {
+		t.Errorf("a GTT of 7 beside a resting sell of 4 on a long of 10: got %v, want EINVALID naming the open orders", err)
+	}
+	if got := r.kt.Requests("POST", "/gtt/triggers"); got != 0 {
+		t.Fatalf("%d GTTs sent to Kite, want none", got)
+	}
+	mustPlaceGTT(t, b, "alpha", infyStop(6))
+}
+
 // A position that shrinks below its GTT's quantity would let Kite fire
 // the GTT into the other side: Sync deletes it and says why.
 func TestGTTLargerThanThePositionIsDeleted(t *testing.T) {

@@ -114,6 +114,15 @@ func (b *Broker) ModifyOrder(ctx context.Context, desk, key string, m deskbot.Mo
 	case IsSession(err):
 		got, _ := b.modified(ctx, rec, nil, nil)
 		return got, b.sessionEnded(ctx, s)
+	case IsSourceIP(err):
+		// Refused for the address before anything was changed: the group
+		// is told (once a day), as of a placement.
+		b.sourceRefused(ctx)
+		got, merr := b.modified(ctx, rec, nil, nil)
+		if merr != nil {
+			return got, merr
+		}
+		return got, err
 	default:
 		// Kite's refusal (the order filled or ended meanwhile, its price
 		// bands, its limit of modifications): nothing was changed.

@@ -2,6 +2,7 @@ package kite
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,118 @@ func TestCancelFromUnregisteredAddressIsRefused(t *testing.T) {
 	}
 	if ko, _ := r.kt.Order(po.ID); ko.Status != kitetest.StatusOpen {
 		t.Errorf("the order is %s at Kite, want still OPEN", ko.Status)
+	}
+}
+
+// A modification from an unregistered address is refused the same way:
+// the group is told once however often the desk asks, the order stays as
+// it was, and nothing is sent again.
+func TestModificationFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
+	r := mustRig(t)
+	r.kt.Hold(true)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	po := mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 2, 1490))
+	r.kt.AllowSources(registered)
+	for i := range 2 {
+		m, _ := deskbot.ModifiedOrder(mustRead(t, b, "alpha", modifyArgs(po.ID, 1485)))
+		got, err := b.ModifyOrder(ctxFor(t, 10*time.Second), "alpha", deskbottest.NewKey(), m)
+		if !IsSourceIP(err) {
+			t.Fatalf("modification %d: err = %v, want Kite's refusal for the address", i, err)
+		}
+		if got.Order.Price != 1490 || len(got.Modifications) != 0 || got.Modifying != "" {
+			t.Errorf("modification %d: recorded %+v, want the order as it was, unmarked", i, got)
+		}
+	}
+	if got, want := r.kt.Requests(http.MethodPut, "/orders/*/*"), 2; got != want {
+		t.Errorf("modifications sent = %d, want %d (one per call, none retried)", got, want)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+}
+
+// A GTT from an unregistered address is refused by Kite as an order is:
+// the desk is told it was not placed (not that Kite's answer was lost),
+// its record ends rejected, the group is told once, and nothing is sent
+// again.
+func TestGTTFromUnregisteredAddressIsRefusedNotLost(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	r.kt.AllowSources(registered)
+	pg, err := b.PlaceGTT(ctxFor(t, 10*time.Second), "alpha", deskbottest.NewKey(), infyStop(10))
+	if !IsSourceIP(err) {
+		t.Fatalf("GTT: err = %v, want Kite's refusal for the address", err)
+	}
+	if got, want := pg.State, deskbot.GTTRejected; got != want {
+		t.Errorf("the GTT's record is %s, want %s: it was never placed", got, want)
+	}
+	if got, want := r.kt.Requests(http.MethodPost, "/gtt/triggers"), 1; got != want {
+		t.Errorf("GTTs sent = %d, want %d", got, want)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+	// Once the address is listed, the same GTT is placed: the refused one
+	// covers nothing of the position.
+	r.kt.AllowSources()
+	mustPlaceGTT(t, b, "alpha", infyStop(10))
+}
+
+// A GTT's deletion from an unregistered address is refused: the GTT
+// stays active, and the group is told.
+func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.AllowSources(registered)
+	got, err := b.CancelGTT(ctxFor(t, 10*time.Second), "alpha", pg.ID)
+	if !IsSourceIP(err) {
+		t.Fatalf("cancel_gtt: err = %v, want Kite's refusal for the address", err)
+	}
+	if got.State != deskbot.GTTActive || fakeGTT(t, r.kt, pg.ID).Status != kitetest.GTTActive {
+		t.Errorf("the GTT is %s here and %s at Kite, want active at both", got.State, fakeGTT(t, r.kt, pg.ID).Status)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
+	}
+}
+
+// A flatten (a person's, or a halt's, which the risk rules try again at
+// every check until it ends) from an unregistered address: Kite refuses
+// the GTT's deletion, the cancel and the closing order alike. The flatten
+// ends saying what it left and why rather than failing, so nothing tries
+// it again and again against a refusal only the console mends; the group
+// is told once.
+func TestFlattenFromUnregisteredAddressEndsSayingWhatIsLeft(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustPlaceOrder(t, b, "alpha", limit("NSE:INFY", deskbot.Buy, 1, 1490))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.AllowSources(registered)
+	rep := mustFlattenDesk(t, b, "alpha")
+	if got, want := len(rep.Left), 3; got != want {
+		t.Fatalf("left %d (%q), want %d: the GTT, the resting order and the position", got, rep.Left, want)
+	}
+	for _, l := range rep.Left {
+		if !strings.Contains(l, "IP whitelist") {
+			t.Errorf("left %q, which does not say Kite refuses this server's address", l)
+		}
+	}
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTActive {
+		t.Errorf("the GTT at Kite is %s, want still active (its deletion was refused)", got)
+	}
+	if got, want := sourceNotices(h), 1; got != want {
+		t.Errorf("the group was told %d times, want %d: %q", got, want, h.texts())
 	}
 }
 

@@ -41,9 +41,10 @@ func (s *Server) AllowSources(ips ...string) {
 }
 
 // orderRequest reports whether r is one the whitelist applies to: a
-// placement, a modification or a cancellation.
+// placement, a modification or a cancellation, and a GTT's placing or
+// deletion (a GTT places orders when it triggers).
 func orderRequest(r *http.Request) bool {
-	return r.Method != http.MethodGet && strings.HasPrefix(r.URL.Path, "/orders/")
+	return r.Method != http.MethodGet && (strings.HasPrefix(r.URL.Path, "/orders/") || strings.HasPrefix(r.URL.Path, "/gtt/"))
 }
 
 // sourceRefused reports whether r is an order request from an address the
