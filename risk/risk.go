@@ -406,7 +406,9 @@ func (w *Watcher) checked(ctx context.Context, desk string) {
 	if !needsBroker(w.Rules[desk]) {
 		return
 	}
-	if err := w.Store.DeleteNote(ctx, uncheckedNote(desk)); err != nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
+	// A stop that cuts the clearing short is no failure: the next
+	// process's first check clears the note.
+	if err := w.Store.DeleteNote(ctx, uncheckedNote(desk)); err != nil && ctx.Err() == nil && deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
 		w.Log.WarnContext(ctx, "risk: could not clear a note", "desk", desk, "err", err)
 	}
 }

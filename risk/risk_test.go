@@ -765,3 +765,31 @@ func TestResumeRestartsTheDrawdownFromTheHalt(t *testing.T) {
 		}
 	}
 }
+
+// stopping is the store of a process that is stopping: the stop comes while
+// the watcher clears its unchecked note.
+type stopping struct {
+	*store.Store
+	stop context.CancelFunc
+}
+
+func (s stopping) DeleteNote(ctx context.Context, key string) error {
+	s.stop()
+	return ctx.Err()
+}
+
+// A stop in the middle of a check is no failure: the watcher logs no
+// warning for what the stop cut short.
+func TestStopDuringACheckLogsNoWarning(t *testing.T) {
+	w := newWorld(t)
+	var logs strings.Builder
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	wt := w.watcher(deskbot.RiskRules{MaxDailyLoss: 500})
+	wt.Store = stopping{Store: w.st, stop: stop}
+	wt.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	wt.Check(ctx, "main")
+	if got := logs.String(); got != "" {
+		t.Errorf("a check cut short by the stop logged:\n%s", got)
+	}
+}
