@@ -118,6 +118,12 @@ type Bot struct {
 	dispatch  dispatcher // handlers: taps at once, messages in order per chat
 	replies   dispatcher // replies to messages, in order per chat
 	members   memberCache
+	// prompts is held while a prompt that asks for a reply (a denial's
+	// reason, a change) is sent and its routing note written; a reply is
+	// read once none is being set up. A tap runs beside the messages, so
+	// without it a reply to a prompt that has just appeared could be read
+	// before the note that routes it is written, and taken for chatter.
+	prompts sync.RWMutex
 
 	mu   sync.Mutex
 	work context.Context // handlers' work: outlives Run's by StopGrace, set by Run

@@ -42,6 +42,8 @@ func (b *Bot) askChange(ctx context.Context, c tele.Context, id string, changes 
 	text := fmt.Sprintf("%s\n<a href=\"tg://user?id=%d\">%s</a>, reply to this message with the changes to %s's %s, such as <code>quantity 25</code> or <code>price 24500</code>. A change may only lower the order's risk: a smaller quantity, a price no worse for the desk (lower for a buy, higher for a sell). Your change counts as your approval.",
 		ChangePrompt, p.ID, html.EscapeString(p.Name), bold(r.Desk), code(r.Content.ToolName))
 	kb := &tele.ReplyMarkup{ForceReply: true, Selective: true, Placeholder: "quantity 25"}
+	b.prompts.Lock()
+	defer b.prompts.Unlock()
 	msg := b.say(ctx, chatID, text, kb)
 	if msg == nil {
 		return

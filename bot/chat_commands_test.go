@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/bot"
@@ -359,5 +360,35 @@ func TestDesksAndRequestsShowTheState(t *testing.T) {
 	h.waitTriggers("alpha", 1)
 	if h.tool.Runs() != 1 {
 		t.Errorf("tool ran %d times, want 1", h.tool.Runs())
+	}
+}
+
+// slowNotes is a Redis slow to write a note: the routing note of a prompt
+// is written well after the prompt shows in the chat.
+type slowNotes struct {
+	deskbot.FencedNotes
+	wait time.Duration
+}
+
+func (n slowNotes) PutNote(ctx context.Context, key, value string, ttl time.Duration) error {
+	time.Sleep(n.wait)
+	return n.FencedNotes.PutNote(ctx, key, value, ttl)
+}
+
+// A reply typed the moment the reason prompt shows is the reason, however
+// slowly the note that routes it is written: it is read once the prompt is
+// set up, never taken for chatter.
+func TestReplyToAPromptJustShownIsRouted(t *testing.T) {
+	t.Parallel()
+	h := mustE2E(t)
+	h.notesFor = func(n deskbot.FencedNotes) deskbot.FencedNotes { return slowNotes{n, 300 * time.Millisecond} }
+	h.restart()
+	_, m := h.mustHoldShown("alpha")
+	h.answer(h.tap(asha, m, "Deny"))
+	prompt := h.waitMessage(func(x telegramtest.Message) bool { return strings.HasPrefix(x.Plain, bot.ReasonPrompt) })
+	h.replyTo(groupID, h.say(asha, "Too big today.", prompt.ID))
+	trs := h.waitTriggers("alpha", 1)
+	if len(trs) != 1 || !strings.Contains(trs[0].Text, "Their reason: Too big today.") {
+		t.Errorf("desk alpha got %+v, want the denial with Asha's reason", trs)
 	}
 }

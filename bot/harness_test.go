@@ -58,6 +58,8 @@ type e2e struct {
 	topics bool
 	// inboxFor, when set, replaces the desks' inbox the next start gives the bot.
 	inboxFor func(deskbot.Inbox) deskbot.Inbox
+	// notesFor, when set, replaces the notes the next start gives the bot.
+	notesFor func(deskbot.FencedNotes) deskbot.FencedNotes
 	// remind, pin and hush are the next start's APPROVAL_REMIND,
 	// TELEGRAM_PIN and TELEGRAM_QUIET; reminders are scanned for every
 	// 10ms of real time.
@@ -146,6 +148,10 @@ func (h *e2e) start() {
 	if h.inboxFor != nil {
 		inbox = h.inboxFor(inbox)
 	}
+	var notes deskbot.FencedNotes = h.st
+	if h.notesFor != nil {
+		notes = h.notesFor(notes)
+	}
 	b, err := bot.New(bot.Config{
 		Token: testToken, APIURL: h.tg.URL, ChatID: groupID,
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
@@ -155,7 +161,7 @@ func (h *e2e) start() {
 		Policies: h.policies,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,
-		Notes: h.st, Events: h.st, Audit: h.st, Risk: h.st, Watches: h.st, Market: h.market,
+		Notes: notes, Events: h.st, Audit: h.st, Risk: h.st, Watches: h.st, Market: h.market,
 	}, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatalf("bot.New: %v", err)

@@ -32,6 +32,8 @@ func (b *Bot) askReason(ctx context.Context, c tele.Context, r *deskbot.Request,
 		Placeholder:    "Reason for " + r.Desk,
 		InlineKeyboard: [][]tele.InlineButton{{{Unique: ActSkipReason, Data: r.ID, Text: "Skip"}}},
 	}
+	b.prompts.Lock()
+	defer b.prompts.Unlock()
 	msg := b.say(ctx, chatID, text, kb)
 	if msg == nil {
 		return // the sweep tells the desk without a reason
@@ -89,6 +91,10 @@ func (b *Bot) onText(c tele.Context) error {
 	}
 	desk := ""
 	if m.ReplyTo != nil {
+		// A prompt being set up may be the one replied to: wait for its note.
+		b.prompts.RLock()
+		//lint:ignore SA2001 an empty critical section: waiting for the writer is the point
+		b.prompts.RUnlock()
 		if id, err := b.deps.Notes.Note(ctx, reasonPromptKey(m.Chat.ID, m.ReplyTo.ID)); err == nil {
 			return b.reason(ctx, c, id, text)
 		} else if deskbot.ErrorCode(err) != deskbot.ENOTFOUND {
