@@ -31,6 +31,7 @@ func (s *service) mustAudit(t *testing.T, args ...string) (int, string, string) 
 // state and fill that the outcome told. Then the trail, changed by hand in
 // Redis, fails verify, which names the entry changed.
 func TestAuditExportIsWhatTheChatShowed(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "place_order"})
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		last := r.Last()
@@ -141,6 +142,7 @@ func TestAuditExportIsWhatTheChatShowed(t *testing.T) {
 
 // Wrong commands are told what is right and read nothing.
 func TestAuditCommandUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -164,6 +166,7 @@ func TestAuditCommandUsage(t *testing.T) {
 // `deskbot audit export` writes: the order in the chat's words, who
 // allowed it, and the broker's order.
 func TestAuditExportInBrowser(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	ctx := mustBrowser(t) // closed before the service stops
 	s.orderModel(t)
@@ -203,6 +206,7 @@ func TestAuditExportInBrowser(t *testing.T) {
 // the group, gets no CSV; a member of the group gets the day's; a day not
 // written YYYY-MM-DD is refused in words.
 func TestAuditExportOnThePageIsTheTeams(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	for _, c := range []struct {
 		name, initData string

@@ -16,6 +16,7 @@ import (
 // call is held and shown as a request of its own, and nothing runs
 // without its own yes.
 func TestHostileReusedCallIDGetsNoApproval(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "place_order"})
 	small := `{"symbol":"NIFTY24DECFUT","side":"buy","quantity":1,"price":24500}`
 	big := `{"symbol":"NIFTY24DECFUT","side":"buy","quantity":5000,"price":24500}`

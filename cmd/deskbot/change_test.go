@@ -72,6 +72,7 @@ func (s *service) request(t *testing.T, id string) *deskbot.Request {
 // stranger's reply, a reply after the request ended) is refused with a
 // line and runs nothing.
 func TestChangeLowersRiskAndRunsTheChangedCall(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	s.changeModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -157,6 +158,7 @@ approvals = 2
 // runs nothing, a second change applies to the changed call, and one more
 // person's allow of the changed call runs it once.
 func TestChangeUnderFourEyes(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeFourEyesDesks)})
 	s.changeModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -214,6 +216,7 @@ func TestChangeUnderFourEyes(t *testing.T) {
 // changed call once; an allow from a page that showed the desk's call
 // before the change does nothing.
 func TestChangeFromThePage(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeFourEyesDesks)})
 	s.changeModel(t)
 	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -266,6 +269,7 @@ max_order_notional = 2000000
 // asked for it: a sell's higher price that takes its notional over the
 // desk's limit for one order is refused, and nothing changes or runs.
 func TestChangeIsCheckedAgainstTheHardLimits(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, changeLimitDesks)})
 	s.changeModel(t)
 	held, id := s.holdOrder(t, "sell banknifty", "BANKNIFTY24DECFUT")

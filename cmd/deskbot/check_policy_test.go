@@ -13,6 +13,7 @@ import (
 
 // The service refuses to start on a policy that would guard nothing.
 func TestRunRefusesUnguardingPolicy(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "desks.toml")
 	if err := os.WriteFile(path, []byte("[[desk]]\nname = \"main\"\n[desk.policy.place_order]\napprovals = 2\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -80,6 +80,7 @@ const heldJS = `Array.from(document.querySelectorAll("#log .msg")).find(function
 // word about it), and the paper broker holds the position. The desks page then opens from the
 // chat signed in as that approver, and shows it.
 func TestDemoInBrowser(t *testing.T) {
+	t.Parallel()
 	r := mustDemo(t)
 	ctx := mustBrowser(t) // closed before the demo stops
 
@@ -153,6 +154,7 @@ func TestDemoInBrowser(t *testing.T) {
 // reach the demo's chat as text and Telegram's few tags, never as markup
 // of the page: no element, handler or javascript: link from the chat.
 func TestDemoChatDrawsNoMarkup(t *testing.T) {
+	t.Parallel()
 	r := mustDemo(t)
 	ctx := mustBrowser(t)
 	do(t, ctx, "open the demo", chromedp.Navigate(r.Demo.URL))

@@ -28,6 +28,7 @@ var loopbackURL = regexp.MustCompile(`https?://\S+`)
 // plays the team of three; the bot answers a person's command there; and
 // SIGINT stops it cleanly.
 func TestDemoCommand(t *testing.T) {
+	t.Parallel()
 	bin := mustBuild(t)
 	cmd := exec.Command(bin, "demo")
 	cmd.Dir = t.TempDir()
@@ -167,6 +168,7 @@ func TestDemoCommand(t *testing.T) {
 // on a machine whose sandbox works (or with SANDBOX=none, as here where
 // bubblewrap may be missing), it logs no warning and no error at all.
 func TestDemoPrintsNoRealRunWarning(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	r, err := startDemo(t.Context(), map[string]string{
 		"MODEL_BASE_URL": "http://" + deskbottest.RefusedAddr(t) + "/v1",

@@ -46,6 +46,7 @@ func chatSays(text string) string {
 // With DESKBOT_SCREENSHOTS=1 it refreshes docs/screenshots/held-order.png
 // and demo-two-approvers.png.
 func TestDemoWalkInBrowser(t *testing.T) {
+	t.Parallel()
 	// The walk runs no command: no terminal, so the chat (and its
 	// pictures) show no word about the machine's sandbox.
 	r := mustDemoWith(t, map[string]string{"SANDBOX": "none"})

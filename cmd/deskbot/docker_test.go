@@ -49,6 +49,7 @@ func mustParseDockerfile(t *testing.T, path string) []instruction {
 }
 
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	ins := mustParseDockerfile(t, "../../Dockerfile")
 	var stages []int
 	for i, in := range ins {
@@ -110,6 +111,7 @@ func TestDockerfile(t *testing.T) {
 }
 
 func TestCompose(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docker-compose.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +188,7 @@ func TestCompose(t *testing.T) {
 // Linux); or a model in an Ollama service of its own, started only with
 // its profile and published nowhere.
 func TestComposeReachesAModel(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docker-compose.yml")
 	if err != nil {
 		t.Fatal(err)

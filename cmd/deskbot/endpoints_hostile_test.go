@@ -17,6 +17,7 @@ import (
 // the colon), not a model's API key, however the desks and the model
 // fail first.
 func TestHostileServedPagesCarryNoSecret(t *testing.T) {
+	t.Parallel()
 	const apiKey = "sk-model-key-never-shown-0042"
 	s := startWithPage(t, map[string]string{"MODEL_API_KEY": apiKey})
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {

@@ -16,6 +16,7 @@ import (
 // told the chat shows it (a model that was not would repeat it, as this
 // one does). The audit records the run once.
 func TestAllowedFillIsToldOnce(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "place_order"})
 	var answered atomic.Bool
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {

@@ -21,6 +21,7 @@ import (
 // flow (the chat's message shows the outcome) and Grants shows the cap and
 // end. Its screenshot is docs/screenshots/grant-confirm.png.
 func TestGrantConfirmOnThePageInBrowser(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"GRANT_TTL": "2h", "GRANT_MAX_NOTIONAL": "2000000"})
 	ctx := mustBrowser(t)
 	s.orderModel(t)

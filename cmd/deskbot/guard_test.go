@@ -15,6 +15,7 @@ import (
 // second, space-led tool is really held, shown with its buttons, and does
 // not run. Every tool the desks are offered is one APPROVAL_TOOLS may name.
 func TestSpacedApprovalToolIsHeld(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk, place_order", "SANDBOX": "none"})
 	offered := make(chan []string, 1)
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
@@ -61,6 +62,7 @@ func TestSpacedApprovalToolIsHeld(t *testing.T) {
 // Run applies the same rules to a Config not made by LoadConfig, before it
 // opens anything: the gate never gets an unchecked APPROVAL_TOOLS.
 func TestRunRefusesUnguardingConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  config.Config

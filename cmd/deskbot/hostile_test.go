@@ -13,6 +13,7 @@ import (
 // service (tools wrapped for metrics and for draining at a stop) none of them
 // may reach the group as a request: each is refused back to the model.
 func TestCallsThatCannotBeShownAsTheyRunNeverReachTheApprover(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, tool, args, want string
 	}{

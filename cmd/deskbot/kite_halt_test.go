@@ -20,6 +20,7 @@ import (
 // none twice, and every allowed call whose order did not is answered that
 // the desk is halted.
 func TestKiteHaltStopsAllowedOrdersWaitingInABurst(t *testing.T) {
+	t.Parallel()
 	s, kt, _ := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "place_order", "WEBAPP_URL": "http://127.0.0.1" + pagePath, "WEBAPP_NAME": "desks"})
 	const n = 30
 	ids := make([]string, n)

@@ -105,6 +105,7 @@ func redirect(state, token string) url.Values {
 // button; a forged, replayed or lapsed state, an unfinished login and a
 // login for another account are refused and change nothing.
 func TestKiteDailyLogin(t *testing.T) {
+	t.Parallel()
 	s, kt := mustKiteService(t)
 	ctx := t.Context()
 
@@ -180,6 +181,7 @@ func TestKiteDailyLogin(t *testing.T) {
 // one stops the start naming it, and SANDBOX_ENV may not hand a desk the
 // API secret.
 func TestLoadConfigKite(t *testing.T) {
+	t.Parallel()
 	full := map[string]string{"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser, "BROKER_CALLBACK_URL": "https://desks.example.com/kite/callback"}
 	with := func(kv ...string) map[string]string {
 		env := map[string]string{}
@@ -246,6 +248,7 @@ func TestLoadConfigKite(t *testing.T) {
 
 // Without KITE_API_KEY there is nothing to log in to, and /login says so.
 func TestLoginWithoutKite(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, nil)
 	s.tg.InjectText(asha, groupID, "/login", 0)
 	s.mustBotMessage(t, "no login needed", func(m telegramtest.Message) bool {
@@ -256,6 +259,7 @@ func TestLoginWithoutKite(t *testing.T) {
 // deskbot check says whether Kite's day's session is there, whose it is
 // and whether Kite still takes it.
 func TestCheckKite(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	env := configtest.GoodEnv(t)
@@ -319,6 +323,7 @@ func TestCheckKite(t *testing.T) {
 // weekday, and a Saturday's special session (MARKET_HOLIDAYS), but not on
 // a weekday holiday or a plain Sunday. It offers the login button.
 func TestKiteLoginReminderOnTradingDays(t *testing.T) {
+	t.Parallel()
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	env := map[string]string{
 		"BROKER": "paper-kite", "KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,

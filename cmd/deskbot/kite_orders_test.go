@@ -75,6 +75,7 @@ func mustHeld(t *testing.T, s *service, args, shows string) (telegramtest.Messag
 // Kite under its request's tag, and the fills Kite makes later reach the
 // desk as messages and the chat in trading words, each once.
 func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, nil)
 	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
 	if !strings.Contains(held.Plain, "Margin needed") {
@@ -131,6 +132,7 @@ func TestKiteOrderFromTheChatToItsFills(t *testing.T) {
 // orders before it sends anything again, so the allowed call makes one
 // order, and the desk is told that order's state, then its fill, once.
 func TestKiteLostAnswerMakesOneOrder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		how  kitetest.Loss
@@ -167,6 +169,7 @@ func TestKiteLostAnswerMakesOneOrder(t *testing.T) {
 // deskbot tag) shows on /desks as no desk's, and /flatten of the desk
 // closes the desk's position only, at Kite, leaving the hand-made one.
 func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk"})
 	s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":10}`, 0)
 	tr.mustSee(t, "Filled: order")
@@ -215,6 +218,7 @@ func TestKiteFlattenLeavesWhatNoDeskOwns(t *testing.T) {
 // A held market order has no price of its own: it reads at Kite's last
 // price, with the margin it needs.
 func TestKiteHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
+	t.Parallel()
 	s, _, _ := mustKiteTrading(t, nil)
 	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10}`, "BUY 10 INFY MARKET · MIS")
 	for _, want := range []string{"Notional ≈ ₹15,000.00 at the last price", "Margin needed"} {
@@ -229,6 +233,7 @@ func TestKiteHeldMarketOrderReadsAtTheLastPrice(t *testing.T) {
 // standby takes over, follows the order it did not place and tells its
 // fill once.
 func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	shared := map[string]string{"REDIS_PREFIX": storetest.RandomPrefix(), "LEADER_LEASE": "2s"}
 	s, kt, tr := mustKiteTrading(t, shared)
@@ -272,6 +277,7 @@ func TestKiteTwoInstancesOnlyTheLeaderPlaces(t *testing.T) {
 // stranger's tap with a refusal and an approver's with a login page bound
 // to that approver, through which the desks trade again.
 func TestKiteSessionEndsMidDay(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk"})
 	kt.ExpireSession()
 	for range 2 {
@@ -325,6 +331,7 @@ func TestKiteSessionEndsMidDay(t *testing.T) {
 // another desk's order, or one that does not exist, is refused before
 // anyone is asked.
 func TestKiteCancelFromThePhone(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"APPROVAL_TOOLS": "cancel_order"})
 	s.tg.InjectText(asha, groupID, `/tell main place {"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, 0)
 	tr.mustSee(t, "· open. It rests at the broker")
@@ -354,6 +361,7 @@ func TestKiteCancelFromThePhone(t *testing.T) {
 // (DESKBOT_E2E=1, .ci/faults), on real Redis. The client's pacing itself
 // is checked on a fast clock in broker/kite (TestThousandOrdersAtOnce).
 func TestKiteThousandAllowedOrdersInABurst(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("DESKBOT_E2E") != "1" {
 		t.Skip("a drill: waits out Kite's real pace for about two and a half minutes; runs only with DESKBOT_E2E=1 (see .ci/faults)")
 	}

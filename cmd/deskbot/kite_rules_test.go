@@ -16,6 +16,7 @@ import (
 // is refused by Kite, the desk is told it was not placed, the group is
 // told once how to fix it, and nothing is sent again.
 func TestKiteOrderFromAnUnregisteredAddress(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"KITE_ALGO_ID": "ALGO1"})
 	kt.AllowSources("127.0.0.2")
 	held, _ := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
@@ -35,6 +36,7 @@ func TestKiteOrderFromAnUnregisteredAddress(t *testing.T) {
 // With KITE_SOURCE_IP on the registered address and KITE_ALGO_ID set, the
 // allowed order leaves from that address carrying the algo id.
 func TestKiteOrderFromTheSourceAddressCarriesTheAlgoID(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"KITE_ALGO_ID": "ALGO1", "KITE_SOURCE_IP": "127.0.0.2"})
 	kt.AllowSources("127.0.0.2")
 	held, id := mustHeld(t, s, `{"symbol":"NSE:INFY","side":"buy","quantity":10,"price":1490}`, "BUY 10 INFY LIMIT @ 1,490.00 · MIS")
@@ -61,6 +63,7 @@ func TestKiteOrderFromTheSourceAddressCarriesTheAlgoID(t *testing.T) {
 // deskbot check prints the address Kite's orders leave from: the host's
 // route to Kite's API, or KITE_SOURCE_IP.
 func TestCheckKitePrintsTheOrdersAddress(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	tests := []struct {

@@ -19,6 +19,7 @@ import (
 // (noKiteSecrets). The service also learns the access token for its own
 // log scrubber.
 func TestHostileDeskHuntsForKiteSecrets(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, nil)
 	// Without bubblewrap (SANDBOX=auto) a desk has no terminal to hunt from.
 	if mode := s.main.Sandbox.Mode(); mode != "bwrap" {

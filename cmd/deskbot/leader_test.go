@@ -34,6 +34,7 @@ func role(t *testing.T, s *service) (string, int) {
 // gracefully, the second takes over within its retry step and handles what
 // comes next.
 func TestSecondInstanceStandsByThenTakesOver(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	env := map[string]string{"REDIS_PREFIX": storetest.RandomPrefix(), "LEADER_LEASE": "2s"}
 	var mu sync.Mutex

@@ -12,6 +12,7 @@ import (
 // `deskbot --help` lists the commands and says where the variables are
 // documented; it printed only a usage line.
 func TestHelpListsCommandsAndWhereVariablesAre(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"--help", "-h", "help"} {
 		var out, errs bytes.Buffer
 		if code := command(t.Context(), []string{arg}, "", nil, &out, &errs); code != 0 {
@@ -35,6 +36,7 @@ func TestHelpListsCommandsAndWhereVariablesAre(t *testing.T) {
 // `deskbot version` prints the module version and the revision the binary
 // was built from, as the toolchain recorded them.
 func TestVersionPrintsTheRevision(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

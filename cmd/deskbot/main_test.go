@@ -163,6 +163,7 @@ func button(t *testing.T, m telegramtest.Message, label string) string {
 // it, it runs once, the message shows the outcome and the desk continues
 // with the result.
 func TestHeldCallEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, nil)
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		last := r.Last()
@@ -246,6 +247,7 @@ func TestHeldCallEndToEnd(t *testing.T) {
 }
 
 func TestGCDefault(t *testing.T) {
+	t.Parallel()
 	prev := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(prev)
 	tests := []struct {

@@ -66,6 +66,7 @@ func (d *scriptedDesk) mustResults(t *testing.T, n int) []modeltest.Message {
 // market's figures, in India time; a long series lands as CSV in its
 // folder.
 func TestDeskReadsTheMarket(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	clock := newFakeClock(time.Date(2026, 12, 4, 11, 0, 0, 0, deskbot.IST))
 	s := mustStartClock(t, telegramtest.New(t, testToken), modeltest.New(t), nil, clock.Now)
@@ -141,6 +142,7 @@ func TestDeskReadsTheMarket(t *testing.T) {
 // file outside its folder is refused, and another desk asking at the same
 // time is served as usual.
 func TestHostileDeskMarketRefused(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, "[[desk]]\nname = \"main\"\n[[desk]]\nname = \"evil\"\n")})
 	outside := t.TempDir()
 	evilDir := deskfs.Dir(s.main.Config.DataDir, "evil")
@@ -195,6 +197,7 @@ func TestHostileDeskMarketRefused(t *testing.T) {
 // 100 desks asking quotes at once through the service's hub cost at most
 // one quote request a second.
 func TestHundredDesksQuotesOneRequestASecond(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, nil)
 	tl := s.main.Hub.Tools(s.main.Config.DataDir)[0]
 	syms := []string{"INFY", "TCS", "RELIANCE", "SBIN", "HDFCBANK"}
@@ -228,6 +231,7 @@ func TestHundredDesksQuotesOneRequestASecond(t *testing.T) {
 // right after, at the fake Kite with the official client: Kite sees at most one quote
 // request a second and answers no 429, and every desk reads its price.
 func TestKiteHundredDesksQuotes(t *testing.T) {
+	t.Parallel()
 	s, kt, _ := mustKiteTrading(t, nil)
 	tl := s.main.Hub.Tools(s.main.Config.DataDir)[0]
 	for wave := range 2 {

@@ -77,6 +77,7 @@ func (tr *toolResults) mustSee(t *testing.T, want string) string {
 // when Kite ends the session the group is told once and prices, so orders,
 // are refused until a login.
 func TestPaperKite(t *testing.T) {
+	t.Parallel()
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	kt.AddInstruments(
 		kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 408065, LastPrice: 1500, TickSize: 0.05, LotSize: 1},

@@ -14,6 +14,7 @@ import (
 // check, which exits 0 only when the service would start, must say FAIL
 // and name the tool, not "ok".
 func TestHostileDeskToolTypoFailsCheck(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, tools, bad string }{
 		{"case", `["get_positions", "Place_Order"]`, "Place_Order"},
 		{"trailing space", `["place_order "]`, "place_order "},

@@ -76,6 +76,7 @@ func TestMain(m *testing.M) {
 // with SIGTERM and see a clean exit. The token never appears in anything
 // the process printed.
 func TestQuickStart(t *testing.T) {
+	t.Parallel()
 	bin := mustBuild(t)
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 

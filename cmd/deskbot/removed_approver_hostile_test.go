@@ -17,6 +17,7 @@ import (
 // the call on Asha's approval: a person who is no longer an approver
 // counts for nothing, as a stranger's tap does.
 func TestHostileRemovedApproverStillCounts(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	env := map[string]string{
 		"REDIS_PREFIX":       storetest.RandomPrefix(),

@@ -15,6 +15,7 @@ import (
 // REPORT_AT is a time of day, HH:MM India time; anything else stops the
 // start with a line saying so.
 func TestLoadConfigReportAt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -54,6 +55,7 @@ func TestLoadConfigReportAt(t *testing.T) {
 // request without a sign-in, is refused and gets no picture; a member of
 // the group gets a PNG; the desk view links it.
 func TestDesksPageReportPicture(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	for _, path := range []string{"r/pnl/main", "r/pnl/main/week"} {
 		for _, c := range []struct {

@@ -76,6 +76,7 @@ func (s *service) tapAnswer(t *testing.T, from telegramtest.User, m telegramtest
 // another halt, the desks page (an approver's or a viewer's), and
 // /resume all change nothing of it.
 func TestHostileNobodyLiftsAHaltButAConfirmedResume(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	h := s.mustHalt(t, "main")
 
@@ -179,6 +180,7 @@ func TestHostileNobodyLiftsAHaltButAConfirmedResume(t *testing.T) {
 // pauses or resumes, and a halted desk told to resume itself stays halted
 // and its model is not even asked.
 func TestHostileModelCannotLiftItsHalt(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	s.model.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("Hello.") })
 	s.tg.InjectText(asha, groupID, "/tell main hello", 0)
@@ -206,6 +208,7 @@ func TestHostileModelCannotLiftItsHalt(t *testing.T) {
 // an order of a turn under way when the halt came is refused with the
 // halt's words, and the book is as it was.
 func TestHostileStandingGrantDoesNotRunAHaltedDesksOrder(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	const order = `{"symbol":"INFY","side":"buy","quantity":1,"price":100000}`
 	var halt deskbot.Halt
@@ -260,6 +263,7 @@ func TestHostileStandingGrantDoesNotRunAHaltedDesksOrder(t *testing.T) {
 // would open a position the square-off has just closed the day on: it is
 // not run, and the book stays flat overnight.
 func TestHostileOrderHeldBeforeTheSquareOffDoesNotOpenAfterIt(t *testing.T) {
+	t.Parallel()
 	squareOff := time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST)
 	clock := newFakeClock(squareOff.Add(-stepLead))
 	s := mustStartRisk(t, clock, `square_off_at = "15:15"`, "flatten_desk,place_order")
@@ -294,6 +298,7 @@ func TestHostileOrderHeldBeforeTheSquareOffDoesNotOpenAfterIt(t *testing.T) {
 // confirmation: never a desk that nobody can resume. The group is not
 // told of it again and again meanwhile.
 func TestHostileUnreadableHaltCanStillBeResumed(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	if err := s.main.Store.Client().HSet(t.Context(), s.main.Store.Key("desk", "main"), "halt", `{"rule":"max_daily_loss","at":12}`, "paused", "1").Err(); err != nil {
 		t.Fatal(err)
@@ -336,6 +341,7 @@ func TestHostileUnreadableHaltCanStillBeResumed(t *testing.T) {
 // An approver's allow on the desks page of a request its desk held before
 // the halt: refused in words, and nothing runs.
 func TestHostileDesksPageAllowOfAHaltedDesksRequest(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	s.orderModel(t)
 	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -366,6 +372,7 @@ func TestHostileDesksPageAllowOfAHaltedDesksRequest(t *testing.T) {
 // Two approvers tap "Yes, resume" at once: the desk is resumed once, and
 // the other is told the halt is no longer in force.
 func TestHostileTwoApproversResumeOnce(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	s.mustHalt(t, "main")
 	s.tg.InjectText(asha, groupID, "/resume main", 0)
@@ -417,6 +424,7 @@ func TestHostileTwoApproversResumeOnce(t *testing.T) {
 // The desks page offers no Resume on a halted desk: it says which rule
 // halted it and that /resume in the chat shows why and asks to confirm.
 func TestDesksPageShowsAHaltInsteadOfResume(t *testing.T) {
+	t.Parallel()
 	s := mustStartHalting(t)
 	s.mustHalt(t, "main")
 	code, body, _ := s.pageCall(t, "GET", "v/desks", initDataFor(asha, time.Now()), nil)

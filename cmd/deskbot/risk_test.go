@@ -91,6 +91,7 @@ const stepLead = 10 * time.Second
 // the group told the rule and the figures, and its model told why once
 // it is resumed; only an approver who read why can resume it.
 func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
+	t.Parallel()
 	const qty = 1000
 	step, drop := biggestStepDown("INFY", riskMorning)
 	if drop*qty < 500 {
@@ -201,6 +202,7 @@ func TestDailyLossHaltsTheDeskOnce(t *testing.T) {
 // max_denials_in_a_row denials, and a request it still holds can no
 // longer be allowed.
 func TestDenialsInARowHaltTheDesk(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(riskMorning)
 	s := mustStartRisk(t, clock, "max_denials_in_a_row = 2", "flatten_desk,place_order")
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
@@ -255,6 +257,7 @@ func TestDenialsInARowHaltTheDesk(t *testing.T) {
 // max_model_tokens_per_day halts it (each of the fake model's answers
 // reports 15 tokens).
 func TestModelTokensHaltTheDesk(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(riskMorning)
 	s := mustStartRisk(t, clock, "max_model_tokens_per_day = 40", "flatten_desk,place_order")
 	s.model.SetHandler(func(modeltest.Request) modeltest.Reply { return modeltest.Text("Thinking out loud.") })
@@ -276,6 +279,7 @@ func TestModelTokensHaltTheDesk(t *testing.T) {
 // the group told; after it an order that would open a position is
 // refused until the next trading day.
 func TestSquareOffClosesAndThenRefusesOpeningOrders(t *testing.T) {
+	t.Parallel()
 	squareOff := time.Date(2026, 12, 3, 15, 15, 0, 0, deskbot.IST)
 	clock := newFakeClock(squareOff.Add(-stepLead))
 	s := mustStartRisk(t, clock, `square_off_at = "15:15"`, "flatten_desk")

@@ -31,6 +31,7 @@ var dev = telegramtest.User{ID: 104, FirstName: "Dev"} // an approver outside th
 // role do not meet it (the second is refused, nothing runs); the role's
 // member meets it and the call runs once.
 func TestRoleInFourEyes(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, rolesDesks), "TELEGRAM_APPROVERS": "101,102,104"})
 	s.orderModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -66,6 +67,7 @@ func TestRoleInFourEyes(t *testing.T) {
 // A role that cannot be met stops the start: a member who is not an
 // approver, a from_role naming no role.
 func TestRolesThatCannotBeMetStopTheStart(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, file, want string }{
 		{"member not an approver", strings.Replace(rolesDesks, "risk = [102]", "risk = [102, 777]", 1), `role "risk" names 777, who is not in TELEGRAM_APPROVERS`},
 		{"no such role", strings.Replace(rolesDesks, `from_role = "risk"`, `from_role = "ops"`, 1), `from_role "ops" is not a role of [roles]`},

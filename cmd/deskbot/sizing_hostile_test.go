@@ -33,6 +33,7 @@ max_position_notional = 1500000
 // NSE and on BSE. Each is refused before anyone is asked, with words that
 // say why, and nothing is held.
 func TestHostileDeskSizesOrdersAtKite(t *testing.T) {
+	t.Parallel()
 	s, kt, tr := mustKiteTrading(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, sizingDesks), "KITE_EXCHANGES": "NSE,BSE,NFO,CDS"})
 	expiry := time.Date(2026, 12, 29, 0, 0, 0, 0, time.UTC)
 	kt.AddInstruments(

@@ -97,6 +97,7 @@ func leadingCommand(t *testing.T, e ast.Expr) string {
 // names exactly the commands the embedded Redis lacks that store's tests
 // skip for, and counts the tests that start Redis servers of their own.
 func TestREADMESaysWhatIsSkippedWithoutRedis(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

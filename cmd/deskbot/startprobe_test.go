@@ -23,6 +23,7 @@ import (
 // and a model endpoint that does not answer are each logged with their
 // fix, in check's words; it used to log "deskbot started" and nothing else.
 func TestStartWarnsInCheckWords(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	tg := telegramtest.New(t, testToken)
 	tg.SetMemberStatus(telegramtest.BotUser.ID, "left")
@@ -42,6 +43,7 @@ func TestStartWarnsInCheckWords(t *testing.T) {
 // A start whose model answers and whose bot is in the chat warns of
 // neither.
 func TestStartWithEverythingUpWarnsOfNeither(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, nil)
 	for _, no := range []string{"telegram chat:", "model openai:fake:"} {
 		if strings.Contains(s.logs.String(), no) {
@@ -53,6 +55,7 @@ func TestStartWithEverythingUpWarnsOfNeither(t *testing.T) {
 // A token Telegram refuses stops the start in check's words, with the fix,
 // not the client library's "Not Found (404)".
 func TestBadTokenStopsTheStartInCheckWords(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	tg := telegramtest.New(t, testToken)
 	environ := map[string]string{
@@ -78,6 +81,7 @@ func TestBadTokenStopsTheStartInCheckWords(t *testing.T) {
 // A desk no model answers tells the group at the start, once, and says so
 // to whoever /tells it, rather than a thumbs-up and a wait of hours.
 func TestADeskWithoutAModelSaysSo(t *testing.T) {
+	t.Parallel()
 	storetest.MustOpen(t)
 	tg, model := telegramtest.New(t, testToken), modeltest.New(t)
 	dead := deskbottest.FreeAddr(t)
@@ -99,6 +103,7 @@ func TestADeskWithoutAModelSaysSo(t *testing.T) {
 // A TELEGRAM_CHAT_ID the bot cannot read (a wrong id: Telegram answers
 // "chat not found") is logged at the start with check's fix.
 func TestStartWarnsOfAChatTheBotCannotRead(t *testing.T) {
+	t.Parallel()
 	env := configtest.GoodEnv(t)
 	tg := httptest.NewServer(&configtest.FakeBotAPI{Token: testToken}) // no member status: "chat not found"
 	t.Cleanup(tg.Close)

@@ -13,6 +13,7 @@ import (
 // recorded as ran (not interrupted), and its outcome reaches the chat
 // before Close returns.
 func TestStopLetsAllowedCallFinish(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "bash", "SANDBOX": "none"})
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		if strings.Contains(r.Last().Text, "run the slow job") {

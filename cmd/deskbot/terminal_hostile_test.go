@@ -19,6 +19,7 @@ import (
 // way into the same terminal: the command must be held too, never run
 // without a yes.
 func TestHostileOtherTerminalToolIsGuardedToo(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ guarded, used string }{
 		{"bash", "bash_background"},
 		{"bash_background", "bash"},
@@ -61,6 +62,7 @@ func TestHostileOtherTerminalToolIsGuardedToo(t *testing.T) {
 // terminal on one approver's yes. Such a policy stops the start and fails
 // deskbot check, naming the other tool.
 func TestHostileTerminalPolicyOnOneToolOnly(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "bash_background"} {
 		t.Run(tool, func(t *testing.T) {
 			env := configtest.GoodEnv(t)

@@ -219,6 +219,7 @@ func throughMarket(t *testing.T, b deskbot.Market, o deskbot.Order) deskbot.Orde
 // message edited as if tapped there; sees a request decided in the chat
 // leave the page within a second; and takes a screenshot of each page.
 func TestDesksPageInBrowser(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	ctx := mustBrowser(t) // closed before the service stops
 	s.orderModel(t)
@@ -371,6 +372,7 @@ func (s *service) pageCall(t *testing.T, method, path, initData string, form url
 // replayed old one, a tampered one and one forged for an approver's id
 // are refused, and a sign-in in the URL's query is not taken.
 func TestDesksPageRefusesStrangers(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"WEBAPP_MAX_AGE": "10m"})
 	s.orderModel(t)
 	_, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
@@ -436,6 +438,7 @@ func TestDesksPageRefusesStrangers(t *testing.T) {
 // approver sees the desks and requests but no action buttons, and what
 // they post anyway is refused and changes nothing.
 func TestDesksPageViewerCannotAct(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	ctx := mustBrowser(t) // closed before the service stops
 	s.orderModel(t)
@@ -477,6 +480,7 @@ func TestDesksPageViewerCannotAct(t *testing.T) {
 // the chat for the same request at once: exactly one wins, the other is
 // told who did, the call runs once.
 func TestDesksPageAndChatDecideAtOnce(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	s.orderModel(t)
 	for round := range 3 {
@@ -517,6 +521,7 @@ func TestDesksPageAndChatDecideAtOnce(t *testing.T) {
 // arguments) arrives as text: no script runs, no element is injected, and
 // a long unbroken word does not push the page wider than the phone.
 func TestDesksPageHostileDeskText(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	ctx := mustBrowser(t) // closed before the service stops
 	s.orderModel(t)
@@ -555,6 +560,7 @@ func TestDesksPageHostileDeskText(t *testing.T) {
 // approver's private chat it opens it as a web app, and approvers' menu
 // buttons open it.
 func TestDesksPageButtons(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"WEBAPP_URL": "https://desks.example.com/desks/", "WEBAPP_NAME": "desks"})
 	s.tg.InjectText(asha, groupID, "/desks", 0)
 	m := s.mustBotMessage(t, "/desks", func(m telegramtest.Message) bool { return strings.Contains(m.Plain, "main") && len(m.Keyboard) > 0 })
@@ -586,6 +592,7 @@ func TestDesksPageButtons(t *testing.T) {
 // the positions as /flatten does and tells the group; Pause and Resume
 // switch the desk and tell the group.
 func TestDesksPageFlattenAndPause(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	s.orderModel(t) // the desk is told of its flatten and answers
 	if _, err := s.main.Broker.PlaceOrder(t.Context(), "main", deskbottest.NewKey(), deskbot.Order{Symbol: "NIFTY24DECFUT", Side: deskbot.Buy, Quantity: 50, Price: 24500}); err != nil {

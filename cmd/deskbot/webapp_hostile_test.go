@@ -28,6 +28,7 @@ name = "fno"
 // the page or in the chat, counts nothing; the second approver's tap in
 // the chat runs it once.
 func TestHostileDesksPageFourEyesOnePersonDoesNotRun(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, map[string]string{"DESKS_FILE": configtest.DesksFile(t, fourEyesDesks)})
 	s.orderModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")

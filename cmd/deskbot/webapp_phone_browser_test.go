@@ -60,6 +60,7 @@ func mustWholeWords(t *testing.T, ctx context.Context, view string, width int) {
 // tables is broken over two lines, that a desk's positions fit the screen
 // without scrolling sideways, and that a desk card names its state once.
 func TestDesksPageOnANarrowPhone(t *testing.T) {
+	t.Parallel()
 	const width, height = 360, 740
 	s := startWithPage(t, nil)
 	ctx := mustBrowser(t) // closed before the service stops

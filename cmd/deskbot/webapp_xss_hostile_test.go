@@ -16,6 +16,7 @@ import (
 // call's arguments in the audit trail. In a real browser none of it runs
 // script or adds an element, and it reads as the text it is.
 func TestHostileDeskTextOnDeskPageAndAudit(t *testing.T) {
+	t.Parallel()
 	const payload = `<img src=x id=pwn onerror="window.pwned=1"><script>window.pwned=2</script><svg id=pwn2 onload="window.pwned=3"></svg>`
 	s := startWithPage(t, map[string]string{"SANDBOX": "none"})
 	ctx := mustBrowser(t) // closed before the service stops

@@ -19,6 +19,7 @@ import (
 // second tap while the question is outstanding asks nothing more, a
 // stranger's tap asks nothing, and a paused desk is not asked.
 func TestWhyAsksTheDeskWithoutTools(t *testing.T) {
+	t.Parallel()
 	s := mustStart(t, map[string]string{"APPROVAL_TOOLS": "flatten_desk,place_order"})
 	// The desk answers once the second tap is in: its answer ends the
 	// question, after which another tap may ask again.
@@ -117,6 +118,7 @@ func TestWhyAsksTheDeskWithoutTools(t *testing.T) {
 // and its answer goes under the request in the chat; a viewer's asks
 // nothing.
 func TestWhyFromThePage(t *testing.T) {
+	t.Parallel()
 	s := startWithPage(t, nil)
 	s.orderModel(t)
 	held, id := s.holdOrder(t, "buy nifty", "NIFTY24DECFUT")
