@@ -44,7 +44,7 @@ func Verify(ctx context.Context, l deskbot.AuditLedger, w io.Writer) (ok bool, e
 }
 
 // Header is the export's first row.
-var Header = []string{"time (India)", "desk", "tool", "order", "requested by", "approvers", "broker order id", "final state", "fills", "trail"}
+var Header = []string{"time (India)", "desk", "tool", "order", "requested by", "approvers", "broker order id", "algo id", "final state", "fills", "trail"}
 
 // decisions are the actions that are an approver's decision on a held
 // call.
@@ -99,7 +99,7 @@ func Export(ctx context.Context, d Deps, day string, w io.Writer) error {
 // no call).
 func (d Deps) row(ctx context.Context, day string, es []deskbot.AuditEntry) ([]string, error) {
 	first := es[0]
-	var order, requestedBy, orderID, state, fills string
+	var order, requestedBy, orderID, algoID, state, fills string
 	var approvers, trail []string
 	ran := false
 	for _, e := range es {
@@ -130,7 +130,7 @@ func (d Deps) row(ctx context.Context, day string, es []deskbot.AuditEntry) ([]s
 		po, err := d.Orders.LoggedOrder(ctx, first.Desk, day, broker.Tag(first.RequestID))
 		switch {
 		case err == nil:
-			orderID = po.ID
+			orderID, algoID = po.ID, po.AlgoID
 			state, fills = words.BrokerDid(po)
 		case deskbot.ErrorCode(err) == deskbot.ENOTFOUND:
 			state = "not in the order log"
@@ -140,7 +140,7 @@ func (d Deps) row(ctx context.Context, day string, es []deskbot.AuditEntry) ([]s
 	}
 	return []string{
 		first.At.In(deskbot.IST).Format("2006-01-02 15:04:05"), first.Desk, first.Tool, order, requestedBy,
-		strings.Join(approvers, "; "), orderID, state, fills, strings.Join(trail, "; "),
+		strings.Join(approvers, "; "), orderID, algoID, state, fills, strings.Join(trail, "; "),
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"strings"
 	"testing"
@@ -80,5 +81,52 @@ func TestVerifyWords(t *testing.T) {
 	out.Reset()
 	if ok, err := audit.Verify(ctx, s, &out); err != nil || ok || !strings.Contains(out.String(), "Paused, desk alpha, by Asha (42)): its hash ") {
 		t.Errorf("the last entry removed: %v, %v, %q", ok, err, out.String())
+	}
+}
+
+// loggedOrder is an order log that holds one order, for every tag.
+type loggedOrder struct {
+	deskbot.OrderStore
+	po deskbot.PlacedOrder
+}
+
+func (l loggedOrder) LoggedOrder(context.Context, string, string, string) (deskbot.PlacedOrder, error) {
+	return l.po, nil
+}
+
+// An allowed order's row carries what the broker did with it, the algo id
+// it was sent with included.
+func TestExportNamesTheAlgoID(t *testing.T) {
+	s := storetest.MustOpen(t)
+	ctx := t.Context()
+	at := time.Now()
+	for i, e := range []deskbot.AuditEntry{
+		{Action: "hold", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "desk alpha", Detail: `{"symbol":"INFY","side":"buy","quantity":10}`},
+		{Action: "allow_once", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "Ravi (102)"},
+		{Action: "ran", Desk: "alpha", Tool: "place_order", RequestID: "r1", By: "Ravi (102)"},
+	} {
+		e.At = at.Add(time.Duration(i) * time.Millisecond)
+		if err := s.Audit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	po := deskbot.PlacedOrder{ID: "2512060001", Desk: "alpha", State: deskbot.OrderComplete, Filled: 10, AvgPrice: 1500, AlgoID: "ALGO1"}
+	var out bytes.Buffer
+	if err := audit.Export(ctx, audit.Deps{Ledger: s, Orders: loggedOrder{s, po}}, deskbot.OrderDay(at), &out); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows %q; want the header and the held call", rows)
+	}
+	got := map[string]string{}
+	for i, h := range rows[0] {
+		got[h] = rows[1][i]
+	}
+	if got["broker order id"] != "2512060001" || got["algo id"] != "ALGO1" {
+		t.Errorf("broker order id %q, algo id %q; want 2512060001 and ALGO1", got["broker order id"], got["algo id"])
 	}
 }

@@ -63,7 +63,7 @@ func TestAuditExportIsWhatTheChatShowed(t *testing.T) {
 	if err != nil || len(rows) < 2 {
 		t.Fatalf("export %q: %v", out, err)
 	}
-	if got, want := strings.Join(rows[0], ","), "time (India),desk,tool,order,requested by,approvers,broker order id,final state,fills,trail"; got != want {
+	if got, want := strings.Join(rows[0], ","), "time (India),desk,tool,order,requested by,approvers,broker order id,algo id,final state,fills,trail"; got != want {
 		t.Errorf("header = %s; want %s", got, want)
 	}
 	var row []string
@@ -90,8 +90,9 @@ func TestAuditExportIsWhatTheChatShowed(t *testing.T) {
 		{"desk", row[1], "main"},
 		{"requested by", row[4], "desk main"},
 		{"broker order id", row[6], told[1]},
-		{"final state", row[7], told[2]},
-		{"fills", row[8], told[3]},
+		{"algo id", row[7], ""}, // the paper broker sends none
+		{"final state", row[8], told[2]},
+		{"fills", row[9], told[3]},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
