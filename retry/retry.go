@@ -57,15 +57,19 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // do without, such as the words beside a held call. An fn still running at
 // d goes on alone and its result is dropped; err is then
 // context.DeadlineExceeded (or ctx's own error).
+//
+// Only the bound or ctx ends the wait: fn's own return never cancels the
+// context waited on, so a prompt answer is never taken for a timeout (with
+// both cases ready, select would pick either).
 func Within[T any](ctx context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel() // fn, if still running, is told to stop: nobody waits for it
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		defer cancel()
 		v, err := fn(ctx)
 		done <- result{v, err}
 	}()
@@ -73,6 +77,11 @@ func Within[T any](ctx context.Context, d time.Duration, fn func(context.Context
 	case r := <-done:
 		return r.v, r.err
 	case <-ctx.Done():
+		select {
+		case r := <-done: // answered at the bound
+			return r.v, r.err
+		default:
+		}
 		var zero T
 		return zero, ctx.Err()
 	}
