@@ -19,13 +19,28 @@ import (
 // A held call's request check runs in the call's slot, before the slot is
 // booked: chatter that comes while the check reads Redis waits behind it,
 // so the held call goes first and the chatter at least a full gap after it.
-// (At least: the gap counts from the held call's answer, and on the fake
-// clock the chatter's own wait may move time on before that answer, as a
-// slow answer would.)
+// (At least: the gap counts from the held call's answer, which may come
+// after the chatter's wait began.) The chatter's waits move the clock
+// only once the held call went: on a clock that stands still a wait
+// otherwise moves time on for the held call too, between its slot and its
+// send, which real time does not. Were the slot booked before the check,
+// the chatter would now wait for a held call that waits for it, and the
+// check's wait fails the test.
 func TestSenderChecksBeforeBookingTheSlot(t *testing.T) {
 	t.Parallel()
 	clock := newDeliveryClock()
-	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: clock.Sleep})
+	heldSent := make(chan struct{})
+	sleep := func(ctx context.Context, d time.Duration) error {
+		if laneOf(ctx) == LaneChatter {
+			select {
+			case <-heldSent:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return clock.Sleep(ctx, d)
+	}
+	s := NewSender(nil, SenderOptions{Now: clock.Now, Sleep: sleep})
 	start := clock.Now()
 	var mu sync.Mutex
 	type send struct {
@@ -38,6 +53,9 @@ func TestSenderChecksBeforeBookingTheSlot(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			sent = append(sent, send{what, clock.Now().Sub(start)})
+			if what == "held call" {
+				close(heldSent)
+			}
 			return nil
 		}
 	}
