@@ -39,7 +39,7 @@ func newKiteWorld(t *testing.T, extra map[string]string) *kiteWorld {
 	kt := kitetest.New(t, kiteKey, kiteSecret)
 	kt.AddInstruments(kitetest.Instrument{Exchange: "NSE", Tradingsymbol: "INFY", Name: "INFOSYS", Token: 408065, LastPrice: 1500, TickSize: 0.05, LotSize: 1})
 	env := map[string]string{
-		"DESKS": "main", "BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order",
+		"DESKS": "main", "BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-24:00", "APPROVAL_TOOLS": "place_order",
 		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser, "KITE_API_URL": kt.URL,
 		"KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
 	}

@@ -17,7 +17,7 @@ const DefaultHours = "Mon-Fri 09:15-15:30"
 // hoursForm and holidaysForm say what the settings look like, for the
 // operator reading a refusal.
 const (
-	hoursForm    = `each entry is days and a session in India time, like "Mon-Fri 09:15-15:30" or "Sat 10:00-11:00" (days Mon Tue Wed Thu Fri Sat Sun, a single day or a range; times HH:MM on a 24-hour clock), entries separated by commas`
+	hoursForm    = `each entry is days and a session in India time, like "Mon-Fri 09:15-15:30" or "Sat 10:00-11:00" (days Mon Tue Wed Thu Fri Sat Sun, a single day or a range; times HH:MM on a 24-hour clock, a close of 24:00 being midnight), entries separated by commas`
 	holidaysForm = `each entry is a date YYYY-MM-DD, closed all day (e.g. "2026-01-26"), or a date and its only session in India time to make a special session (e.g. "2026-11-08 18:00-19:00"), entries separated by commas`
 )
 
@@ -159,9 +159,13 @@ func parseSession(s string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	closing, err := parseClock(b)
-	if err != nil {
-		return Session{}, err
+	// "24:00" closes at midnight, so a market open all day ("00:00-24:00")
+	// has no closed minute before it.
+	closing := 24 * time.Hour
+	if b != "24:00" {
+		if closing, err = parseClock(b); err != nil {
+			return Session{}, err
+		}
 	}
 	if closing <= open {
 		return Session{}, fmt.Errorf("session %s closes before it opens; the close must be later the same day (sessions past midnight are not supported)", s)

@@ -90,6 +90,13 @@ func TestParseHoursSpans(t *testing.T) {
 		{"Sat 23:58:59", ist(2026, 12, 5, 23, 58, 59), true},
 		{"Sat 23:59", ist(2026, 12, 5, 23, 59, 0), false},
 	})
+	// A close of 24:00 is midnight: open all day, every minute of it.
+	allDay := mustCalendar(t, "Mon-Sun 00:00-24:00", "")
+	checkOpen(t, allDay, []openCase{
+		{"Sun 00:00", ist(2026, 12, 6, 0, 0, 0), true},
+		{"Sat 23:59", ist(2026, 12, 5, 23, 59, 0), true},
+		{"Sat 23:59:59", ist(2026, 12, 5, 23, 59, 59), true},
+	})
 }
 
 func TestOverlappingSessionsMerge(t *testing.T) {
@@ -106,12 +113,13 @@ func TestOverlappingSessionsMerge(t *testing.T) {
 }
 
 func TestParseHoursErrors(t *testing.T) {
-	form := `each entry is days and a session in India time, like "Mon-Fri 09:15-15:30" or "Sat 10:00-11:00" (days Mon Tue Wed Thu Fri Sat Sun, a single day or a range; times HH:MM on a 24-hour clock), entries separated by commas`
+	form := `each entry is days and a session in India time, like "Mon-Fri 09:15-15:30" or "Sat 10:00-11:00" (days Mon Tue Wed Thu Fri Sat Sun, a single day or a range; times HH:MM on a 24-hour clock, a close of 24:00 being midnight), entries separated by commas`
 	for _, tc := range []struct {
 		in, want string
 	}{
 		{"Mon-Fri 9:15-15:30", `market hours entry "Mon-Fri 9:15-15:30": time "9:15" must be HH:MM on a 24-hour clock, e.g. 09:15; ` + form},
-		{"Mon-Fri 09:15-24:00", `market hours entry "Mon-Fri 09:15-24:00": time "24:00" must be HH:MM on a 24-hour clock, e.g. 09:15; ` + form},
+		{"Mon-Fri 24:00-24:00", `market hours entry "Mon-Fri 24:00-24:00": time "24:00" must be HH:MM on a 24-hour clock, e.g. 09:15; ` + form},
+		{"Mon-Fri 09:15-24:01", `market hours entry "Mon-Fri 09:15-24:01": time "24:01" must be HH:MM on a 24-hour clock, e.g. 09:15; ` + form},
 		{"Mon-Fri 09:15:00-15:30", `market hours entry "Mon-Fri 09:15:00-15:30": time "09:15:00" must be HH:MM on a 24-hour clock, e.g. 09:15; ` + form},
 		{"Mon-Fri 15:30-09:15", `market hours entry "Mon-Fri 15:30-09:15": session 15:30-09:15 closes before it opens; the close must be later the same day (sessions past midnight are not supported); ` + form},
 		{"Mon-Fri 09:15-09:15", `market hours entry "Mon-Fri 09:15-09:15": session 09:15-09:15 closes before it opens; the close must be later the same day (sessions past midnight are not supported); ` + form},

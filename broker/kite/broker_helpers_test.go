@@ -169,7 +169,7 @@ func (r *rig) mustBroker(t testing.TB, opts options) (*Broker, *Login) {
 	}
 	hours := opts.hours
 	if hours == "" {
-		hours = "Mon-Sun 00:00-23:59"
+		hours = "Mon-Sun 00:00-24:00"
 	}
 	cal, err := exchange.ParseCalendar(hours, "")
 	if err != nil {

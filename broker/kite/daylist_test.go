@@ -21,7 +21,7 @@ func TestMorningLoginOnAnotherInstanceLoadsTheDaysList(t *testing.T) {
 	kt := mustFake(t)
 	kt.SetNow(now)
 	st := storetest.MustOpen(t)
-	cal, _ := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
+	cal, _ := exchange.ParseCalendar("Mon-Sun 00:00-24:00", "")
 	instance := func() (*Login, *Day) {
 		l, _ := mustLoginOn(t, kt, st, now)
 		return l, NewDay(l.kite, l, cal, []string{"NSE"}, now, nil)

@@ -153,7 +153,7 @@ func mustLoginOn(t *testing.T, kt *kitetest.Server, st deskbot.Notes, now deskbo
 func mustLoginDay(t *testing.T, kt *kitetest.Server, now deskbot.Now) (*Login, *Day, *heard, *Client) {
 	t.Helper()
 	l, ev := mustLoginOn(t, kt, storetest.MustOpen(t), now)
-	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-23:59", "")
+	cal, err := exchange.ParseCalendar("Mon-Sun 00:00-24:00", "")
 	if err != nil {
 		t.Fatal(err)
 	}

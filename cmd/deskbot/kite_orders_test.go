@@ -44,7 +44,7 @@ func mustKiteTrading(t *testing.T, extra map[string]string) (*service, *kitetest
 // kiteEnv is the environment of a service trading at kt, with extra.
 func kiteEnv(kt *kitetest.Server, extra map[string]string) map[string]string {
 	env := map[string]string{
-		"BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order,cancel_order",
+		"BROKER": "kite", "MARKET_HOURS": "Mon-Sun 00:00-24:00", "APPROVAL_TOOLS": "place_order,cancel_order",
 		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
 		"KITE_API_URL": kt.URL, "KITE_TICKER_URL": strings.Replace(kt.URL, "http://", "ws://", 1),
 		"BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",

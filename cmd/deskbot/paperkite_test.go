@@ -85,7 +85,7 @@ func TestPaperKite(t *testing.T) {
 			Type: "FUT", Expiry: time.Date(2027, 12, 30, 0, 0, 0, 0, kitetest.IST)},
 	)
 	s := mustStart(t, map[string]string{
-		"BROKER": "paper-kite", "MARKET_HOURS": "Mon-Sun 00:00-23:59", "APPROVAL_TOOLS": "place_order",
+		"BROKER": "paper-kite", "MARKET_HOURS": "Mon-Sun 00:00-24:00", "APPROVAL_TOOLS": "place_order",
 		"KITE_API_KEY": kiteKey, "KITE_API_SECRET": kiteSecret, "KITE_USER_ID": kiteUser,
 		"KITE_API_URL": kt.URL, "BROKER_CALLBACK_URL": "http://127.0.0.1:8080/kite/callback",
 	})
