@@ -3,8 +3,10 @@ package kite
 // GTTs at Kite. Kite's GTT legs carry no tag (the official client sends
 // none, and the order a GTT places is untagged), so a desk's GTT is known
 // by the order log's record of it: written under the allowed call's tag
-// before the GTT is sent (first caller wins), then given Kite's trigger
-// id from the answer. One call sends at most one GTT: a record without an
+// before the GTT is sent (first caller wins), in one step with the check
+// that it only closes the position beside the desk's other GTTs
+// (broker.OrderLog.StartCheckedGTT), then given Kite's trigger id from
+// the answer. One call sends at most one GTT: a record without an
 // id is never sent again; a lost answer is settled by Sync from Kite's
 // GTT list (an active GTT with exactly its legs that no record claims).
 //
@@ -101,15 +103,6 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 	if have, err := b.orders.FindGTT(ctx, desk, tag); err == nil {
 		return have, gttUnknown(have)
 	}
-	if err := b.orders.CheckGTT(ctx, desk, g, b, b.Check); err != nil {
-		return deskbot.PlacedGTT{}, err
-	}
-	stop := g.LegOrder(g.Stop)
-	if b.admit != nil {
-		if err := b.admit(ctx, desk, stop, func(ctx context.Context) (deskbot.Book, error) { return b.orders.Book(ctx, desk, nil) }); err != nil {
-			return deskbot.PlacedGTT{}, err
-		}
-	}
 	last, _, err := b.LastPrice(ctx, g.Symbol)
 	if err != nil {
 		return deskbot.PlacedGTT{}, err
@@ -120,12 +113,22 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 	}
 	now := b.now()
 	rec := deskbot.PlacedGTT{Tag: tag, Desk: desk, GTT: g, State: deskbot.GTTActive, At: now, Updated: now}
-	got, existed, err := b.orders.StartGTT(ctx, rec)
+	// Checked and recorded as one step: a GTT of the desk's placed at the
+	// same time is checked against this one's record, and this one
+	// against its.
+	got, existed, err := b.orders.StartCheckedGTT(ctx, rec, b, b.Check)
 	if err != nil || existed {
 		if err == nil {
 			err = gttUnknown(got)
 		}
 		return got, err
+	}
+	if b.admit != nil {
+		// The send's last check, as an order's: a halt or the square-off
+		// since the call was allowed refuses it, and it ends not placed.
+		if err := b.admit(ctx, desk, g.LegOrder(g.Stop), func(ctx context.Context) (deskbot.Book, error) { return b.orders.Book(ctx, desk, nil) }); err != nil {
+			return b.gttNotPlaced(ctx, rec, deskbot.ErrorMessage(err), err)
+		}
 	}
 	id, err := b.kite.PlaceGTT(ctx, gttParams(g, last.Value))
 	switch {

@@ -1,8 +1,10 @@
 package kite
 
 import (
+	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,5 +229,89 @@ func TestNewerGTTBeyondThePositionIsDeleted(t *testing.T) {
 	}
 	if got := fakeGTT(t, r.kt, newer.ID).Status; got != kitetest.GTTDeleted {
 		t.Errorf("the newer GTT is %s, want deleted", got)
+	}
+}
+
+// meeting holds each GTT's send at the broker's last check before Kite
+// (its Admit) until every call of a round has got there or ended: the
+// calls overlap as much as they can, whatever the scheduler does.
+type meeting struct {
+	calls   int
+	arrive  chan struct{}
+	ended   chan struct{}
+	release chan struct{}
+}
+
+func newMeeting(calls int) *meeting {
+	m := &meeting{calls: calls, arrive: make(chan struct{}, calls), ended: make(chan struct{}, calls), release: make(chan struct{})}
+	go func() {
+		for n := 0; n < calls; n++ {
+			select {
+			case <-m.arrive:
+			case <-m.ended:
+			}
+		}
+		close(m.release)
+	}()
+	return m
+}
+
+func (m *meeting) admit(ctx context.Context, _ string, o deskbot.Order, _ func(context.Context) (deskbot.Book, error)) error {
+	if o.Type != deskbot.OrderLimit {
+		return nil // the market orders that make the position
+	}
+	m.arrive <- struct{}{}
+	select {
+	case <-m.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Two GTTs of one desk sent at once, each of its whole long (two held
+// calls allowed together, or a Claude Code desk's two calls): each alone
+// only closes the long, but both placed would sell twice the long when
+// they fire, opening a short with real money. Checked and recorded as one
+// step for the desk, one is placed and the other refused in words the
+// model can act on; Kite never holds GTTs that together cover more than
+// the position.
+func TestTwoGTTsAtOnceNeverCoverMoreThanThePosition(t *testing.T) {
+	r := mustRig(t)
+	m := newMeeting(2)
+	b, _ := r.mustBroker(t, options{admit: m.admit})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			defer func() { m.ended <- struct{}{} }()
+			_, errs[i] = b.PlaceGTT(ctxFor(t, 30*time.Second), "alpha", deskbottest.NewKey(), infyStop(10))
+		})
+	}
+	wg.Wait()
+	covered := 0
+	for _, g := range r.kt.GTTs() {
+		if g.Status == kitetest.GTTActive {
+			covered += g.Legs[0].Quantity
+		}
+	}
+	if covered > 10 {
+		t.Errorf("Kite holds active GTTs selling %d INFY for a long of 10", covered)
+	}
+	placed, refused := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			placed++
+		case deskbot.ErrorCode(err) == deskbot.EINVALID && strings.Contains(deskbot.ErrorMessage(err), "already close"):
+			refused++
+		default:
+			t.Errorf("a GTT: %v, want placed, or refused naming the GTT that already closes the long", err)
+		}
+	}
+	if placed != 1 || refused != 1 {
+		t.Errorf("%d placed, %d refused; want one of each", placed, refused)
 	}
 }
