@@ -27,6 +27,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 
@@ -459,12 +460,65 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active [
 	if have >= rec.GTT.Quantity-1e-9 {
 		return false, nil
 	}
+	if !b.deletionDue(rec.Tag) {
+		return false, nil
+	}
 	why := "deleted: the desk's position (" + words.Quantity(math.Max(have, 0)) + ") is smaller than its quantity now, and it must never open the other side; place a smaller one"
 	_, err = b.deleteGTT(ctx, rec, why)
-	if deskbot.ErrorCode(err) == deskbot.ECONFLICT {
+	switch {
+	case deskbot.ErrorCode(err) == deskbot.ECONFLICT:
 		return false, nil // it fired or ended meanwhile: the next read says which
+	case IsSourceIP(err):
+		// Mended only at the console, and Sync must go on booking the
+		// desks' fills: the group is told once, and the deletion is asked
+		// again after a backoff rather than at every Sync.
+		b.deletionRefused(ctx, rec, math.Max(have, 0))
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return err == nil, err
+	b.mu.Lock()
+	delete(b.deleteAfter, rec.Tag)
+	b.mu.Unlock()
+	return true, nil
+}
+
+// gttDeleteEvery is how long an over-closing GTT whose deletion Kite
+// refused for the server's address waits before Sync asks again: long
+// enough not to knock at every Sync (a refusal only the developer
+// console mends), short enough that the GTT goes soon after it is mended.
+const gttDeleteEvery = 10 * time.Minute
+
+// deletionDue reports whether the GTT tagged tag may be asked for
+// deletion now: not within gttDeleteEvery of a refusal for the address.
+func (b *Broker) deletionDue(tag string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	after, ok := b.deleteAfter[tag]
+	return !ok || !b.now().Before(after)
+}
+
+// deletionRefused notes that Kite refused rec's deletion for the server's
+// address, so Sync asks again only after gttDeleteEvery, and tells the
+// group, once for the GTT (gttKeptKey), that it over-closes the desk's
+// have and is still at Kite.
+func (b *Broker) deletionRefused(ctx context.Context, rec deskbot.PlacedGTT, have float64) {
+	now := b.now()
+	b.mu.Lock()
+	if b.deleteAfter == nil {
+		b.deleteAfter = map[string]time.Time{}
+	}
+	b.deleteAfter[rec.Tag] = now.Add(gttDeleteEvery)
+	b.mu.Unlock()
+	b.log.WarnContext(ctx, "kite: an over-closing GTT's deletion was refused for the server's address; asked again later", "desk", rec.Desk, "gtt", rec.ID, "again", gttDeleteEvery)
+	first, err := b.login.notes.PutNoteOnce(ctx, gttKeptKey(rec.Tag), "1", gttKeptFor)
+	if err != nil || !first {
+		return
+	}
+	e := deskbot.Event{Kind: deskbot.EventBroker, Desk: rec.Desk, Time: now, Text: words.GTTKept(rec, have, gttDeleteEvery)}
+	if err := b.login.events.Publish(ctx, e); err != nil {
+		b.log.WarnContext(ctx, "kite: could not tell the group of a GTT whose deletion was refused", "desk", rec.Desk, "err", err)
+	}
 }
 
 // gttsFollowed reports whether Sync must read Kite's GTTs.

@@ -391,3 +391,70 @@ func TestSourceRefusalRecognised(t *testing.T) {
 		}
 	}
 }
+
+// keptNotices counts the group's notices that an over-closing GTT could
+// not be deleted.
+func keptNotices(h *heard) int {
+	n := 0
+	for _, t := range h.texts() {
+		if strings.Contains(t, "could not be deleted") {
+			n++
+		}
+	}
+	return n
+}
+
+// A position that shrinks below its GTT while Kite refuses the server's
+// address: the GTT's deletion is refused. Sync still records the desk's
+// fills (a failing Sync would leave every later fill unbooked), the
+// group is told once that the GTT over-closes and is still at Kite, the
+// deletion is asked again only after a backoff, not at every Sync, and
+// once the address is registered it goes through.
+func TestOverClosingGTTWhoseDeletionKiteRefusesForTheAddress(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.Hold(true)
+	first := mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Sell, 4))
+	second := mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Sell, 2))
+	r.kt.AllowSources(registered)
+	if err := r.kt.Fill(first.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, b) // books the fill: the GTT of 10 now over-closes the 6
+	mustSync(t, b) // its deletion is refused
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTActive {
+		t.Fatalf("the GTT at Kite is %s, want still active (its deletion was refused)", got)
+	}
+	if err := r.kt.Fill(second.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, b)
+	mustSync(t, b)
+	if got := held(mustBookOf(t, b, "alpha"), "INFY"); got != 4 {
+		t.Errorf("alpha holds %v INFY after both sells filled, want 4: a fill was not recorded", got)
+	}
+	if got, want := r.kt.Requests(http.MethodDelete, "/gtt/triggers/*"), 1; got != want {
+		t.Errorf("deletions sent = %d, want %d: each Sync asked again", got, want)
+	}
+	if got, want := keptNotices(h), 1; got != want {
+		t.Errorf("the group was told of the kept GTT %d times, want %d: %q", got, want, h.texts())
+	}
+	r.clock.Add(10 * time.Minute)
+	mustSync(t, b)
+	if got, want := r.kt.Requests(http.MethodDelete, "/gtt/triggers/*"), 2; got != want {
+		t.Errorf("deletions sent after the backoff = %d, want %d", got, want)
+	}
+	r.kt.AllowSources()
+	r.clock.Add(10 * time.Minute)
+	mustSync(t, b)
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTDeleted {
+		t.Errorf("the GTT at Kite is %s once the address is registered, want deleted", got)
+	}
+	if got, want := keptNotices(h), 1; got != want {
+		t.Errorf("the group was told of the kept GTT %d times, want %d", got, want)
+	}
+}
