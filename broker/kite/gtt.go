@@ -20,7 +20,10 @@ package kite
 // A position that shrinks below an active GTT's quantity (a fill, a
 // flatten by hand) would let the GTT over-close it, and Kite fires it
 // anyway: Sync deletes such a GTT at Kite and tells the desk (its
-// Reason); the desk may place a smaller one.
+// Reason); the desk may place a smaller one. A deletion Kite refuses for
+// the server's address does not fail Sync (the desks' fills must still be
+// booked): the group is told once, and the deletion is asked again every
+// gttDeleteEvery.
 
 import (
 	"context"

@@ -174,7 +174,8 @@ func TestGTTFromUnregisteredAddressIsRefusedNotLost(t *testing.T) {
 }
 
 // A GTT's deletion from an unregistered address is refused: the GTT
-// stays active, and the group is told.
+// stays active, the group is told, and the refusal carries
+// deskbot.ESOURCE.
 func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	r := mustRig(t)
 	h := &heard{}
@@ -186,6 +187,10 @@ func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	got, err := b.CancelGTT(ctxFor(t, 10*time.Second), "alpha", pg.ID)
 	if !IsSourceIP(err) {
 		t.Fatalf("cancel_gtt: err = %v, want Kite's refusal for the address", err)
+	}
+	// Its code is what a halt, which knows no Kite, leaves it by.
+	if got, want := deskbot.ErrorCode(err), deskbot.ESOURCE; got != want {
+		t.Errorf("the refusal's code is %s, want %s", got, want)
 	}
 	if got.State != deskbot.GTTActive || fakeGTT(t, r.kt, pg.ID).Status != kitetest.GTTActive {
 		t.Errorf("the GTT is %s here and %s at Kite, want active at both", got.State, fakeGTT(t, r.kt, pg.ID).Status)
