@@ -1,7 +1,6 @@
 package kite
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
 )
@@ -232,43 +232,6 @@ func TestNewerGTTBeyondThePositionIsDeleted(t *testing.T) {
 	}
 }
 
-// meeting holds each GTT's send at the broker's last check before Kite
-// (its Admit) until every call of a round has got there or ended: the
-// calls overlap as much as they can, whatever the scheduler does.
-type meeting struct {
-	calls   int
-	arrive  chan struct{}
-	ended   chan struct{}
-	release chan struct{}
-}
-
-func newMeeting(calls int) *meeting {
-	m := &meeting{calls: calls, arrive: make(chan struct{}, calls), ended: make(chan struct{}, calls), release: make(chan struct{})}
-	go func() {
-		for n := 0; n < calls; n++ {
-			select {
-			case <-m.arrive:
-			case <-m.ended:
-			}
-		}
-		close(m.release)
-	}()
-	return m
-}
-
-func (m *meeting) admit(ctx context.Context, _ string, o deskbot.Order, _ func(context.Context) (deskbot.Book, error)) error {
-	if o.Type != deskbot.OrderLimit {
-		return nil // the market orders that make the position
-	}
-	m.arrive <- struct{}{}
-	select {
-	case <-m.release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Two GTTs of one desk sent at once, each of its whole long (two held
 // calls allowed together, or a Claude Code desk's two calls): each alone
 // only closes the long, but both placed would sell twice the long when
@@ -278,15 +241,15 @@ func (m *meeting) admit(ctx context.Context, _ string, o deskbot.Order, _ func(c
 // the position.
 func TestTwoGTTsAtOnceNeverCoverMoreThanThePosition(t *testing.T) {
 	r := mustRig(t)
-	m := newMeeting(2)
-	b, _ := r.mustBroker(t, options{admit: m.admit})
+	m := brokertest.NewMeeting(2)
+	b, _ := r.mustBroker(t, options{admit: m.Admit})
 	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
 	mustSync(t, b)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
 		wg.Go(func() {
-			defer func() { m.ended <- struct{}{} }()
+			defer m.Ended()
 			_, errs[i] = b.PlaceGTT(ctxFor(t, 30*time.Second), "alpha", deskbottest.NewKey(), infyStop(10))
 		})
 	}
