@@ -290,6 +290,7 @@ func (b *Broker) syncGTTs(ctx context.Context, orders []kiteconnect.Order) (int,
 	if err != nil {
 		return 0, err
 	}
+	b.forgetDeletions(active)
 	claimed := map[string]bool{}
 	for _, d := range b.desks {
 		gs, err := b.orders.GTTs(ctx, d)
@@ -499,6 +500,18 @@ func (b *Broker) deletionDue(tag string) bool {
 	defer b.mu.Unlock()
 	after, ok := b.deleteAfter[tag]
 	return !ok || !b.now().Before(after)
+}
+
+// forgetDeletions forgets the refused deletions of GTTs no longer active
+// (fired, deleted by hand, expired): nothing will ask for them again.
+func (b *Broker) forgetDeletions(active []deskbot.PlacedGTT) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for tag := range b.deleteAfter {
+		if !slices.ContainsFunc(active, func(g deskbot.PlacedGTT) bool { return g.Tag == tag }) {
+			delete(b.deleteAfter, tag)
+		}
+	}
 }
 
 // deletionRefused notes that Kite refused rec's deletion for the server's
