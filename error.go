@@ -13,7 +13,13 @@ const (
 	EUNAUTHORIZED = "unauthorized"
 	ECONFLICT     = "conflict"
 	EUNAVAILABLE  = "unavailable" // a dependency (Redis, Telegram, a model) is down
-	EINTERNAL     = "internal"
+	// ESOURCE: the broker refused an order request (a placement, a
+	// modification, a cancellation, a GTT's change) for the address it
+	// came from, not registered with it (India's static IP rule). Nothing
+	// was done, only a change at the broker's console mends it, so it is
+	// never retried: it is said, and what it left is left.
+	ESOURCE   = "source_refused"
+	EINTERNAL = "internal"
 )
 
 // Error is the one error type with a code. Message is safe to show to a

@@ -4,7 +4,9 @@ package broker
 // orders (deskbot.GTTStore), recorded under the allowed call's tag before
 // anything is sent, so one call places at most one GTT. A GTT only ever
 // reduces its desk's position: checked against the desk's book and the
-// market before it is held, again before it is sent, and, at the paper
+// market before it is held, again before it is sent (that check and the
+// record one step for the desk, so two GTTs placed at once never together
+// close more than the position), and, at the paper
 // broker, once more when it fires (its order never closes more than the
 // desk then holds). The paper broker fires its GTTs from its own prices
 // in Sync; a fired leg's order is placed through PlaceOrder under a key of
@@ -65,8 +67,28 @@ func (l *OrderLog) CheckGTT(ctx context.Context, desk string, g deskbot.GTT, mar
 	return deskbot.CheckGTTReduces(g, deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), deskbot.Resting(orders, g.Symbol, g.Side), price)
 }
 
+// StartCheckedGTT checks rec.GTT for its desk (CheckGTT) and records it
+// (StartGTT) as one step for the desk: under the desk's lock, so two GTTs
+// of a desk placed at once are each checked against the other's record
+// (an active GTT covers the position from its record on, before it is
+// sent) and never together close more than the position. A lock in this
+// process is enough: only the leader runs the desks' calls and places. A
+// GTT recorded under rec's tag already comes back with existed, unchecked.
+func (l *OrderLog) StartCheckedGTT(ctx context.Context, rec deskbot.PlacedGTT, market deskbot.Market, check func(deskbot.Order) error) (deskbot.PlacedGTT, bool, error) {
+	unlock := l.gttLocks.lock(rec.Desk)
+	defer unlock()
+	if have, err := l.FindGTT(ctx, rec.Desk, rec.Tag); err == nil {
+		return have, true, nil
+	}
+	if err := l.CheckGTT(ctx, rec.Desk, rec.GTT, market, check); err != nil {
+		return rec, false, err
+	}
+	return l.StartGTT(ctx, rec)
+}
+
 // StartGTT records g, a new GTT of its desk, before it is sent; a GTT
-// recorded under its tag already comes back with existed.
+// recorded under its tag already comes back with existed. It checks
+// nothing: a desk's GTT is recorded through StartCheckedGTT.
 func (l *OrderLog) StartGTT(ctx context.Context, g deskbot.PlacedGTT) (deskbot.PlacedGTT, bool, error) {
 	got, existed, err := l.store.StartGTT(ctx, g)
 	return got, existed, storeErr(err)
@@ -132,9 +154,10 @@ func Closable(g deskbot.GTT, book deskbot.Book, orders []deskbot.PlacedOrder) fl
 	return math.Min(g.Quantity, math.Max(held, 0))
 }
 
-// deskLocks serialises, in one process, a desk's GTT fires with its
-// flattens, so a GTT that fires during a flatten reads the book the
-// flatten left.
+// deskLocks are locks by desk, in one process: the paper broker's
+// serialise a desk's GTT fires with its flattens (a GTT that fires during
+// a flatten reads the book the flatten left), the order log's a desk's
+// GTT checks with their records (StartCheckedGTT).
 type deskLocks struct {
 	mu sync.Mutex
 	m  map[string]*sync.Mutex
@@ -179,15 +202,12 @@ func (p *Paper) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) (
 			}
 		}
 	}
-	if err := p.orders.CheckGTT(ctx, desk, g, p.market, p.Check); err != nil {
-		return deskbot.PlacedGTT{}, err
-	}
 	if err := p.admitted(ctx, desk, g.LegOrder(g.Stop)); err != nil {
 		return deskbot.PlacedGTT{}, err
 	}
 	now := p.now()
 	rec := deskbot.PlacedGTT{ID: paperID(tag), Tag: tag, Desk: desk, GTT: g, State: deskbot.GTTActive, At: now, Updated: now}
-	got, _, err := p.orders.StartGTT(ctx, rec)
+	got, _, err := p.orders.StartCheckedGTT(ctx, rec, p.market, p.Check)
 	return got, err
 }
 

@@ -2,9 +2,11 @@ package broker_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/deskbottest"
 )
 
@@ -237,5 +239,44 @@ func TestPaperGTTRestingLegsNeverOverClose(t *testing.T) {
 	mustSync(t, d.Paper)
 	if got := held(t, d, "main", "INFY"); got != 0 {
 		t.Errorf("holding %v, want 0: one GTT's 5 closes what is left, the other places nothing", got)
+	}
+}
+
+// Two GTTs of one paper desk placed at once, each of its whole long: one
+// is placed and the other refused, never both (they would sell twice the
+// long when the stop is reached).
+func TestTwoPaperGTTsAtOnceNeverCoverMoreThanThePosition(t *testing.T) {
+	d := mustLong(t, 10)
+	m := brokertest.NewMeeting(2)
+	p := d.Paper.Admitting(m.Admit)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			defer m.Ended()
+			_, errs[i] = p.PlaceGTT(t.Context(), "main", deskbottest.NewKey(), stopLoss(10, false))
+		})
+	}
+	wg.Wait()
+	gs, err := p.GTTs(t.Context(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deskbot.Covered(gs, "INFY", deskbot.Sell); got > 10 {
+		t.Errorf("active GTTs sell %v INFY for a long of 10", got)
+	}
+	placed, refused := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			placed++
+		case deskbot.ErrorCode(err) == deskbot.EINVALID && strings.Contains(deskbot.ErrorMessage(err), "already close"):
+			refused++
+		default:
+			t.Errorf("a GTT: %v, want placed, or refused naming the GTT that already closes the long", err)
+		}
+	}
+	if placed != 1 || refused != 1 {
+		t.Errorf("%d placed, %d refused; want one of each", placed, refused)
 	}
 }

@@ -66,6 +66,9 @@ type OrderLog struct {
 	now   deskbot.Now
 	tell  deskbot.Teller // nil: nobody is told (a tool's own answer says it)
 	log   *slog.Logger
+	// gttLocks make a desk's GTT check and record one step
+	// (StartCheckedGTT).
+	gttLocks *deskLocks
 }
 
 // NewOrderLog keeps orders in store, telling updates through tell (nil:
@@ -74,7 +77,7 @@ func NewOrderLog(store deskbot.OrderStore, now deskbot.Now, tell deskbot.Teller,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &OrderLog{store: store, now: now, tell: tell, log: log}
+	return &OrderLog{store: store, now: now, tell: tell, log: log, gttLocks: &deskLocks{}}
 }
 
 // Version is what a desk is told about once, and what a change of the

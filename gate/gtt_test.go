@@ -8,6 +8,8 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/deskbottest"
+	"github.com/deskbot/deskbot/gate"
+	"github.com/deskbot/deskbot/gate/gatetest"
 )
 
 // A desk's place_gtt that could open or grow a position is refused by the
@@ -103,5 +105,55 @@ func TestGTTBesideARestingSellRefusedBeforeAnyoneIsAsked(t *testing.T) {
 		if got := refusal; tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
 			t.Errorf("a GTT of %d beside a resting sell of 4 on a long of 10: refusal %q, want %q", tt.qty, got, tt.want)
 		}
+	}
+}
+
+// Two place_gtt calls of one desk, each within its long but together more
+// than it, each of which an approver may allow: the second is refused
+// before anyone is asked while the first waits for approval, and while it
+// runs, since both allowed would place two GTTs that, fired together, open
+// a short. Once the first has run (here placing nothing), a GTT of the
+// whole long may be put forward again.
+func TestGTTBesideAHeldGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.hold(t, "main", 10)
+	now := func() time.Time { return *f.now.Load() }
+	run := &runner{block: make(chan struct{})}
+	g := gatetest.MustNew(t, gate.Config{Tools: []string{deskbot.ToolPlaceGTT}, Expiry: 5 * time.Minute, Limits: f.limits}, f.st, run, now, quietLog())
+	ask := func(qty int) deskbot.Verdict {
+		t.Helper()
+		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945}`, qty)
+		v, err := g.Ask(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)}, nil)
+		if err != nil {
+			t.Fatalf("ask for a GTT of %d: %v", qty, err)
+		}
+		v.Release()
+		return v
+	}
+	first := ask(10)
+	if first.Held == nil {
+		t.Fatalf("the first GTT, of the whole long: %+v, want it held", first.Result)
+	}
+	refusedBeside := func(when string) {
+		t.Helper()
+		v := ask(4)
+		if !v.Refused || !strings.Contains(v.Result.Text, "waiting for approval") {
+			t.Errorf("a GTT of 4 beside one of 10 %s, on a long of 10: %+v, want refused naming the other GTT", when, v.Result)
+		}
+		if open, err := f.st.OpenRequests(t.Context()); err != nil || len(open) != 0 && open[0].ID != first.Held.ID || len(open) > 1 {
+			t.Errorf("open requests %s: %d (%v), want none but the first: nobody is asked of the second", when, len(open), err)
+		}
+	}
+	refusedBeside("held")
+	if ans, err := g.Decide(t.Context(), first.Held.ID, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha); err != nil || ans.Request.State != deskbot.StateRunning {
+		t.Fatalf("allow: %+v, %v; want it running", ans, err)
+	}
+	refusedBeside("running")
+	close(run.block)
+	if r, err := gatetest.Ran(t.Context(), g, first.Held.ID); err != nil || r.State != deskbot.StateRan {
+		t.Fatalf("the first GTT's run: %+v, %v", r, err)
+	}
+	if v := ask(10); v.Held == nil {
+		t.Errorf("a GTT of the whole long once the first ran and placed nothing: %+v, want it held", v.Result)
 	}
 }

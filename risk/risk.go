@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,9 @@ type Watcher struct {
 	ClaimFor time.Duration
 
 	mu sync.Mutex // one check at a time: the events and the tick share the desks
+
+	retryMu sync.Mutex
+	retries map[string]*finishRetry // by finishNote: a failed finish's next try
 }
 
 // Run checks the desks at every tick and after the events that change
@@ -195,9 +199,12 @@ func (w *Watcher) halt(ctx context.Context, desk string, rules deskbot.RiskRules
 // finish does what a halt does after the halt itself: close the desk's
 // positions where flatten_on_halt says so (its open orders cancelled
 // either way), tell the group and the model,
-// and mark the halt done. A step that fails leaves the halt undone, and
-// the next check does it again: closing a flat book closes nothing, and
-// the group may be told twice, never not at all.
+// and mark the halt done. A step that fails leaves the halt undone, and a
+// check after a backoff (finishBackoff) does it again: closing a flat book
+// closes nothing, and the group may be told twice, never not at all. What
+// the broker refuses for the server's address is no failure: it is left,
+// and the group told so in the halt's words (cancelOrders; a flatten's
+// report says it likewise).
 //
 // The finish is claimed first: a second watcher (an instance taking over,
 // which saw the halt before it was marked done) would otherwise tell the
@@ -214,24 +221,32 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 			_ = w.Store.DeleteNote(context.WithoutCancel(ctx), claim)
 		}
 	}()
+	if !w.due(claim) {
+		return // a step failed a moment ago: tried again after its backoff
+	}
 	steps := []string{"paused the desk (its held calls cannot be allowed)"}
 	if rules.FlattenOnHalt {
 		did, err := w.flatten(ctx, desk, "halt: "+h.Rule)
 		if err != nil {
-			w.Log.ErrorContext(ctx, "risk: a halted desk's positions could not be closed; will try again at the next check", "desk", desk, "err", err)
+			wait := w.failed(claim)
+			w.Log.ErrorContext(ctx, "risk: a halted desk's positions could not be closed; will try again", "desk", desk, "err", err, "wait", wait)
 			return
 		}
 		steps = append(steps, did)
 	} else {
 		// Orders resting at the broker would fill after the halt and open
 		// or grow what the rules stopped: they go even where positions stay.
-		n, err := w.cancelOrders(ctx, desk)
+		n, left, err := w.cancelOrders(ctx, desk)
 		if err != nil {
-			w.Log.ErrorContext(ctx, "risk: a halted desk's open orders could not be cancelled; will try again at the next check", "desk", desk, "err", err)
+			wait := w.failed(claim)
+			w.Log.ErrorContext(ctx, "risk: a halted desk's open orders could not be cancelled; will try again", "desk", desk, "err", err, "wait", wait)
 			return
 		}
 		if n > 0 {
 			steps = append(steps, "cancelled its "+strconv.Itoa(n)+" open orders")
+		}
+		if len(left) > 0 {
+			steps = append(steps, "could not cancel "+strings.Join(left, "; "))
 		}
 		steps = append(steps, "left its positions open (flatten_on_halt is off)")
 	}
@@ -249,17 +264,23 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 		return
 	}
 	done = true
+	w.retryMu.Lock()
+	delete(w.retries, claim)
+	w.retryMu.Unlock()
 }
 
 // cancelOrders deletes the desk's active GTTs and cancels its orders open
-// at the broker, and says how many orders it cancelled. One that filled or ended meanwhile is left; one whose
-// placing Kite has not confirmed yet cannot be cancelled yet, and is an
-// error, so the next check tries again.
-func (w *Watcher) cancelOrders(ctx context.Context, desk string) (int, error) {
+// at the broker, and says how many orders it cancelled. One that filled or
+// ended meanwhile is left; one whose placing Kite has not confirmed yet
+// cannot be cancelled yet, and is an error, so the finish is tried again.
+// One the broker refuses for the server's address (deskbot.ESOURCE) is
+// left, said why in left: only the broker's console mends that, so trying
+// again would only be refused again, and the halt must still be told.
+func (w *Watcher) cancelOrders(ctx context.Context, desk string) (n int, left []string, err error) {
 	// Its GTTs first, in the same step: none may fire into a halted desk.
 	gtts, err := w.Broker.GTTs(ctx, desk)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	for _, g := range gtts {
 		if g.State != deskbot.GTTActive {
@@ -269,15 +290,19 @@ func (w *Watcher) cancelOrders(ctx context.Context, desk string) (int, error) {
 		if id == "" {
 			id = g.Tag
 		}
-		if _, err := w.Broker.CancelGTT(ctx, desk, id); err != nil && deskbot.ErrorCode(err) != deskbot.ECONFLICT {
-			return 0, err
+		_, err := w.Broker.CancelGTT(ctx, desk, id)
+		switch deskbot.ErrorCode(err) {
+		case "", deskbot.ECONFLICT:
+		case deskbot.ESOURCE:
+			left = append(left, "GTT "+id+" on "+g.GTT.Symbol+" (it stays at the broker and may still fire): "+deskbot.ErrorMessage(err))
+		default:
+			return 0, left, err
 		}
 	}
 	orders, err := w.Broker.Orders(ctx, desk)
 	if err != nil {
-		return 0, err
+		return 0, left, err
 	}
-	n := 0
 	for _, po := range orders {
 		if !po.Open() {
 			continue
@@ -291,11 +316,51 @@ func (w *Watcher) cancelOrders(ctx context.Context, desk string) (int, error) {
 		case err == nil:
 			n++
 		case deskbot.ErrorCode(err) == deskbot.ECONFLICT && po.State != deskbot.OrderPending:
+		case deskbot.ErrorCode(err) == deskbot.ESOURCE:
+			left = append(left, "order "+id+" on "+po.Order.Symbol+" (it stays open at the broker): "+deskbot.ErrorMessage(err))
 		default:
-			return n, err
+			return n, left, err
 		}
 	}
-	return n, nil
+	return n, left, nil
+}
+
+// finishBackoff spaces the tries of a halt's finish whose step failed
+// (the broker down): soon at first, then less often, so a broker that
+// stays down is not asked at every check and every fill.
+var finishBackoff = retry.Backoff{Min: 30 * time.Second, Max: 5 * time.Minute}
+
+// due reports whether the finish named claim may be tried now: not within
+// its backoff of a failed try.
+func (w *Watcher) due(claim string) bool {
+	w.retryMu.Lock()
+	defer w.retryMu.Unlock()
+	r, ok := w.retries[claim]
+	return !ok || !w.Now().Before(r.next)
+}
+
+// failed notes a failed try of the finish named claim and returns how
+// long until the next.
+func (w *Watcher) failed(claim string) time.Duration {
+	w.retryMu.Lock()
+	defer w.retryMu.Unlock()
+	if w.retries == nil {
+		w.retries = map[string]*finishRetry{}
+	}
+	r := w.retries[claim]
+	if r == nil {
+		r = &finishRetry{backoff: finishBackoff}
+		w.retries[claim] = r
+	}
+	wait := r.backoff.Next()
+	r.next = w.Now().Add(wait)
+	return wait
+}
+
+// finishRetry is when a halt's finish is tried again.
+type finishRetry struct {
+	backoff retry.Backoff
+	next    time.Time
 }
 
 // ClaimFor is Watcher.ClaimFor's default.

@@ -325,7 +325,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusNotFound
 	case deskbot.ECONFLICT:
 		code = http.StatusConflict
-	case deskbot.EUNAUTHORIZED:
+	case deskbot.EUNAUTHORIZED, deskbot.ESOURCE:
+		// A refusal for the server's address is Kite's word to the
+		// person, who must see it, not a failure of the page.
 		code = http.StatusForbidden
 	case deskbot.EUNAVAILABLE:
 		code = http.StatusServiceUnavailable

@@ -3,6 +3,7 @@ package words
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/deskbot/deskbot"
 )
@@ -77,4 +78,16 @@ func GTTLine(g deskbot.PlacedGTT) string {
 		s += ": " + r
 	}
 	return s
+}
+
+// GTTKept tells the group that g, a desk's GTT that now closes more than
+// the have it holds, could not be deleted because Kite refuses order
+// requests from the server's address: it stays at Kite, and may fire into
+// the other side, until it is deleted. Deletion is asked again every
+// every.
+func GTTKept(g deskbot.PlacedGTT, have float64, every time.Duration) string {
+	return "⚠️ Desk " + g.Desk + "'s " + GTTLine(g) + " closes more than the " + Quantity(have) + " " + g.GTT.Symbol +
+		" the desk now holds, and could not be deleted: Kite refuses order requests from this server's address (not in the Kite app's IP whitelist). " +
+		"It stays at Kite and, if it fires, may open the other side. deskbot asks Kite to delete it again every " + Duration(every) +
+		"; delete it by hand at Kite (GTT list) or register this server's address in the Kite developer console's IP whitelist."
 }

@@ -92,6 +92,10 @@ type Broker struct {
 	mu         sync.Mutex
 	warnedAt   time.Time // the session whose refusal Sync logged last
 	tickerLive bool
+	// deleteAfter holds, by GTT tag, when an over-closing GTT whose
+	// deletion Kite refused for the server's address is asked again
+	// (overCloses).
+	deleteAfter map[string]time.Time
 }
 
 var (

@@ -3,8 +3,10 @@ package kite
 // GTTs at Kite. Kite's GTT legs carry no tag (the official client sends
 // none, and the order a GTT places is untagged), so a desk's GTT is known
 // by the order log's record of it: written under the allowed call's tag
-// before the GTT is sent (first caller wins), then given Kite's trigger
-// id from the answer. One call sends at most one GTT: a record without an
+// before the GTT is sent (first caller wins), in one step with the check
+// that it only closes the position beside the desk's other GTTs
+// (broker.OrderLog.StartCheckedGTT), then given Kite's trigger id from
+// the answer. One call sends at most one GTT: a record without an
 // id is never sent again; a lost answer is settled by Sync from Kite's
 // GTT list (an active GTT with exactly its legs that no record claims).
 //
@@ -18,13 +20,17 @@ package kite
 // A position that shrinks below an active GTT's quantity (a fill, a
 // flatten by hand) would let the GTT over-close it, and Kite fires it
 // anyway: Sync deletes such a GTT at Kite and tells the desk (its
-// Reason); the desk may place a smaller one.
+// Reason); the desk may place a smaller one. A deletion Kite refuses for
+// the server's address does not fail Sync (the desks' fills must still be
+// booked): the group is told once, and the deletion is asked again every
+// gttDeleteEvery.
 
 import (
 	"context"
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	kiteconnect "github.com/zerodha/gokiteconnect/v4"
 
@@ -101,15 +107,6 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 	if have, err := b.orders.FindGTT(ctx, desk, tag); err == nil {
 		return have, gttUnknown(have)
 	}
-	if err := b.orders.CheckGTT(ctx, desk, g, b, b.Check); err != nil {
-		return deskbot.PlacedGTT{}, err
-	}
-	stop := g.LegOrder(g.Stop)
-	if b.admit != nil {
-		if err := b.admit(ctx, desk, stop, func(ctx context.Context) (deskbot.Book, error) { return b.orders.Book(ctx, desk, nil) }); err != nil {
-			return deskbot.PlacedGTT{}, err
-		}
-	}
 	last, _, err := b.LastPrice(ctx, g.Symbol)
 	if err != nil {
 		return deskbot.PlacedGTT{}, err
@@ -120,12 +117,22 @@ func (b *Broker) PlaceGTT(ctx context.Context, desk, key string, g deskbot.GTT) 
 	}
 	now := b.now()
 	rec := deskbot.PlacedGTT{Tag: tag, Desk: desk, GTT: g, State: deskbot.GTTActive, At: now, Updated: now}
-	got, existed, err := b.orders.StartGTT(ctx, rec)
+	// Checked and recorded as one step: a GTT of the desk's placed at the
+	// same time is checked against this one's record, and this one
+	// against its.
+	got, existed, err := b.orders.StartCheckedGTT(ctx, rec, b, b.Check)
 	if err != nil || existed {
 		if err == nil {
 			err = gttUnknown(got)
 		}
 		return got, err
+	}
+	if b.admit != nil {
+		// The send's last check, as an order's: a halt or the square-off
+		// since the call was allowed refuses it, and it ends not placed.
+		if err := b.admit(ctx, desk, g.LegOrder(g.Stop), func(ctx context.Context) (deskbot.Book, error) { return b.orders.Book(ctx, desk, nil) }); err != nil {
+			return b.gttNotPlaced(ctx, rec, deskbot.ErrorMessage(err), err)
+		}
 	}
 	id, err := b.kite.PlaceGTT(ctx, gttParams(g, last.Value))
 	switch {
@@ -283,6 +290,7 @@ func (b *Broker) syncGTTs(ctx context.Context, orders []kiteconnect.Order) (int,
 	if err != nil {
 		return 0, err
 	}
+	b.forgetDeletions(active)
 	claimed := map[string]bool{}
 	for _, d := range b.desks {
 		gs, err := b.orders.GTTs(ctx, d)
@@ -456,12 +464,77 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active [
 	if have >= rec.GTT.Quantity-1e-9 {
 		return false, nil
 	}
+	if !b.deletionDue(rec.Tag) {
+		return false, nil
+	}
 	why := "deleted: the desk's position (" + words.Quantity(math.Max(have, 0)) + ") is smaller than its quantity now, and it must never open the other side; place a smaller one"
 	_, err = b.deleteGTT(ctx, rec, why)
-	if deskbot.ErrorCode(err) == deskbot.ECONFLICT {
+	switch {
+	case deskbot.ErrorCode(err) == deskbot.ECONFLICT:
 		return false, nil // it fired or ended meanwhile: the next read says which
+	case IsSourceIP(err):
+		// Mended only at the console, and Sync must go on booking the
+		// desks' fills: the group is told once, and the deletion is asked
+		// again after a backoff rather than at every Sync.
+		b.deletionRefused(ctx, rec, math.Max(have, 0))
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return err == nil, err
+	b.mu.Lock()
+	delete(b.deleteAfter, rec.Tag)
+	b.mu.Unlock()
+	return true, nil
+}
+
+// gttDeleteEvery is how long an over-closing GTT whose deletion Kite
+// refused for the server's address waits before Sync asks again: long
+// enough not to knock at every Sync (a refusal only the developer
+// console mends), short enough that the GTT goes soon after it is mended.
+const gttDeleteEvery = 10 * time.Minute
+
+// deletionDue reports whether the GTT tagged tag may be asked for
+// deletion now: not within gttDeleteEvery of a refusal for the address.
+func (b *Broker) deletionDue(tag string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	after, ok := b.deleteAfter[tag]
+	return !ok || !b.now().Before(after)
+}
+
+// forgetDeletions forgets the refused deletions of GTTs no longer active
+// (fired, deleted by hand, expired): nothing will ask for them again.
+func (b *Broker) forgetDeletions(active []deskbot.PlacedGTT) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for tag := range b.deleteAfter {
+		if !slices.ContainsFunc(active, func(g deskbot.PlacedGTT) bool { return g.Tag == tag }) {
+			delete(b.deleteAfter, tag)
+		}
+	}
+}
+
+// deletionRefused notes that Kite refused rec's deletion for the server's
+// address, so Sync asks again only after gttDeleteEvery, and tells the
+// group, once for the GTT (gttKeptKey), that it over-closes the desk's
+// have and is still at Kite.
+func (b *Broker) deletionRefused(ctx context.Context, rec deskbot.PlacedGTT, have float64) {
+	now := b.now()
+	b.mu.Lock()
+	if b.deleteAfter == nil {
+		b.deleteAfter = map[string]time.Time{}
+	}
+	b.deleteAfter[rec.Tag] = now.Add(gttDeleteEvery)
+	b.mu.Unlock()
+	b.log.WarnContext(ctx, "kite: an over-closing GTT's deletion was refused for the server's address; asked again later", "desk", rec.Desk, "gtt", rec.ID, "again", gttDeleteEvery)
+	first, err := b.login.notes.PutNoteOnce(ctx, gttKeptKey(rec.Tag), "1", gttKeptFor)
+	if err != nil || !first {
+		return
+	}
+	e := deskbot.Event{Kind: deskbot.EventBroker, Desk: rec.Desk, Time: now, Text: words.GTTKept(rec, have, gttDeleteEvery)}
+	if err := b.login.events.Publish(ctx, e); err != nil {
+		b.log.WarnContext(ctx, "kite: could not tell the group of a GTT whose deletion was refused", "desk", rec.Desk, "err", err)
+	}
 }
 
 // gttsFollowed reports whether Sync must read Kite's GTTs.

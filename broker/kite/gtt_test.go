@@ -3,10 +3,12 @@ package kite
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker/brokertest"
 	"github.com/deskbot/deskbot/broker/kitetest"
 	"github.com/deskbot/deskbot/deskbottest"
 )
@@ -227,5 +229,52 @@ func TestNewerGTTBeyondThePositionIsDeleted(t *testing.T) {
 	}
 	if got := fakeGTT(t, r.kt, newer.ID).Status; got != kitetest.GTTDeleted {
 		t.Errorf("the newer GTT is %s, want deleted", got)
+	}
+}
+
+// Two GTTs of one desk sent at once, each of its whole long (two held
+// calls allowed together, or a Claude Code desk's two calls): each alone
+// only closes the long, but both placed would sell twice the long when
+// they fire, opening a short with real money. Checked and recorded as one
+// step for the desk, one is placed and the other refused in words the
+// model can act on; Kite never holds GTTs that together cover more than
+// the position.
+func TestTwoGTTsAtOnceNeverCoverMoreThanThePosition(t *testing.T) {
+	r := mustRig(t)
+	m := brokertest.NewMeeting(2)
+	b, _ := r.mustBroker(t, options{admit: m.Admit})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			defer m.Ended()
+			_, errs[i] = b.PlaceGTT(ctxFor(t, 30*time.Second), "alpha", deskbottest.NewKey(), infyStop(10))
+		})
+	}
+	wg.Wait()
+	covered := 0
+	for _, g := range r.kt.GTTs() {
+		if g.Status == kitetest.GTTActive {
+			covered += g.Legs[0].Quantity
+		}
+	}
+	if covered > 10 {
+		t.Errorf("Kite holds active GTTs selling %d INFY for a long of 10", covered)
+	}
+	placed, refused := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			placed++
+		case deskbot.ErrorCode(err) == deskbot.EINVALID && strings.Contains(deskbot.ErrorMessage(err), "already close"):
+			refused++
+		default:
+			t.Errorf("a GTT: %v, want placed, or refused naming the GTT that already closes the long", err)
+		}
+	}
+	if placed != 1 || refused != 1 {
+		t.Errorf("%d placed, %d refused; want one of each", placed, refused)
 	}
 }

@@ -15,6 +15,14 @@ import (
 // stands.
 func sourceRefusedKey(day string) string { return "kite:source-refused:" + day }
 
+// gttKeptKey notes that the group was told that the over-closing GTT
+// tagged tag could not be deleted for the server's address: told once
+// (across instances and restarts), again only if it is still there after
+// gttKeptFor.
+func gttKeptKey(tag string) string { return "kite:gtt-kept:" + tag }
+
+const gttKeptFor = 7 * 24 * time.Hour
+
 // sourceRefused tells the group, once a day, that Kite refused an order
 // request for the address it came from, in words that name the fix.
 func (b *Broker) sourceRefused(ctx context.Context) {

@@ -174,7 +174,8 @@ func TestGTTFromUnregisteredAddressIsRefusedNotLost(t *testing.T) {
 }
 
 // A GTT's deletion from an unregistered address is refused: the GTT
-// stays active, and the group is told.
+// stays active, the group is told, and the refusal carries
+// deskbot.ESOURCE.
 func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	r := mustRig(t)
 	h := &heard{}
@@ -186,6 +187,10 @@ func TestGTTDeletionFromUnregisteredAddressIsRefusedAndTold(t *testing.T) {
 	got, err := b.CancelGTT(ctxFor(t, 10*time.Second), "alpha", pg.ID)
 	if !IsSourceIP(err) {
 		t.Fatalf("cancel_gtt: err = %v, want Kite's refusal for the address", err)
+	}
+	// Its code is what a halt, which knows no Kite, leaves it by.
+	if got, want := deskbot.ErrorCode(err), deskbot.ESOURCE; got != want {
+		t.Errorf("the refusal's code is %s, want %s", got, want)
 	}
 	if got.State != deskbot.GTTActive || fakeGTT(t, r.kt, pg.ID).Status != kitetest.GTTActive {
 		t.Errorf("the GTT is %s here and %s at Kite, want active at both", got.State, fakeGTT(t, r.kt, pg.ID).Status)
@@ -389,5 +394,72 @@ func TestSourceRefusalRecognised(t *testing.T) {
 		if got := sourceRefusal(tt.msg); got != tt.want {
 			t.Errorf("sourceRefusal(%q) = %v, want %v", tt.msg, got, tt.want)
 		}
+	}
+}
+
+// keptNotices counts the group's notices that an over-closing GTT could
+// not be deleted.
+func keptNotices(h *heard) int {
+	n := 0
+	for _, t := range h.texts() {
+		if strings.Contains(t, "could not be deleted") {
+			n++
+		}
+	}
+	return n
+}
+
+// A position that shrinks below its GTT while Kite refuses the server's
+// address: the GTT's deletion is refused. Sync still records the desk's
+// fills (a failing Sync would leave every later fill unbooked), the
+// group is told once that the GTT over-closes and is still at Kite, the
+// deletion is asked again only after a backoff, not at every Sync, and
+// once the address is registered it goes through.
+func TestOverClosingGTTWhoseDeletionKiteRefusesForTheAddress(t *testing.T) {
+	r := mustRig(t)
+	h := &heard{}
+	b, _ := r.mustBroker(t, options{heard: h})
+	mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Buy, 10))
+	mustSync(t, b)
+	pg := mustPlaceGTT(t, b, "alpha", infyStop(10))
+	r.kt.Hold(true)
+	first := mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Sell, 4))
+	second := mustPlaceOrder(t, b, "alpha", market("NSE:INFY", deskbot.Sell, 2))
+	r.kt.AllowSources(registered)
+	if err := r.kt.Fill(first.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, b) // books the fill: the GTT of 10 now over-closes the 6
+	mustSync(t, b) // its deletion is refused
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTActive {
+		t.Fatalf("the GTT at Kite is %s, want still active (its deletion was refused)", got)
+	}
+	if err := r.kt.Fill(second.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, b)
+	mustSync(t, b)
+	if got := held(mustBookOf(t, b, "alpha"), "INFY"); got != 4 {
+		t.Errorf("alpha holds %v INFY after both sells filled, want 4: a fill was not recorded", got)
+	}
+	if got, want := r.kt.Requests(http.MethodDelete, "/gtt/triggers/*"), 1; got != want {
+		t.Errorf("deletions sent = %d, want %d: each Sync asked again", got, want)
+	}
+	if got, want := keptNotices(h), 1; got != want {
+		t.Errorf("the group was told of the kept GTT %d times, want %d: %q", got, want, h.texts())
+	}
+	r.clock.Add(10 * time.Minute)
+	mustSync(t, b)
+	if got, want := r.kt.Requests(http.MethodDelete, "/gtt/triggers/*"), 2; got != want {
+		t.Errorf("deletions sent after the backoff = %d, want %d", got, want)
+	}
+	r.kt.AllowSources()
+	r.clock.Add(10 * time.Minute)
+	mustSync(t, b)
+	if got := fakeGTT(t, r.kt, pg.ID).Status; got != kitetest.GTTDeleted {
+		t.Errorf("the GTT at Kite is %s once the address is registered, want deleted", got)
+	}
+	if got, want := keptNotices(h), 1; got != want {
+		t.Errorf("the group was told of the kept GTT %d times, want %d", got, want)
 	}
 }

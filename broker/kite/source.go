@@ -107,9 +107,10 @@ func (c *Client) OrderSource(ctx context.Context) (ip, how string, err error) {
 }
 
 // ErrSourceIP is the error of an order request Kite refused for its source
-// address: not in the app's IP whitelist. It is never retried: nothing
+// address: not in the app's IP whitelist, deskbot.ESOURCE for the parts
+// that know no Kite (the risk rules' halt). It is never retried: nothing
 // but a change at the developer console (or KITE_SOURCE_IP) mends it.
-var ErrSourceIP = deskbot.Errorf(deskbot.EUNAUTHORIZED, "Kite refused the request because this server's address is not in the Kite app's IP whitelist; nothing was done at Kite, and the team has been told how to fix it")
+var ErrSourceIP = deskbot.Errorf(deskbot.ESOURCE, "Kite refused the request because this server's address is not in the Kite app's IP whitelist; nothing was done at Kite, and the team has been told how to fix it")
 
 // IsSourceIP reports whether err is Kite's refusal of an order request
 // for its source address.
@@ -117,7 +118,7 @@ func IsSourceIP(err error) bool { return errors.Is(err, ErrSourceIP) }
 
 // sourceNotPlaced is a placement's ErrSourceIP in the words its desk reads.
 func sourceNotPlaced(o deskbot.Order) error {
-	return errors.Join(deskbot.Errorf(deskbot.EUNAUTHORIZED, "the order (%s) was not placed: Kite refuses orders from this server's address (not in the Kite app's IP whitelist). The team has been told how to fix it; do not place it again until they say it is fixed.", words.FormatOrder(o)), ErrSourceIP)
+	return errors.Join(deskbot.Errorf(deskbot.ESOURCE, "the order (%s) was not placed: Kite refuses orders from this server's address (not in the Kite app's IP whitelist). The team has been told how to fix it; do not place it again until they say it is fixed.", words.FormatOrder(o)), ErrSourceIP)
 }
 
 // ipWord finds "IP" as a word (not the "ip" of "API" or "zip").
