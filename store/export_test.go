@@ -102,3 +102,17 @@ func (c takeCounter) count(cmd redis.Cmder) {
 		c.n.Add(1)
 	}
 }
+
+// TransitionCall is what Transition sends Redis for t on request id: its
+// kind's script (the file), KEYS and ARGV; or the error that refuses t.
+func (s *Store) TransitionCall(id string, t deskbot.Transition) (file string, keys []string, argv []any, err error) {
+	k, err := kindOf(&t)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	enc, err := s.encodeTransition(id, &t)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return k.file, k.keys(s, id, &t, &enc), k.argv(s, id, &t, &enc), nil
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -201,23 +202,14 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	return err
 }
 
-// createScript saves a new request: KEYS the request's hash, the open
-// requests, the open count by desk, the audit stream and its head, the
-// event stream; ARGV the request's id and desk, its expiry and the time
-// its hash is dropped (ms), the event's JSON, the event stream's cap, then
-// audit_append's (Store.auditArgv: 8), then the request's fields and
-// values. It answers {} (runDecisive reads a list).
-var createScript = redis.NewScript(auditSrc + `
-redis.call('HSET', KEYS[1], unpack(ARGV, 15))
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
-audit_append(KEYS[4], KEYS[5], ARGV[7], {unpack(ARGV, 8, 14)})
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[6], '*', 'data', ARGV[5])
-return {}`)
+// createScript saves a new request (hold.lua names its KEYS and ARGV).
+var createScript = redis.NewScript(auditSrc + holdSrc)
+
+//go:embed hold.lua
+var holdSrc string
 
 // OpenRequestCount is the number of the desk's open requests, kept by
-// CreateRequest and the transition script: constant time whatever is open.
+// CreateRequest and the transitions' scripts: constant time whatever is open.
 func (s *Store) OpenRequestCount(ctx context.Context, desk string) (int64, error) {
 	n, err := s.rdb.HGet(ctx, s.openByDeskKey(), desk).Int64()
 	if err == redis.Nil {
