@@ -32,8 +32,8 @@ import (
 // one JSON value. The approvals a request needs ("q", only when more than
 // one) are fixed at creation; the approvals counted so far ("v") are
 // records of approver id, decision, ms and name joined by US, each led by
-// RS (0x1e), written only by the transition script, which reads s, e, l,
-// w, q and v.
+// RS (0x1e), written only by allow.lua and change.lua, which read s, e,
+// w, q and v (reason.lua reads l).
 const (
 	fCreation    = "c"
 	fDesk        = "w"
@@ -54,13 +54,13 @@ const (
 	fToken       = "k"
 	fRequired    = "q"
 	fApprovals   = "v"
-	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
+	fFence       = "f" // the leader's fencing token (lease.go), checked by the scripts that fence
 	fRole        = "o" // the role one approval must come from, fixed at creation
-	fRoleMembers = "u" // its members' ids as "|111|222|", read by the script
+	fRoleMembers = "u" // its members' ids as "|111|222|", read by allow.lua and change.lua
 	fOrder       = "z" // the held order as read and sized when held (deskbot.SizedOrder, JSON), fixed at creation
 	// An approver's change of the call (deskbot.CallChange), written only
-	// by the script: the changed arguments, what changed, by, by id, ms,
-	// and how many changes were made (read by the script).
+	// by change.lua: the changed arguments, what changed, by, by id, ms,
+	// and how many changes were made (read by allow.lua and change.lua).
 	fChangedArgs = "ca"
 	fChangedWhat = "cw"
 	fChangedBy   = "cb"
@@ -79,7 +79,7 @@ const (
 // concurrent use.
 var separators = strings.NewReplacer(unitSep, "\uFFFD", recordSep, "\uFFFD")
 
-// approvalRecord is an approval as the transition script keeps it. The name
+// approvalRecord is an approval as allow.lua and change.lua keep it. The name
 // is the only free text: separators in it become U+FFFD, so no name can
 // pass for another record or id.
 func approvalRecord(a deskbot.Approval) string {
