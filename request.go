@@ -252,13 +252,13 @@ type RequestPatch struct {
 // on a result), so nothing a caller sets is silently dropped.
 type Transition struct {
 	Kind    TransitionKind
-	Now     time.Time
+	Now     time.Time // an allow, change, deny or lapse is checked against the expiry at Now
 	Set     RequestPatch
 	Audit   *AuditEntry
 	Event   *Event   // published when the transition applies
 	Trigger *Trigger // handed to the desk's inbox when it applies
 	Grant   *Grant   // recorded when it applies (TransitionAllow)
-	// Approve makes the transition an allow that counts toward the
+	// Approve makes an allow (or a change) count toward the
 	// request's Required, one per person (by ID): short of the count only
 	// the approval is recorded (with an "approve" audit entry and Approved,
 	// outcome Counted); the approval that meets it applies the transition.
@@ -275,7 +275,8 @@ type Transition struct {
 	Approvers []int64
 	// Fence, when not 0, makes the transition a leader's: it applies only
 	// while Fence is the fencing token of the current leader lease, and is
-	// kept as the request's Fence; otherwise the outcome is Stale.
+	// kept as the request's Fence; otherwise the outcome is Stale. An
+	// allow, change, deny or interrupt may carry it.
 	Fence int64
 	// Held, when set, is the request as it stood before the transition, as
 	// the caller holds it: a request's content never changes, and the
@@ -283,20 +284,22 @@ type Transition struct {
 	// back from the store. An applied transition then returns Held with the
 	// transition applied, without reading the whole request back from
 	// Redis; any other outcome returns the request as it stands there.
-	// Held itself is not changed.
+	// Held itself is not changed. Neither a reason nor an interrupt carries
+	// it: their callers do not hold the request.
 	Held *Request
 	// UnlessHalted, when set, is the request's desk: the transition applies
 	// only while no risk rule holds that desk halted, else the outcome is
-	// Halted. Every allow carries it, so nothing of a halted desk runs,
-	// whichever request an approver taps.
+	// Halted. Every allow and change must carry it, so nothing of a
+	// halted desk runs, whichever request an approver taps.
 	UnlessHalted string
 	// Version, when not nil, is the count of changes (Request.Changes)
 	// the caller's view showed: the transition applies only while the
-	// request still has that count, else the outcome is Rechanged.
+	// request still has that count, else the outcome is Rechanged. A
+	// change must carry it.
 	Version *int
-	// Change, when set, makes the transition an approver's change of the
-	// call (with Approve, the changer's approval): recorded with the
-	// approvals restarted at the changer's and the count set to Required.
+	// Change is what a TransitionChange changes (with Approve, the
+	// changer's approval): recorded with the approvals restarted at the
+	// changer's and the count set to Required.
 	Change *ChangeRecord
 }
 
