@@ -116,3 +116,9 @@ func (s *Store) TransitionCall(id string, t deskbot.Transition) (file string, ke
 	}
 	return k.file, k.keys(s, id, &t, &enc), k.argv(s, id, &t, &enc), nil
 }
+
+// CreateRequestCall is what CreateRequest sends Redis for r: hold.lua's
+// KEYS and ARGV.
+func (s *Store) CreateRequestCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) (keys []string, argv []any, err error) {
+	return s.createCall(r, audit, ev)
+}

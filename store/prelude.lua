@@ -1,6 +1,7 @@
--- What every request script shares (transition.go): concatenated after
--- audit.lua in front of hold.lua and each transition's script (allow.lua,
--- change.lua, deny.lua, result.lua, reason.lua, lapse.lua, interrupt.lua).
+-- What every transition's script shares (transition.go): concatenated
+-- after audit.lua in front of each (allow.lua, change.lua, deny.lua,
+-- result.lua, reason.lua, lapse.lua, interrupt.lua; hold.lua, which
+-- checks nothing, needs audit.lua alone).
 -- Lua only compares and stores strings; Go encoded every JSON value, so the
 -- model's arguments are never re-encoded (cjson would round numbers).
 -- Field names: requests.go. Every script's KEYS[1] is the request's hash.

@@ -173,9 +173,19 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	r.State = deskbot.StateOpen
 	r.CreatedAt = msTime(r.CreatedAt)
 	r.ExpiresAt = msTime(r.ExpiresAt)
-	created, err := creationFields(r)
+	keys, args, err := s.createCall(r, audit, ev)
 	if err != nil {
 		return err
+	}
+	_, err = s.runDecisive(ctx, createScript, keys, args...)
+	return err
+}
+
+// createCall is KEYS and ARGV of hold.lua for r, as its header names them.
+func (s *Store) createCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) ([]string, []any, error) {
+	created, err := creationFields(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	audit = auditFor(audit, r.ID, r.Desk)
 	if ev.RequestID == "" {
@@ -183,7 +193,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	}
 	evJSON, err := encodeEvent(ev)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
@@ -198,8 +208,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	args = append(args, s.auditArgv(audit)...)
 	args = append(args, fields...)
 	keys := []string{key, s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey()}
-	_, err = s.runDecisive(ctx, createScript, keys, args...)
-	return err
+	return keys, args, nil
 }
 
 // createScript saves a new request (hold.lua names its KEYS and ARGV).

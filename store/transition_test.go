@@ -283,6 +283,33 @@ func TestTransitionScriptsTakeWhatTheirHeadersName(t *testing.T) {
 	}
 }
 
+// hold.lua takes the fixed KEYS and ARGV its header names, then the
+// request's fields and values (one field or many: an order's arguments
+// take as many pieces as they need).
+func TestHoldScriptTakesWhatItsHeaderNames(t *testing.T) {
+	s := storetest.MustOpenEmbedded(t)
+	src, err := os.ReadFile("hold.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk, ha := scriptHeader(t, string(src))
+	if bk, ba := scriptReads(string(src)); bk != hk || ba != ha {
+		t.Errorf("hold.lua reads KEYS up to %d and ARGV up to %d; the header names %d and %d", bk, ba, hk, ha)
+	}
+	small, big := newRequest("r1", base.Add(time.Minute)), newRequest("r2", base.Add(time.Minute))
+	big.Content.Arguments = []byte(`{"note": "` + strings.Repeat("x", 300) + `"}`)
+	big.Required, big.Role, big.RoleMembers = 2, "risk", []int64{1, 2}
+	for _, r := range []*deskbot.Request{small, big} {
+		keys, argv, err := s.CreateRequestCall(r, deskbot.AuditEntry{Action: "hold", By: "system", At: base}, deskbot.Event{Kind: deskbot.EventUserRequest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != hk || len(argv) < ha || (len(argv)-ha)%2 != 0 {
+			t.Errorf("%s: Go sends %d KEYS and %d ARGV; hold.lua names %d KEYS and %d ARGV before the field, value pairs", r.ID, len(keys), len(argv), hk, ha)
+		}
+	}
+}
+
 // scriptHeader is how many KEYS and ARGV a script's header names: its
 // numbered lines ("--   3 ..." or "--   20-26 ...") under "-- KEYS" and
 // "-- ARGV", which must run from 1 without a gap.
