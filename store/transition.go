@@ -537,7 +537,9 @@ func appliedTo(held *deskbot.Request, t *deskbot.Transition, to deskbot.RequestS
 	return &r, nil
 }
 
-// appendPatch adds the non-zero fields of p as field, value pairs.
+// appendPatch adds the non-zero fields of p as field, value pairs (the
+// rewrite of old requests, oldformat.go; the transitions' scripts take
+// their kind's fields by position instead).
 func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 	var resultJSON string
 	if p.Result != nil {
@@ -547,11 +549,6 @@ func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 		}
 		resultJSON = string(b)
 	}
-	return appendEncodedPatch(args, p, resultJSON), nil
-}
-
-// appendEncodedPatch is appendPatch with the result given encoded.
-func appendEncodedPatch(args []any, p deskbot.RequestPatch, resultJSON string) []any {
 	if p.Decision != "" {
 		args = append(args, fDecision, string(p.Decision))
 	}
@@ -582,7 +579,7 @@ func appendEncodedPatch(args []any, p deskbot.RequestPatch, resultJSON string) [
 	if !p.DenyDueAt.IsZero() {
 		args = append(args, fDenyDueAt, p.DenyDueAt.UnixMilli())
 	}
-	return args
+	return args, nil
 }
 
 // flatMap turns a Lua HGETALL reply (field, value, ...) into a map.
