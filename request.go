@@ -189,14 +189,44 @@ func PersonOf(id int64, firstName, username string) Person {
 	return Person{ID: id, Name: name}
 }
 
-// ExpiryRule says how a transition relates to the request's expiry.
-type ExpiryRule int
+// TransitionKind names one kind of change of a request's state. The
+// store applies each kind with its own script, which checks only what
+// that kind depends on and writes only what it records.
+type TransitionKind int
 
 const (
-	AnyTime      ExpiryRule = iota
-	BeforeExpiry            // decisions: refused once the request is due to lapse
-	AfterExpiry             // the sweep: only requests whose expiry has passed
+	// TransitionAllow moves an open request, before its expiry, to
+	// running: an approver's allow (counted with Approve, always bound to
+	// UnlessHalted).
+	TransitionAllow TransitionKind = iota + 1
+	// TransitionChange is an approver's change of an open request's call,
+	// before its expiry: its author's approval (Approve) of the changed
+	// call (Change), which runs it once the count is met.
+	TransitionChange
+	// TransitionDeny moves an open request, before its expiry, to denied.
+	TransitionDeny
+	// TransitionResult records a running request's result: ran, or failed
+	// when Set.Result.IsError.
+	TransitionResult
+	// TransitionReason completes a denial the desk has not been told of
+	// yet: its reason, and the response that tells the desk.
+	TransitionReason
+	// TransitionLapse moves an open request whose expiry has passed to
+	// lapsed (the sweep).
+	TransitionLapse
+	// TransitionInterrupt ends a running request whose leader is gone
+	// (Recover): interrupted, not run again.
+	TransitionInterrupt
 )
+
+var transitionKinds = [...]string{"", "allow", "change", "deny", "result", "reason", "lapse", "interrupt"}
+
+func (k TransitionKind) String() string {
+	if k > 0 && int(k) < len(transitionKinds) {
+		return transitionKinds[k]
+	}
+	return "transition(" + strconv.Itoa(int(k)) + ")"
+}
 
 // RequestPatch is the mutable part of a request that a transition sets.
 // Zero fields are left as they are.
@@ -216,18 +246,19 @@ type RequestPatch struct {
 // it, with everything it carries (audit entry, event, trigger for the desk,
 // grant), in one step or not at all, so that exactly one of any number of
 // concurrent callers wins and nothing is half-recorded after a crash.
+//
+// Kind says which change it is; the store refuses (EINVALID) a transition
+// that carries what its kind does not apply (a grant on a denial, a fence
+// on a result), so nothing a caller sets is silently dropped.
 type Transition struct {
-	From               []RequestState
-	To                 RequestState
-	Now                time.Time
-	Expiry             ExpiryRule
-	RequireUndelivered bool // the desk has not been handed a response yet
-	Set                RequestPatch
-	Audit              *AuditEntry
-	Event              *Event   // published when the transition applies
-	Trigger            *Trigger // handed to the desk's inbox when it applies
-	Grant              *Grant   // recorded when it applies
-	// Approve makes the transition an allow that counts toward the
+	Kind    TransitionKind
+	Now     time.Time // an allow, change, deny or lapse is checked against the expiry at Now
+	Set     RequestPatch
+	Audit   *AuditEntry
+	Event   *Event   // published when the transition applies
+	Trigger *Trigger // handed to the desk's inbox when it applies
+	Grant   *Grant   // recorded when it applies (TransitionAllow)
+	// Approve makes an allow (or a change) count toward the
 	// request's Required, one per person (by ID): short of the count only
 	// the approval is recorded (with an "approve" audit entry and Approved,
 	// outcome Counted); the approval that meets it applies the transition.
@@ -244,7 +275,8 @@ type Transition struct {
 	Approvers []int64
 	// Fence, when not 0, makes the transition a leader's: it applies only
 	// while Fence is the fencing token of the current leader lease, and is
-	// kept as the request's Fence; otherwise the outcome is Stale.
+	// kept as the request's Fence; otherwise the outcome is Stale. An
+	// allow, change, deny or interrupt may carry it.
 	Fence int64
 	// Held, when set, is the request as it stood before the transition, as
 	// the caller holds it: a request's content never changes, and the
@@ -252,20 +284,22 @@ type Transition struct {
 	// back from the store. An applied transition then returns Held with the
 	// transition applied, without reading the whole request back from
 	// Redis; any other outcome returns the request as it stands there.
-	// Held itself is not changed.
+	// Held itself is not changed. Neither a reason nor an interrupt carries
+	// it: their callers do not hold the request.
 	Held *Request
 	// UnlessHalted, when set, is the request's desk: the transition applies
 	// only while no risk rule holds that desk halted, else the outcome is
-	// Halted. Every allow carries it, so nothing of a halted desk runs,
-	// whichever request an approver taps.
+	// Halted. Every allow and change must carry it, so nothing of a
+	// halted desk runs, whichever request an approver taps.
 	UnlessHalted string
 	// Version, when not nil, is the count of changes (Request.Changes)
 	// the caller's view showed: the transition applies only while the
-	// request still has that count, else the outcome is Rechanged.
+	// request still has that count, else the outcome is Rechanged. A
+	// change must carry it.
 	Version *int
-	// Change, when set, makes the transition an approver's change of the
-	// call (with Approve, the changer's approval): recorded with the
-	// approvals restarted at the changer's and the count set to Required.
+	// Change is what a TransitionChange changes (with Approve, the
+	// changer's approval): recorded with the approvals restarted at the
+	// changer's and the count set to Required.
 	Change *ChangeRecord
 }
 
@@ -281,8 +315,8 @@ type Outcome int
 const (
 	Applied         Outcome = iota
 	WrongState              // another caller got there first; Request is as it now stands
-	Expired                 // BeforeExpiry, and the request's expiry had passed
-	NotDue                  // AfterExpiry, and the request's expiry has not passed
+	Expired                 // an allow, change or deny, and the request's expiry had passed
+	NotDue                  // a lapse, and the request's expiry has not passed
 	Counted                 // Approve: the approval was recorded; more are needed
 	AlreadyApproved         // Approve: this person's approval was already counted; nothing changed
 	Stale                   // Fence is not the current leader's token: another process leads

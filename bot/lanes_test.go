@@ -193,7 +193,7 @@ func TestOutboxFloodShowsDigests(t *testing.T) {
 			t.Errorf("row %d decides %q; want request %s", i+1, got, reqs[i].ID)
 		}
 	}
-	r.mustTransition(t, reqs[0], deskbot.Transition{To: deskbot.StateDenied, Now: time.Now(), Expiry: deskbot.BeforeExpiry,
+	r.mustTransition(t, reqs[0], deskbot.Transition{Kind: deskbot.TransitionDeny, Now: time.Now(),
 		Set: deskbot.RequestPatch{Decision: deskbot.Deny, DecidedBy: deskbot.Person{ID: 501, Name: "Asha"}, DecidedAt: time.Now()}},
 		deskbot.EventRequestDecided)
 	deskbottest.Eventually(t, "the digest edited to seven rows", func() bool {

@@ -118,10 +118,9 @@ func (r *outboxRig) mustCreateRequest(t *testing.T, id string) *deskbot.Request 
 
 func (r *outboxRig) mustTransition(t *testing.T, req *deskbot.Request, tr deskbot.Transition, kind deskbot.EventKind) {
 	t.Helper()
-	tr.From = []deskbot.RequestState{deskbot.StateOpen}
 	tr.Event = &deskbot.Event{Kind: kind, Desk: req.Desk, RequestID: req.ID, Time: tr.Now}
 	if _, out, err := r.st.Transition(t.Context(), req.ID, tr); err != nil || out != deskbot.Applied {
-		t.Fatalf("Transition to %s: %v, %v", tr.To, out, err)
+		t.Fatalf("%s transition: %v, %v", tr.Kind, out, err)
 	}
 }
 
@@ -143,7 +142,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 		deskbot.Event{Kind: deskbot.EventDeskMessage, Desk: "beta", Text: "stolen", Picture: "/etc/passwd"},
 		deskbot.Event{Kind: deskbot.EventModelUnreachable, Desk: "beta", Text: "all backends down"},
 	)
-	r.mustTransition(t, lapsed, deskbot.Transition{To: deskbot.StateLapsed, Now: lapsed.ExpiresAt.Add(time.Second), Expiry: deskbot.AfterExpiry}, deskbot.EventRequestLapsed)
+	r.mustTransition(t, lapsed, deskbot.Transition{Kind: deskbot.TransitionLapse, Now: lapsed.ExpiresAt.Add(time.Second)}, deskbot.EventRequestLapsed)
 	stop := r.run(t)
 	// The request that lapsed before it could be shown is never offered:
 	// one short notice says so instead.
@@ -188,7 +187,7 @@ func TestOutboxDeliversEachKind(t *testing.T) {
 
 	// The decision edits the request's message: outcome shown, keyboard gone.
 	decided := time.Now()
-	r.mustTransition(t, held, deskbot.Transition{To: deskbot.StateRunning, Now: decided, Expiry: deskbot.BeforeExpiry,
+	r.mustTransition(t, held, deskbot.Transition{Kind: deskbot.TransitionAllow, Now: decided, UnlessHalted: held.Desk,
 		Set: deskbot.RequestPatch{Decision: deskbot.AllowOnce, DecidedBy: deskbot.Person{ID: 501, Name: "Asha"}, DecidedAt: decided}},
 		deskbot.EventRequestDecided)
 	deskbottest.Eventually(t, "the request message to show the decision", func() bool {

@@ -306,7 +306,7 @@ func mustCreateOpen(b *testing.B, f *benchFixture, n int, d time.Duration) {
 }
 
 // BenchmarkResolveLeader is BenchmarkResolve with a leader lease: each
-// decision carries the fencing token, which the transition script compares
+// decision carries the fencing token, which the allow's script compares
 // with the lease (one GET inside the same script, no round trip). Hold is
 // not fenced, so it has no leader variant.
 func BenchmarkResolveLeader(b *testing.B) {

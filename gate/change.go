@@ -104,6 +104,7 @@ func (g *Gate) change(ctx context.Context, id, changes string, version int, by d
 	what := whatChanged(r.Content.Arguments, args)
 	resp := &deskbot.PermissionResponse{Request: r, Decision: deskbot.AllowOnce}
 	t := g.decision(ctx, resp, by, fence)
+	t.Kind = deskbot.TransitionChange
 	v := r.Changes
 	t.Version = &v
 	t.Change = &deskbot.ChangeRecord{

@@ -132,13 +132,11 @@ func (g *Gate) asHeld(ctx context.Context, id string) (*deskbot.Request, error) 
 func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, by deskbot.Person, fence int64) deskbot.Transition {
 	r, d, id, now := resp.Request, resp.Decision, resp.Request.ID, g.now()
 	t := deskbot.Transition{
-		From:   []deskbot.RequestState{deskbot.StateOpen},
-		To:     deskbot.StateRunning,
-		Now:    now,
-		Expiry: deskbot.BeforeExpiry,
-		Set:    deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: resp.Reason, Token: uuid.NewString()},
-		Audit:  &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: by.Audited(), At: now, Detail: resp.Reason},
-		Event:  &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
+		Kind:  deskbot.TransitionAllow,
+		Now:   now,
+		Set:   deskbot.RequestPatch{Decision: d, DecidedBy: by, DecidedAt: now, Reason: resp.Reason, Token: uuid.NewString()},
+		Audit: &deskbot.AuditEntry{Action: string(d), Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: by.Audited(), At: now, Detail: resp.Reason},
+		Event: &deskbot.Event{Kind: deskbot.EventRequestDecided, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},
 		// Only the leader decides: the allowed call then runs here, and
 		// carries this term's token as its owner's.
 		Fence: fence,
@@ -161,7 +159,7 @@ func (g *Gate) decision(ctx context.Context, resp *deskbot.PermissionResponse, b
 		gr.GrantedBy = g.grantors(ctx, r, by)
 		t.Grant = &gr
 	case deskbot.Deny:
-		t.To = deskbot.StateDenied
+		t.Kind = deskbot.TransitionDeny
 		if resp.Reason != "" || g.cfg.DenyReasonWait <= 0 {
 			// Nothing to wait for: the desk is told in the same step.
 			t.Set.Response = ResponseMessage(*resp, nil)
@@ -294,15 +292,14 @@ func (g *Gate) run(ctx context.Context, resp *deskbot.PermissionResponse) (*desk
 		result = deskbot.ToolResult{Text: "The tool could not run: " + deskbot.ErrorMessage(err), IsError: true}
 	}
 	now := g.now()
-	state, action := deskbot.StateRan, "ran"
+	action := "ran"
 	if result.IsError {
-		state, action = deskbot.StateFailed, "failed"
+		action = "failed"
 	}
 	set := stored(*resp, &result)
 	set.DeliveredAt = now
 	t := deskbot.Transition{
-		From:    []deskbot.RequestState{deskbot.StateRunning},
-		To:      state,
+		Kind:    deskbot.TransitionResult, // ran, or failed with an error result
 		Now:     now,
 		Set:     set,
 		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now, Detail: now.Sub(start).String()},
@@ -369,13 +366,11 @@ func (g *Gate) deliverDenial(ctx context.Context, r *deskbot.Request, reason, by
 		action = "reason_skipped"
 	}
 	return g.store.Transition(ctx, r.ID, deskbot.Transition{
-		From:               []deskbot.RequestState{deskbot.StateDenied},
-		To:                 deskbot.StateDenied,
-		Now:                now,
-		RequireUndelivered: true,
-		Set:                deskbot.RequestPatch{Reason: reason, Response: msg, DeliveredAt: now},
-		Audit:              &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: by, At: now, Detail: reason},
-		Trigger:            g.trigger(r, deskbot.TriggerPermission, msg, now),
+		Kind:    deskbot.TransitionReason, // only while the desk has not been told
+		Now:     now,
+		Set:     deskbot.RequestPatch{Reason: reason, Response: msg, DeliveredAt: now},
+		Audit:   &deskbot.AuditEntry{Action: action, Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: by, At: now, Detail: reason},
+		Trigger: g.trigger(r, deskbot.TriggerPermission, msg, now),
 	})
 }
 
@@ -392,10 +387,8 @@ func (g *Gate) lapse(ctx context.Context, id string) (*deskbot.Request, error) {
 	now := g.now()
 	msg := LapseMessage(r)
 	after, out, err := g.store.Transition(ctx, id, deskbot.Transition{
-		From:    []deskbot.RequestState{deskbot.StateOpen},
-		To:      deskbot.StateLapsed,
+		Kind:    deskbot.TransitionLapse,
 		Now:     now,
-		Expiry:  deskbot.AfterExpiry,
 		Set:     deskbot.RequestPatch{Response: msg, DeliveredAt: now},
 		Audit:   &deskbot.AuditEntry{Action: "lapse", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: id, By: "system", At: now},
 		Event:   &deskbot.Event{Kind: deskbot.EventRequestLapsed, Desk: r.Desk, Time: now, RequestID: id, TriggerID: r.TriggerID},

@@ -99,8 +99,7 @@ func (g *Gate) Recover(ctx context.Context) (int, error) {
 		now := g.now()
 		msg := InterruptedMessage(r)
 		_, out, err := g.store.Transition(ctx, r.ID, deskbot.Transition{
-			From:    []deskbot.RequestState{deskbot.StateRunning},
-			To:      deskbot.StateInterrupted,
+			Kind:    deskbot.TransitionInterrupt,
 			Now:     now,
 			Set:     deskbot.RequestPatch{Response: msg, DeliveredAt: now},
 			Audit:   &deskbot.AuditEntry{Action: "interrupted", Desk: r.Desk, Tool: r.Content.ToolName, RequestID: r.ID, By: "system", At: now},

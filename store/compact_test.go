@@ -145,8 +145,8 @@ func TestOpenRequestCount(t *testing.T) {
 		if _, out, _ := s.Transition(ctx, "a1", allow(base)); out != deskbot.WrongState {
 			t.Fatalf("second allow = %v; want WrongState", out)
 		}
-		mustTransition(t, s, "a2", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateLapsed, Now: base.Add(6 * time.Minute), Expiry: deskbot.AfterExpiry})
-		mustTransition(t, s, "b1", deskbot.Transition{From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base})
+		mustTransition(t, s, "a2", deskbot.Transition{Kind: deskbot.TransitionLapse, Now: base.Add(6 * time.Minute)})
+		mustTransition(t, s, "b1", deskbot.Transition{Kind: deskbot.TransitionDeny, Now: base})
 		if got := []int64{count("alpha"), count("beta")}; !eq(got, []int64{1, 0}) {
 			t.Errorf("counts after allow, repeated allow, lapse, deny = %v; want [1 0]", got)
 		}

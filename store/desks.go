@@ -163,7 +163,7 @@ func (s *Store) AnnounceDeskState(ctx context.Context, desk string, state deskbo
 // (ARGV[13] of them from ARGV[14] on, the list trimmed to the last
 // ARGV[9]), the state the desk rests in, announced: waiting when the turn
 // held a call (ARGV[2] is "1") or any request of the desk is open (the
-// count the transition script keeps), else idle (ARGV[4] and ARGV[5] are
+// count the transitions' scripts keep), else idle (ARGV[4] and ARGV[5] are
 // the idle state and its event, ARGV[6] and ARGV[7] the waiting state and
 // its event); and last the acknowledgement of the trigger (stream id
 // ARGV[11], "" for none; ARGV[12] is the inbox's group). Beside the state

@@ -102,3 +102,23 @@ func (c takeCounter) count(cmd redis.Cmder) {
 		c.n.Add(1)
 	}
 }
+
+// TransitionCall is what Transition sends Redis for t on request id: its
+// kind's script (the file), KEYS and ARGV; or the error that refuses t.
+func (s *Store) TransitionCall(id string, t deskbot.Transition) (file string, keys []string, argv []any, err error) {
+	k, err := kindOf(&t)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	enc, err := s.encodeTransition(id, &t)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return k.file, k.keys(s, id, &t, &enc), k.argv(s, id, &t, &enc), nil
+}
+
+// CreateRequestCall is what CreateRequest sends Redis for r: hold.lua's
+// KEYS and ARGV.
+func (s *Store) CreateRequestCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) (keys []string, argv []any, err error) {
+	return s.createCall(r, audit, ev)
+}

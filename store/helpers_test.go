@@ -51,7 +51,7 @@ func mustTransition(t testing.TB, s *store.Store, id string, tr deskbot.Transiti
 	t.Helper()
 	r, out, err := s.Transition(t.Context(), id, tr)
 	if err != nil || out != deskbot.Applied {
-		t.Fatalf("Transition(%s -> %s) = %v, %v; want Applied", id, tr.To, out, err)
+		t.Fatalf("Transition(%s, %s) = %v, %v; want Applied", id, tr.Kind, out, err)
 	}
 	return r
 }
@@ -59,8 +59,7 @@ func mustTransition(t testing.TB, s *store.Store, id string, tr deskbot.Transiti
 // allow is the decision that moves an open request to running.
 func allow(now time.Time) deskbot.Transition {
 	return deskbot.Transition{
-		From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateRunning,
-		Now: now, Expiry: deskbot.BeforeExpiry,
+		Kind: deskbot.TransitionAllow, Now: now, UnlessHalted: "alpha",
 		Set: deskbot.RequestPatch{Decision: deskbot.AllowOnce, DecidedBy: deskbot.Person{ID: 42, Name: "Asha"}, DecidedAt: now},
 	}
 }

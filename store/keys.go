@@ -12,7 +12,7 @@ import (
 //
 // Why one hash tag for the whole deployment: on Redis Cluster every key a
 // Lua script or a MULTI touches must hash to one slot, and only the text in
-// the first braces is hashed. The transition script writes a request, the
+// the first braces is hashed. A transition's script writes a request, the
 // indexes that span every desk (open, running, denials, openby), the audit
 // trail, the event stream, a desk's inbox and the grants in one step, and
 // the sweep reads the indexes across desks: no narrower tag keeps those

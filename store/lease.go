@@ -15,7 +15,7 @@ import (
 // The leader lease: one key whose value is the holder's fencing token and
 // whose TTL is the lease. A write that only the leader may make carries the
 // token and is refused by its script when the lease holds another
-// (transition.lua, PutNoteFenced).
+// (allow.lua, change.lua, deny.lua, interrupt.lua, PutNoteFenced).
 //
 // A token names one term and no other, even when Redis forgets: it is the
 // term's number (a counter taken with the lease in one script, so numbers

@@ -132,6 +132,40 @@ func TestTransitionFence(t *testing.T) {
 	})
 }
 
+// Recover's interrupt is fenced as the allow is: only the lease's holder
+// ends another leader's running call, and the call then records the new
+// owner; a leader whose lease passed interrupts nothing.
+func TestInterruptFence(t *testing.T) {
+	backends(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		old := mustAcquire(t, s, time.Minute)
+		mustCreate(t, s, "running-1", base.Add(time.Hour))
+		started := allow(base)
+		started.Fence = old
+		mustTransition(t, s, "running-1", started)
+		if err := s.ReleaseLease(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		cur := mustAcquire(t, s, time.Minute)
+
+		stale := interrupt()
+		stale.Fence = old
+		r, out, err := s.Transition(ctx, "running-1", stale)
+		if err != nil || out != deskbot.Stale || r.State != deskbot.StateRunning || r.Fence != old {
+			t.Fatalf("interrupt with the old leader's token = %v, %v (state %s, fence %d); want Stale, still running under %d", out, err, r.State, r.Fence, old)
+		}
+		live := interrupt()
+		live.Fence = cur
+		r = mustTransition(t, s, "running-1", live)
+		if r.State != deskbot.StateInterrupted || r.Fence != cur {
+			t.Errorf("after the leader's interrupt: state %s, fence %d; want interrupted, %d", r.State, r.Fence, cur)
+		}
+		if running, _ := s.RunningRequests(ctx); len(running) != 0 {
+			t.Errorf("running after the interrupt = %v; want none", ids(running))
+		}
+	})
+}
+
 // Redis that loses the last leadership write hands the next taker the
 // term number the old leader holds; the token still differs, so the old
 // leader's renewal and its fenced writes are refused and only the new one

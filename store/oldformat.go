@@ -17,7 +17,7 @@ import (
 // JSON in "data" and long field names. Such a request is still read as it
 // is, and at Open every one still indexed (open, running, or a denial
 // waiting for its reason) is rewritten in the compact encoding, so that the
-// transition script, which reads only the compact fields, finds it. Closed
+// transitions' scripts, which read only the compact fields, find it. Closed
 // old requests are left as they are until their retention ends.
 const oldData = "data"
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -31,8 +32,8 @@ import (
 // one JSON value. The approvals a request needs ("q", only when more than
 // one) are fixed at creation; the approvals counted so far ("v") are
 // records of approver id, decision, ms and name joined by US, each led by
-// RS (0x1e), written only by the transition script, which reads s, e, l,
-// w, q and v.
+// RS (0x1e), written only by allow.lua and change.lua, which read s, e,
+// w, q and v (reason.lua reads l).
 const (
 	fCreation    = "c"
 	fDesk        = "w"
@@ -53,13 +54,13 @@ const (
 	fToken       = "k"
 	fRequired    = "q"
 	fApprovals   = "v"
-	fFence       = "f" // the leader's fencing token (lease.go), checked by the script
+	fFence       = "f" // the leader's fencing token (lease.go), checked by the scripts that fence
 	fRole        = "o" // the role one approval must come from, fixed at creation
-	fRoleMembers = "u" // its members' ids as "|111|222|", read by the script
+	fRoleMembers = "u" // its members' ids as "|111|222|", read by allow.lua and change.lua
 	fOrder       = "z" // the held order as read and sized when held (deskbot.SizedOrder, JSON), fixed at creation
 	// An approver's change of the call (deskbot.CallChange), written only
-	// by the script: the changed arguments, what changed, by, by id, ms,
-	// and how many changes were made (read by the script).
+	// by change.lua: the changed arguments, what changed, by, by id, ms,
+	// and how many changes were made (read by allow.lua and change.lua).
 	fChangedArgs = "ca"
 	fChangedWhat = "cw"
 	fChangedBy   = "cb"
@@ -78,7 +79,7 @@ const (
 // concurrent use.
 var separators = strings.NewReplacer(unitSep, "\uFFFD", recordSep, "\uFFFD")
 
-// approvalRecord is an approval as the transition script keeps it. The name
+// approvalRecord is an approval as allow.lua and change.lua keep it. The name
 // is the only free text: separators in it become U+FFFD, so no name can
 // pass for another record or id.
 func approvalRecord(a deskbot.Approval) string {
@@ -172,9 +173,19 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	r.State = deskbot.StateOpen
 	r.CreatedAt = msTime(r.CreatedAt)
 	r.ExpiresAt = msTime(r.ExpiresAt)
-	created, err := creationFields(r)
+	keys, args, err := s.createCall(r, audit, ev)
 	if err != nil {
 		return err
+	}
+	_, err = s.runDecisive(ctx, createScript, keys, args...)
+	return err
+}
+
+// createCall is KEYS and ARGV of hold.lua for r, as its header names them.
+func (s *Store) createCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) ([]string, []any, error) {
+	created, err := creationFields(r)
+	if err != nil {
+		return nil, nil, err
 	}
 	audit = auditFor(audit, r.ID, r.Desk)
 	if ev.RequestID == "" {
@@ -182,7 +193,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	}
 	evJSON, err := encodeEvent(ev)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
@@ -197,27 +208,17 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	args = append(args, s.auditArgv(audit)...)
 	args = append(args, fields...)
 	keys := []string{key, s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey()}
-	_, err = s.runDecisive(ctx, createScript, keys, args...)
-	return err
+	return keys, args, nil
 }
 
-// createScript saves a new request: KEYS the request's hash, the open
-// requests, the open count by desk, the audit stream and its head, the
-// event stream; ARGV the request's id and desk, its expiry and the time
-// its hash is dropped (ms), the event's JSON, the event stream's cap, then
-// audit_append's (Store.auditArgv: 8), then the request's fields and
-// values. It answers {} (runDecisive reads a list).
-var createScript = redis.NewScript(auditSrc + `
-redis.call('HSET', KEYS[1], unpack(ARGV, 15))
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
-audit_append(KEYS[4], KEYS[5], ARGV[7], {unpack(ARGV, 8, 14)})
-redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[6], '*', 'data', ARGV[5])
-return {}`)
+// createScript saves a new request (hold.lua names its KEYS and ARGV).
+var createScript = redis.NewScript(auditSrc + holdSrc)
+
+//go:embed hold.lua
+var holdSrc string
 
 // OpenRequestCount is the number of the desk's open requests, kept by
-// CreateRequest and the transition script: constant time whatever is open.
+// CreateRequest and the transitions' scripts: constant time whatever is open.
 func (s *Store) OpenRequestCount(ctx context.Context, desk string) (int64, error) {
 	n, err := s.rdb.HGet(ctx, s.openByDeskKey(), desk).Int64()
 	if err == redis.Nil {

@@ -96,7 +96,7 @@ func TestAuditTrailOfARequest(t *testing.T) {
 		tr.Audit = &deskbot.AuditEntry{Action: "allow_once", Desk: "alpha", By: "Asha (42)", At: base.Add(time.Second)}
 		mustTransition(t, s, "r1", tr)
 		mustTransition(t, s, "r1", deskbot.Transition{
-			From: []deskbot.RequestState{deskbot.StateRunning}, To: deskbot.StateRan, Now: base.Add(2 * time.Second),
+			Kind: deskbot.TransitionResult, Now: base.Add(2 * time.Second), Set: deskbot.RequestPatch{Result: &deskbot.ToolResult{Text: "ok"}},
 			Audit: &deskbot.AuditEntry{Action: "ran", Desk: "alpha", By: "system", At: base.Add(2 * time.Second)},
 		})
 		type step struct {
@@ -136,7 +136,7 @@ func TestVanishedRequestsLeaveTheIndexes(t *testing.T) {
 			mustCreate(t, s, id, exp)
 		}
 		mustTransition(t, s, "gone2", deskbot.Transition{
-			From: []deskbot.RequestState{deskbot.StateOpen}, To: deskbot.StateDenied, Now: base,
+			Kind: deskbot.TransitionDeny, Now: base,
 			Set: deskbot.RequestPatch{DenyDueAt: exp},
 		})
 		s.Client().Del(ctx, s.Key("req", "gone"), s.Key("req", "gone2"))

@@ -1,12 +1,13 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/deskbot/deskbot"
@@ -14,50 +15,285 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-//go:embed transition.lua
-var transitionSrc string
+// Each kind of transition has its own script (deskbot.TransitionKind):
+// it checks only what that kind depends on, writes only what it records,
+// and takes only the KEYS and ARGV it needs, which its header names. The
+// scripts share prelude.lua (after audit.lua), concatenated in front.
+var (
+	//go:embed prelude.lua
+	preludeSrc string
+	//go:embed allow.lua
+	allowSrc string
+	//go:embed change.lua
+	changeSrc string
+	//go:embed deny.lua
+	denySrc string
+	//go:embed result.lua
+	resultSrc string
+	//go:embed reason.lua
+	reasonSrc string
+	//go:embed lapse.lua
+	lapseSrc string
+	//go:embed interrupt.lua
+	interruptSrc string
+)
 
-// One script for every state change: EVALSHA, loaded on first use.
-var transitionScript = redis.NewScript(auditSrc + transitionSrc)
-
-// Transition applies t to request id in one Lua script, so that of any
-// number of concurrent callers in any number of processes exactly one
-// applies it, and its audit entry, event, trigger and grant are recorded
-// with it or not at all. It returns the request as it stands afterwards,
-// once the primary's replicas have the change (replicas.go): read back by
-// the script, or, when the caller holds the request (t.Held) and the
-// transition applied, t.Held with the transition applied, so that the
-// script's reply carries only what the caller could not know (the
-// approvals counted).
-// With t.Approve the script counts the approval first (deskbot.Transition):
-// outcome Counted or AlreadyApproved leaves the request open.
-func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
-	if err := checkTransition(t); err != nil {
-		return nil, 0, err
-	}
-	enc, err := s.encodeTransition(id, t)
-	if err != nil {
-		return nil, 0, err
-	}
-	res, err := s.runDecisive(ctx, transitionScript, s.transitionKeys(id, enc.inbox, t.UnlessHalted), s.transitionArgv(id, t, enc)...)
-	if err != nil {
-		return nil, 0, err
-	}
-	return transitionReply(id, t, res, enc.result)
+// transitionScript is a transition's script: EVALSHA, loaded on first use.
+func transitionScript(src string) *redis.Script {
+	return redis.NewScript(auditSrc + preludeSrc + src)
 }
 
-// checkTransition refuses a t the script could not apply as meant.
-func checkTransition(t deskbot.Transition) error {
-	if len(t.From) == 0 || t.To == "" {
-		return deskbot.Errorf(deskbot.EINVALID, "A transition needs a from and a to state")
+// carries is what a transition carries besides its kind and request: its
+// fields, and the fields of its patch it sets.
+type carries uint32
+
+const (
+	cNow carries = 1 << iota
+	cAudit
+	cEvent
+	cTrigger
+	cGrant
+	cApprove
+	cApproved
+	cApprovers
+	cFence
+	cHeld
+	cUnlessHalted
+	cVersion
+	cChange
+	cDecision
+	cDecidedBy
+	cDecidedAt
+	cReason
+	cResult
+	cResponse
+	cDeliveredAt
+	cDenyDueAt
+	cToken
+)
+
+// carryNames name the bits of carries, in order, as deskbot.Transition
+// names them.
+var carryNames = [...]string{"Now", "Audit", "Event", "Trigger", "Grant", "Approve", "Approved", "Approvers",
+	"Fence", "Held", "UnlessHalted", "Version", "Change", "Set.Decision", "Set.DecidedBy", "Set.DecidedAt",
+	"Set.Reason", "Set.Result", "Set.Response", "Set.DeliveredAt", "Set.DenyDueAt", "Set.Token"}
+
+// carried is what t carries.
+func carried(t *deskbot.Transition) carries {
+	var c carries
+	for _, f := range [...]struct {
+		set bool
+		bit carries
+	}{
+		{!t.Now.IsZero(), cNow}, {t.Audit != nil, cAudit}, {t.Event != nil, cEvent}, {t.Trigger != nil, cTrigger},
+		{t.Grant != nil, cGrant}, {t.Approve != nil, cApprove}, {t.Approved != nil, cApproved},
+		{len(t.Approvers) > 0, cApprovers}, {t.Fence != 0, cFence}, {t.Held != nil, cHeld},
+		{t.UnlessHalted != "", cUnlessHalted}, {t.Version != nil, cVersion}, {t.Change != nil, cChange},
+		{t.Set.Decision != "", cDecision}, {t.Set.DecidedBy != (deskbot.Person{}), cDecidedBy},
+		{!t.Set.DecidedAt.IsZero(), cDecidedAt}, {t.Set.Reason != "", cReason}, {t.Set.Result != nil, cResult},
+		{t.Set.Response != "", cResponse}, {!t.Set.DeliveredAt.IsZero(), cDeliveredAt},
+		{!t.Set.DenyDueAt.IsZero(), cDenyDueAt}, {t.Set.Token != "", cToken},
+	} {
+		if f.set {
+			c |= f.bit
+		}
 	}
-	if t.Change != nil && (t.Approve == nil || len(t.Change.Arguments) == 0) {
-		return deskbot.Errorf(deskbot.EINVALID, "A change is its author's approval and needs its arguments")
+	return c
+}
+
+// names lists the fields c holds.
+func (c carries) names() string {
+	var out []string
+	for i, n := range carryNames {
+		if c&(1<<i) != 0 {
+			out = append(out, n)
+		}
 	}
-	if t.Expiry != deskbot.AnyTime && t.Now.IsZero() {
-		return deskbot.Errorf(deskbot.EINVALID, "A transition that depends on expiry needs the time")
+	return strings.Join(out, ", ")
+}
+
+// decided is what a decision sets: who decided, when, why, and its token.
+const decided = cDecision | cDecidedBy | cDecidedAt | cReason | cToken
+
+// transitionKind is how the store applies one kind of transition: its
+// script (file), what a transition of the kind may carry and must carry,
+// the state it ends in (for what the caller holds), and its KEYS and ARGV
+// as the script's header names them.
+type transitionKind struct {
+	file       string
+	script     *redis.Script
+	may, needs carries
+	to         deskbot.RequestState
+	keys       func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []string
+	argv       func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any
+}
+
+// transitionKinds is every kind, by deskbot.TransitionKind.
+var transitionKinds = [...]*transitionKind{
+	deskbot.TransitionAllow: {
+		file: "allow.lua", script: transitionScript(allowSrc), to: deskbot.StateRunning,
+		may: cNow | cAudit | cEvent | cGrant | cApprove | cApproved | cApprovers | cFence | cHeld |
+			cUnlessHalted | cVersion | decided,
+		needs: cNow | cUnlessHalted,
+		keys: func(s *Store, id string, t *deskbot.Transition, _ *encodedTransition) []string {
+			return []string{s.requestKey(id), s.openKey(), s.openByDeskKey(), s.runningKey(), s.auditKey(),
+				s.auditHeadKey(), s.eventsKey(), s.grantsKey(), s.leaderKey(), s.deskKey(t.UnlessHalted)}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 26)
+			args = append(args, id, t.Now.UnixMilli(), held(t), fenceArg(t), versionArg(t), e.approval, approversArg(t))
+			args = appendDecided(args, t.Set)
+			args = append(args, e.event, e.approved, s.opts.EventsMaxLen, e.grantField, e.grant)
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionChange: {
+		file: "change.lua", script: transitionScript(changeSrc), to: deskbot.StateRunning,
+		may: cNow | cAudit | cEvent | cApprove | cApproved | cApprovers | cFence | cHeld |
+			cUnlessHalted | cVersion | cChange | decided,
+		needs: cNow | cUnlessHalted | cApprove | cVersion | cChange,
+		keys: func(s *Store, id string, t *deskbot.Transition, _ *encodedTransition) []string {
+			return []string{s.requestKey(id), s.openKey(), s.openByDeskKey(), s.runningKey(), s.auditKey(),
+				s.auditHeadKey(), s.eventsKey(), s.leaderKey(), s.deskKey(t.UnlessHalted)}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			c := t.Change
+			args := make([]any, 0, 30)
+			args = append(args, id, t.Now.UnixMilli(), held(t), fenceArg(t), versionArg(t), e.approval, approversArg(t))
+			args = appendDecided(args, t.Set)
+			args = append(args, e.event, e.approved, s.opts.EventsMaxLen,
+				max(c.Required, 1), string(c.Arguments), c.What, c.By, c.ByID, c.At.UnixMilli())
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionDeny: {
+		file: "deny.lua", script: transitionScript(denySrc), to: deskbot.StateDenied,
+		may:   cNow | cAudit | cEvent | cTrigger | cFence | cHeld | decided | cResponse | cDeliveredAt | cDenyDueAt,
+		needs: cNow,
+		keys: func(s *Store, id string, _ *deskbot.Transition, e *encodedTransition) []string {
+			return []string{s.requestKey(id), s.openKey(), s.openByDeskKey(), s.denialsKey(), s.auditKey(),
+				s.auditHeadKey(), s.eventsKey(), e.inbox, s.leaderKey()}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 24)
+			args = append(args, id, t.Now.UnixMilli(), held(t), fenceArg(t))
+			args = appendDecided(args, t.Set)
+			args = append(args, t.Set.Response, msArg(t.Set.DeliveredAt), msArg(t.Set.DenyDueAt),
+				e.event, s.opts.EventsMaxLen, e.trigger)
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionResult: {
+		file: "result.lua", script: transitionScript(resultSrc),
+		may:   cNow | cAudit | cEvent | cTrigger | cHeld | cResult | cResponse | cDeliveredAt,
+		needs: cResult,
+		keys: func(s *Store, id string, _ *deskbot.Transition, e *encodedTransition) []string {
+			return []string{s.requestKey(id), s.runningKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey(), e.inbox}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 17)
+			args = append(args, id, held(t), string(resultState(t)), e.result, t.Set.Response, msArg(t.Set.DeliveredAt),
+				e.event, s.opts.EventsMaxLen, e.trigger)
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionReason: {
+		file: "reason.lua", script: transitionScript(reasonSrc),
+		may: cNow | cAudit | cTrigger | cReason | cResponse | cDeliveredAt,
+		keys: func(s *Store, id string, _ *deskbot.Transition, e *encodedTransition) []string {
+			return []string{s.requestKey(id), s.denialsKey(), s.auditKey(), s.auditHeadKey(), e.inbox}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 13)
+			args = append(args, id, t.Set.Reason, t.Set.Response, msArg(t.Set.DeliveredAt), e.trigger)
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionLapse: {
+		file: "lapse.lua", script: transitionScript(lapseSrc), to: deskbot.StateLapsed,
+		may:   cNow | cAudit | cEvent | cTrigger | cHeld | cResponse | cDeliveredAt,
+		needs: cNow,
+		keys: func(s *Store, id string, _ *deskbot.Transition, e *encodedTransition) []string {
+			return []string{s.requestKey(id), s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(),
+				s.eventsKey(), e.inbox}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 16)
+			args = append(args, id, t.Now.UnixMilli(), held(t), t.Set.Response, msArg(t.Set.DeliveredAt),
+				e.event, s.opts.EventsMaxLen, e.trigger)
+			return s.appendAudit(args, id, t)
+		},
+	},
+	deskbot.TransitionInterrupt: {
+		file: "interrupt.lua", script: transitionScript(interruptSrc),
+		may: cNow | cAudit | cEvent | cTrigger | cFence | cResponse | cDeliveredAt,
+		keys: func(s *Store, id string, _ *deskbot.Transition, e *encodedTransition) []string {
+			return []string{s.requestKey(id), s.runningKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey(),
+				e.inbox, s.leaderKey()}
+		},
+		argv: func(s *Store, id string, t *deskbot.Transition, e *encodedTransition) []any {
+			args := make([]any, 0, 15)
+			args = append(args, id, fenceArg(t), t.Set.Response, msArg(t.Set.DeliveredAt),
+				e.event, s.opts.EventsMaxLen, e.trigger)
+			return s.appendAudit(args, id, t)
+		},
+	},
+}
+
+// Transition applies t to request id with its kind's script, so that of
+// any number of concurrent callers in any number of processes exactly one
+// applies it, and its audit entry, event, trigger and grant are recorded
+// with it or not at all. It returns the request as it stands afterwards,
+// once the primary's replicas have it (replicas.go): read back by the
+// script, or, when the caller holds the request (t.Held) and the
+// transition applied, t.Held with the transition applied, so that the
+// script's reply carries only what the caller could not know (the
+// approvals counted). An allow or a change counts its approval first
+// (deskbot.Transition): outcome Counted or AlreadyApproved leaves the
+// request open. A t that carries what its kind does not apply is refused
+// (EINVALID), nothing written.
+func (s *Store) Transition(ctx context.Context, id string, t deskbot.Transition) (*deskbot.Request, deskbot.Outcome, error) {
+	k, err := kindOf(&t)
+	if err != nil {
+		return nil, 0, err
 	}
-	return nil
+	enc, err := s.encodeTransition(id, &t)
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := s.runDecisive(ctx, k.script, k.keys(s, id, &t, &enc), k.argv(s, id, &t, &enc)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return transitionReply(id, &t, k, res, enc.result)
+}
+
+// kindOf is how t's kind is applied, or the EINVALID error that refuses t:
+// an unknown kind, or a t that carries what its kind does not apply, or
+// lacks what it needs.
+func kindOf(t *deskbot.Transition) (*transitionKind, error) {
+	if t.Kind <= 0 || int(t.Kind) >= len(transitionKinds) {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "A transition needs a kind (%s is none)", t.Kind)
+	}
+	k, c := transitionKinds[t.Kind], carried(t)
+	if extra := c &^ k.may; extra != 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "A %s transition cannot carry %s", t.Kind, extra.names())
+	}
+	if missing := k.needs &^ c; missing != 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "A %s transition needs %s", t.Kind, missing.names())
+	}
+	if t.Change != nil && len(t.Change.Arguments) == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "A change needs the changed arguments")
+	}
+	return k, nil
+}
+
+// resultState is the state a result ends its request in.
+func resultState(t *deskbot.Transition) deskbot.RequestState {
+	if t.Set.Result != nil && t.Set.Result.IsError {
+		return deskbot.StateFailed
+	}
+	return deskbot.StateRan
 }
 
 // encodedTransition is what a transition records, encoded as the script
@@ -70,7 +306,7 @@ type encodedTransition struct {
 }
 
 // encodeTransition encodes what t records for request id.
-func (s *Store) encodeTransition(id string, t deskbot.Transition) (encodedTransition, error) {
+func (s *Store) encodeTransition(id string, t *deskbot.Transition) (encodedTransition, error) {
 	enc := encodedTransition{inbox: s.inboxKey("-")} // named even when unused: Redis wants every key named
 	var err error
 	if t.Event != nil {
@@ -119,64 +355,70 @@ func (s *Store) encodeTransition(id string, t deskbot.Transition) (encodedTransi
 	return enc, nil
 }
 
-// transitionKeys are KEYS as transition.lua lists them.
-func (s *Store) transitionKeys(id, inbox, haltDesk string) []string {
-	return []string{
-		s.requestKey(id), s.openKey(), s.runningKey(), s.denialsKey(),
-		s.auditKey(), s.eventsKey(), inbox, s.grantsKey(), s.openByDeskKey(),
-		s.leaderKey(), s.deskKey(cmp.Or(haltDesk, "-")), // named even when unused, as the inbox is
-		s.auditHeadKey(),
+// appendAudit adds the audit entry's ARGV, as every script names them
+// last: the stream's MINID and the entry's seven values, all "" when t
+// has none.
+func (s *Store) appendAudit(args []any, id string, t *deskbot.Transition) []any {
+	if t.Audit == nil {
+		return append(args, "", "", "", "", "", "", "", "")
 	}
+	args = append(args, s.auditMinID())
+	for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
+		args = append(args, v)
+	}
+	return args
 }
 
-// transitionArgv is ARGV as transition.lua lists them, in one slice of the
-// size they need.
-func (s *Store) transitionArgv(id string, t deskbot.Transition, enc encodedTransition) []any {
-	args := make([]any, 0, transitionArgs+2*patchFields)
-	args = append(args, fromArg(t.From), string(t.To), t.Now.UnixMilli(), int(t.Expiry), boolArg(t.RequireUndelivered),
-		id, s.opts.EventsMaxLen)
-	if t.Audit != nil {
-		args = append(args, "1", enc.event, enc.trigger, enc.grantField, enc.grant, s.auditMinID())
-		for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
-			args = append(args, v)
-		}
-	} else {
-		args = append(args, "", enc.event, enc.trigger, enc.grantField, enc.grant, "", "", "", "", "", "", "", "")
+// appendDecided adds a decision's fields as allow.lua, change.lua and
+// deny.lua take them: decision, by, by id, at, reason, token ("" where
+// the patch leaves them).
+func appendDecided(args []any, p deskbot.RequestPatch) []any {
+	var byID any = ""
+	if p.DecidedBy.ID != 0 {
+		byID = p.DecidedBy.ID
 	}
-	args = append(args, enc.approval, enc.approved, boolArg(t.Held != nil), "", approversArg(t))
-	if t.Fence != 0 {
-		// The script checks it against the lease before anything else, and
-		// keeps it as the request's owner.
-		args[fenceArg] = t.Fence
-	}
-	version := ""
-	if t.Version != nil {
-		version = strconv.Itoa(*t.Version)
-	}
-	if c := t.Change; c != nil {
-		args = append(args, version, "1", max(c.Required, 1), string(c.Arguments), c.What, c.By, c.ByID, c.At.UnixMilli())
-	} else {
-		args = append(args, version, "", "", "", "", "", "", "")
-	}
-	return appendEncodedPatch(args, t.Set, enc.result)
+	return append(args, string(p.Decision), p.DecidedBy.Name, byID, msArg(p.DecidedAt), p.Reason, p.Token)
 }
 
-// fromArg is the states a transition may start from as the script matches
-// them ("|open|running|").
-func fromArg(from []deskbot.RequestState) string {
-	if len(from) == 1 {
-		return "|" + string(from[0]) + "|"
+// msArg is a time as the scripts take it: ms since the epoch, "" for the
+// zero time (the field is left as it is).
+func msArg(t time.Time) any {
+	if t.IsZero() {
+		return ""
 	}
-	b := "|"
-	for _, f := range from {
-		b += string(f) + "|"
+	return t.UnixMilli()
+}
+
+// held is "1" when the caller holds the request (the script then answers
+// an applied transition with only what the caller cannot know).
+func held(t *deskbot.Transition) string {
+	if t.Held != nil {
+		return "1"
 	}
-	return b
+	return ""
+}
+
+// fenceArg is the leader's fencing token, "" when t is not fenced: the
+// script checks it against the lease before anything else, and keeps it
+// as the request's owner.
+func fenceArg(t *deskbot.Transition) any {
+	if t.Fence == 0 {
+		return ""
+	}
+	return t.Fence
+}
+
+// versionArg is the count of changes the caller saw, "" when unchecked.
+func versionArg(t *deskbot.Transition) any {
+	if t.Version == nil {
+		return ""
+	}
+	return *t.Version
 }
 
 // transitionReply reads the script's reply to t on request id: the
 // request as it stands, and the outcome.
-func transitionReply(id string, t deskbot.Transition, res []any, resultJSON string) (*deskbot.Request, deskbot.Outcome, error) {
+func transitionReply(id string, t *deskbot.Transition, k *transitionKind, res []any, resultJSON string) (*deskbot.Request, deskbot.Outcome, error) {
 	code, _ := res[0].(int64)
 	if code < 0 {
 		return nil, 0, deskbot.Errorf(deskbot.ENOTFOUND, "Request %s not found; it may have expired from the record", id)
@@ -187,7 +429,11 @@ func transitionReply(id string, t deskbot.Transition, res []any, resultJSON stri
 		}
 		approvals, _ := res[1].(string)
 		narrowed, _ := res[2].(string)
-		r, err := appliedTo(t.Held, t, approvals, narrowed == "1", resultJSON)
+		to := k.to
+		if t.Kind == deskbot.TransitionResult {
+			to = resultState(t)
+		}
+		r, err := appliedTo(t.Held, t, to, approvals, narrowed == "1", resultJSON)
 		return r, deskbot.Applied, err
 	}
 	h, err := flatMap(res[1])
@@ -201,17 +447,9 @@ func transitionReply(id string, t deskbot.Transition, res []any, resultJSON stri
 	return r, deskbot.Outcome(code), nil
 }
 
-// transitionArgs is how many ARGV come before the patch (transition.lua);
-// patchFields is how many fields a patch has at most.
-const (
-	transitionArgs = 33
-	fenceArg       = 23 // ARGV[24], 0-based
-	patchFields    = 10
-)
-
 // approversArg is t.Approvers as the script matches them ("|101|102|"), or
 // "" when every recorded approval counts (or t counts none).
-func approversArg(t deskbot.Transition) string {
+func approversArg(t *deskbot.Transition) string {
 	if t.Approve == nil || len(t.Approvers) == 0 {
 		return ""
 	}
@@ -238,13 +476,13 @@ func eventFor(e deskbot.Event, id string) deskbot.Event {
 	return e
 }
 
-// appliedTo is held after transition t applied to it, as decodeRequest
+// appliedTo is held after transition t applied to it (ending in state to), as decodeRequest
 // would read it back: the state, the patch (times cut to ms, the result as
 // its JSON decodes), the fence, and the approvals the script counted.
 // held is not changed.
-func appliedTo(held *deskbot.Request, t deskbot.Transition, approvals string, narrowed bool, resultJSON string) (*deskbot.Request, error) {
+func appliedTo(held *deskbot.Request, t *deskbot.Transition, to deskbot.RequestState, approvals string, narrowed bool, resultJSON string) (*deskbot.Request, error) {
 	r := *held
-	r.State = t.To
+	r.State = to
 	r.Required = max(r.Required, 1)
 	p := t.Set
 	if p.Decision != "" {
@@ -299,7 +537,9 @@ func appliedTo(held *deskbot.Request, t deskbot.Transition, approvals string, na
 	return &r, nil
 }
 
-// appendPatch adds the non-zero fields of p as field, value pairs.
+// appendPatch adds the non-zero fields of p as field, value pairs (the
+// rewrite of old requests, oldformat.go; the transitions' scripts take
+// their kind's fields by position instead).
 func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 	var resultJSON string
 	if p.Result != nil {
@@ -309,11 +549,6 @@ func appendPatch(args []any, p deskbot.RequestPatch) ([]any, error) {
 		}
 		resultJSON = string(b)
 	}
-	return appendEncodedPatch(args, p, resultJSON), nil
-}
-
-// appendEncodedPatch is appendPatch with the result given encoded.
-func appendEncodedPatch(args []any, p deskbot.RequestPatch, resultJSON string) []any {
 	if p.Decision != "" {
 		args = append(args, fDecision, string(p.Decision))
 	}
@@ -344,7 +579,7 @@ func appendEncodedPatch(args []any, p deskbot.RequestPatch, resultJSON string) [
 	if !p.DenyDueAt.IsZero() {
 		args = append(args, fDenyDueAt, p.DenyDueAt.UnixMilli())
 	}
-	return args
+	return args, nil
 }
 
 // flatMap turns a Lua HGETALL reply (field, value, ...) into a map.
