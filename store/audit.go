@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,14 +164,19 @@ var _ deskbot.AuditLedger = (*Store)(nil)
 // auditHash is an entry's hash as audit_link (audit.lua) computes it: SHA-1
 // of prev and values, each written as its length in bytes, ":" and itself.
 func auditHash(prev string, values []string) string {
-	h := sha1.New()
-	var n [20]byte
-	for _, v := range append([]string{prev}, values...) {
-		h.Write(strconv.AppendInt(n[:0], int64(len(v)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, v)
+	n := len(prev) + 21
+	for _, v := range values {
+		n += len(v) + 21
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	b := make([]byte, 0, n)
+	b = strconv.AppendInt(b, int64(len(prev)), 10)
+	b = append(append(b, ':'), prev...)
+	for _, v := range values {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(append(b, ':'), v...)
+	}
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // auditPage is how many entries VerifyAudit reads a round trip.
