@@ -64,19 +64,19 @@ func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
 
 // auditArgv is ARGV for audit_append: the stream's MINID, then e's values.
 func (s *Store) auditArgv(e deskbot.AuditEntry) []any {
-	out := make([]any, 0, 1+len(auditNames))
-	out = append(out, s.auditMinID())
-	for _, v := range auditValues(e) {
-		out = append(out, v)
+	at := ""
+	if !e.At.IsZero() {
+		at = strconv.FormatInt(e.At.UnixMilli(), 10)
 	}
-	return out
+	return []any{s.auditMinID(), e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail}
 }
 
 // auditNames are an audit entry's stream fields, in order: action, desk,
 // tool, request id, by, at (ms since the epoch), detail.
 var auditNames = [...]string{"a", "d", "t", "r", "b", "m", "x"}
 
-// auditValues is e's values in the order of auditNames.
+// auditValues is e's values in the order of auditNames (auditArgv writes
+// them in the same order).
 func auditValues(e deskbot.AuditEntry) []string {
 	at := ""
 	if !e.At.IsZero() {
