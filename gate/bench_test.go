@@ -2,11 +2,16 @@ package gate_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/deskbot/deskbot/deskbottest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/deskbot/deskbot/deskbottest"
 
 	"github.com/deskbot/deskbot/gate/gatetest"
 
@@ -319,4 +324,117 @@ func BenchmarkResolveLeader(b *testing.B) {
 	tm.token.Store(token)
 	f.gate = gatetest.MustNew(b, gate.Config{Tools: []string{"place_order"}, Expiry: 5 * time.Minute, Leader: tm, Limits: &market{}}, f.store, &runner{}, f.clock.Now, quietLog())
 	benchResolve(b, f, 1)
+}
+
+// The audit trail is a chain (store/audit.go): each entry carries the hash
+// of the one before it, read from the head and replaced by the entry's own
+// hash in the same atomic step as what the entry records. No floor above
+// pays for that. BenchmarkHoldChainFloor and BenchmarkResolveChainFloor are
+// the floors with the chain's own work added to each trip that writes an
+// audit entry: the head's GET and SET in the same pipeline, and the entry's
+// SHA-1 (made here, in Go, over the entry's fields: a pipeline cannot feed
+// the GET's answer to the SET, so this is less than the chain costs, never
+// more). BenchmarkHoldChained and BenchmarkResolveChained report the gate's
+// x_floor against them: what is left over the floor once the tamper-evident
+// chain is paid for.
+
+func BenchmarkHoldChainFloor(b *testing.B) {
+	f := mustBench(b)
+	paired(b, holdChainFloor(f), holdFloor(f))
+}
+
+func BenchmarkHoldChained(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
+	paired(b, func() {
+		if _, _, err := f.gate.Hold(ctx, "main", "trig", call); err != nil {
+			b.Fatal(err)
+		}
+	}, holdChainFloor(f))
+}
+
+func BenchmarkResolveChainFloor(b *testing.B) {
+	f := mustBench(b)
+	paired(b, resolveChainFloor(f), resolveTwoTripFloor(f))
+}
+
+func BenchmarkResolveChained(b *testing.B) {
+	f := mustBench(b)
+	ctx := context.Background()
+	call := deskbot.ToolCall{ID: "call_1", Name: "place_order", Arguments: benchArgs}
+	held := make([]string, 0, b.N)
+	for range b.N {
+		r, _, err := f.gate.Hold(ctx, "main", "trig", call)
+		if err != nil {
+			b.Fatal(err)
+		}
+		held = append(held, r.ID)
+	}
+	floor := resolveChainFloor(f)
+	b.ResetTimer()
+	paired(b, func() {
+		id := held[0]
+		held = held[1:]
+		if resp, err := f.gate.Decide(ctx, id, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha); err != nil || resp.Counted {
+			b.Fatal(resp, err)
+		}
+		f.gate.WaitRuns()
+	}, floor)
+}
+
+// chainLink adds to p the audit chain's work for one entry: the head read,
+// the entry's hash (over the previous hash and the entry's fields, as the
+// store hashes them) and the head written.
+func chainLink(ctx context.Context, f *benchFixture, p redis.Pipeliner, fields ...string) {
+	head := f.store.Key("floor-audit", "head")
+	p.Get(ctx, head)
+	h := sha1.New()
+	for _, v := range append([]string{strings.Repeat("0", 40)}, fields...) {
+		fmt.Fprintf(h, "%d:%s", len(v), v)
+	}
+	p.Set(ctx, head, hex.EncodeToString(h.Sum(nil)), 0)
+}
+
+func holdChainFloor(f *benchFixture) func() {
+	ctx := context.Background()
+	rdb := f.store.Client()
+	data, _ := json.Marshal(map[string]any{"request_id": uuid.NewString(), "desk": "main", "tool_name": "place_order", "call_id": "call_1"})
+	rec := "permission\x1fplace_order\x1ftrig\x1f1795942800000\x1fcall_1"
+	return func() {
+		id := uuid.NewString()
+		key := f.store.Key("floor", id)
+		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, key, "s", "open", "e", 1, "w", "main", "c", rec, "a", []byte(benchArgs))
+			p.PExpireAt(ctx, key, time.Now().Add(time.Hour))
+			p.ZAdd(ctx, f.store.Key("floor-open"), redis.Z{Score: 1, Member: id})
+			p.HIncrBy(ctx, f.store.Key("floor-openby"), "main", 1)
+			chainLink(ctx, f, p, "hold", "main", "place_order", id, "desk main", "1795942800000", string(benchArgs))
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-audit"), Values: []any{"data", data}})
+			p.XAdd(ctx, &redis.XAddArgs{Stream: f.store.Key("floor-events"), Values: []any{"data", data}})
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) { // the first link finds no head
+			panic(err)
+		}
+	}
+}
+
+// resolveChainFloor is resolveTwoTripFloor with a chain link in each trip
+// (a decision and a run each write one audit entry).
+func resolveChainFloor(f *benchFixture) func() {
+	ctx := context.Background()
+	decide, run := resolveFloorTrips(f)
+	return func() {
+		id := uuid.NewString()
+		for _, trip := range []func(redis.Pipeliner, string){decide, run} {
+			if _, err := f.store.Client().Pipelined(ctx, func(p redis.Pipeliner) error {
+				chainLink(ctx, f, p, "allow_once", "main", "place_order", id, "Asha (101)", "1795942800000", "")
+				trip(p, id)
+				return nil
+			}); err != nil && !errors.Is(err, redis.Nil) { // the first link finds no head
+				panic(err)
+			}
+		}
+	}
 }

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/words"
@@ -43,37 +42,33 @@ func stored(p deskbot.PermissionResponse, result *deskbot.ToolResult) deskbot.Re
 // a denial (without the allow's note, which is no reason for refusing): the
 // model must never read that a call ran when nothing ran.
 func ResponseMessage(p deskbot.PermissionResponse, result *deskbot.ToolResult) string {
+	// Joined, not formatted: every allow and denial writes one, and the
+	// words are only ever strings put in place.
 	tool, id := p.Request.Content.ToolName, p.Request.ID
 	if !p.Allows() || result == nil {
-		var b strings.Builder
-		fmt.Fprintf(&b, "The user denied %s (request %s), so it was not run.", tool, id)
+		msg := "The user denied " + tool + " (request " + id + "), so it was not run."
 		if p.Reason != "" && !p.Allows() {
-			fmt.Fprintf(&b, " Their reason: %s", p.Reason)
+			msg += " Their reason: " + p.Reason
 		}
-		b.WriteString(" Do not try to reach the same result another way; ask them if it still matters.")
-		return b.String()
+		return msg + " Do not try to reach the same result another way; ask them if it still matters."
 	}
 	outcome, text := "was run", result.Text
 	if result.IsError {
 		outcome = "failed"
 	}
-	var b strings.Builder
+	added := ""
+	if p.Reason != "" {
+		added = "\nThey added: " + p.Reason
+	}
 	if c := p.Request.Changed; c != nil {
 		// A changed call is never granted, whatever was tapped.
-		b.WriteString(ChangedResponseMessage(tool, id, c.What, outcome, text))
-		if p.Reason != "" {
-			fmt.Fprintf(&b, "\nThey added: %s", p.Reason)
-		}
-		return b.String()
+		return ChangedResponseMessage(tool, id, c.What, outcome, text) + added
 	}
-	fmt.Fprintf(&b, "The user allowed %s (request %s), and the harness ran it with the arguments you gave. It %s:\n%s", tool, id, outcome, text)
+	always := ""
 	if p.Decision == deskbot.AlwaysAllow {
-		fmt.Fprintf(&b, "\nThey also allowed you to use %s without asking from now on.", tool)
+		always = "\nThey also allowed you to use " + tool + " without asking from now on."
 	}
-	if p.Reason != "" {
-		fmt.Fprintf(&b, "\nThey added: %s", p.Reason)
-	}
-	return b.String()
+	return "The user allowed " + tool + " (request " + id + "), and the harness ran it with the arguments you gave. It " + outcome + ":\n" + text + always + added
 }
 
 // ChangedResponseMessage is what the desk is told of a call an approver

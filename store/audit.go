@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,19 +64,19 @@ func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
 
 // auditArgv is ARGV for audit_append: the stream's MINID, then e's values.
 func (s *Store) auditArgv(e deskbot.AuditEntry) []any {
-	out := make([]any, 0, 1+len(auditNames))
-	out = append(out, s.auditMinID())
-	for _, v := range auditValues(e) {
-		out = append(out, v)
+	at := ""
+	if !e.At.IsZero() {
+		at = strconv.FormatInt(e.At.UnixMilli(), 10)
 	}
-	return out
+	return []any{s.auditMinID(), e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail}
 }
 
 // auditNames are an audit entry's stream fields, in order: action, desk,
 // tool, request id, by, at (ms since the epoch), detail.
 var auditNames = [...]string{"a", "d", "t", "r", "b", "m", "x"}
 
-// auditValues is e's values in the order of auditNames.
+// auditValues is e's values in the order of auditNames (auditArgv writes
+// them in the same order).
 func auditValues(e deskbot.AuditEntry) []string {
 	at := ""
 	if !e.At.IsZero() {
@@ -165,14 +164,19 @@ var _ deskbot.AuditLedger = (*Store)(nil)
 // auditHash is an entry's hash as audit_link (audit.lua) computes it: SHA-1
 // of prev and values, each written as its length in bytes, ":" and itself.
 func auditHash(prev string, values []string) string {
-	h := sha1.New()
-	var n [20]byte
-	for _, v := range append([]string{prev}, values...) {
-		h.Write(strconv.AppendInt(n[:0], int64(len(v)), 10))
-		h.Write([]byte{':'})
-		io.WriteString(h, v)
+	n := len(prev) + 21
+	for _, v := range values {
+		n += len(v) + 21
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	b := make([]byte, 0, n)
+	b = strconv.AppendInt(b, int64(len(prev)), 10)
+	b = append(append(b, ':'), prev...)
+	for _, v := range values {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(append(b, ':'), v...)
+	}
+	sum := sha1.Sum(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // auditPage is how many entries VerifyAudit reads a round trip.

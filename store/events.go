@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deskbot/deskbot"
@@ -124,8 +125,24 @@ func encodeEvent(e deskbot.Event) (string, error) {
 	if r := e.Result; r != nil {
 		se.Result = &storedResult{Text: r.Text, IsError: r.IsError, Picture: r.Picture, Held: r.Held}
 	}
-	return encode(se)
+	buf := eventBufs.Get().(*[]byte)
+	defer eventBufs.Put(buf)
+	b, err := appendStoredEvent((*buf)[:0], &se)
+	if err != nil {
+		return "", fmt.Errorf("store: encode %T: %w", se, err)
+	}
+	if cap(b) <= maxPooledEvent {
+		*buf = b
+	}
+	return string(b), nil
 }
+
+// eventBufs are encodeEvent's scratch buffers: the string it returns is
+// the one copy. One grown past maxPooledEvent (a long tool result) is
+// left to the collector rather than kept.
+var eventBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledEvent = 16 << 10
 
 // decodeEvent decodes a stream entry; held is the request id whose call and
 // trigger the event must be completed from (see storedEvent), "" if none.

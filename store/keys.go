@@ -67,15 +67,29 @@ import (
 // them. The desk name is last in every key that has one so that no desk name
 // can make one desk's keys collide with another's.
 
-func (s *Store) auditKey() string                  { return s.Key("audit") }
-func (s *Store) auditHeadKey() string              { return s.Key("audit", "head") }
-func (s *Store) eventsKey() string                 { return s.Key("events") }
+// The keys whose names hold no variable part are built once, at Open
+// (fixedKeys), not on every call: a hold and a decision name eight of them.
+type fixedKeys struct {
+	audit, auditHead, events, open, openBy, running, denials, grants, leader string
+}
+
+func newFixedKeys(s *Store) fixedKeys {
+	return fixedKeys{
+		audit: s.Key("audit"), auditHead: s.Key("audit", "head"), events: s.Key("events"),
+		open: s.Key("open"), openBy: s.Key("openby"), running: s.Key("running"),
+		denials: s.Key("denials"), grants: s.Key("grants"), leader: s.Key("leader"),
+	}
+}
+
+func (s *Store) auditKey() string                  { return s.fixed.audit }
+func (s *Store) auditHeadKey() string              { return s.fixed.auditHead }
+func (s *Store) eventsKey() string                 { return s.fixed.events }
 func (s *Store) requestKey(id string) string       { return s.Key("req", id) }
-func (s *Store) openKey() string                   { return s.Key("open") }
-func (s *Store) openByDeskKey() string             { return s.Key("openby") }
-func (s *Store) runningKey() string                { return s.Key("running") }
-func (s *Store) denialsKey() string                { return s.Key("denials") }
-func (s *Store) grantsKey() string                 { return s.Key("grants") }
+func (s *Store) openKey() string                   { return s.fixed.open }
+func (s *Store) openByDeskKey() string             { return s.fixed.openBy }
+func (s *Store) runningKey() string                { return s.fixed.running }
+func (s *Store) denialsKey() string                { return s.fixed.denials }
+func (s *Store) grantsKey() string                 { return s.fixed.grants }
 func (s *Store) deskKey(desk string) string        { return s.Key("desk", desk) }
 func (s *Store) inboxKey(desk string) string       { return s.Key("inbox", desk) }
 func (s *Store) callsKey(triggerID string) string  { return s.Key("calls", triggerID) }
@@ -90,7 +104,7 @@ func (s *Store) dayOrdersKey(day, desk string) string {
 }
 func (s *Store) openOrdersKey() string              { return s.Key("broker", "open") }
 func (s *Store) accountOrdersKey(day string) string { return s.Key("broker", "sent", day) }
-func (s *Store) leaderKey() string                  { return s.Key("leader") }
+func (s *Store) leaderKey() string                  { return s.fixed.leader }
 func (s *Store) leaderTermKey() string              { return s.Key("leader", "term") }
 func (s *Store) leaderHolderKey() string            { return s.Key("leader", "holder") }
 func (s *Store) wakeKey(id string) string           { return s.Key("wake", id) }

@@ -60,6 +60,9 @@ func (s *Store) retry(ctx context.Context, f func(ctx context.Context) (again bo
 // transient reports whether err says Redis did not run the command and may
 // run it in a moment.
 func transient(err error) bool {
+	if err == nil {
+		return false // the common case, without errors.As's reflection
+	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) {
 		return true

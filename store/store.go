@@ -106,7 +106,8 @@ type Store struct {
 	url      string // kept only for Reopen; never logged or shown
 	opts     Options
 	base     string // every key starts with it: "{tag}:"
-	view     bool   // Lease's or Chat's: Close is the opener's
+	fixed    fixedKeys
+	view     bool // Lease's or Chat's: Close is the opener's
 }
 
 // shared is what a Store and its views have in common.
@@ -152,6 +153,7 @@ func open(ctx context.Context, o Options, embedded bool) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{opts: o, url: o.URL, embedded: embedded, base: base, sh: &shared{}}
+	s.fixed = newFixedKeys(s)
 	if embedded && s.url == "" {
 		url, stop, err := StartEmbedded()
 		if err != nil {
@@ -225,8 +227,24 @@ func (s *Store) Client() redis.UniversalClient { return s.rdb }
 func (s *Store) Prefix() string { return s.opts.Prefix }
 
 // Key is the deployment's hash tag followed by parts joined by ":"
-// (keys.go says why every key shares the tag).
-func (s *Store) Key(parts ...string) string { return s.base + strings.Join(parts, ":") }
+// (keys.go says why every key shares the tag), built in one allocation:
+// every request key of a hold and a decision is named through it.
+func (s *Store) Key(parts ...string) string {
+	n := len(s.base) + max(len(parts)-1, 0)
+	for _, p := range parts {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(s.base)
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
 
 // Embedded reports whether the Store runs on an in-memory server that
 // forgets everything when the process ends.

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/deskbot/deskbot"
+)
+
+// The stored event's encoder must write what encoding/json writes, byte
+// for byte: entries already in the stream were written by it, and readers
+// decode both with encoding/json.
+func TestAppendStoredEventIsEncodingJSON(t *testing.T) {
+	grant := &deskbot.Grant{Desk: "main", Tool: "place_order", GrantedBy: "Asha <101>", GrantedAt: time.UnixMilli(1795942800000).UTC(), Limit: 250000.5, Approvers: 2}
+	tests := []struct {
+		name string
+		se   storedEvent
+	}{
+		{"empty", storedEvent{}},
+		{"hold", storedEvent{Kind: "u", Desk: "main", Time: 1795942800000, RequestID: "3f1c", TriggerOfRequest: true}},
+		{"call", storedEvent{Kind: "c", Desk: "main", Time: -1, TriggerID: "t", Call: &storedCall{ID: "call_1", Name: "place_order", Arguments: json.RawMessage(`{"symbol":"NIFTY","qty":50}`)}}},
+		{"call without id or arguments", storedEvent{Kind: "c", Call: &storedCall{Name: "get_book"}}},
+		{"arguments to compact and escape", storedEvent{Kind: "c", Call: &storedCall{Name: "n", Arguments: json.RawMessage(" { \"a\" : [1, 2],\n\t\"b\":\"<x> & y \u2028\u2029\" } ")}}},
+		{"quoted broken arguments", storedEvent{Kind: "c", Call: &storedCall{Name: "\x00n", Arguments: json.RawMessage(`"{\"a\":1 <"`)}}},
+		{"empty result", storedEvent{Kind: "o", Result: &storedResult{}}},
+		{"result", storedEvent{Kind: "d", Desk: "d", RequestID: "r", Result: &storedResult{Text: "Placed \"BUY\" 50 @ 24,512.50\n\ttag\\x", IsError: true, Picture: "p.png", Held: true}}},
+		{"result of flags only", storedEvent{Kind: "o", Result: &storedResult{IsError: true, Held: true}}},
+		{"result of picture only", storedEvent{Kind: "o", Result: &storedResult{Picture: "a.png", Held: true}}},
+		{"text and picture", storedEvent{Kind: "m", Text: "a\x00b\x1fc\x7f\b\f\r", Picture: "x"}},
+		{"invalid UTF-8 and separators", storedEvent{Kind: "m", Text: "\xff\xfe ok \xe2\x80 \u2028 \u00e9 \U0001F600 \xed\xa0\x80"}},
+		{"grant", storedEvent{Kind: "o", Grant: grant}},
+		{"earlier encoding", storedEvent{Kind: "o", Hold: "place_order c1 10:30", CallID: "c1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := appendStoredEvent(nil, &tt.se)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(tt.se)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+func FuzzAppendStoredEventIsEncodingJSON(f *testing.F) {
+	f.Add("u", "main", int64(1795942800000), "trig", "req", "call_1", "place_order", []byte(`{"symbol":"NIFTY"}`), "text", "pic", true, false, true)
+	f.Add("\u2028", "<d>&", int64(-5), "", "", "", "", []byte(" [1 , \"<\u2029>\" ] "), "\xff\x00\"\\", "", false, true, false)
+	f.Fuzz(func(t *testing.T, kind, desk string, ms int64, trigger, request, callID, name string, args []byte, text, picture string, isErr, held, ofRequest bool) {
+		se := storedEvent{Kind: deskbot.EventKind(kind), Desk: desk, Time: ms, TriggerID: trigger, RequestID: request, Text: text, Picture: picture, TriggerOfRequest: ofRequest}
+		if name != "" {
+			se.Call = &storedCall{ID: callID, Name: name}
+			if json.Valid(args) {
+				se.Call.Arguments = args
+			}
+		}
+		if isErr || held || text != "" {
+			se.Result = &storedResult{Text: text, IsError: isErr, Picture: picture, Held: held}
+		}
+		got, err := appendStoredEvent(nil, &se)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(se)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	})
+}
