@@ -285,6 +285,11 @@ func kindOf(t *deskbot.Transition) (*transitionKind, error) {
 	if t.Change != nil && len(t.Change.Arguments) == 0 {
 		return nil, deskbot.Errorf(deskbot.EINVALID, "A change needs the changed arguments")
 	}
+	// Approvers and Approved only qualify the counting of Approve: without
+	// it the script counts nothing, and they would be dropped unseen.
+	if extra := c & (cApprovers | cApproved); extra != 0 && c&cApprove == 0 {
+		return nil, deskbot.Errorf(deskbot.EINVALID, "A %s transition without Approve cannot carry %s", t.Kind, extra.names())
+	}
 	return k, nil
 }
 

@@ -180,6 +180,8 @@ func TestTransitionRefusesWhatItsKindCannotCarry(t *testing.T) {
 		{"allow with a change", with(allow(base), func(t *deskbot.Transition) { t.Change = change(base, 0, 1).Change })},
 		{"allow without the desk's halt", with(allow(base), func(t *deskbot.Transition) { t.UnlessHalted = "" })},
 		{"allow without the time", with(allow(base), func(t *deskbot.Transition) { t.Now = time.Time{} })},
+		{"allow with approvers but no approval", with(allow(base), func(t *deskbot.Transition) { t.Approvers = []int64{1, 2} })},
+		{"allow with the approved event but no approval", with(allow(base), func(t *deskbot.Transition) { t.Approved = approve(1, "A", deskbot.AllowOnce).Approved })},
 		{"change with a grant", with(change(base, 0, 1), func(t *deskbot.Transition) { t.Grant = grant })},
 		{"change without the view's version", with(change(base, 0, 1), func(t *deskbot.Transition) { t.Version = nil })},
 		{"change without its approval", with(change(base, 0, 1), func(t *deskbot.Transition) { t.Approve = nil })},
