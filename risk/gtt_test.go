@@ -184,3 +184,78 @@ func TestHaltWhoseCancelsFailIsTriedAgainAfterABackoff(t *testing.T) {
 		t.Errorf("halts told: %d, want %d", got, want)
 	}
 }
+
+// unconfirmed is the paper broker whose GTTs read as Kite's do while its
+// answer to their placing is not known yet: active, without the broker's
+// id, and not to be deleted until it is known (confirm).
+type unconfirmed struct {
+	*broker.Paper
+	mu        sync.Mutex
+	confirmed bool
+}
+
+func (u *unconfirmed) confirm() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.confirmed = true
+}
+
+func (u *unconfirmed) known() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.confirmed
+}
+
+func (u *unconfirmed) GTTs(ctx context.Context, desk string) ([]deskbot.PlacedGTT, error) {
+	gs, err := u.Paper.GTTs(ctx, desk)
+	if u.known() {
+		return gs, err
+	}
+	for i := range gs {
+		gs[i].ID = ""
+	}
+	return gs, err
+}
+
+func (u *unconfirmed) CancelGTT(ctx context.Context, desk, id string) (deskbot.PlacedGTT, error) {
+	if !u.known() {
+		return deskbot.PlacedGTT{}, deskbot.Errorf(deskbot.ECONFLICT, "GTT %s is not confirmed by Kite yet, so it cannot be deleted yet.", id)
+	}
+	return u.Paper.CancelGTT(ctx, desk, id)
+}
+
+// A halt that finds a GTT whose placing the broker has not confirmed yet
+// (Kite's answer was lost) cannot delete it yet, as it cannot cancel an
+// order not yet confirmed: the halt is not done, and is tried again
+// until the GTT is known and deleted, rather than told done with a GTT
+// that may still fire into the halted desk.
+func TestHaltWithAnUnconfirmedGTTIsTriedAgainUntilItIsDeleted(t *testing.T) {
+	w := newWorld(t)
+	w.trade(t, "buy", 100)
+	g := deskbot.GTT{Symbol: "TCS", Side: deskbot.Sell, Quantity: 100, Product: deskbot.ProductMIS, Stop: deskbot.GTTLeg{Trigger: 950, Price: 945}}
+	if _, err := w.paper.PlaceGTT(t.Context(), "main", deskbottest.NewKey(), g); err != nil {
+		t.Fatal(err)
+	}
+	ub := &unconfirmed{Paper: w.paper}
+	wt := w.watcher(deskbot.RiskRules{MaxDailyLoss: 1000})
+	wt.Broker = ub
+	w.quotes.Set("TCS", 985)
+	w.Set(thursday.Add(time.Minute))
+	wt.Check(t.Context(), "main")
+	if st := w.status(t); st.Halt == nil || st.Halt.Done {
+		t.Fatalf("halt with a GTT not confirmed yet = %+v; want taken, not done", st.Halt)
+	}
+	ub.confirm()
+	w.Add(10 * time.Minute)
+	wt.Check(t.Context(), "main")
+	if st := w.status(t); st.Halt == nil || !st.Halt.Done {
+		t.Fatalf("halt = %+v; want done once the GTT is known", st.Halt)
+	}
+	gs, err := w.paper.GTTs(t.Context(), "main")
+	if err != nil || len(gs) != 1 || gs[0].State != deskbot.GTTDeleted {
+		t.Errorf("GTTs after the halt: %+v, %v; want the one deleted", gs, err)
+	}
+	if got, want := w.countRisk(t, "halted"), 1; got != want {
+		t.Errorf("halts told: %d, want %d", got, want)
+	}
+}

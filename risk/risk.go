@@ -270,9 +270,10 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 }
 
 // cancelOrders deletes the desk's active GTTs and cancels its orders open
-// at the broker, and says how many orders it cancelled. One that filled or
-// ended meanwhile is left; one whose placing Kite has not confirmed yet
-// cannot be cancelled yet, and is an error, so the finish is tried again.
+// at the broker, and says how many orders it cancelled. One that filled,
+// fired or ended meanwhile is left; one (an order or a GTT) whose placing
+// Kite has not confirmed yet cannot be cancelled yet, and is an error, so
+// the finish is tried again.
 // One the broker refuses for the server's address (deskbot.ESOURCE) is
 // left, said why in left: only the broker's console mends that, so trying
 // again would only be refused again, and the halt must still be told.
@@ -292,7 +293,15 @@ func (w *Watcher) cancelOrders(ctx context.Context, desk string) (n int, left []
 		}
 		_, err := w.Broker.CancelGTT(ctx, desk, id)
 		switch deskbot.ErrorCode(err) {
-		case "", deskbot.ECONFLICT:
+		case "":
+		case deskbot.ECONFLICT:
+			if g.ID == "" {
+				// Its placing not confirmed yet (an answer lost): it may
+				// be at the broker, and cannot be deleted until it is
+				// known, so the finish is tried again, as for an order.
+				return 0, left, err
+			}
+			// It fired or ended meanwhile.
 		case deskbot.ESOURCE:
 			left = append(left, "GTT "+id+" on "+g.GTT.Symbol+" (it stays at the broker and may still fire): "+deskbot.ErrorMessage(err))
 		default:
