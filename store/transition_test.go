@@ -72,6 +72,8 @@ func TestTransitionOutcomes(t *testing.T) {
 	oldView.Version = new(int)
 	*oldView.Version = 1 // the request was never changed
 	changeAt := func(now time.Time) deskbot.Transition { return change(now, 0, 1) }
+	haltedChange := changeAt(base)
+	haltedChange.UnlessHalted = "halted"
 	tests := []struct {
 		name      string
 		need      int
@@ -98,6 +100,7 @@ func TestTransitionOutcomes(t *testing.T) {
 		{"change at expiry", 1, nil, changeAt(exp), deskbot.Expired, deskbot.StateOpen},
 		{"change after an allow", 1, []deskbot.Transition{allow(base)}, changeAt(base), deskbot.WrongState, deskbot.StateRunning},
 		{"change with a stale fence", 1, nil, fenced(changeAt(base)), deskbot.Stale, deskbot.StateOpen},
+		{"change of a halted desk", 1, nil, haltedChange, deskbot.Halted, deskbot.StateOpen},
 
 		{"deny", 1, nil, deny(base), deskbot.Applied, deskbot.StateDenied},
 		{"deny at expiry", 1, nil, deny(exp), deskbot.Expired, deskbot.StateOpen},
