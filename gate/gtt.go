@@ -57,6 +57,13 @@ func (l *HardLimits) gttRefusal(ctx context.Context, desk string, call deskbot.T
 	if l.Broker == nil {
 		return "", deskbot.Errorf(deskbot.EUNAVAILABLE, "no broker")
 	}
+	// The calls waiting or running are read before the broker's GTTs: one
+	// that places its GTT and ends between the two reads is then counted
+	// in both (for a moment, too much), never in neither.
+	waiting, err := l.waitingGTTs(ctx, desk, g)
+	if err != nil {
+		return "", err
+	}
 	book, err := l.Broker.Book(ctx, desk)
 	if err != nil {
 		return "", err
@@ -80,10 +87,6 @@ func (l *HardLimits) gttRefusal(ctx context.Context, desk string, call deskbot.T
 	held, covered, resting := deskbot.Held(book, g.Symbol), deskbot.Covered(gs, g.Symbol, g.Side), deskbot.Resting(orders, g.Symbol, g.Side)
 	if err := deskbot.CheckGTTReduces(g, held, covered, resting, price); err != nil {
 		return deskbot.ErrorMessage(err), nil
-	}
-	waiting, err := l.waitingGTTs(ctx, desk, g)
-	if err != nil {
-		return "", err
 	}
 	if waiting > 0 && deskbot.CheckGTTReduces(g, held, covered+waiting, resting, price) != nil {
 		return fmt.Sprintf("quantity %s with the %s this desk's other place_gtt calls on %s, waiting for approval or running, would close is more than the %s it holds that its active GTTs and open orders do not close already: each may be allowed, and each GTT may fire, so together they may only close the position; wait until they are decided, or place a smaller GTT",

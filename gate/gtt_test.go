@@ -1,12 +1,15 @@
 package gate_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/broker"
 	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/gate"
 	"github.com/deskbot/deskbot/gate/gatetest"
@@ -155,5 +158,92 @@ func TestGTTBesideAHeldGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
 	}
 	if v := ask(10); v.Held == nil {
 		t.Errorf("a GTT of the whole long once the first ran and placed nothing: %+v, want it held", v.Result)
+	}
+}
+
+// gttPlacer places each place_gtt it runs at the paper broker, under the
+// call's key, once block is closed.
+type gttPlacer struct {
+	paper *broker.Paper
+	block chan struct{}
+}
+
+func (p *gttPlacer) RunTool(ctx context.Context, desk string, call deskbot.ToolCall) (deskbot.ToolResult, error) {
+	<-p.block
+	g, err := deskbot.ParseGTT(call.Arguments)
+	if err != nil {
+		return deskbot.ToolResult{Text: deskbot.ErrorMessage(err), IsError: true}, nil
+	}
+	key, _ := deskbot.CallKey(ctx)
+	if _, err := p.paper.PlaceGTT(ctx, desk, key, g); err != nil {
+		return deskbot.ToolResult{Text: deskbot.ErrorMessage(err), IsError: true}, nil
+	}
+	return deskbot.ToolResult{Text: "placed"}, nil
+}
+
+// lateGTTs is a broker whose next read of a desk's GTTs, once armed, is
+// followed at once by finish: a call running beside places its GTT and
+// ends just after the read, so the read does not hold that GTT and the
+// call is no longer running afterwards.
+type lateGTTs struct {
+	deskbot.Broker
+	armed  atomic.Bool
+	finish func()
+}
+
+var _ deskbot.Broker = (*lateGTTs)(nil)
+
+func (l *lateGTTs) GTTs(ctx context.Context, desk string) ([]deskbot.PlacedGTT, error) {
+	gs, err := l.Broker.GTTs(ctx, desk)
+	if l.armed.CompareAndSwap(true, false) {
+		l.finish()
+	}
+	return gs, err
+}
+
+// A place_gtt of the desk that runs (placing its GTT) and ends while
+// another of its place_gtt calls is being checked is counted by the check
+// once, as running or as placed, never missed between the two: the
+// other, which together with it would close more than the long, is
+// refused before anyone is asked, not put to an approver for the broker
+// to refuse once allowed.
+func TestGTTBesideAGTTPlacedWhileItIsCheckedRefusedBeforeAnyoneIsAsked(t *testing.T) {
+	f := mustRiskLimits(t, deskbot.RiskRules{}, time.Date(2026, 12, 3, 11, 0, 0, 0, deskbot.IST))
+	f.hold(t, "main", 10)
+	now := func() time.Time { return *f.now.Load() }
+	run := &gttPlacer{paper: f.paper, block: make(chan struct{})}
+	late := &lateGTTs{Broker: f.paper}
+	f.limits.Broker = late
+	g := gatetest.MustNew(t, gate.Config{Tools: []string{deskbot.ToolPlaceGTT}, Expiry: 5 * time.Minute, Limits: f.limits}, f.st, run, now, quietLog())
+	ask := func(qty int) deskbot.Verdict {
+		t.Helper()
+		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945,"product":"MIS"}`, qty)
+		v, err := g.Ask(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)}, nil)
+		if err != nil {
+			t.Fatalf("ask for a GTT of %d: %v", qty, err)
+		}
+		v.Release()
+		return v
+	}
+	first := ask(10)
+	if first.Held == nil {
+		t.Fatalf("the first GTT, of the whole long: %+v, want it held", first.Result)
+	}
+	if ans, err := g.Decide(t.Context(), first.Held.ID, deskbot.Seen{Changes: -1, Whole: true}, deskbot.AllowOnce, "", asha); err != nil || ans.Request.State != deskbot.StateRunning {
+		t.Fatalf("allow: %+v, %v; want it running", ans, err)
+	}
+	late.finish = func() {
+		close(run.block)
+		if r, err := gatetest.Ran(t.Context(), g, first.Held.ID); err != nil || r.State != deskbot.StateRan {
+			t.Errorf("the first GTT's run: %+v, %v; want it ran", r, err)
+		}
+	}
+	late.armed.Store(true)
+	if v := ask(4); !v.Refused {
+		t.Errorf("a GTT of 4 beside one of 10 placed while it was checked, on a long of 10: %+v, want refused before anyone is asked", v.Held)
+	}
+	gs, err := f.paper.GTTs(t.Context(), "main")
+	if err != nil || deskbot.Covered(gs, "TCS", deskbot.Sell) != 10 {
+		t.Errorf("active GTTs: %+v, %v; want the first's 10", gs, err)
 	}
 }
