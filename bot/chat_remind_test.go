@@ -131,6 +131,24 @@ func TestReminderNamesWhoHasNotAnsweredOnceAcrossARestart(t *testing.T) {
 	}
 }
 
+// A reminder goes out within a quarter of its window of falling due, however
+// seldom RemindEvery asks the scan to run: with APPROVAL_EXPIRY 15s (a 5s
+// window) a scan every 5s reminded in the second before the lapse, or,
+// on a busy machine, not at all.
+func TestReminderGoesOutEarlyInItsWindowHoweverSeldomTheScan(t *testing.T) {
+	t.Parallel()
+	h := mustE2E(t)
+	h.shutdown()
+	h.remind, h.remindEvery = 2*time.Second, time.Hour
+	h.start()
+
+	r, m := h.holdOwn("alpha", "call_soon")
+	h.clock.Set(r.ExpiresAt.Add(-1500 * time.Millisecond)) // in the window; the clock stands still
+	deskbottest.EventuallyWithin(t, 5*time.Second, "a reminder while the request is in its window", func() bool {
+		return len(h.reminders(m.ID)) == 1
+	})
+}
+
 // A request decided before its reminder's time gets none; nor does one
 // whose expiry passed, even before the sweep lapsed it, nor one of a desk
 // a risk rule halted (it cannot be allowed).

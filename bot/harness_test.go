@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,10 +63,11 @@ type e2e struct {
 	notesFor func(deskbot.FencedNotes) deskbot.FencedNotes
 	// remind, pin and hush are the next start's APPROVAL_REMIND,
 	// TELEGRAM_PIN and TELEGRAM_QUIET; reminders are scanned for every
-	// 10ms of real time.
-	remind time.Duration
-	pin    bool
-	hush   bot.Quiet
+	// 10ms of real time, or every remindEvery when set.
+	remind      time.Duration
+	remindEvery time.Duration
+	pin         bool
+	hush        bot.Quiet
 	// policies are the next start's desk policies (a held order's product).
 	policies deskbot.Policies
 	// market is the next start's market (the hub) for positions' prices.
@@ -157,7 +159,7 @@ func (h *e2e) start() {
 		Approvers: []int64{asha.ID, ravi.ID}, PollTimeout: time.Second,
 		Desks: []string{"alpha", "beta"}, DataDir: h.t.TempDir(), Now: h.clock.Now,
 		Sender: fastSender(), Topics: h.topics,
-		Remind: h.remind, RemindEvery: 10 * time.Millisecond, Pin: h.pin, Quiet: h.hush,
+		Remind: h.remind, RemindEvery: cmp.Or(h.remindEvery, 10*time.Millisecond), Pin: h.pin, Quiet: h.hush,
 		Policies: h.policies,
 	}, bot.Deps{
 		Gate: h.gate, Inbox: inbox, Desks: h.st, Broker: br, Requests: h.st,

@@ -40,6 +40,10 @@ import (
 // held call: a request decided or lapsed (or due to lapse) meanwhile is
 // left out of it, and with none left it is not sent.
 
+// minRemindEvery bounds how often the scan runs however short Remind is:
+// each scan reads every open request.
+const minRemindEvery = 250 * time.Millisecond
+
 // reminders scans the open requests every RemindEvery until ctx ends. A
 // failed scan is logged and the next one tries again.
 func (b *Bot) reminders(ctx context.Context) {

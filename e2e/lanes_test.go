@@ -190,6 +190,28 @@ func TestLanes(t *testing.T) {
 	if chat == 0 || reminders == 0 {
 		t.Errorf("%d desk messages and %d reminders reached the chat: the drill did not test sharing", chat, reminders)
 	}
+	if t.Failed() {
+		logTimeline(t, w.tg, start)
+	}
+}
+
+// logTimeline logs every send and edit to the group, seconds from start,
+// so that a failed drill shows how the group's minute was spent.
+func logTimeline(t *testing.T, tg *telegramtest.Server, start time.Time) {
+	t.Helper()
+	var calls []telegramtest.Call
+	for _, method := range []string{"sendMessage", "sendPhoto", "editMessageText"} {
+		for _, c := range tg.Sent(method) {
+			if c.ChatID == groupID {
+				calls = append(calls, c)
+			}
+		}
+	}
+	slices.SortFunc(calls, func(a, b telegramtest.Call) int { return a.At.Compare(b.At) })
+	for _, c := range calls {
+		text, _, _ := strings.Cut(c.Text, "\n")
+		t.Logf("%6.2fs %-15s #%d %.70s", c.At.Sub(start).Seconds(), c.Method, c.MessageID, text)
+	}
 }
 
 // TestFlood has two desks hold 30 calls at once, then ten desks 1,000: each
