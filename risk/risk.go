@@ -82,8 +82,20 @@ type Watcher struct {
 
 	mu sync.Mutex // one check at a time: the events and the tick share the desks
 
-	retryMu sync.Mutex
-	retries map[string]*finishRetry // by finishNote: a failed finish's next try
+	retriesOnce sync.Once
+	retries     *retry.Schedule[string] // by finishNote (finishRetries)
+}
+
+// finishBackoff spaces the tries of a halt's finish whose step failed
+// (the broker down): soon at first, then less often, so a broker that
+// stays down is not asked at every check and every fill.
+var finishBackoff = retry.Backoff{Min: 30 * time.Second, Max: 5 * time.Minute}
+
+// finishRetries is when each halt's failed finish is tried again, by
+// finishNote.
+func (w *Watcher) finishRetries() *retry.Schedule[string] {
+	w.retriesOnce.Do(func() { w.retries = &retry.Schedule[string]{Backoff: finishBackoff} })
+	return w.retries
 }
 
 // Run checks the desks at every tick and after the events that change
@@ -221,14 +233,14 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 			_ = w.Store.DeleteNote(context.WithoutCancel(ctx), claim)
 		}
 	}()
-	if !w.due(claim) {
+	if !w.finishRetries().Due(claim, w.Now()) {
 		return // a step failed a moment ago: tried again after its backoff
 	}
 	steps := []string{"paused the desk (its held calls cannot be allowed)"}
 	if rules.FlattenOnHalt {
 		did, err := w.flatten(ctx, desk, "halt: "+h.Rule)
 		if err != nil {
-			wait := w.failed(claim)
+			wait := w.finishRetries().Failed(claim, w.Now())
 			w.Log.ErrorContext(ctx, "risk: a halted desk's positions could not be closed; will try again", "desk", desk, "err", err, "wait", wait)
 			return
 		}
@@ -238,7 +250,7 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 		// or grow what the rules stopped: they go even where positions stay.
 		n, left, err := w.cancelOrders(ctx, desk)
 		if err != nil {
-			wait := w.failed(claim)
+			wait := w.finishRetries().Failed(claim, w.Now())
 			w.Log.ErrorContext(ctx, "risk: a halted desk's open orders could not be cancelled; will try again", "desk", desk, "err", err, "wait", wait)
 			return
 		}
@@ -264,9 +276,7 @@ func (w *Watcher) finish(ctx context.Context, desk string, h deskbot.Halt, rules
 		return
 	}
 	done = true
-	w.retryMu.Lock()
-	delete(w.retries, claim)
-	w.retryMu.Unlock()
+	w.finishRetries().Done(claim)
 }
 
 // cancelOrders deletes the desk's active GTTs and cancels its orders open
@@ -332,44 +342,6 @@ func (w *Watcher) cancelOrders(ctx context.Context, desk string) (n int, left []
 		}
 	}
 	return n, left, nil
-}
-
-// finishBackoff spaces the tries of a halt's finish whose step failed
-// (the broker down): soon at first, then less often, so a broker that
-// stays down is not asked at every check and every fill.
-var finishBackoff = retry.Backoff{Min: 30 * time.Second, Max: 5 * time.Minute}
-
-// due reports whether the finish named claim may be tried now: not within
-// its backoff of a failed try.
-func (w *Watcher) due(claim string) bool {
-	w.retryMu.Lock()
-	defer w.retryMu.Unlock()
-	r, ok := w.retries[claim]
-	return !ok || !w.Now().Before(r.next)
-}
-
-// failed notes a failed try of the finish named claim and returns how
-// long until the next.
-func (w *Watcher) failed(claim string) time.Duration {
-	w.retryMu.Lock()
-	defer w.retryMu.Unlock()
-	if w.retries == nil {
-		w.retries = map[string]*finishRetry{}
-	}
-	r := w.retries[claim]
-	if r == nil {
-		r = &finishRetry{backoff: finishBackoff}
-		w.retries[claim] = r
-	}
-	wait := r.backoff.Next()
-	r.next = w.Now().Add(wait)
-	return wait
-}
-
-// finishRetry is when a halt's finish is tried again.
-type finishRetry struct {
-	backoff retry.Backoff
-	next    time.Time
 }
 
 // ClaimFor is Watcher.ClaimFor's default.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/deskbot/deskbot"
 	"github.com/deskbot/deskbot/broker"
+	"github.com/deskbot/deskbot/retry"
 	"github.com/deskbot/deskbot/words"
 )
 
@@ -92,10 +93,10 @@ type Broker struct {
 	mu         sync.Mutex
 	warnedAt   time.Time // the session whose refusal Sync logged last
 	tickerLive bool
-	// deleteAfter holds, by GTT tag, when an over-closing GTT whose
+	// deletions holds, by GTT tag, when an over-closing GTT whose
 	// deletion Kite refused for the server's address is asked again
-	// (overCloses).
-	deleteAfter map[string]time.Time
+	// (overCloses): every gttDeleteEvery.
+	deletions retry.Schedule[string]
 }
 
 var (
@@ -138,7 +139,8 @@ func NewBroker(cfg BrokerConfig) (*Broker, error) {
 	}
 	b := &Broker{kite: cfg.Kite, login: cfg.Login, day: cfg.Day, orders: cfg.Orders, desks: cfg.Desks, now: cfg.Now, log: cfg.Log,
 		ticker: *u, settle: cfg.Settle, every: cfg.Every, admit: cfg.Admit, marginWait: marginWait, wake: make(chan struct{}, 1),
-		algoID: cfg.AlgoID, algoIDs: maps.Clone(cfg.DeskAlgoIDs), sent: cfg.Sent, perDay: cfg.OrdersPerDay}
+		algoID: cfg.AlgoID, algoIDs: maps.Clone(cfg.DeskAlgoIDs), sent: cfg.Sent, perDay: cfg.OrdersPerDay,
+		deletions: retry.Schedule[string]{Backoff: retry.Backoff{Min: gttDeleteEvery, Max: gttDeleteEvery}}}
 	if b.perDay <= 0 {
 		b.perDay = defaultOrdersPerDay
 	}

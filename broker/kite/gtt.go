@@ -290,7 +290,11 @@ func (b *Broker) syncGTTs(ctx context.Context, orders []kiteconnect.Order) (int,
 	if err != nil {
 		return 0, err
 	}
-	b.forgetDeletions(active)
+	// GTTs no longer active (fired, deleted by hand, expired) are never
+	// asked for again.
+	b.deletions.Keep(func(tag string) bool {
+		return slices.ContainsFunc(active, func(g deskbot.PlacedGTT) bool { return g.Tag == tag })
+	})
 	claimed := map[string]bool{}
 	for _, d := range b.desks {
 		gs, err := b.orders.GTTs(ctx, d)
@@ -464,7 +468,7 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active [
 	if have >= rec.GTT.Quantity-1e-9 {
 		return false, nil
 	}
-	if !b.deletionDue(rec.Tag) {
+	if !b.deletions.Due(rec.Tag, b.now()) {
 		return false, nil
 	}
 	why := "deleted: the desk's position (" + words.Quantity(math.Max(have, 0)) + ") is smaller than its quantity now, and it must never open the other side; place a smaller one"
@@ -481,9 +485,7 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active [
 	case err != nil:
 		return false, err
 	}
-	b.mu.Lock()
-	delete(b.deleteAfter, rec.Tag)
-	b.mu.Unlock()
+	b.deletions.Done(rec.Tag)
 	return true, nil
 }
 
@@ -493,39 +495,13 @@ func (b *Broker) overCloses(ctx context.Context, rec deskbot.PlacedGTT, active [
 // console mends), short enough that the GTT goes soon after it is mended.
 const gttDeleteEvery = 10 * time.Minute
 
-// deletionDue reports whether the GTT tagged tag may be asked for
-// deletion now: not within gttDeleteEvery of a refusal for the address.
-func (b *Broker) deletionDue(tag string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	after, ok := b.deleteAfter[tag]
-	return !ok || !b.now().Before(after)
-}
-
-// forgetDeletions forgets the refused deletions of GTTs no longer active
-// (fired, deleted by hand, expired): nothing will ask for them again.
-func (b *Broker) forgetDeletions(active []deskbot.PlacedGTT) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for tag := range b.deleteAfter {
-		if !slices.ContainsFunc(active, func(g deskbot.PlacedGTT) bool { return g.Tag == tag }) {
-			delete(b.deleteAfter, tag)
-		}
-	}
-}
-
 // deletionRefused notes that Kite refused rec's deletion for the server's
 // address, so Sync asks again only after gttDeleteEvery, and tells the
 // group, once for the GTT (gttKeptKey), that it over-closes the desk's
 // have and is still at Kite.
 func (b *Broker) deletionRefused(ctx context.Context, rec deskbot.PlacedGTT, have float64) {
 	now := b.now()
-	b.mu.Lock()
-	if b.deleteAfter == nil {
-		b.deleteAfter = map[string]time.Time{}
-	}
-	b.deleteAfter[rec.Tag] = now.Add(gttDeleteEvery)
-	b.mu.Unlock()
+	b.deletions.Failed(rec.Tag, now)
 	b.log.WarnContext(ctx, "kite: an over-closing GTT's deletion was refused for the server's address; asked again later", "desk", rec.Desk, "gtt", rec.ID, "again", gttDeleteEvery)
 	first, err := b.login.notes.PutNoteOnce(ctx, gttKeptKey(rec.Tag), "1", gttKeptFor)
 	if err != nil || !first {
