@@ -367,11 +367,7 @@ func (s *Store) appendAudit(args []any, id string, t *deskbot.Transition) []any 
 	if t.Audit == nil {
 		return append(args, "", "", "", "", "", "", "", "")
 	}
-	args = append(args, s.auditMinID())
-	for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
-		args = append(args, v)
-	}
-	return args
+	return s.appendAuditArgv(args, auditFor(*t.Audit, id, ""))
 }
 
 // appendDecided adds a decision's fields as allow.lua, change.lua and
