@@ -66,7 +66,7 @@ func decodeOldRequest(id string, h map[string]string) (*deskbot.Request, error) 
 
 // requestFields is r in the compact encoding, as HSET field, value pairs.
 func requestFields(r *deskbot.Request) ([]any, error) {
-	f, err := appendCreation([]any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli()}, r)
+	f, err := appendCreation([]any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli(), fDesk, r.Desk}, r)
 	if err != nil {
 		return nil, err
 	}

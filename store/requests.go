@@ -106,7 +106,8 @@ func decodeApprovals(v string) []deskbot.Approval {
 // value a hash may hold and stay a listpack.
 const listpackValue = 64
 
-// appendCreation adds r's creation data to f as HSET field, value pairs.
+// appendCreation adds r's creation data but its desk to f as HSET field,
+// value pairs (hold.lua writes the desk from its ARGV 2).
 func appendCreation(f []any, r *deskbot.Request) ([]any, error) {
 	for _, v := range []string{r.Kind, r.Content.ToolName} {
 		if strings.Contains(v, unitSep) {
@@ -114,8 +115,7 @@ func appendCreation(f []any, r *deskbot.Request) ([]any, error) {
 		}
 	}
 	args := r.Content.Arguments
-	f = append(f, fDesk, r.Desk,
-		fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
+	f = append(f, fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
 		fTrigger, r.TriggerID, fCallID, r.Content.CallID)
 	if r.Content.Order != nil {
 		// Kept as read: a restart does not size it again, differently.
@@ -140,7 +140,7 @@ func appendCreation(f []any, r *deskbot.Request) ([]any, error) {
 // creationArgs is how many ARGV appendCreation adds for r, at most (an
 // order adds two more).
 func creationArgs(r *deskbot.Request) int {
-	return 10 + 2*(len(r.Content.Arguments)/listpackValue)
+	return 8 + 2*(len(r.Content.Arguments)/listpackValue)
 }
 
 // joinArgs puts the arguments back together from their pieces.
@@ -187,7 +187,8 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 }
 
 // createCall is KEYS and ARGV of hold.lua for r, as its header names them,
-// in one slice: hold.lua writes the state and the expiry (ARGV 3) itself.
+// in one slice: hold.lua writes the state, the desk (ARGV 2) and the
+// expiry (ARGV 3) itself.
 func (s *Store) createCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) ([]string, []any, error) {
 	audit = auditFor(audit, r.ID, r.Desk)
 	if ev.RequestID == "" {
