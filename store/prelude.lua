@@ -65,10 +65,10 @@ local function closed(open, openby, id, desk)
   end
 end
 
--- record writes what a transition carries, each "" when absent: the
--- event and the desk's trigger (a script with no trigger leaves off inbox
--- and trigger), then the audit entry (minid "" for none; ... its seven
--- values, as audit_append takes them).
+-- record writes what a transition carries, each "" when absent: the audit
+-- entry (minid "" for none; ... its seven values, as audit_append takes
+-- them, last so that they need no table), the event and the desk's
+-- trigger (a script with no trigger passes nil for inbox and trigger).
 local function record(events, maxlen, event, inbox, trigger, audit, head, minid, ...)
   if minid ~= '' then
     audit_append(audit, head, minid, ...)
