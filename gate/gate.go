@@ -276,7 +276,10 @@ func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.To
 		return nil, deskbot.ToolResult{}, err
 	}
 	g.held.put(r)
-	g.log.InfoContext(ctx, "held", "desk", desk, "request", r.ID, "tool", call.Name, "trigger", triggerID)
+	// Attrs, not key, value pairs: every hold logs this line, and pairs
+	// box each string into an interface first.
+	g.log.LogAttrs(ctx, slog.LevelInfo, "held", slog.String("desk", desk), slog.String("request", r.ID),
+		slog.String("tool", call.Name), slog.String("trigger", triggerID))
 	return r, deskbot.ToolResult{Text: HoldMessage(r)}, nil
 }
 

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -200,7 +201,9 @@ func (g *Gate) decided(ctx context.Context, resp *deskbot.PermissionResponse, ou
 		// The decision that ran may be narrower than the tap: an always
 		// allow among allow-onces is an allow once (no grant).
 		resp.Decision = after.Decision
-		g.log.InfoContext(ctx, "decided", "desk", after.Desk, "request", id, "decision", string(after.Decision), "by", by.Audited())
+		// Attrs, as Hold's line: every decision logs this one.
+		g.log.LogAttrs(ctx, slog.LevelInfo, "decided", slog.String("desk", after.Desk), slog.String("request", id),
+			slog.String("decision", string(after.Decision)), slog.String("by", by.Audited()))
 		return resp, nil
 	case deskbot.Expired:
 		// The sweep has not reached it yet; lapse it now so the desk hears

@@ -83,8 +83,8 @@ if ARGV[6] ~= '' then
   end
   if n < need then
     redis.call('HSET', KEYS[1], 'v', list)
-    record(KEYS[5], KEYS[6], ARGV[19], {'approve', f[2], f[3], f[4], f[5], f[6], n .. ' of ' .. need},
-      KEYS[7], ARGV[16], ARGV[15])
+    record(KEYS[7], ARGV[16], ARGV[15], nil, nil, KEYS[5], KEYS[6], ARGV[19],
+      'approve', f[2], f[3], f[4], f[5], f[6], n .. ' of ' .. need)
     return reply(4)
   end
   approvals = list
@@ -108,7 +108,7 @@ end
 redis.call('HSET', KEYS[1], unpack(set))
 closed(KEYS[2], KEYS[3], id, desk)
 redis.call('SADD', KEYS[4], id)
-record(KEYS[5], KEYS[6], ARGV[19], f, KEYS[7], ARGV[16], ARGV[14])
+record(KEYS[7], ARGV[16], ARGV[14], nil, nil, KEYS[5], KEYS[6], ARGV[19], unpack(f, 1, 7))
 if grantField ~= '' then
   redis.call('HSET', KEYS[8], grantField, ARGV[18])
 end

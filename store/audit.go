@@ -54,28 +54,29 @@ var auditSrc string
 // auditScript appends one audit entry: KEYS the stream and its head; ARGV
 // the stream's MINID and the entry's values (auditValues).
 var auditScript = redis.NewScript(auditSrc + `
-audit_append(KEYS[1], KEYS[2], ARGV[1], {unpack(ARGV, 2, 8)})
+audit_append(KEYS[1], KEYS[2], ARGV[1], unpack(ARGV, 2, 8))
 return 1`)
 
 // Audit appends e to the audit trail.
 func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
-	return s.wrap(auditScript.Run(ctx, s.rdb, []string{s.auditKey(), s.auditHeadKey()}, s.auditArgv(e)...).Err())
+	return s.wrap(auditScript.Run(ctx, s.rdb, []string{s.auditKey(), s.auditHeadKey()}, s.appendAuditArgv(make([]any, 0, 8), e)...).Err())
 }
 
-// auditArgv is ARGV for audit_append: the stream's MINID, then e's values.
-func (s *Store) auditArgv(e deskbot.AuditEntry) []any {
-	at := ""
+// appendAuditArgv adds audit_append's ARGV to args: the stream's MINID,
+// then e's values (auditValues' order).
+func (s *Store) appendAuditArgv(args []any, e deskbot.AuditEntry) []any {
+	var at any = ""
 	if !e.At.IsZero() {
-		at = strconv.FormatInt(e.At.UnixMilli(), 10)
+		at = e.At.UnixMilli() // go-redis writes it as the digits FormatInt would
 	}
-	return []any{s.auditMinID(), e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail}
+	return append(args, s.auditMinID(), e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail)
 }
 
 // auditNames are an audit entry's stream fields, in order: action, desk,
 // tool, request id, by, at (ms since the epoch), detail.
 var auditNames = [...]string{"a", "d", "t", "r", "b", "m", "x"}
 
-// auditValues is e's values in the order of auditNames (auditArgv writes
+// auditValues is e's values in the order of auditNames (appendAuditArgv writes
 // them in the same order).
 func auditValues(e deskbot.AuditEntry) []string {
 	at := ""

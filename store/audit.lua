@@ -8,22 +8,23 @@
 -- of auditNames, each written as its length in bytes, ":" and itself. The
 -- lengths make the encoding one-to-one: no text in a field (a desk's
 -- reason, a symbol) can move bytes into the next field and keep the hash.
-local function audit_link(prev, f)
-  -- One concatenation, no table of parts: this runs for every entry, in
-  -- every script that audits.
-  local a, b, c, d = tostring(f[1]), tostring(f[2]), tostring(f[3]), tostring(f[4])
-  local e, g, h = tostring(f[5]), tostring(f[6]), tostring(f[7])
-  return redis.sha1hex(#prev .. ':' .. prev .. #a .. ':' .. a .. #b .. ':' .. b .. #c .. ':' .. c ..
-    #d .. ':' .. d .. #e .. ':' .. e .. #g .. ':' .. g .. #h .. ':' .. h)
+-- The fields are strings (ARGV, or text a script joined), passed as they
+-- are: one concatenation, no table of parts, since this runs for every
+-- entry, in every script that audits.
+local function audit_link(prev, a, d, t, r, b, m, x)
+  return redis.sha1hex(#prev .. ':' .. prev .. #a .. ':' .. a .. #d .. ':' .. d .. #t .. ':' .. t ..
+    #r .. ':' .. r .. #b .. ':' .. b .. #m .. ':' .. m .. #x .. ':' .. x)
 end
 
 -- audit_append adds an entry to the stream (trimming entries older than
 -- minid, approximately) with "p", the hash of the entry before it (the
 -- head's; "" for the first entry there ever was), and makes the entry's
--- own hash the head. f is the entry's seven values in auditNames' order.
-local function audit_append(stream, head, minid, f)
+-- own hash the head. The entry is its seven values in auditNames' order,
+-- passed one by one (unpack(ARGV, i, i + 6) where Go sent them), so that
+-- no table is built for them.
+local function audit_append(stream, head, minid, a, d, t, r, b, m, x)
   local prev = redis.call('GET', head) or ''
-  redis.call('XADD', stream, 'MINID', '~', minid, '*', 'a', f[1], 'd', f[2], 't', f[3],
-    'r', f[4], 'b', f[5], 'm', f[6], 'x', f[7], 'p', prev)
-  redis.call('SET', head, audit_link(prev, f))
+  redis.call('XADD', stream, 'MINID', '~', minid, '*', 'a', a, 'd', d, 't', t,
+    'r', r, 'b', b, 'm', m, 'x', x, 'p', prev)
+  redis.call('SET', head, audit_link(prev, a, d, t, r, b, m, x))
 end

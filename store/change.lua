@@ -81,8 +81,8 @@ local change = {'q', ARGV[17], 'ca', ARGV[18], 'cw', ARGV[19], 'cb', ARGV[20], '
 local f = {ARGV[24], ARGV[25], ARGV[26], ARGV[27], ARGV[28], ARGV[29], ARGV[30]}
 if n < need then
   redis.call('HSET', KEYS[1], unpack(change))
-  record(KEYS[5], KEYS[6], ARGV[23], {'change', f[2], f[3], f[4], f[5], f[6], ARGV[19] .. '; ' .. n .. ' of ' .. need},
-    KEYS[7], ARGV[16], ARGV[15])
+  record(KEYS[7], ARGV[16], ARGV[15], nil, nil, KEYS[5], KEYS[6], ARGV[23],
+    'change', f[2], f[3], f[4], f[5], f[6], ARGV[19] .. '; ' .. n .. ' of ' .. need)
   return reply(4)
 end
 if need > 1 and f[7] == '' then f[7] = n .. ' of ' .. need end
@@ -103,5 +103,5 @@ if once then set[#set + 1], set[#set + 2] = 'd', 'allow_once' end -- the later c
 redis.call('HSET', KEYS[1], unpack(set))
 closed(KEYS[2], KEYS[3], id, desk)
 redis.call('SADD', KEYS[4], id)
-record(KEYS[5], KEYS[6], ARGV[23], f, KEYS[7], ARGV[16], ARGV[14])
+record(KEYS[7], ARGV[16], ARGV[14], nil, nil, KEYS[5], KEYS[6], ARGV[23], unpack(f, 1, 7))
 return applied(ARGV[3], list, once)

@@ -70,5 +70,5 @@ if ARGV[12] ~= '' then
 elseif ARGV[13] ~= '' then
   redis.call('ZADD', KEYS[4], ARGV[13], id)
 end
-record(KEYS[5], KEYS[6], ARGV[17], {unpack(ARGV, 18, 24)}, KEYS[7], ARGV[15], ARGV[14], KEYS[8], ARGV[16])
+record(KEYS[7], ARGV[15], ARGV[14], KEYS[8], ARGV[16], KEYS[5], KEYS[6], ARGV[17], unpack(ARGV, 18, 24))
 return applied(ARGV[3], cur[4], false)

@@ -29,7 +29,7 @@ func (s *Store) setDeskState(ctx context.Context, c redis.Cmdable, desk string, 
 
 // pauseScript flips a desk's pause switch and audits it: KEYS the desk's
 // hash, the audit stream and its head; ARGV "1" to pause or "0" to resume,
-// then audit_append's (Store.auditArgv). A halted desk is
+// then audit_append's (Store.appendAuditArgv). A halted desk is
 // not resumed here: only Resume lifts a halt, after an approver saw why.
 var pauseScript = redis.NewScript(auditSrc + `
 if ARGV[1] == '1' then
@@ -38,7 +38,7 @@ else
   if redis.call('HEXISTS', KEYS[1], 'halt') == 1 then return 0 end
   redis.call('HDEL', KEYS[1], 'paused')
 end
-audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
+audit_append(KEYS[2], KEYS[3], ARGV[2], unpack(ARGV, 3, 9))
 return 1`)
 
 // SetPaused flips the pause switch and audits it in one step. Resuming a
@@ -48,7 +48,7 @@ func (s *Store) SetPaused(ctx context.Context, desk string, paused bool, audit d
 	if paused {
 		flag = "1"
 	}
-	argv := append([]any{flag}, s.auditArgv(auditFor(audit, "", desk))...)
+	argv := s.appendAuditArgv([]any{flag}, auditFor(audit, "", desk))
 	n, err := pauseScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 	if err != nil {
 		return s.wrap(err)

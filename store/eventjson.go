@@ -3,7 +3,10 @@ package store
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 	"unicode/utf8"
+
+	"github.com/deskbot/deskbot"
 )
 
 // appendStoredEvent appends se's JSON exactly as encoding/json writes it
@@ -74,6 +77,50 @@ func appendStoredEvent(b []byte, se *storedEvent) ([]byte, error) {
 		b = append(b, `,"t":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendTrigger appends tr's JSON exactly as encoding/json writes a
+// deskbot.Trigger (a test and a fuzz test compare the two): every
+// result of an allowed call and every denial carries one to the desk's
+// inbox. A time json.Marshal refuses (a year outside 0 to 9999) is left
+// to it, for its error.
+func appendTrigger(b []byte, tr *deskbot.Trigger) ([]byte, error) {
+	if y := tr.CreatedAt.Year(); y < 0 || y > 9999 {
+		m, err := json.Marshal(tr)
+		return append(b, m...), err
+	}
+	b = appendJSONString(append(b, `{"id":`...), tr.ID)
+	b = appendJSONString(append(b, `,"desk":`...), tr.Desk)
+	b = appendJSONString(append(b, `,"kind":`...), string(tr.Kind))
+	b = appendJSONString(append(b, `,"text":`...), tr.Text)
+	if tr.From != "" {
+		b = appendJSONString(append(b, `,"from":`...), tr.From)
+	}
+	if tr.RequestID != "" {
+		b = appendJSONString(append(b, `,"request_id":`...), tr.RequestID)
+	}
+	b = tr.CreatedAt.AppendFormat(append(b, `,"created_at":"`...), time.RFC3339Nano)
+	return append(b, `"}`...), nil
+}
+
+// appendToolResult appends r's JSON exactly as encoding/json writes a
+// deskbot.ToolResult (compared as appendTrigger is): every run of an
+// allowed call stores one.
+func appendToolResult(b []byte, r *deskbot.ToolResult) []byte {
+	b = appendJSONString(append(b, `{"text":`...), r.Text)
+	if r.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	if r.Picture != "" {
+		b = appendJSONString(append(b, `,"picture":`...), r.Picture)
+	}
+	if r.Held {
+		b = append(b, `,"held":true`...)
+	}
+	if r.Limit {
+		b = append(b, `,"limit":true`...)
+	}
+	return append(b, '}')
 }
 
 // comma adds the comma before a field of an object that began at n,

@@ -76,3 +76,59 @@ func FuzzAppendStoredEventIsEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// The trigger's and the result's encoders must write what encoding/json
+// writes, byte for byte, as the event's: the desk's inbox and the request
+// are read with encoding/json.
+func TestAppendTriggerAndResultAreEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 12, 6, 18, 58, 1, 123456789, time.UTC)
+	for _, tr := range []deskbot.Trigger{
+		{},
+		{ID: "a531770b", Desk: "main", Kind: deskbot.TriggerPermission, Text: "The user allowed place_order.\nIt was run:\nclosed 2 positions", RequestID: "47c1e738", CreatedAt: at},
+		{ID: "x", Desk: "<d>&", Kind: "k\u2028", Text: "\xff\x00\"\\ \u2029 \U0001F600", From: "Asha (101)", CreatedAt: at.Truncate(time.Second)},
+		{Desk: "d", CreatedAt: at.In(deskbot.IST)},
+		{Desk: "far", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		got, gotErr := appendTrigger(nil, &tr)
+		want, wantErr := json.Marshal(tr)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && string(got) != string(want) {
+			t.Errorf("trigger %+v:\ngot  %s, %v\nwant %s, %v", tr, got, gotErr, want, wantErr)
+		}
+	}
+	for _, r := range []deskbot.ToolResult{
+		{},
+		{Text: "closed 2 positions"},
+		{Text: "Placed \"BUY\" <50> & \u2028\xff", IsError: true, Picture: "p.png", Held: true, Limit: true},
+		{Picture: "a.png", Limit: true},
+	} {
+		got := appendToolResult(nil, &r)
+		if want, _ := json.Marshal(r); string(got) != string(want) {
+			t.Errorf("result %+v:\ngot  %s\nwant %s", r, got, want)
+		}
+	}
+}
+
+func FuzzAppendTriggerAndResultAreEncodingJSON(f *testing.F) {
+	f.Add("id", "main", "permission", "text", "from", "req", int64(1795942800123), true, false, true, false)
+	f.Add("\u2028", "<d>&", "", "\xff\x00\"\\", "", "", int64(-62135596800001), false, true, false, true)
+	f.Fuzz(func(t *testing.T, id, desk, kind, text, from, request string, ms int64, isErr, held, limit, ist bool) {
+		at := time.UnixMilli(ms).UTC()
+		if ist {
+			at = at.In(deskbot.IST)
+		}
+		tr := deskbot.Trigger{ID: id, Desk: desk, Kind: deskbot.TriggerKind(kind), Text: text, From: from, RequestID: request, CreatedAt: at}
+		got, gotErr := appendTrigger(nil, &tr)
+		wantTr, wantErr := json.Marshal(tr)
+		if (gotErr != nil) != (wantErr != nil) || gotErr == nil && string(got) != string(wantTr) {
+			t.Errorf("trigger:\ngot  %q, %v\nwant %q, %v", got, gotErr, wantTr, wantErr)
+		}
+		r := deskbot.ToolResult{Text: text, IsError: isErr, Picture: from, Held: held, Limit: limit}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendToolResult(nil, &r); string(got) != string(want) {
+			t.Errorf("result:\ngot  %q\nwant %q", got, want)
+		}
+	})
+}

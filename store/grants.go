@@ -28,20 +28,20 @@ return 0`)
 
 // revokeScript deletes a grant and audits it only if it existed.
 // KEYS the grants, the audit stream and its head; ARGV the grant's field,
-// then audit_append's (Store.auditArgv).
+// then audit_append's (Store.appendAuditArgv).
 var revokeScript = redis.NewScript(auditSrc + `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
-audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
+audit_append(KEYS[2], KEYS[3], ARGV[2], unpack(ARGV, 3, 9))
 return 1`)
 
 // putGrantScript records a grant with its audit entry: KEYS the grants,
 // the audit stream and its head; ARGV the grant's field and JSON, then
-// audit_append's (Store.auditArgv).
+// audit_append's (Store.appendAuditArgv).
 var putGrantScript = redis.NewScript(auditSrc + `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-audit_append(KEYS[2], KEYS[3], ARGV[3], {unpack(ARGV, 4, 10)})
+audit_append(KEYS[2], KEYS[3], ARGV[3], unpack(ARGV, 4, 10))
 return 1`)
 
 // Grant returns the active grant for (desk, tool), ENOTFOUND if none.
@@ -104,14 +104,14 @@ func (s *Store) PutGrant(ctx context.Context, g deskbot.Grant, audit deskbot.Aud
 	if err != nil {
 		return err
 	}
-	args := append([]any{grantKey(g.Desk, g.Tool), gJSON}, s.auditArgv(auditFor(audit, g.RequestID, g.Desk))...)
+	args := s.appendAuditArgv([]any{grantKey(g.Desk, g.Tool), gJSON}, auditFor(audit, g.RequestID, g.Desk))
 	return s.wrap(putGrantScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey(), s.auditHeadKey()}, args...).Err())
 }
 
 // RevokeGrant removes the grant and audits it, atomically; ENOTFOUND (and
 // nothing audited) if there was none.
 func (s *Store) RevokeGrant(ctx context.Context, desk, tool string, audit deskbot.AuditEntry) error {
-	args := append([]any{grantKey(desk, tool)}, s.auditArgv(auditFor(audit, "", desk))...)
+	args := s.appendAuditArgv([]any{grantKey(desk, tool)}, auditFor(audit, "", desk))
 	n, err := revokeScript.Run(ctx, s.rdb, []string{s.grantsKey(), s.auditKey(), s.auditHeadKey()}, args...).Int()
 	if err != nil {
 		return s.wrap(err)

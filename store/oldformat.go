@@ -66,11 +66,10 @@ func decodeOldRequest(id string, h map[string]string) (*deskbot.Request, error) 
 
 // requestFields is r in the compact encoding, as HSET field, value pairs.
 func requestFields(r *deskbot.Request) ([]any, error) {
-	created, err := creationFields(r)
+	f, err := appendCreation([]any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli(), fDesk, r.Desk}, r)
 	if err != nil {
 		return nil, err
 	}
-	f := append([]any{fState, string(r.State), fExpiresAt, r.ExpiresAt.UnixMilli()}, created...)
 	if r.Result != nil {
 		b, err := json.Marshal(r.Result)
 		if err != nil {

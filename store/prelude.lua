@@ -66,11 +66,12 @@ local function closed(open, openby, id, desk)
 end
 
 -- record writes what a transition carries, each "" when absent: the audit
--- entry (minid "" for none; f its seven values), the event and the
--- desk's trigger (a script with no trigger leaves off inbox and trigger).
-local function record(audit, head, minid, f, events, maxlen, event, inbox, trigger)
+-- entry (minid "" for none; ... its seven values, as audit_append takes
+-- them, last so that they need no table), the event and the desk's
+-- trigger (a script with no trigger passes nil for inbox and trigger).
+local function record(events, maxlen, event, inbox, trigger, audit, head, minid, ...)
   if minid ~= '' then
-    audit_append(audit, head, minid, f)
+    audit_append(audit, head, minid, ...)
   end
   if event and event ~= '' then
     redis.call('XADD', events, 'MAXLEN', '~', maxlen, '*', 'data', event)

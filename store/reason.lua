@@ -37,5 +37,5 @@ end
 if ARGV[4] ~= '' then
   redis.call('ZREM', KEYS[2], id)
 end
-record(KEYS[3], KEYS[4], ARGV[6], {unpack(ARGV, 7, 13)}, nil, nil, nil, KEYS[5], ARGV[5])
+record(nil, nil, nil, KEYS[5], ARGV[5], KEYS[3], KEYS[4], ARGV[6], unpack(ARGV, 7, 13))
 return reply(0)

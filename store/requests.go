@@ -106,17 +106,16 @@ func decodeApprovals(v string) []deskbot.Approval {
 // value a hash may hold and stay a listpack.
 const listpackValue = 64
 
-// creationFields are r's creation data as HSET field, value pairs.
-func creationFields(r *deskbot.Request) ([]any, error) {
+// appendCreation adds r's creation data but its desk to f as HSET field,
+// value pairs (hold.lua writes the desk from its ARGV 2).
+func appendCreation(f []any, r *deskbot.Request) ([]any, error) {
 	for _, v := range []string{r.Kind, r.Content.ToolName} {
 		if strings.Contains(v, unitSep) {
 			return nil, deskbot.Errorf(deskbot.EINVALID, "A request's kind and tool may not contain a unit separator")
 		}
 	}
 	args := r.Content.Arguments
-	f := make([]any, 0, 10+2*(len(args)/listpackValue))
-	f = append(f, fDesk, r.Desk,
-		fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
+	f = append(f, fCreation, r.Kind+unitSep+r.Content.ToolName+unitSep+strconv.FormatInt(r.CreatedAt.UnixMilli(), 10),
 		fTrigger, r.TriggerID, fCallID, r.Content.CallID)
 	if r.Content.Order != nil {
 		// Kept as read: a restart does not size it again, differently.
@@ -136,6 +135,12 @@ func creationFields(r *deskbot.Request) ([]any, error) {
 		args = args[n:]
 	}
 	return f, nil
+}
+
+// creationArgs is how many ARGV appendCreation adds for r, at most (an
+// order adds two more).
+func creationArgs(r *deskbot.Request) int {
+	return 8 + 2*(len(r.Content.Arguments)/listpackValue)
 }
 
 // joinArgs puts the arguments back together from their pieces.
@@ -181,12 +186,10 @@ func (s *Store) CreateRequest(ctx context.Context, r *deskbot.Request, audit des
 	return err
 }
 
-// createCall is KEYS and ARGV of hold.lua for r, as its header names them.
+// createCall is KEYS and ARGV of hold.lua for r, as its header names them,
+// in one slice: hold.lua writes the state, the desk (ARGV 2) and the
+// expiry (ARGV 3) itself.
 func (s *Store) createCall(r *deskbot.Request, audit deskbot.AuditEntry, ev deskbot.Event) ([]string, []any, error) {
-	created, err := creationFields(r)
-	if err != nil {
-		return nil, nil, err
-	}
 	audit = auditFor(audit, r.ID, r.Desk)
 	if ev.RequestID == "" {
 		ev.RequestID = r.ID
@@ -195,19 +198,20 @@ func (s *Store) createCall(r *deskbot.Request, audit deskbot.AuditEntry, ev desk
 	if err != nil {
 		return nil, nil, err
 	}
-	key := s.requestKey(r.ID)
 	exp := r.ExpiresAt.UnixMilli()
-	fields := append([]any{fState, string(deskbot.StateOpen), fExpiresAt, exp}, created...)
+	args := make([]any, 0, 14+creationArgs(r)+6)
+	args = append(args, r.ID, r.Desk, exp, r.ExpiresAt.Add(s.opts.Retention).UnixMilli(), evJSON, s.opts.EventsMaxLen)
+	args = s.appendAuditArgv(args, audit)
+	if args, err = appendCreation(args, r); err != nil {
+		return nil, nil, err
+	}
 	if r.Required > 1 {
-		fields = append(fields, fRequired, r.Required)
+		args = append(args, fRequired, r.Required)
 	}
 	if r.Role != "" {
-		fields = append(fields, fRole, r.Role, fRoleMembers, idsArg(r.RoleMembers))
+		args = append(args, fRole, r.Role, fRoleMembers, idsArg(r.RoleMembers))
 	}
-	args := []any{r.ID, r.Desk, exp, r.ExpiresAt.Add(s.opts.Retention).UnixMilli(), evJSON, s.opts.EventsMaxLen}
-	args = append(args, s.auditArgv(audit)...)
-	args = append(args, fields...)
-	keys := []string{key, s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey()}
+	keys := []string{s.requestKey(r.ID), s.openKey(), s.openByDeskKey(), s.auditKey(), s.auditHeadKey(), s.eventsKey()}
 	return keys, args, nil
 }
 

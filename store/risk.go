@@ -30,12 +30,12 @@ const pnlKeep = 10 * 24 * time.Hour
 
 // haltScript halts a desk unless it is halted already: KEYS the desk's hash
 // the audit stream and its head; ARGV the halt's JSON, then audit_append's
-// (Store.auditArgv). First caller wins, so two instances
+// (Store.appendAuditArgv). First caller wins, so two instances
 // (or a repeat after a crash) halt a desk once.
 var haltScript = redis.NewScript(auditSrc + `
 if redis.call('HEXISTS', KEYS[1], 'halt') == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'halt', ARGV[1], 'paused', '1')
-audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 3, 9)})
+audit_append(KEYS[2], KEYS[3], ARGV[2], unpack(ARGV, 3, 9))
 return 1`)
 
 // HaltDesk pauses the desk and records h with its audit entry, unless the
@@ -46,7 +46,7 @@ func (s *Store) HaltDesk(ctx context.Context, desk string, h deskbot.Halt, audit
 	if err != nil {
 		return false, err
 	}
-	argv := append([]any{string(data)}, s.auditArgv(auditFor(audit, "", desk))...)
+	argv := s.appendAuditArgv([]any{string(data)}, auditFor(audit, "", desk))
 	n, err := haltScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 	return n == 1, s.wrap(err)
 }
@@ -95,7 +95,7 @@ do
     redis.call('HDEL', KEYS[1], 'restart', 'best_day', 'best')
   end
 end
-audit_append(KEYS[2], KEYS[3], ARGV[2], {unpack(ARGV, 6, 12)})
+audit_append(KEYS[2], KEYS[3], ARGV[2], unpack(ARGV, 6, 12))
 return 1`)
 
 // Resume lifts the desk's halt taken at halt, and its pause, with the

@@ -332,9 +332,11 @@ func (s *Store) encodeTransition(id string, t *deskbot.Transition) (encodedTrans
 		}
 		tr.CreatedAt = tr.CreatedAt.UTC()
 		enc.inbox = s.inboxKey(tr.Desk)
-		if enc.trigger, err = encode(tr); err != nil {
-			return enc, err
+		b, err := appendTrigger(make([]byte, 0, 192+len(tr.Text)), &tr)
+		if err != nil {
+			return enc, fmt.Errorf("store: encode %T: %w", tr, err)
 		}
+		enc.trigger = string(b)
 	}
 	if t.Grant != nil {
 		enc.grantField = grantKey(t.Grant.Desk, t.Grant.Tool)
@@ -351,11 +353,7 @@ func (s *Store) encodeTransition(id string, t *deskbot.Transition) (encodedTrans
 		}
 	}
 	if t.Set.Result != nil {
-		b, err := json.Marshal(t.Set.Result)
-		if err != nil {
-			return enc, fmt.Errorf("store: encode result: %w", err)
-		}
-		enc.result = string(b)
+		enc.result = string(appendToolResult(make([]byte, 0, 32+len(t.Set.Result.Text)), t.Set.Result))
 	}
 	return enc, nil
 }
@@ -367,11 +365,7 @@ func (s *Store) appendAudit(args []any, id string, t *deskbot.Transition) []any 
 	if t.Audit == nil {
 		return append(args, "", "", "", "", "", "", "", "")
 	}
-	args = append(args, s.auditMinID())
-	for _, v := range auditValues(auditFor(*t.Audit, id, "")) {
-		args = append(args, v)
-	}
-	return args
+	return s.appendAuditArgv(args, auditFor(*t.Audit, id, ""))
 }
 
 // appendDecided adds a decision's fields as allow.lua, change.lua and
