@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -131,4 +132,58 @@ func FuzzAppendTriggerAndResultAreEncodingJSON(f *testing.F) {
 			t.Errorf("result:\ngot  %q\nwant %q", got, want)
 		}
 	})
+}
+
+// A field added to deskbot.Trigger or deskbot.ToolResult must be written
+// by its hand encoder too: each type is filled field by field, every
+// exported field set, and the encoders must still write what
+// encoding/json writes. A field of a kind fill cannot set fails here, to
+// be taught to it.
+func TestHandEncodersKnowEveryField(t *testing.T) {
+	var tr deskbot.Trigger
+	fill(t, reflect.ValueOf(&tr).Elem())
+	got, err := appendTrigger(nil, &tr)
+	if want, _ := json.Marshal(tr); err != nil || string(got) != string(want) {
+		t.Errorf("a full trigger:\ngot  %s, %v\nwant %s (a field appendTrigger does not write?)", got, err, want)
+	}
+	var r deskbot.ToolResult
+	fill(t, reflect.ValueOf(&r).Elem())
+	if got, want := appendToolResult(nil, &r), mustJSON(t, r); string(got) != want {
+		t.Errorf("a full result:\ngot  %s\nwant %s (a field appendToolResult does not write?)", got, want)
+	}
+}
+
+// fill sets every exported field of the struct v to a value that is not
+// its zero.
+func fill(t *testing.T, v reflect.Value) {
+	t.Helper()
+	for i := range v.NumField() {
+		f, sf := v.Field(i), v.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		switch {
+		case f.Type() == reflect.TypeFor[time.Time]():
+			f.Set(reflect.ValueOf(time.Date(2026, 12, 6, 22, 1, 2, 3, time.UTC)))
+		case f.Kind() == reflect.String:
+			f.SetString("v-" + sf.Name)
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
+		case f.CanInt():
+			f.SetInt(7)
+		case f.CanFloat():
+			f.SetFloat(1.5)
+		default:
+			t.Fatalf("fill: field %s of %s is a %s, which fill cannot set yet", sf.Name, v.Type(), f.Type())
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
