@@ -134,8 +134,9 @@ func FuzzAppendTriggerAndResultAreEncodingJSON(f *testing.F) {
 	})
 }
 
-// A field added to deskbot.Trigger or deskbot.ToolResult must be written
-// by its hand encoder too: each type is filled field by field, every
+// A field added to deskbot.Trigger, deskbot.ToolResult or the stored event
+// must be written by its hand encoder too: each type is filled field by
+// field, every
 // exported field set, and the encoders must still write what
 // encoding/json writes. A field of a kind fill cannot set fails here, to
 // be taught to it.
@@ -146,6 +147,12 @@ func TestHandEncodersKnowEveryField(t *testing.T) {
 	if want, _ := json.Marshal(tr); err != nil || string(got) != string(want) {
 		t.Errorf("a full trigger:\ngot  %s, %v\nwant %s (a field appendTrigger does not write?)", got, err, want)
 	}
+	var se storedEvent
+	fill(t, reflect.ValueOf(&se).Elem())
+	got, err = appendStoredEvent(nil, &se)
+	if want := mustJSON(t, se); err != nil || string(got) != want {
+		t.Errorf("a full stored event:\ngot  %s, %v\nwant %s (a field appendStoredEvent does not write?)", got, err, want)
+	}
 	var r deskbot.ToolResult
 	fill(t, reflect.ValueOf(&r).Elem())
 	if got, want := appendToolResult(nil, &r), mustJSON(t, r); string(got) != want {
@@ -154,7 +161,7 @@ func TestHandEncodersKnowEveryField(t *testing.T) {
 }
 
 // fill sets every exported field of the struct v to a value that is not
-// its zero.
+// its zero (a pointer to a struct: a new one, filled).
 func fill(t *testing.T, v reflect.Value) {
 	t.Helper()
 	for i := range v.NumField() {
@@ -165,6 +172,11 @@ func fill(t *testing.T, v reflect.Value) {
 		switch {
 		case f.Type() == reflect.TypeFor[time.Time]():
 			f.Set(reflect.ValueOf(time.Date(2026, 12, 6, 22, 1, 2, 3, time.UTC)))
+		case f.Type() == reflect.TypeFor[json.RawMessage]():
+			f.SetBytes([]byte(`{"a":1}`))
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct:
+			f.Set(reflect.New(f.Type().Elem()))
+			fill(t, f.Elem())
 		case f.Kind() == reflect.String:
 			f.SetString("v-" + sf.Name)
 		case f.Kind() == reflect.Bool:
