@@ -136,8 +136,7 @@ func FuzzAppendTriggerAndResultAreEncodingJSON(f *testing.F) {
 
 // A field added to deskbot.Trigger, deskbot.ToolResult or the stored event
 // must be written by its hand encoder too: each type is filled field by
-// field, every
-// exported field set, and the encoders must still write what
+// field, every exported field set, and the encoders must still write what
 // encoding/json writes. A field of a kind fill cannot set fails here, to
 // be taught to it.
 func TestHandEncodersKnowEveryField(t *testing.T) {
