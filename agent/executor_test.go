@@ -265,6 +265,24 @@ func TestExecutorRefusesGuardedCallTooLongToShow(t *testing.T) {
 	}
 }
 
+// A hostile desk pads a guarded call with whitespace the approver is never
+// shown until no request could keep it: the model is told so, and nothing
+// runs or is held (it was told its request could not be recorded, as if
+// Redis were down).
+func TestExecutorRefusesGuardedCallTooLargeToKeep(t *testing.T) {
+	f, bash, _ := mustGuardedExecutor(t)
+	turn := agenttest.Begin(t, f.exec, "main", "trig-padded")
+	args := `{"command":"echo checking positions"` + strings.Repeat(" ", 300<<10) + `}`
+	ex := f.mustExecute(t, turn, call("c1", "bash", args))
+	if got, want := ex.Result.Text, words.TooLargeToKeepMessage("bash", len(args)); got != want || !ex.Result.IsError {
+		t.Errorf("model told %q (error %v), want %q", got, ex.Result.IsError, want)
+	}
+	if ex.Held || ex.Request != nil || !ex.Refused || bash.Runs() != 0 {
+		t.Errorf("execution = held %v, refused %v, runs %d; want refused, not held, not run", ex.Held, ex.Refused, bash.Runs())
+	}
+	mustNoOpenRequests(t, f)
+}
+
 func TestExecutorLongUnguardedCallRuns(t *testing.T) {
 	f, _, _ := mustGuardedExecutor(t)
 	turn := agenttest.Begin(t, f.exec, "main", "trig-long-free")

@@ -20,6 +20,15 @@ import (
 // offered on a call that was shown cut.
 const MaxArguments = 3000
 
+// MaxRawArguments is how many bytes a guarded call's arguments may be as
+// the desk sent them. What the approver is shown leaves out the whitespace
+// between JSON's values, so a call within MaxArguments may still carry any
+// amount of it; the request keeps the arguments as sent, in pieces its
+// store's scripts write at once, and past a few hundred KiB of them (less
+// on the embedded store) the script fails. Far above what MaxArguments
+// shown characters take, even escaped and indented.
+const MaxRawArguments = 64 << 10
+
 // Show is the one way a desk's text is made visible to a person who must
 // judge it (a held call's arguments): characters that display as nothing or
 // as something else are shown as escapes. Format characters (bidi overrides

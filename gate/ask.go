@@ -19,7 +19,9 @@ import (
 //   - refused when it passes the desk's hard limits (Config.Limits; the
 //     refusal is audited there), or when it is guarded and cannot be shown
 //     to an approver as it would run (arguments longer than
-//     argtext.MaxArguments as shown, or one argument given twice);
+//     argtext.MaxArguments as shown, or one argument given twice), or
+//     its arguments as sent are more than a request keeps
+//     (argtext.MaxRawArguments);
 //   - held when it is guarded and no standing grant covers it (Permission):
 //     beforeHold runs first (the desk publishes the call's event, so the
 //     request never precedes its call), then Hold;
@@ -53,6 +55,11 @@ func (g *Gate) Ask(ctx context.Context, desk, triggerID string, call deskbot.Too
 	// Nor on a call that names one argument twice: the approver would read
 	// both copies and could not tell which one runs.
 	if msg := sameKeyTwice(call.Name, call.Arguments); msg != "" {
+		return g.refuseShown(ctx, v, desk, call, msg), nil
+	}
+	// Nor on one padded (whitespace the approver is not shown) past what a
+	// request keeps: refused here, before its call's event is published.
+	if msg := tooLargeToKeep(call.Name, call.Arguments); msg != "" {
 		return g.refuseShown(ctx, v, desk, call, msg), nil
 	}
 	if beforeHold != nil {

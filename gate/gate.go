@@ -239,11 +239,16 @@ func (g *Gate) required(ctx context.Context, desk string, call deskbot.ToolCall)
 // deskbot.TooLongToShowMessage: Allow must never be offered on a call that
 // was shown cut. Ask refuses such calls first; this is Hold's
 // own guarantee, whoever calls it.
+// So is one whose arguments as sent are more than a request keeps
+// (argtext.MaxRawArguments; words.TooLargeToKeepMessage).
 func (g *Gate) Hold(ctx context.Context, desk, triggerID string, call deskbot.ToolCall) (*deskbot.Request, deskbot.ToolResult, error) {
 	now := g.now()
 	args := call.Arguments
 	if len(args) == 0 {
 		args = []byte("{}")
+	}
+	if msg := tooLargeToKeep(call.Name, args); msg != "" {
+		return nil, deskbot.ToolResult{}, deskbot.Errorf(deskbot.EINVALID, "%s", msg)
 	}
 	// One parse gives what the approver is shown and the audit entry.
 	shown, canonical := argtext.ArgumentsAndCanonical(args)
@@ -326,4 +331,15 @@ func (g *Gate) Request(ctx context.Context, id string) (*deskbot.Request, error)
 		return nil, deskbot.Errorf(deskbot.EINVALID, "'%s' is not a request id.", id)
 	}
 	return g.store.Request(ctx, id)
+}
+
+// tooLargeToKeep is the words for the model when a guarded call's arguments
+// as sent (args) are longer than a request keeps (argtext.MaxRawArguments:
+// padding the approver is never shown, past which the store's script
+// fails), and "" when they fit. Ask and Hold both ask it.
+func tooLargeToKeep(tool string, args []byte) string {
+	if len(args) <= argtext.MaxRawArguments {
+		return ""
+	}
+	return words.TooLargeToKeepMessage(tool, len(args))
 }

@@ -68,6 +68,53 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 	}
 }
 
+// A hostile desk pads a guarded call with whitespace the approver is never
+// shown (the canonical form drops it) until the request is too large for
+// the store's script to save: the gate refuses it with words for the model,
+// whoever calls Hold, before anything is published or held, rather than
+// failing as if Redis were down.
+func TestHoldRefusesArgumentsTooLargeToKeep(t *testing.T) {
+	f := mustFixture(t)
+	for _, tt := range []struct {
+		name    string
+		pad     int
+		refused bool
+	}{
+		{"padded up to the cap", argtext.MaxRawArguments - len(`{"note":"x"}`), false},
+		{"padded one byte over the cap", argtext.MaxRawArguments - len(`{"note":"x"}`) + 1, true},
+		{"padded past what the store's script can take", 300 << 10, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := f.store.OpenRequests(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := `{"note":"x"` + strings.Repeat(" ", tt.pad) + `}`
+			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(args)}
+			r, res, err := f.Hold(t.Context(), "main", "trigger-1", call)
+			if !tt.refused {
+				if err != nil || r == nil {
+					t.Fatalf("hold of %d bytes: %v", len(args), err)
+				}
+				return
+			}
+			if r != nil || res.Text != "" || deskbot.ErrorCode(err) != deskbot.EINVALID {
+				t.Fatalf("hold = request %v, %q, %v; want EINVALID and nothing held", r != nil, res.Text, err)
+			}
+			if got, want := deskbot.ErrorMessage(err), words.TooLargeToKeepMessage("place_order", len(args)); got != want {
+				t.Errorf("message\n got %q\nwant %q", got, want)
+			}
+			after, err := f.store.OpenRequests(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after) != len(before) {
+				t.Errorf("open requests %d -> %d: a request was created", len(before), len(after))
+			}
+		})
+	}
+}
+
 // A deny reason is trimmed by the gate itself, whoever typed it: what is
 // stored, audited and told to the desk carries no padding, and a reason of
 // spaces only is no reason.

@@ -32,6 +32,14 @@ func TooLongToShowMessage(tool string, n int) string {
 		tool, n, argtext.MaxArguments, tool)
 }
 
+// TooLargeToKeepMessage tells a desk's model that a guarded call was
+// refused because its arguments as sent (n bytes, padding included) are
+// more than a request keeps.
+func TooLargeToKeepMessage(tool string, n int) string {
+	return fmt.Sprintf("%s needs the user's permission, but its arguments are %d bytes as sent and a request keeps at most %d, so it was not run and no request was sent. Send the arguments without padding (no runs of spaces or line breaks between values), then call %s again.",
+		tool, n, argtext.MaxRawArguments, tool)
+}
+
 // Time renders t as HH:MM in India time, the form used in every message.
 func Time(t time.Time) string { return t.In(deskbot.IST).Format("15:04") }
 
