@@ -62,11 +62,11 @@ type Config struct {
 	Remind time.Duration
 	// RemindEvery is how often the open requests are scanned for a
 	// reminder that is due, in real time (default 5s), and never less
-	// often than four times in Remind: a reminder goes out within a
-	// quarter of its window of falling due, never in the window's last
-	// second (with APPROVAL_EXPIRY 15s, a scan every 5s would remind in
-	// the second before the lapse, or not at all). When one is due is read
-	// on Now.
+	// often than four times in Remind (but not more often than every
+	// 250ms unless set so): a reminder goes out within a quarter of its
+	// window of falling due, never in the window's last second (with
+	// APPROVAL_EXPIRY 15s, a scan every 5s would remind in the second
+	// before the lapse, or not at all). When one is due is read on Now.
 	RemindEvery time.Duration
 	// StopGrace is how long, after polling stopped, the updates already
 	// taken may still finish their work (store writes, replies); default
@@ -180,7 +180,8 @@ func (cfg Config) withDefaults() Config {
 		cfg.RemindEvery = 5 * time.Second
 	}
 	if q := cfg.Remind / 4; q > 0 && q < cfg.RemindEvery {
-		cfg.RemindEvery = max(q, minRemindEvery)
+		// Floored, but never above a RemindEvery set shorter still.
+		cfg.RemindEvery = max(q, min(minRemindEvery, cfg.RemindEvery))
 	}
 	return cfg
 }

@@ -71,3 +71,27 @@ func TestRenderReminderEscapesNames(t *testing.T) {
 		t.Errorf("RenderReminder = %q\nwant %q", got, want)
 	}
 }
+
+// The reminders' scan runs at least four times in Remind, never more often
+// than every 250 ms unless RemindEvery itself was set shorter, and never
+// less often than RemindEvery.
+func TestRemindEveryKeepsUpWithTheWindow(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		remind, every, want time.Duration
+	}{
+		{0, 0, 5 * time.Second},                 // no reminders: the default
+		{100 * time.Second, 0, 5 * time.Second}, // APPROVAL_EXPIRY 5m: the default is often enough
+		{5 * time.Second, 0, 1250 * ms},         // APPROVAL_EXPIRY 15s
+		{500 * ms, 0, 250 * ms},                 // floored
+		{2 * time.Second, time.Hour, 500 * ms},  // a seldom scan asked for: kept up
+		{2 * time.Second, 10 * ms, 10 * ms},     // a faster scan asked for: kept
+		{20 * ms, 10 * ms, 10 * ms},             // the floor never slows a faster one
+	} {
+		got := Config{Remind: tc.remind, RemindEvery: tc.every}.withDefaults().RemindEvery
+		if got != tc.want {
+			t.Errorf("Remind %v, RemindEvery %v: scans every %v, want %v", tc.remind, tc.every, got, tc.want)
+		}
+	}
+}
