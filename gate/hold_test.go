@@ -21,20 +21,31 @@ import (
 )
 
 // A hostile desk pads a guarded call until the approver could only be shown
-// part of it: the gate refuses to hold it, whoever calls Hold, and no
-// request, audit entry or event exists.
-func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
+// part of it, or with whitespace the approver is never shown (the canonical
+// form drops it) until the request is too large for the store's script to
+// save: the gate refuses to hold it with words for the model, whoever calls
+// Hold, rather than failing as if Redis were down, and no request, audit
+// entry or event exists.
+func TestHoldRefusesArgumentsItCannotShowOrKeep(t *testing.T) {
 	f := mustFixture(t)
 	fits := strings.Repeat("a", argtext.MaxArguments-len(`{"note":""}`))
+	padded := func(n int) string { return `{"note":"x"` + strings.Repeat(" ", n) + `}` }
+	tooLong := func(args string) string {
+		return words.TooLongToShowMessage("place_order", utf8.RuneCountInString(argtext.Arguments(json.RawMessage(args))))
+	}
+	tooLarge := func(args string) string { return words.TooLargeToKeepMessage("place_order", len(args)) }
 	tests := []struct {
-		name    string
-		args    string
-		refused bool
+		name string
+		args string
+		want func(args string) string // the refusal's words; nil: held
 	}{
-		{"fits exactly", `{"note":"` + fits + `"}`, false},
-		{"one character over", `{"note":"` + fits + `a"}`, true},
-		{"short raw, long shown (zero-width spaces escape to 6 characters)", `{"note":"` + strings.Repeat("\u200b", 600) + `"}`, true},
-		{"spaces the canonical form drops do not count", `{"note":"` + fits + `"}` + strings.Repeat(" ", 5000), false},
+		{"fits exactly", `{"note":"` + fits + `"}`, nil},
+		{"one character over", `{"note":"` + fits + `a"}`, tooLong},
+		{"short raw, long shown (zero-width spaces escape to 6 characters)", `{"note":"` + strings.Repeat("\u200b", 600) + `"}`, tooLong},
+		{"spaces the canonical form drops do not count", `{"note":"` + fits + `"}` + strings.Repeat(" ", 5000), nil},
+		{"padded up to what a request keeps", padded(argtext.MaxRawArguments - len(padded(0))), nil},
+		{"padded one byte over what a request keeps", padded(argtext.MaxRawArguments - len(padded(0)) + 1), tooLarge},
+		{"padded past what the store's script can take", padded(300 << 10), tooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,64 +55,16 @@ func TestHoldRefusesArgumentsTooLongToShow(t *testing.T) {
 			}
 			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(tt.args)}
 			r, res, err := f.Hold(t.Context(), "main", "trigger-1", call)
-			if !tt.refused {
+			if tt.want == nil {
 				if err != nil || r == nil {
-					t.Fatalf("hold of %d shown characters: %v", utf8.RuneCountInString(argtext.Arguments(call.Arguments)), err)
-				}
-				return
-			}
-			n := utf8.RuneCountInString(argtext.Arguments(call.Arguments))
-			if r != nil || res.Text != "" || deskbot.ErrorCode(err) != deskbot.EINVALID {
-				t.Fatalf("hold = request %v, %q, %v; want EINVALID and nothing held", r != nil, res.Text, err)
-			}
-			if got, want := deskbot.ErrorMessage(err), words.TooLongToShowMessage("place_order", n); got != want {
-				t.Errorf("message\n got %q\nwant %q", got, want)
-			}
-			after, err := f.store.OpenRequests(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(after) != len(before) {
-				t.Errorf("open requests %d -> %d: a request was created", len(before), len(after))
-			}
-		})
-	}
-}
-
-// A hostile desk pads a guarded call with whitespace the approver is never
-// shown (the canonical form drops it) until the request is too large for
-// the store's script to save: the gate refuses it with words for the model,
-// whoever calls Hold, before anything is published or held, rather than
-// failing as if Redis were down.
-func TestHoldRefusesArgumentsTooLargeToKeep(t *testing.T) {
-	f := mustFixture(t)
-	for _, tt := range []struct {
-		name    string
-		pad     int
-		refused bool
-	}{
-		{"padded up to the cap", argtext.MaxRawArguments - len(`{"note":"x"}`), false},
-		{"padded one byte over the cap", argtext.MaxRawArguments - len(`{"note":"x"}`) + 1, true},
-		{"padded past what the store's script can take", 300 << 10, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			before, err := f.store.OpenRequests(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			args := `{"note":"x"` + strings.Repeat(" ", tt.pad) + `}`
-			call := deskbot.ToolCall{ID: "c1", Name: "place_order", Arguments: json.RawMessage(args)}
-			r, res, err := f.Hold(t.Context(), "main", "trigger-1", call)
-			if !tt.refused {
-				if err != nil || r == nil {
-					t.Fatalf("hold of %d bytes: %v", len(args), err)
+					t.Fatalf("hold of %d bytes: %v", len(tt.args), err)
 				}
 				return
 			}
 			if r != nil || res.Text != "" || deskbot.ErrorCode(err) != deskbot.EINVALID {
 				t.Fatalf("hold = request %v, %q, %v; want EINVALID and nothing held", r != nil, res.Text, err)
 			}
-			if got, want := deskbot.ErrorMessage(err), words.TooLargeToKeepMessage("place_order", len(args)); got != want {
+			if got, want := deskbot.ErrorMessage(err), tt.want(tt.args); got != want {
 				t.Errorf("message\n got %q\nwant %q", got, want)
 			}
 			after, err := f.store.OpenRequests(t.Context())
