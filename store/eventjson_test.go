@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 )
 
 // The stored event's encoder must write what encoding/json writes, byte
@@ -149,12 +150,12 @@ func TestHandEncodersKnowEveryField(t *testing.T) {
 	var se storedEvent
 	fill(t, reflect.ValueOf(&se).Elem())
 	got, err = appendStoredEvent(nil, &se)
-	if want := mustJSON(t, se); err != nil || string(got) != want {
+	if want := deskbottest.MustJSON(t, se); err != nil || string(got) != want {
 		t.Errorf("a full stored event:\ngot  %s, %v\nwant %s (a field appendStoredEvent does not write?)", got, err, want)
 	}
 	var r deskbot.ToolResult
 	fill(t, reflect.ValueOf(&r).Elem())
-	if got, want := appendToolResult(nil, &r), mustJSON(t, r); string(got) != want {
+	if got, want := appendToolResult(nil, &r), deskbottest.MustJSON(t, r); string(got) != want {
 		t.Errorf("a full result:\ngot  %s\nwant %s (a field appendToolResult does not write?)", got, want)
 	}
 }
@@ -188,13 +189,4 @@ func fill(t *testing.T, v reflect.Value) {
 			t.Fatalf("fill: field %s of %s is a %s, which fill cannot set yet", sf.Name, v.Type(), f.Type())
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/deskbot/deskbot"
+	"github.com/deskbot/deskbot/deskbottest"
 	"github.com/deskbot/deskbot/model/modeltest"
 )
 
@@ -33,7 +33,7 @@ func TestHostileDeskHuntsForKiteSecrets(t *testing.T) {
 		`(exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'KEYS *\r\n' >&3 && timeout 2 cat <&3) 2>&1 | head -c 5000; echo hunted`
 	s.model.SetHandler(func(r modeltest.Request) modeltest.Reply {
 		if last := r.Last(); last.Role == "user" && strings.HasSuffix(last.Text, "hunt") {
-			return modeltest.Calls(modeltest.ToolCall{Name: "bash", Arguments: mustJSON(t, map[string]string{"command": hunt})})
+			return modeltest.Calls(modeltest.ToolCall{Name: "bash", Arguments: deskbottest.MustJSON(t, map[string]string{"command": hunt})})
 		}
 		return tr.handle(r)
 	})
@@ -61,13 +61,4 @@ func TestHostileDeskHuntsForKiteSecrets(t *testing.T) {
 	if _, err := s.main.Login.Session(t.Context()); err != nil {
 		t.Errorf("the session after the hunt: %v", deskbot.ErrorMessage(err))
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
