@@ -173,16 +173,7 @@ func TestHaltWhoseCancelsFailIsTriedAgainAfterABackoff(t *testing.T) {
 	rb.set(nil)
 	w.Add(10 * time.Minute)
 	wt.Check(t.Context(), "main")
-	if st := w.status(t); st.Halt == nil || !st.Halt.Done {
-		t.Fatalf("halt = %+v; want done once the broker answers", st.Halt)
-	}
-	gs, err := w.paper.GTTs(t.Context(), "main")
-	if err != nil || len(gs) != 1 || gs[0].State != deskbot.GTTDeleted {
-		t.Errorf("GTTs after the halt: %+v, %v; want the one deleted", gs, err)
-	}
-	if got, want := w.countRisk(t, "halted"), 1; got != want {
-		t.Errorf("halts told: %d, want %d", got, want)
-	}
+	mustHaltDoneWithItsGTTDeleted(t, w, "once the broker answers")
 }
 
 // unconfirmed is the paper broker whose GTTs read as Kite's do while its
@@ -248,8 +239,15 @@ func TestHaltWithAnUnconfirmedGTTIsTriedAgainUntilItIsDeleted(t *testing.T) {
 	ub.confirm()
 	w.Add(10 * time.Minute)
 	wt.Check(t.Context(), "main")
+	mustHaltDoneWithItsGTTDeleted(t, w, "once the GTT is known")
+}
+
+// mustHaltDoneWithItsGTTDeleted checks that main's halt is done (when
+// says by when), its one GTT deleted, and the group told of the halt once.
+func mustHaltDoneWithItsGTTDeleted(t *testing.T, w *world, when string) {
+	t.Helper()
 	if st := w.status(t); st.Halt == nil || !st.Halt.Done {
-		t.Fatalf("halt = %+v; want done once the GTT is known", st.Halt)
+		t.Fatalf("halt = %+v; want done %s", st.Halt, when)
 	}
 	gs, err := w.paper.GTTs(t.Context(), "main")
 	if err != nil || len(gs) != 1 || gs[0].State != deskbot.GTTDeleted {
