@@ -123,16 +123,7 @@ func TestGTTBesideAHeldGTTRefusedBeforeAnyoneIsAsked(t *testing.T) {
 	now := func() time.Time { return *f.now.Load() }
 	run := &runner{block: make(chan struct{})}
 	g := gatetest.MustNew(t, gate.Config{Tools: []string{deskbot.ToolPlaceGTT}, Expiry: 5 * time.Minute, Limits: f.limits}, f.st, run, now, quietLog())
-	ask := func(qty int) deskbot.Verdict {
-		t.Helper()
-		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945}`, qty)
-		v, err := g.Ask(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)}, nil)
-		if err != nil {
-			t.Fatalf("ask for a GTT of %d: %v", qty, err)
-		}
-		v.Release()
-		return v
-	}
+	ask := func(qty int) deskbot.Verdict { return mustAskStopGTT(t, g, qty, "") }
 	first := ask(10)
 	if first.Held == nil {
 		t.Fatalf("the first GTT, of the whole long: %+v, want it held", first.Result)
@@ -215,16 +206,7 @@ func TestGTTBesideAGTTPlacedWhileItIsCheckedRefusedBeforeAnyoneIsAsked(t *testin
 	late := &lateGTTs{Broker: f.paper}
 	f.limits.Broker = late
 	g := gatetest.MustNew(t, gate.Config{Tools: []string{deskbot.ToolPlaceGTT}, Expiry: 5 * time.Minute, Limits: f.limits}, f.st, run, now, quietLog())
-	ask := func(qty int) deskbot.Verdict {
-		t.Helper()
-		args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945,"product":"MIS"}`, qty)
-		v, err := g.Ask(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args)}, nil)
-		if err != nil {
-			t.Fatalf("ask for a GTT of %d: %v", qty, err)
-		}
-		v.Release()
-		return v
-	}
+	ask := func(qty int) deskbot.Verdict { return mustAskStopGTT(t, g, qty, "MIS") }
 	first := ask(10)
 	if first.Held == nil {
 		t.Fatalf("the first GTT, of the whole long: %+v, want it held", first.Result)
@@ -246,4 +228,20 @@ func TestGTTBesideAGTTPlacedWhileItIsCheckedRefusedBeforeAnyoneIsAsked(t *testin
 	if err != nil || deskbot.Covered(gs, "TCS", deskbot.Sell) != 10 {
 		t.Errorf("active GTTs: %+v, %v; want the first's 10", gs, err)
 	}
+}
+
+// mustAskStopGTT asks g for main's stop-loss GTT selling qty TCS (product
+// named when not ""), releases the verdict and returns it.
+func mustAskStopGTT(t *testing.T, g *gate.Gate, qty int, product string) deskbot.Verdict {
+	t.Helper()
+	args := fmt.Sprintf(`{"symbol":"TCS","side":"sell","quantity":%d,"stop_trigger":950,"stop_price":945`, qty)
+	if product != "" {
+		args += `,"product":"` + product + `"`
+	}
+	v, err := g.Ask(t.Context(), "main", "trigger-1", deskbot.ToolCall{ID: "c", Name: deskbot.ToolPlaceGTT, Arguments: []byte(args + "}")}, nil)
+	if err != nil {
+		t.Fatalf("ask for a GTT of %d: %v", qty, err)
+	}
+	v.Release()
+	return v
 }
