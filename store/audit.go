@@ -52,7 +52,7 @@ import (
 var auditSrc string
 
 // auditScript appends one audit entry: KEYS the stream and its head; ARGV
-// the stream's MINID and the entry's values (auditValues).
+// the stream's MINID and the entry's values (appendAuditArgv).
 var auditScript = redis.NewScript(auditSrc + `
 audit_append(KEYS[1], KEYS[2], ARGV[1], unpack(ARGV, 2, 8))
 return 1`)
@@ -63,7 +63,7 @@ func (s *Store) Audit(ctx context.Context, e deskbot.AuditEntry) error {
 }
 
 // appendAuditArgv adds audit_append's ARGV to args: the stream's MINID,
-// then e's values (auditValues' order).
+// then e's values in auditNames' order.
 func (s *Store) appendAuditArgv(args []any, e deskbot.AuditEntry) []any {
 	var at any = ""
 	if !e.At.IsZero() {
@@ -75,16 +75,6 @@ func (s *Store) appendAuditArgv(args []any, e deskbot.AuditEntry) []any {
 // auditNames are an audit entry's stream fields, in order: action, desk,
 // tool, request id, by, at (ms since the epoch), detail.
 var auditNames = [...]string{"a", "d", "t", "r", "b", "m", "x"}
-
-// auditValues is e's values in the order of auditNames (appendAuditArgv writes
-// them in the same order).
-func auditValues(e deskbot.AuditEntry) []string {
-	at := ""
-	if !e.At.IsZero() {
-		at = strconv.FormatInt(e.At.UnixMilli(), 10)
-	}
-	return []string{e.Action, e.Desk, e.Tool, e.RequestID, e.By, at, e.Detail}
-}
 
 func decodeAudit(m redis.XMessage) (deskbot.AuditEntry, error) {
 	var e deskbot.AuditEntry

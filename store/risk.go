@@ -75,19 +75,19 @@ func (s *Store) FinishHalt(ctx context.Context, desk, did string) error {
 // Only the halt the caller read is lifted: if the field is not that
 // record any more, nothing changes (0).
 // KEYS the desk's hash, the audit stream and its head; ARGV the India day
-// of the resume, the audit stream's MINID, the day's start and the next day's
-// in UTC as "2006-01-02T15:04:05" (a halt's "at" is UTC RFC 3339, so it
-// compares as a string), the halt's record as read, and the audit
-// entry's values (auditValues).
+// of the resume, the day's start and the next day's in UTC as
+// "2006-01-02T15:04:05" (a halt's "at" is UTC RFC 3339, so it compares as
+// a string), the halt's record as read, then audit_append's
+// (Store.appendAuditArgv: the audit stream's MINID, the entry's values).
 var resumeScript = redis.NewScript(auditSrc + `
 local v = redis.call('HGET', KEYS[1], 'halt')
-if v ~= ARGV[5] then return 0 end
+if v ~= ARGV[4] then return 0 end
 redis.call('HDEL', KEYS[1], 'halt', 'paused', 'inarow')
 do
   local ok, h = pcall(cjson.decode, v)
   if not ok or type(h) ~= 'table' then h = {} end
   local at = type(h.at) == 'string' and h.at or ''
-  if at >= ARGV[3] and at < ARGV[4] then
+  if at >= ARGV[2] and at < ARGV[3] then
     local pnl, tokens = tonumber(h.pnl) or 0, tonumber(h.tokens) or 0
     redis.call('HSET', KEYS[1], 'restart', cjson.encode({day = ARGV[1], pnl = pnl, tokens = tokens}),
       'best_day', ARGV[1], 'best', string.format('%.17g', pnl))
@@ -95,7 +95,7 @@ do
     redis.call('HDEL', KEYS[1], 'restart', 'best_day', 'best')
   end
 end
-audit_append(KEYS[2], KEYS[3], ARGV[2], unpack(ARGV, 6, 12))
+audit_append(KEYS[2], KEYS[3], ARGV[5], unpack(ARGV, 6, 12))
 return 1`)
 
 // Resume lifts the desk's halt taken at halt, and its pause, with the
@@ -117,10 +117,7 @@ func (s *Store) Resume(ctx context.Context, desk string, halt time.Time, audit d
 		if h := decodeHalt(raw); !h.At.Equal(halt) {
 			return deskbot.Errorf(deskbot.ECONFLICT, "%s is halted by another halt, taken at %s", desk, h.At.In(deskbot.IST).Format("15:04:05 IST"))
 		}
-		argv := []any{deskbot.OrderDay(audit.At), s.auditMinID(), start.Format(utc), start.Add(24 * time.Hour).Format(utc), raw}
-		for _, v := range auditValues(auditFor(audit, "", desk)) {
-			argv = append(argv, v)
-		}
+		argv := s.appendAuditArgv([]any{deskbot.OrderDay(audit.At), start.Format(utc), start.Add(24 * time.Hour).Format(utc), raw}, auditFor(audit, "", desk))
 		n, err := resumeScript.Run(ctx, s.rdb, []string{s.deskKey(desk), s.auditKey(), s.auditHeadKey()}, argv...).Int()
 		if err != nil || n == 1 {
 			return s.wrap(err)
